@@ -1,0 +1,380 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/cuecontext"
+	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/load"
+	"cuelang.org/go/cue/token"
+	cuejson "cuelang.org/go/encoding/json"
+	cueyaml "cuelang.org/go/encoding/yaml"
+
+	"github.com/evokore/evokore/schema"
+)
+
+// evaluator holds the compiled schema package. CUE values of one context
+// must not be evaluated concurrently, and loading is rare (start-up,
+// reloads, vet), so one mutex guards every use.
+type evaluator struct {
+	mu     sync.Mutex
+	ctx    *cue.Context
+	schema cue.Value
+}
+
+var loadEvaluator = sync.OnceValues(func() (*evaluator, error) {
+	cfg := &load.Config{
+		FS:         schema.FS,
+		Dir:        "/",
+		FromFSPath: func(p string) string { return path.Join("schema", strings.TrimPrefix(p, "/")) },
+	}
+	insts := load.Instances([]string{"."}, cfg)
+	if len(insts) != 1 || insts[0].Err != nil {
+		return nil, fmt.Errorf("load embedded schema: %w", insts[0].Err)
+	}
+	ctx := cuecontext.New()
+	v := ctx.BuildInstance(insts[0])
+	if err := v.Err(); err != nil {
+		return nil, fmt.Errorf("build embedded schema: %w", err)
+	}
+	return &evaluator{ctx: ctx, schema: v}, nil
+})
+
+// format is how a file's bytes are written.
+type format int
+
+const (
+	formatJSON format = iota
+	formatYAML
+	formatCUE
+)
+
+// document is one file after validation: the data unified with its
+// definition, and the positions of every value the data wrote.
+type document struct {
+	file  string
+	value cue.Value
+	pos   positions
+}
+
+// validate parses src as fm, unifies it with the schema definition def and
+// checks that the result is concrete. Every problem becomes a Diagnostic
+// positioned in file.
+func validate(file string, src []byte, fm format, def string) (*document, Diagnostics) {
+	ev, err := loadEvaluator()
+	if err != nil {
+		// The schema is embedded and tested; this is a build defect.
+		panic(err)
+	}
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+
+	var data cue.Value
+	switch fm {
+	case formatJSON:
+		if !json.Valid(src) {
+			return nil, jsonSyntax(file, src)
+		}
+		expr, err := cuejson.Extract(file, src)
+		if err != nil {
+			return nil, fromCUE(file, err, "syntax", cue.Value{}, nil)
+		}
+		data = ev.ctx.BuildExpr(expr)
+	case formatYAML:
+		if len(bytes.TrimSpace(src)) == 0 {
+			// An empty YAML document is an empty mapping, not null.
+			src = []byte("{}")
+		}
+		f, err := cueyaml.Extract(file, src)
+		if err != nil {
+			return nil, fromCUE(file, err, "syntax", cue.Value{}, nil)
+		}
+		if isNullDocument(f) {
+			data = ev.ctx.CompileString("{}", cue.Filename(file))
+		} else {
+			data = ev.ctx.BuildFile(f)
+		}
+	case formatCUE:
+		data = ev.ctx.CompileBytes(src, cue.Filename(file))
+	}
+	pos := collectPositions(data)
+	if err := data.Err(); err != nil {
+		return nil, fromCUE(file, err, "schema", data, pos)
+	}
+	value := data.Unify(ev.schema.LookupPath(cue.MakePath(cue.Def(def))))
+	if err := value.Validate(cue.Concrete(true), cue.Hidden(true)); err != nil {
+		return nil, fromCUE(file, err, "schema", data, pos)
+	}
+	return &document{file: file, value: value, pos: pos}, nil
+}
+
+// jsonSyntax positions a JSON syntax error by line and column, which
+// encoding/json only gives as a byte offset.
+func jsonSyntax(file string, src []byte) Diagnostics {
+	err := json.Unmarshal(src, new(any))
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return Diagnostics{errAt(Position{File: file}, "syntax", "invalid JSON: %v", err)}
+	}
+	return Diagnostics{errAt(offsetPosition(file, src, se.Offset), "syntax", "invalid JSON: %s", se.Error())}
+}
+
+// offsetPosition converts a byte offset into a 1-based line and column.
+// encoding/json reports the offset just past the offending byte.
+func offsetPosition(file string, src []byte, offset int64) Position {
+	offset = min(max(offset-1, 0), int64(len(src)))
+	before := src[:offset]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := int(offset) - (bytes.LastIndexByte(before, '\n') + 1) + 1
+	return Position{File: file, Line: line, Col: col}
+}
+
+// isNullDocument reports whether a YAML file holds only comments or null.
+func isNullDocument(f *ast.File) bool {
+	if len(f.Decls) != 1 {
+		return len(f.Decls) == 0
+	}
+	e, ok := f.Decls[0].(*ast.EmbedDecl)
+	if !ok {
+		return false
+	}
+	lit, ok := e.Expr.(*ast.BasicLit)
+	return ok && lit.Kind == token.NULL
+}
+
+// fromCUE turns a CUE error list into diagnostics, choosing for each the
+// position inside the user's file over positions inside the schema. data,
+// when valid, is the user's value alone; it positions errors CUE leaves
+// unpositioned and names the offending value of a failed disjunction.
+func fromCUE(file string, err error, code string, data cue.Value, pos positions) Diagnostics {
+	type group struct {
+		path    []string
+		msgs    []cueerrors.Error
+		disjunc bool
+	}
+	var groups []*group
+	byPath := map[string]*group{}
+	for _, e := range cueerrors.Errors(err) {
+		key := pathKey(e.Path()...)
+		g := byPath[key]
+		if g == nil {
+			g = &group{path: e.Path()}
+			byPath[key] = g
+			groups = append(groups, g)
+		}
+		format, _ := e.Msg()
+		if strings.Contains(format, "errors in empty disjunction") {
+			g.disjunc = true
+		}
+		g.msgs = append(g.msgs, e)
+	}
+
+	var out Diagnostics
+	seen := map[string]bool{}
+	add := func(d Diagnostic) {
+		if key := d.String(); !seen[key] {
+			seen[key] = true
+			out = append(out, d)
+		}
+	}
+	for _, g := range groups {
+		prefix := ""
+		if len(g.path) > 0 {
+			prefix = strings.Join(g.path, ".") + ": "
+		}
+		if g.disjunc && data.Exists() {
+			got, want := describeDisjunction(data, g.path, g.msgs)
+			p := pos.at(file, g.path...)
+			for _, e := range g.msgs {
+				if q := pickPosition(file, e); q.Line > 0 {
+					p = q
+					break
+				}
+			}
+			add(errAt(p, code, "%s%s is not allowed; want %s", prefix, got, want))
+			continue
+		}
+		for _, e := range g.msgs {
+			p := pickPosition(file, e)
+			if p.Line == 0 {
+				p = pos.at(file, g.path...)
+			}
+			format, args := e.Msg()
+			msg := fmt.Sprintf(format, args...)
+			if strings.TrimSpace(msg) == "" || strings.Contains(msg, "%!") {
+				msg = e.Error()
+			}
+			// Parsers report plain "file:line: message" errors.
+			if m := linePrefixed.FindStringSubmatch(msg); m != nil && p.Line == 0 {
+				p.Line, _ = strconv.Atoi(m[2])
+				msg = m[3]
+			}
+			add(errAt(p, code, "%s%s", prefix, msg))
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, errAt(Position{File: file}, code, "%v", err))
+	}
+	out.Sort()
+	return out
+}
+
+// describeDisjunction renders the value the user wrote at path and the
+// alternatives the schema offered, from CUE's per-branch conflicts.
+func describeDisjunction(data cue.Value, path []string, errs []cueerrors.Error) (got, want string) {
+	sels := make([]cue.Selector, len(path))
+	for i, p := range path {
+		sels[i] = cue.Str(p)
+		if strings.HasPrefix(p, "_") {
+			sels[i] = cue.Hid(p, "_")
+		}
+		if n, err := strconv.Atoi(p); err == nil {
+			sels[i] = cue.Index(n)
+		}
+	}
+	v := data.LookupPath(cue.MakePath(sels...))
+	if v.Err() == nil {
+		got = fmt.Sprint(v)
+	}
+	// Each branch reports "conflicting values A and B"; the value the user
+	// wrote is the one every branch names.
+	counts := map[string]int{}
+	conflicts := 0
+	for _, e := range errs {
+		format, args := e.Msg()
+		if !strings.HasPrefix(format, "conflicting values") {
+			continue
+		}
+		conflicts++
+		for _, a := range args {
+			counts[fmt.Sprint(a)]++
+		}
+	}
+	if got == "" {
+		for s, n := range counts {
+			if n == conflicts {
+				got = s
+			}
+		}
+	}
+	var alts []string
+	for s := range counts {
+		if s != got {
+			alts = append(alts, s)
+		}
+	}
+	slices.Sort(alts)
+	switch {
+	case len(alts) == 0:
+		return got, "a value of another shape"
+	case len(alts) > 12:
+		return got, "one of " + strings.Join(alts[:12], ", ") + fmt.Sprintf(", ... (%d in all)", len(alts))
+	}
+	return got, "one of " + strings.Join(alts, ", ")
+}
+
+func pickPosition(file string, e cueerrors.Error) Position {
+	candidates := append([]token.Pos{e.Position()}, e.InputPositions()...)
+	for _, p := range candidates {
+		if p.IsValid() && p.Filename() == file {
+			return Position{File: file, Line: p.Line(), Col: p.Column()}
+		}
+	}
+	return Position{File: file}
+}
+
+var linePrefixed = regexp.MustCompile(`^(.*):(\d+): (.*)$`)
+
+// positions maps a path inside a data file to where its value was written.
+type positions map[string]Position
+
+func pathKey(elems ...string) string { return strings.Join(elems, "\x1f") }
+
+// at returns the position of the value at path, or of its closest written
+// parent, or the file itself.
+func (ps positions) at(file string, elems ...string) Position {
+	for n := len(elems); n >= 0; n-- {
+		if p, ok := ps[pathKey(elems[:n]...)]; ok {
+			return p
+		}
+	}
+	return Position{File: file}
+}
+
+func collectPositions(v cue.Value) positions {
+	ps := positions{}
+	var walk func(v cue.Value, path []string)
+	walk = func(v cue.Value, path []string) {
+		if p := v.Pos(); p.IsValid() {
+			ps[pathKey(path...)] = Position{File: p.Filename(), Line: p.Line(), Col: p.Column()}
+		}
+		switch v.IncompleteKind() {
+		case cue.StructKind:
+			it, err := v.Fields(cue.Optional(true))
+			if err != nil {
+				return
+			}
+			for it.Next() {
+				walk(it.Value(), append(path, it.Selector().Unquoted()))
+			}
+		case cue.ListKind:
+			it, err := v.List()
+			if err != nil {
+				return
+			}
+			for i := 0; it.Next(); i++ {
+				walk(it.Value(), append(path, fmt.Sprint(i)))
+			}
+		}
+	}
+	walk(v, nil)
+	return ps
+}
+
+// fields calls fn for each field of the struct at path, in the order the
+// file wrote them.
+func (d *document) fields(p string, fn func(label string, v cue.Value) error) error {
+	v := d.value.LookupPath(cue.ParsePath(p))
+	if !v.Exists() {
+		return nil
+	}
+	it, err := v.Fields()
+	if err != nil {
+		return err
+	}
+	for it.Next() {
+		if err := fn(it.Selector().Unquoted(), it.Value()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decode decodes the value at path into x; a missing path leaves x alone.
+func (d *document) decode(p string, x any) error {
+	v := d.value
+	if p != "" {
+		v = v.LookupPath(cue.ParsePath(p))
+	}
+	if !v.Exists() {
+		return nil
+	}
+	return v.Decode(x)
+}
+
+// decodeErr reports a decode failure, which means the schema and the Go
+// types disagree; it is positioned at the file so the user still sees where.
+func (d *document) decodeErr(err error) Diagnostics {
+	return Diagnostics{errAt(Position{File: d.file}, "decode", "%v", err)}
+}

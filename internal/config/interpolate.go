@@ -1,0 +1,109 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// placeholder is `${NAME}`; `${VAR:-default}` is not supported, as in
+// EVOKORE-MCP.
+var placeholder = regexp.MustCompile(`\$\{(\w+)\}`)
+
+// Placeholder is one `${VAR}` reference inside a server definition.
+type Placeholder struct {
+	// Key names where it was found: "command", "args[1]", "cwd", "url",
+	// "headers.<name>" or the env variable's name, as EVOKORE-MCP names it.
+	Key string
+	// Path locates the value for [MCPConfig.Pos].
+	Path []string
+	Var  string
+}
+
+// field is one interpolated string of a server, with its key and path.
+type field struct {
+	key  string
+	path []string
+	val  string
+}
+
+// fields lists the interpolated values of s in a fixed order.
+func (s *Server) fields() []field {
+	out := []field{{"command", []string{"command"}, s.Command}}
+	for i, a := range s.Args {
+		out = append(out, field{fmt.Sprintf("args[%d]", i), []string{"args", fmt.Sprint(i)}, a})
+	}
+	out = append(out, field{"cwd", []string{"cwd"}, s.Cwd}, field{"url", []string{"url"}, s.URL})
+	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
+		out = append(out, field{"headers." + k, []string{"headers", k}, s.Headers[k]})
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+		out = append(out, field{k, []string{"env", k}, s.Env[k]})
+	}
+	return out
+}
+
+// Placeholders lists every `${VAR}` the server refers to.
+func (s Server) Placeholders() []Placeholder {
+	var out []Placeholder
+	for _, f := range s.fields() {
+		for _, m := range placeholder.FindAllStringSubmatch(f.val, -1) {
+			out = append(out, Placeholder{Key: f.key, Path: append([]string{"servers", s.ID}, f.path...), Var: m[1]})
+		}
+	}
+	return out
+}
+
+// Resolve returns a copy of s with every placeholder replaced from env. A
+// variable that is unset (an empty value counts as set) fails the server
+// with EVOKORE-MCP's message, naming the first key that needs it.
+func (s Server) Resolve(env Env) (Server, error) {
+	r := s
+	r.Args = slices.Clone(s.Args)
+	r.Env = maps.Clone(s.Env)
+	r.Headers = maps.Clone(s.Headers)
+	resolve := func(key, in string) (string, error) {
+		var missing []string
+		out := placeholder.ReplaceAllStringFunc(in, func(m string) string {
+			name := m[2 : len(m)-1]
+			v, ok := env.Lookup(name)
+			if !ok {
+				missing = append(missing, m)
+			}
+			return v
+		})
+		if missing != nil {
+			return "", fmt.Errorf("Unresolved env placeholder(s) for child server '%s' key '%s': %s",
+				s.ID, key, strings.Join(slices.Compact(missing), ", "))
+		}
+		return out, nil
+	}
+	var err error
+	if r.Command, err = resolve("command", r.Command); err != nil {
+		return Server{}, err
+	}
+	for i := range r.Args {
+		if r.Args[i], err = resolve(fmt.Sprintf("args[%d]", i), r.Args[i]); err != nil {
+			return Server{}, err
+		}
+	}
+	if r.Cwd, err = resolve("cwd", r.Cwd); err != nil {
+		return Server{}, err
+	}
+	if r.URL, err = resolve("url", r.URL); err != nil {
+		return Server{}, err
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Headers)) {
+		if r.Headers[k], err = resolve("headers."+k, r.Headers[k]); err != nil {
+			return Server{}, err
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Env)) {
+		if r.Env[k], err = resolve(k, r.Env[k]); err != nil {
+			return Server{}, err
+		}
+	}
+	return r, nil
+}

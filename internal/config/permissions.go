@@ -1,0 +1,102 @@
+package config
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+
+	"cuelang.org/go/cue"
+
+	"github.com/evokore/evokore/schema"
+)
+
+// Permission levels as written in permissions.yml.
+const (
+	LevelAllow           = "allow"
+	LevelRequireApproval = "require_approval"
+	LevelDeny            = "deny"
+)
+
+// Permissions is permissions.yml after validation.
+type Permissions struct {
+	// File is where the permissions were read from; Missing is true when
+	// no file existed there and the shipped roles and rules apply.
+	File    string
+	Missing bool
+
+	// Roles are in file order.
+	Roles      []Role
+	ActiveRole string
+	// Rules are the flat rules: full tool name to level.
+	Rules map[string]string
+
+	pos positions
+}
+
+// Role is one named role.
+type Role struct {
+	Name              string            `json:"-"`
+	Description       string            `json:"description,omitempty"`
+	DefaultPermission string            `json:"default_permission"`
+	Overrides         map[string]string `json:"overrides,omitempty"`
+}
+
+// Role returns the role with the given name.
+func (p *Permissions) Role(name string) (*Role, bool) {
+	for i := range p.Roles {
+		if p.Roles[i].Name == name {
+			return &p.Roles[i], true
+		}
+	}
+	return nil, false
+}
+
+// Pos returns where the value at path (such as "rules", tool) was written.
+func (p *Permissions) Pos(path ...string) Position { return p.pos.at(p.File, path...) }
+
+// LoadPermissions reads permissions.yml. When the file does not exist it
+// returns shipped (the caller's compiled-in defaults) marked Missing.
+func LoadPermissions(file string, shipped Permissions) (*Permissions, error) {
+	src, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		shipped.File, shipped.Missing = file, true
+		return &shipped, nil
+	}
+	if err != nil {
+		return nil, Diagnostics{errAt(Position{File: file}, "read", "%v", err)}
+	}
+	p, ds := ParsePermissions(file, src)
+	if ds != nil {
+		return nil, ds
+	}
+	return p, nil
+}
+
+// ParsePermissions validates and decodes the bytes of a permissions.yml.
+func ParsePermissions(file string, src []byte) (*Permissions, Diagnostics) {
+	doc, ds := validate(file, src, formatYAML, schema.Permissions)
+	if ds != nil {
+		return nil, ds
+	}
+	p := &Permissions{File: file, pos: doc.pos}
+	var active *string
+	err := errors.Join(
+		doc.fields("roles", func(name string, v cue.Value) error {
+			r := Role{Name: name}
+			if err := v.Decode(&r); err != nil {
+				return err
+			}
+			p.Roles = append(p.Roles, r)
+			return nil
+		}),
+		doc.decode("active_role", &active),
+		doc.decode("rules", &p.Rules),
+	)
+	if err != nil {
+		return nil, doc.decodeErr(err)
+	}
+	if active != nil {
+		p.ActiveRole = *active
+	}
+	return p, nil
+}

@@ -1,0 +1,157 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Defaults are the values settings take when no EVOKORE_* variable sets
+// them. They come from evokore.cue through the generated tables; config
+// only applies them.
+type Defaults struct {
+	ChildBootTimeout    time.Duration
+	ProxyRequestTimeout time.Duration
+	Cooldown            time.Duration
+	ApprovalTTL         time.Duration
+	SessionTTL          time.Duration
+	ShutdownGrace       time.Duration
+}
+
+// Discovery modes.
+const (
+	ModeDynamic = "dynamic"
+	ModeLegacy  = "legacy"
+)
+
+// Schema modes of tools/list.
+const (
+	SchemaFull     = "full"
+	SchemaDeferred = "deferred"
+)
+
+// Settings are the EVOKORE_* variables, parsed, with defaults applied.
+// Command-line flags override the path fields after ReadSettings.
+type Settings struct {
+	ConfigPath      string // EVOKORE_MCP_CONFIG_PATH, default ./mcp.config.json
+	PermissionsPath string // EVOKORE_PERMISSIONS_PATH, default ./permissions.yml
+	SkillsDir       string // EVOKORE_SKILLS_DIR, default ./SKILLS
+	Home            string // EVOKORE_HOME, default ~/.evokore
+	PluginsDir      string // EVOKORE_PLUGINS_DIR, default <Home>/plugins
+
+	// DiscoveryMode is dynamic or legacy; DiscoveryModeSet records whether
+	// the variable was set at all, which profile precedence needs.
+	DiscoveryMode    string
+	DiscoveryModeSet bool
+	DiscoveryProfile string // EVOKORE_DISCOVERY_PROFILE
+
+	Role        string // EVOKORE_ROLE
+	DefaultDeny bool   // EVOKORE_SECURITY_DEFAULT_DENY
+
+	ChildBootTimeout    time.Duration // EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS
+	ProxyRequestTimeout time.Duration // EVOKORE_PROXY_REQUEST_TIMEOUT_MS
+	Cooldown            time.Duration
+	ApprovalTTL         time.Duration
+	SessionTTL          time.Duration // EVOKORE_SESSION_TTL_MS
+	ShutdownGrace       time.Duration
+
+	Pagination     bool          // EVOKORE_TOOL_LIST_PAGINATION=on
+	PageSize       int           // EVOKORE_TOOL_LIST_PAGE_SIZE, default 35, 1..1000
+	SchemaMode     string        // EVOKORE_TOOL_SCHEMA_MODE: full or deferred
+	SchemaFallback time.Duration // EVOKORE_TOOL_SCHEMA_FALLBACK_MS, default 60 s
+
+	Telemetry        bool // EVOKORE_TELEMETRY
+	SkillWatcher     bool // EVOKORE_SKILL_WATCHER
+	HTTPAllowPrivate bool // EVOKORE_HTTP_ALLOW_PRIVATE
+
+	// Env is the environment the settings were read from; children and
+	// placeholders resolve against it.
+	Env Env
+}
+
+// ReadSettings parses the EVOKORE_* variables of env. Values it cannot use
+// are reported as warnings and replaced by their defaults.
+func ReadSettings(env Env, d Defaults) (Settings, []string) {
+	var warnings []string
+	ms := func(key string, def time.Duration) time.Duration {
+		raw, ok := env.Lookup(key)
+		if !ok || strings.TrimSpace(raw) == "" {
+			return def
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(raw))
+		if err != nil || n <= 0 {
+			warnings = append(warnings, "Ignoring "+key+"="+strconv.Quote(raw)+": want a positive number of milliseconds.")
+			return def
+		}
+		return time.Duration(n) * time.Millisecond
+	}
+	s := Settings{
+		ConfigPath:          or(env.Get("EVOKORE_MCP_CONFIG_PATH"), "mcp.config.json"),
+		PermissionsPath:     or(env.Get("EVOKORE_PERMISSIONS_PATH"), "permissions.yml"),
+		SkillsDir:           or(env.Get("EVOKORE_SKILLS_DIR"), "SKILLS"),
+		Home:                env.Get("EVOKORE_HOME"),
+		DiscoveryProfile:    strings.TrimSpace(env.Get("EVOKORE_DISCOVERY_PROFILE")),
+		Role:                strings.TrimSpace(env.Get("EVOKORE_ROLE")),
+		DefaultDeny:         env.Bool("EVOKORE_SECURITY_DEFAULT_DENY"),
+		ChildBootTimeout:    ms("EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS", d.ChildBootTimeout),
+		ProxyRequestTimeout: ms("EVOKORE_PROXY_REQUEST_TIMEOUT_MS", d.ProxyRequestTimeout),
+		Cooldown:            d.Cooldown,
+		ApprovalTTL:         d.ApprovalTTL,
+		SessionTTL:          ms("EVOKORE_SESSION_TTL_MS", d.SessionTTL),
+		ShutdownGrace:       d.ShutdownGrace,
+		Pagination:          strings.EqualFold(strings.TrimSpace(env.Get("EVOKORE_TOOL_LIST_PAGINATION")), "on"),
+		PageSize:            35,
+		SchemaMode:          SchemaFull,
+		SchemaFallback:      ms("EVOKORE_TOOL_SCHEMA_FALLBACK_MS", 60*time.Second),
+		Telemetry:           env.Bool("EVOKORE_TELEMETRY"),
+		SkillWatcher:        env.Bool("EVOKORE_SKILL_WATCHER"),
+		HTTPAllowPrivate:    env.Bool("EVOKORE_HTTP_ALLOW_PRIVATE"),
+		Env:                 env,
+	}
+	if s.Home == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			home = os.TempDir()
+		}
+		s.Home = filepath.Join(home, ".evokore")
+	}
+	s.PluginsDir = or(env.Get("EVOKORE_PLUGINS_DIR"), filepath.Join(s.Home, "plugins"))
+
+	raw, set := env.Lookup("EVOKORE_TOOL_DISCOVERY_MODE")
+	mode := strings.ToLower(strings.TrimSpace(raw))
+	s.DiscoveryModeSet = set && mode != ""
+	switch mode {
+	case "", ModeDynamic:
+		s.DiscoveryMode = ModeDynamic
+	case ModeLegacy:
+		s.DiscoveryMode = ModeLegacy
+	default:
+		s.DiscoveryMode = ModeDynamic
+		warnings = append(warnings, "Unknown EVOKORE_TOOL_DISCOVERY_MODE '"+raw+"'. Falling back to dynamic mode.")
+	}
+
+	if raw := strings.TrimSpace(env.Get("EVOKORE_TOOL_LIST_PAGE_SIZE")); raw != "" {
+		if n, err := strconv.Atoi(raw); err == nil {
+			s.PageSize = min(max(n, 1), 1000)
+		} else {
+			warnings = append(warnings, "Ignoring EVOKORE_TOOL_LIST_PAGE_SIZE="+strconv.Quote(raw)+": want a number.")
+		}
+	}
+	switch m := strings.ToLower(strings.TrimSpace(env.Get("EVOKORE_TOOL_SCHEMA_MODE"))); m {
+	case "", SchemaFull:
+	case SchemaDeferred:
+		s.SchemaMode = SchemaDeferred
+	default:
+		warnings = append(warnings, "Unknown EVOKORE_TOOL_SCHEMA_MODE '"+m+"'. Using full schemas.")
+	}
+	return s, warnings
+}
+
+func or(v, def string) string {
+	if strings.TrimSpace(v) == "" {
+		return def
+	}
+	return v
+}
