@@ -1,0 +1,135 @@
+// Command evokore is an MCP router: one stdio MCP server in front of many.
+//
+// Usage:
+//
+//	evokore [serve]        serve MCP over stdio (the default)
+//	evokore vet            check mcp.config.json and permissions.yml
+//	evokore version        print the version
+//
+// Exit codes: 0 success; 1 failure (vet found errors, the server could not
+// start); 2 bad usage.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/server"
+)
+
+// version is set at link time (-ldflags "-X main.version=v1.2.3"); builds
+// from a module version report that instead of "dev".
+var version = "dev"
+
+func buildVersion() string {
+	if version != "dev" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return version
+}
+
+// exitError carries a process exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+
+// paths are the file locations every command accepts.
+type paths struct {
+	config, permissions, skills string
+}
+
+// settings reads .env and the EVOKORE_* variables, then applies the flags.
+func (p *paths) settings() (config.Settings, []string) {
+	env, ds := config.LoadEnv(".env")
+	s, warnings := config.ReadSettings(env, server.ShippedDefaults)
+	for _, d := range ds {
+		warnings = append(warnings, d.String())
+	}
+	if p.config != "" {
+		s.ConfigPath = p.config
+	}
+	if p.permissions != "" {
+		s.PermissionsPath = p.permissions
+	}
+	if p.skills != "" {
+		s.SkillsDir = p.skills
+	}
+	return s, warnings
+}
+
+func newRoot() *cobra.Command {
+	p := &paths{}
+	serve := newServe(p)
+	root := &cobra.Command{
+		Use:   "evokore",
+		Short: "An MCP router: one stdio MCP server in front of many",
+		Long: `evokore serves its own tools and the tools of the child MCP servers in
+mcp.config.json over one MCP connection, projected through discovery
+profiles and guarded by roles, approvals, rate limits and cooldowns.
+
+Without a subcommand it serves MCP over stdio.`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE:          serve.RunE,
+	}
+	fl := root.PersistentFlags()
+	fl.StringVar(&p.config, "config", "", "mcp.config.json to read (default $EVOKORE_MCP_CONFIG_PATH or ./mcp.config.json)")
+	fl.StringVar(&p.permissions, "permissions", "", "permissions.yml to read (default $EVOKORE_PERMISSIONS_PATH or ./permissions.yml)")
+	fl.StringVar(&p.skills, "skills", "", "skills directory (default $EVOKORE_SKILLS_DIR or ./SKILLS)")
+	root.AddCommand(serve, newVet(p), newVersion())
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{2, err} })
+	return root
+}
+
+func newVersion() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintf(cmd.OutOrStdout(), "evokore %s\n", buildVersion())
+		},
+	}
+}
+
+func main() {
+	err := newRoot().Execute()
+	if err == nil {
+		return
+	}
+	code := 1
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	} else if isUsage(err) {
+		code = 2
+	}
+	if err.Error() != "" {
+		fmt.Fprintln(os.Stderr, "evokore:", err)
+	}
+	os.Exit(code)
+}
+
+// isUsage recognises cobra's argument and command errors.
+func isUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "invalid argument"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/vet"
+)
+
+func newVet(p *paths) *cobra.Command {
+	var format string
+	var strict bool
+	cmd := &cobra.Command{
+		Use:   "vet",
+		Short: "Check mcp.config.json and permissions.yml (for CI)",
+		Long: `vet validates mcp.config.json and permissions.yml against evokore's schemas,
+then checks what spans files: profiles, role overrides and rules against the
+native tools and the configured servers, active roles, unset ${VAR}
+placeholders, and servers with neither command nor url.
+
+Every problem is reported as file:line:col. Exit 0 when there are no errors,
+1 when there are.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if format != "text" && format != "json" {
+				return &exitError{2, fmt.Errorf("--format must be text or json, not %q", format)}
+			}
+			s, _ := p.settings()
+			ds := vet.Run(vet.Options{
+				ConfigPath:      s.ConfigPath,
+				PermissionsPath: s.PermissionsPath,
+				Env:             s.Env,
+				Strict:          strict,
+			})
+			if err := writeDiagnostics(cmd.OutOrStdout(), format, ds); err != nil {
+				return err
+			}
+			if ds.HasErrors() {
+				return &exitError{1, fmt.Errorf("")}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	cmd.Flags().BoolVar(&strict, "strict", false, "treat warnings (such as unset placeholders) as errors")
+	return cmd
+}
+
+func writeDiagnostics(w io.Writer, format string, ds config.Diagnostics) error {
+	if format == "json" {
+		if ds == nil {
+			ds = config.Diagnostics{}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(ds)
+	}
+	errs, warns := 0, 0
+	for _, d := range ds {
+		fmt.Fprintln(w, d.String())
+		if d.Severity == config.SeverityError {
+			errs++
+		} else {
+			warns++
+		}
+	}
+	fmt.Fprintf(w, "%d error(s), %d warning(s)\n", errs, warns)
+	return nil
+}

@@ -1,0 +1,135 @@
+package catalog
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Snapshot is the catalog at one moment: natives first, then each
+// server's tools in config order, each server's in the child's order. It
+// never changes; a new snapshot replaces it.
+type Snapshot struct {
+	// Epoch increases with every published snapshot.
+	Epoch   uint64
+	Entries []*Entry
+
+	byName     map[string]*Entry
+	superseded chan struct{}
+}
+
+// Lookup returns the entry clients call by name.
+func (s *Snapshot) Lookup(name string) (*Entry, bool) {
+	e, ok := s.byName[name]
+	return e, ok
+}
+
+// Superseded is closed when a newer snapshot is published: a session view
+// waits on it to refresh its listing.
+func (s *Snapshot) Superseded() <-chan struct{} { return s.superseded }
+
+// Registration reports what publishing one server's tools did.
+type Registration struct {
+	Registered int
+	// Skipped are prefixed names another registration already took; the
+	// first registration wins.
+	Skipped []string
+}
+
+// Store owns the catalog: it assembles snapshots from the natives and
+// each server's latest tool list, and publishes them atomically. Readers
+// never lock; writers are serialised.
+type Store struct {
+	mu      sync.Mutex
+	natives []*Entry
+	plugins []*Entry
+	order   []string
+	servers map[string][]*Entry
+	epoch   uint64
+
+	current atomic.Pointer[Snapshot]
+}
+
+// NewStore starts a catalog holding the natives and no proxied tools.
+// serverOrder is the config order of the servers; tools of servers not in
+// it are placed after them, in the order they first arrive.
+func NewStore(natives []*Entry, serverOrder []string) *Store {
+	s := &Store{natives: natives, order: slices.Clone(serverOrder), servers: map[string][]*Entry{}}
+	s.publishLocked()
+	return s
+}
+
+// Snapshot returns the current catalog.
+func (s *Store) Snapshot() *Snapshot { return s.current.Load() }
+
+// SetServerTools replaces the tools of one server (nil removes them) and
+// publishes the result. Collisions are resolved by catalog order: natives,
+// then servers in config order; the first registration of a name wins.
+func (s *Store) SetServerTools(server string, tools []*mcp.Tool) Registration {
+	entries := make([]*Entry, 0, len(tools))
+	for _, t := range tools {
+		entries = append(entries, NewProxyEntry(server, t))
+	}
+	return s.SetServerEntries(server, entries)
+}
+
+// SetServerEntries is SetServerTools for entries already built.
+func (s *Store) SetServerEntries(server string, entries []*Entry) Registration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.Contains(s.order, server) {
+		s.order = append(s.order, server)
+	}
+	if entries == nil {
+		delete(s.servers, server)
+	} else {
+		s.servers[server] = entries
+	}
+	snap := s.publishLocked()
+	var reg Registration
+	for _, e := range entries {
+		if winner := snap.byName[e.Name]; winner == e {
+			reg.Registered++
+		} else {
+			reg.Skipped = append(reg.Skipped, e.Name)
+		}
+	}
+	return reg
+}
+
+// SetPlugins replaces the plugin tools, listed right after the natives.
+func (s *Store) SetPlugins(entries []*Entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.plugins = entries
+	s.publishLocked()
+}
+
+func (s *Store) publishLocked() *Snapshot {
+	s.epoch++
+	snap := &Snapshot{Epoch: s.epoch, byName: map[string]*Entry{}, superseded: make(chan struct{})}
+	add := func(e *Entry) {
+		if _, taken := snap.byName[e.Name]; taken {
+			return
+		}
+		snap.byName[e.Name] = e
+		snap.Entries = append(snap.Entries, e)
+	}
+	for _, e := range s.natives {
+		add(e)
+	}
+	for _, e := range s.plugins {
+		add(e)
+	}
+	for _, id := range s.order {
+		for _, e := range s.servers[id] {
+			add(e)
+		}
+	}
+	if old := s.current.Swap(snap); old != nil {
+		close(old.superseded)
+	}
+	return snap
+}

@@ -1,0 +1,97 @@
+// Package routing serves the native tools that look at the router itself:
+// describe_tool (full definitions of any tool) and proxy_server_status
+// (the children's health).
+package routing
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/proxy"
+)
+
+// Catalog is where tool definitions come from.
+type Catalog interface {
+	Snapshot() *catalog.Snapshot
+}
+
+// Children reports the child servers.
+type Children interface {
+	Status() []proxy.ServerStatus
+}
+
+// Register binds describe_tool and proxy_server_status.
+func Register(t *native.Table, cat Catalog, children Children) {
+	t.Bind(native.DescribeTool, describeTool(cat))
+	t.Bind(native.ProxyServerStatus, serverStatus(children))
+}
+
+// Described is describe_tool's answer.
+type Described struct {
+	Schemas []*mcp.Tool `json:"schemas"`
+	Unknown []string    `json:"unknown"`
+}
+
+func describeTool(cat Catalog) native.Handler {
+	return func(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
+		var in struct {
+			Tools []string `json:"tools"`
+		}
+		if err := call.Decode(&in); err != nil {
+			return native.Errorf("%v", err), nil
+		}
+		snap := cat.Snapshot()
+		out := Described{Schemas: []*mcp.Tool{}, Unknown: []string{}}
+		var seen []string
+		for _, name := range in.Tools {
+			name = strings.TrimSpace(name)
+			if name == "" || slices.Contains(seen, name) {
+				continue
+			}
+			seen = append(seen, name)
+			if e, ok := snap.Lookup(name); ok {
+				out.Schemas = append(out.Schemas, e.Tool)
+			} else {
+				out.Unknown = append(out.Unknown, name)
+			}
+		}
+		res := native.JSON(out)
+		res.StructuredContent = out
+		return res, nil
+	}
+}
+
+// Status is proxy_server_status's answer.
+type Status struct {
+	TotalServers int                  `json:"totalServers"`
+	Servers      []proxy.ServerStatus `json:"servers"`
+}
+
+func serverStatus(children Children) native.Handler {
+	return func(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
+		var in struct {
+			ServerID string `json:"server_id"`
+		}
+		if err := call.Decode(&in); err != nil {
+			return native.Errorf("%v", err), nil
+		}
+		all := children.Status()
+		if id := strings.TrimSpace(in.ServerID); id != "" {
+			for _, s := range all {
+				if s.ID == id {
+					return native.JSON(Status{TotalServers: 1, Servers: []proxy.ServerStatus{s}}), nil
+				}
+			}
+			return native.Errorf("No proxied child server found for '%s'.", id), nil
+		}
+		if all == nil {
+			all = []proxy.ServerStatus{}
+		}
+		return native.JSON(Status{TotalServers: len(all), Servers: all}), nil
+	}
+}

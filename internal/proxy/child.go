@@ -1,0 +1,371 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/config"
+)
+
+// Restart backoff: doubling from backoffBase up to backoffCap; a child
+// that stayed up for stableAfter starts again from the base.
+const (
+	backoffBase = 250 * time.Millisecond
+	backoffCap  = 30 * time.Second
+	stableAfter = time.Minute
+)
+
+// childProtocol is the protocol version children are asked for: the
+// newest one that every SDK in the wild still answers with initialize.
+const childProtocol = "2025-11-25"
+
+// child is one configured server. Its goroutine (run) owns the process
+// and the client session; other goroutines read its state under mu.
+type child struct {
+	sup  *Supervisor
+	spec config.Server
+
+	mu         sync.Mutex
+	state      string
+	lastErr    string
+	errorCount int
+	lastPing   time.Time
+	toolCount  int
+	cs         *mcp.ClientSession
+	proc       *process
+	// ready is closed when the boot attempt in progress ends, either way.
+	ready chan struct{}
+
+	relisting sync.Mutex
+}
+
+func newChild(s *Supervisor, spec config.Server) *child {
+	c := &child{sup: s, spec: spec, state: StatusBooting, ready: make(chan struct{})}
+	if spec.Disabled {
+		c.state = StatusDisabled
+		close(c.ready)
+	}
+	return c
+}
+
+// errFatal marks boot failures that retrying cannot fix, such as an unset
+// placeholder: the child stays in error until the config changes.
+type errFatal struct{ error }
+
+func (e errFatal) Unwrap() error { return e.error }
+
+// run boots the child, waits for it to die, and boots it again with
+// backoff, until ctx ends. firstDone is called after the first attempt.
+func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone func()) {
+	attempt := 0
+	for {
+		started := time.Now()
+		err := c.boot(ctx, caps)
+		if firstDone != nil {
+			firstDone()
+			firstDone = nil
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			c.sup.logf("%s", msgChildBootFailed(c.spec.ID, err))
+			c.fail(err)
+			if errors.As(err, new(errFatal)) {
+				return
+			}
+		} else {
+			err := c.waitForExit(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			c.sup.logf("%s", msgChildExited(c.spec.ID, err))
+			c.fail(fmt.Errorf("exited: %v", err))
+			c.sup.register(c, nil, false)
+			if time.Since(started) > stableAfter {
+				attempt = 0
+			}
+		}
+		delay := min(backoffBase<<min(attempt, 16), backoffCap)
+		attempt++
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+		c.rebooting()
+	}
+}
+
+// boot starts the child, connects, lists its tools and registers them.
+func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
+	spec, err := c.spec.Resolve(c.sup.opts.Env)
+	if err != nil {
+		return errFatal{err}
+	}
+	timeout := c.sup.bootTimeout(c.spec)
+	client := mcp.NewClient(&mcp.Implementation{Name: "evokore-proxy-" + spec.ID, Version: c.sup.opts.Version}, c.clientOptions(caps))
+	client.AddReceivingMiddleware(c.sup.rootsMiddleware(spec.ID))
+
+	var transport mcp.Transport
+	var proc *process
+	if spec.IsHTTP() {
+		if spec.URL == "" {
+			return errFatal{fmt.Errorf("HTTP server '%s' requires a 'url' field", spec.ID)}
+		}
+		transport = &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: httpClient(spec.Headers)}
+	} else {
+		if spec.Command == "" {
+			return errFatal{fmt.Errorf("Stdio server '%s' requires a 'command' field", spec.ID)}
+		}
+		proc, err = startProcess(spec, c.sup.opts.Env, c.sup.opts.Log)
+		if err != nil {
+			return err
+		}
+		transport = &mcp.IOTransport{Reader: proc.stdout, Writer: proc.stdin}
+	}
+	abandon := func() {
+		if proc != nil {
+			proc.stop(200 * time.Millisecond)
+		}
+	}
+
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	cs, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: childProtocol})
+	cancel()
+	if err != nil {
+		abandon()
+		if errors.Is(err, context.DeadlineExceeded) || cctx.Err() == context.DeadlineExceeded {
+			return errors.New(msgConnectTimeout(spec.ID, timeout))
+		}
+		return err
+	}
+	c.mu.Lock()
+	c.cs, c.proc = cs, proc
+	c.mu.Unlock()
+
+	tools, err := listTools(ctx, cs, timeout, spec.ID)
+	if err != nil {
+		_ = cs.Close()
+		abandon()
+		c.mu.Lock()
+		c.cs, c.proc = nil, nil
+		c.mu.Unlock()
+		return err
+	}
+	c.sup.register(c, tools, true)
+	if c.sup.opts.Home != "" {
+		if err := saveManifest(c.sup.opts.Home, c.spec, tools); err != nil {
+			c.sup.logf("[EVOKORE] Cannot cache the tool list of '%s': %v", spec.ID, err)
+		}
+	}
+	c.mu.Lock()
+	c.state, c.lastErr, c.lastPing = StatusConnected, "", time.Now()
+	close(c.ready)
+	c.mu.Unlock()
+	return nil
+}
+
+// listTools fetches every page of a child's tools within timeout.
+func listTools(ctx context.Context, cs *mcp.ClientSession, timeout time.Duration, id string) ([]*mcp.Tool, error) {
+	lctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var tools []*mcp.Tool
+	for t, err := range cs.Tools(lctx, nil) {
+		if err != nil {
+			if lctx.Err() == context.DeadlineExceeded {
+				return nil, errors.New(msgListTimeout(id, timeout))
+			}
+			return nil, err
+		}
+		tools = append(tools, t)
+	}
+	if tools == nil {
+		tools = []*mcp.Tool{}
+	}
+	return tools, nil
+}
+
+// waitForExit blocks until the child's connection closes or ctx ends.
+func (c *child) waitForExit(ctx context.Context) error {
+	c.mu.Lock()
+	cs, proc := c.cs, c.proc
+	c.mu.Unlock()
+	closed := make(chan error, 1)
+	go func() { closed <- cs.Wait() }()
+	var err error
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case err = <-closed:
+	}
+	if proc != nil {
+		// The connection closed: make sure the process is gone too, and
+		// report how it ended.
+		proc.stop(c.sup.opts.ShutdownGrace)
+		if proc.err != nil {
+			err = proc.err
+		}
+	}
+	c.mu.Lock()
+	c.cs, c.proc = nil, nil
+	c.mu.Unlock()
+	if err == nil {
+		err = errors.New("connection closed")
+	}
+	return err
+}
+
+// relist re-reads the tool list after the child announced a change.
+func (c *child) relist() {
+	c.relisting.Lock()
+	defer c.relisting.Unlock()
+	c.mu.Lock()
+	cs := c.cs
+	c.mu.Unlock()
+	if cs == nil {
+		return
+	}
+	tools, err := listTools(c.sup.ctx, cs, c.sup.bootTimeout(c.spec), c.spec.ID)
+	if err != nil {
+		c.sup.logf("[EVOKORE] Cannot re-list tools of '%s': %v", c.spec.ID, err)
+		return
+	}
+	c.sup.register(c, tools, true)
+	if c.sup.opts.Home != "" {
+		_ = saveManifest(c.sup.opts.Home, c.spec, tools)
+	}
+}
+
+func (c *child) fail(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state = StatusError
+	c.lastErr = err.Error()
+	c.errorCount++
+	select {
+	case <-c.ready:
+	default:
+		close(c.ready)
+	}
+}
+
+func (c *child) rebooting() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.state = StatusBooting
+	c.ready = make(chan struct{})
+}
+
+func (c *child) setToolCount(n int) {
+	c.mu.Lock()
+	c.toolCount = n
+	c.mu.Unlock()
+}
+
+// session returns the connected session, waiting for a boot in progress
+// up to the boot timeout. A child in error gets EVOKORE-MCP's
+// "reconnecting" error.
+func (c *child) session(ctx context.Context) (*mcp.ClientSession, error) {
+	c.mu.Lock()
+	cs, state, ready := c.cs, c.state, c.ready
+	c.mu.Unlock()
+	if state == StatusConnected && cs != nil {
+		return cs, nil
+	}
+	if state == StatusBooting {
+		timeout := c.sup.bootTimeout(c.spec)
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		select {
+		case <-ready:
+		case <-t.C:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		c.mu.Lock()
+		cs, state = c.cs, c.state
+		c.mu.Unlock()
+		if state == StatusConnected && cs != nil {
+			return cs, nil
+		}
+	}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msgReconnecting(c.spec.ID)}
+}
+
+// connectionLost reports whether the child is no longer connected.
+func (c *child) connectionLost() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state != StatusConnected || c.cs == nil
+}
+
+func (c *child) recordCall(err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		c.errorCount++
+		return
+	}
+	c.lastPing = time.Now()
+}
+
+func (c *child) status() ServerStatus {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := ServerStatus{
+		ID:                  c.spec.ID,
+		Status:              c.state,
+		ConnectionType:      c.spec.Transport,
+		ErrorCount:          c.errorCount,
+		RegisteredToolCount: c.toolCount,
+		LastError:           c.lastErr,
+	}
+	if !c.lastPing.IsZero() {
+		t := c.lastPing.UTC()
+		st.LastPing = &t
+	}
+	return st
+}
+
+// shutdown closes the session and stops the process.
+func (c *child) shutdown(grace time.Duration) {
+	c.mu.Lock()
+	cs, proc := c.cs, c.proc
+	c.cs, c.proc = nil, nil
+	c.mu.Unlock()
+	if cs != nil {
+		go cs.Close() // closes stdin; may block on a wedged child
+	}
+	if proc != nil {
+		proc.stop(grace)
+	}
+}
+
+// httpClient adds the configured headers to every request.
+func httpClient(headers map[string]string) *http.Client {
+	if len(headers) == 0 {
+		return nil
+	}
+	return &http.Client{Transport: headerTransport{headers: headers, base: http.DefaultTransport}}
+}
+
+type headerTransport struct {
+	headers map[string]string
+	base    http.RoundTripper
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.headers {
+		r.Header.Set(k, v)
+	}
+	return t.base.RoundTrip(r)
+}

@@ -1,0 +1,13 @@
+// Package proxy supervises the child MCP servers: it boots them in
+// parallel after the client's handshake, registers their tools in the
+// catalog as `<serverId>_<tool>`, forwards calls with a per-call timeout,
+// passes progress, log messages and the children's own requests through
+// to the calling client, notices a child's death the moment its transport
+// closes, restarts it with capped exponential backoff, and on shutdown
+// leaves no process behind.
+//
+// A child is one goroutine that owns its process and client session; the
+// rest of the router sees it only through the catalog and [Supervisor]'s
+// methods. It must not make policy decisions: those run before a call
+// reaches it.
+package proxy

@@ -1,0 +1,233 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/session"
+)
+
+// Statuses of a child server.
+const (
+	StatusDisabled  = "disabled"
+	StatusBooting   = "booting"
+	StatusConnected = "connected"
+	StatusError     = "error"
+)
+
+// Admitter decides which of a child's tools enter the catalog. Tool
+// pinning uses it to keep a changed definition out until an operator
+// accepts it.
+type Admitter interface {
+	Admit(server string, tools []*mcp.Tool) []*mcp.Tool
+}
+
+// Options configure a Supervisor.
+type Options struct {
+	// Servers are the configured servers in config order.
+	Servers []config.Server
+	// Env resolves placeholders and builds children's environments.
+	Env config.Env
+	// Home holds the manifest cache.
+	Home           string
+	BootTimeout    time.Duration
+	RequestTimeout time.Duration
+	// ShutdownGrace is how long a child gets after its stdin closes, and
+	// again after SIGTERM.
+	ShutdownGrace time.Duration
+	Catalog       *catalog.Store
+	// Log receives the sentinels, boot messages and children's stderr.
+	Log io.Writer
+	// Version is reported to children as the client version.
+	Version string
+	// Sessions lists the connected client sessions, for passing through
+	// log messages and requests not tied to a call.
+	Sessions func() []*session.Session
+	// Admit, when set, filters each tool list before registration.
+	Admit Admitter
+}
+
+// Supervisor owns the child servers.
+type Supervisor struct {
+	opts     Options
+	children []*child
+	byID     map[string]*child
+	routes   routes
+
+	startOnce sync.Once
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	booted    chan struct{}
+}
+
+// lockedWriter serialises writes: boot messages and every child's stderr
+// share one stream, a line at a time.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// New prepares a supervisor. Nothing starts until Start; cached tool
+// lists are published right away so known children's tools are listed
+// before they boot.
+func New(opts Options) *Supervisor {
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	opts.Log = &lockedWriter{w: opts.Log}
+	if opts.Sessions == nil {
+		opts.Sessions = func() []*session.Session { return nil }
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Supervisor{opts: opts, byID: map[string]*child{}, ctx: ctx, cancel: cancel, booted: make(chan struct{})}
+	s.routes.progress = map[string]progressRoute{}
+	s.routes.recent = map[string]*session.Session{}
+	for _, spec := range opts.Servers {
+		c := newChild(s, spec)
+		s.children = append(s.children, c)
+		s.byID[spec.ID] = c
+		if spec.Disabled || opts.Home == "" {
+			continue
+		}
+		if tools := loadManifest(opts.Home, spec); tools != nil {
+			s.register(c, tools, false)
+		}
+	}
+	return s
+}
+
+// Start boots every enabled child in parallel, in the background. caps
+// are the client's capabilities: children are offered sampling,
+// elicitation and roots only when the client can answer them. Start runs
+// once; later calls do nothing.
+func (s *Supervisor) Start(caps *mcp.ClientCapabilities) {
+	s.startOnce.Do(func() {
+		var round sync.WaitGroup
+		for _, c := range s.children {
+			if c.spec.Disabled {
+				continue
+			}
+			round.Add(1)
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				c.run(s.ctx, caps, round.Done)
+			}()
+		}
+		go func() {
+			round.Wait()
+			s.logf("%s", msgBootComplete(s.proxiedCount()))
+			close(s.booted)
+		}()
+	})
+}
+
+// Booted is closed once every child has finished its first boot attempt.
+func (s *Supervisor) Booted() <-chan struct{} { return s.booted }
+
+// Close stops every child and waits until their processes are gone.
+func (s *Supervisor) Close() {
+	s.cancel()
+	var wg sync.WaitGroup
+	for _, c := range s.children {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.shutdown(s.opts.ShutdownGrace)
+		}()
+	}
+	wg.Wait()
+	s.wg.Wait()
+}
+
+// ServerStatus is one child as proxy_server_status reports it.
+type ServerStatus struct {
+	ID                  string     `json:"id"`
+	Status              string     `json:"status"`
+	ConnectionType      string     `json:"connectionType"`
+	ErrorCount          int        `json:"errorCount"`
+	LastPing            *time.Time `json:"lastPing"`
+	RegisteredToolCount int        `json:"registeredToolCount"`
+	LastError           string     `json:"lastError,omitempty"`
+}
+
+// Status reports every configured server, sorted by id.
+func (s *Supervisor) Status() []ServerStatus {
+	out := make([]ServerStatus, 0, len(s.children))
+	for _, c := range s.children {
+		out = append(out, c.status())
+	}
+	slices.SortFunc(out, func(a, b ServerStatus) int {
+		if a.ID < b.ID {
+			return -1
+		}
+		if a.ID > b.ID {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// register publishes a child's tools and logs what happened, in
+// EVOKORE-MCP's words.
+func (s *Supervisor) register(c *child, tools []*mcp.Tool, announce bool) {
+	if s.opts.Admit != nil && tools != nil {
+		tools = s.opts.Admit.Admit(c.spec.ID, tools)
+	}
+	reg := s.opts.Catalog.SetServerTools(c.spec.ID, tools)
+	c.setToolCount(reg.Registered)
+	if !announce {
+		return
+	}
+	for _, name := range reg.Skipped {
+		s.logf("%s", msgDuplicate(name, c.spec.ID))
+	}
+	s.logf("%s", msgProxied(c.spec.ID, reg.Registered, len(reg.Skipped)))
+	if len(reg.Skipped) > 0 {
+		s.logf("%s", msgCollisionSummary(c.spec.ID, len(reg.Skipped)))
+	}
+}
+
+func (s *Supervisor) proxiedCount() int {
+	n := 0
+	for _, e := range s.opts.Catalog.Snapshot().Entries {
+		if e.Source == catalog.SourceProxy {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *Supervisor) logf(format string, args ...any) {
+	fmt.Fprintf(s.opts.Log, format+"\n", args...)
+}
+
+func (s *Supervisor) bootTimeout(spec config.Server) time.Duration {
+	if spec.Timeouts.BootMs > 0 {
+		return time.Duration(spec.Timeouts.BootMs) * time.Millisecond
+	}
+	return s.opts.BootTimeout
+}
+
+func (s *Supervisor) requestTimeout(spec config.Server) time.Duration {
+	if spec.Timeouts.RequestMs > 0 {
+		return time.Duration(spec.Timeouts.RequestMs) * time.Millisecond
+	}
+	return s.opts.RequestTimeout
+}

@@ -1,0 +1,140 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/session"
+)
+
+// view is one client session's window on the router: its own mcp.Server,
+// so that tools/list_changed reaches this session only.
+//
+// tools/list and tools/call never reach the SDK's own tool registry: the
+// middleware answers them from the catalog (in catalog order, hidden tools
+// callable by name). The registry only mirrors the names this session can
+// see, because changing it is how the SDK notifies a session.
+type view struct {
+	srv      *Server
+	sess     *session.Session
+	mcp      *mcp.Server
+	mirrored map[string]bool
+}
+
+// mirrorSchema is the input schema of a mirrored name; clients never see
+// it.
+var mirrorSchema = json.RawMessage(`{"type":"object"}`)
+
+func newView(s *Server) *view {
+	return &view{srv: s, mirrored: map[string]bool{}}
+}
+
+func (v *view) connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession, error) {
+	s := v.srv
+	v.sess = session.New("", s.opts.Settings.Role)
+	v.mcp = mcp.NewServer(&mcp.Implementation{Name: serverName, Version: s.opts.Version}, &mcp.ServerOptions{
+		Instructions: instructions,
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true},
+			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+			Logging:   &mcp.LoggingCapabilities{},
+		},
+		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
+			var caps *mcp.ClientCapabilities
+			if ip := req.Session.InitializeParams(); ip != nil {
+				caps = ip.Capabilities
+			}
+			s.proxy.Start(caps)
+		},
+	})
+	v.mcp.AddReceivingMiddleware(v.middleware)
+	v.sync()
+	ss, err := v.mcp.Connect(ctx, t, nil)
+	if err != nil {
+		return nil, err
+	}
+	v.sess.ID = ss.ID()
+	if v.sess.ID == "" {
+		v.sess.ID = session.NewID("stdio")
+	}
+	v.sess.Peer = ss
+	return ss, nil
+}
+
+func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "tools/list":
+			return v.listTools(), nil
+		case "tools/call":
+			res, err := v.srv.router.Call(ctx, v.sess, req.(*mcp.CallToolRequest).Params)
+			if err != nil {
+				return nil, err
+			}
+			return res, nil
+		}
+		return next(ctx, method, req)
+	}
+}
+
+func (v *view) listTools() *mcp.ListToolsResult {
+	s := v.srv
+	entries := s.catalog.Snapshot().Project(s.profile.Profile, s.legacy, nil)
+	tools := make([]*mcp.Tool, len(entries))
+	for i, e := range entries {
+		tools[i] = e.Tool
+	}
+	// The listing depends on the session's profile and activations.
+	return &mcp.ListToolsResult{Tools: tools, Cacheable: mcp.Cacheable{CacheScope: "private"}}
+}
+
+// sync makes the SDK registry mirror what this session lists; the SDK
+// sends tools/list_changed when the mirror changes.
+func (v *view) sync() {
+	s := v.srv
+	entries := s.catalog.Snapshot().Project(s.profile.Profile, s.legacy, nil)
+	visible := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		visible[e.Name] = true
+	}
+	var gone []string
+	for name := range v.mirrored {
+		if !visible[name] {
+			gone = append(gone, name)
+			delete(v.mirrored, name)
+		}
+	}
+	if len(gone) > 0 {
+		v.mcp.RemoveTools(gone...)
+	}
+	for name := range visible {
+		if !v.mirrored[name] {
+			v.mirrored[name] = true
+			v.mcp.AddTool(&mcp.Tool{Name: name, InputSchema: mirrorSchema}, nil)
+		}
+	}
+}
+
+// watch keeps the mirror current until the session ends.
+func (v *view) watch(ss *mcp.ServerSession) {
+	done := make(chan struct{})
+	go func() {
+		_ = ss.Wait()
+		close(done)
+	}()
+	for {
+		snap := v.srv.catalog.Snapshot()
+		changed := v.sess.Changed()
+		v.sync()
+		select {
+		case <-snap.Superseded():
+		case <-changed:
+		case <-done:
+			v.srv.removeSession(v.sess)
+			return
+		}
+	}
+}
