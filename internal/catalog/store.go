@@ -33,9 +33,12 @@ func (s *Snapshot) Superseded() <-chan struct{} { return s.superseded }
 // Registration reports what publishing one server's tools did.
 type Registration struct {
 	Registered int
-	// Skipped are prefixed names another registration already took; the
-	// first registration wins.
+	// Skipped are this server's prefixed names that an earlier entry in
+	// catalog order already takes; the first registration wins.
 	Skipped []string
+	// Displaced are other servers' names this registration now takes,
+	// because this server comes first in config order.
+	Displaced map[string][]string
 }
 
 // Store owns the catalog: it assembles snapshots from the natives and
@@ -48,6 +51,9 @@ type Store struct {
 	order   []string
 	servers map[string][]*Entry
 	epoch   uint64
+	// shadowed are the names of each server that lost a collision in the
+	// current snapshot.
+	shadowed map[string]map[string]bool
 
 	current atomic.Pointer[Snapshot]
 }
@@ -87,6 +93,7 @@ func (s *Store) SetServerEntries(server string, entries []*Entry) Registration {
 	} else {
 		s.servers[server] = entries
 	}
+	before := s.shadowed
 	snap := s.publishLocked()
 	var reg Registration
 	for _, e := range entries {
@@ -94,6 +101,19 @@ func (s *Store) SetServerEntries(server string, entries []*Entry) Registration {
 			reg.Registered++
 		} else {
 			reg.Skipped = append(reg.Skipped, e.Name)
+		}
+	}
+	for other, names := range s.shadowed {
+		if other == server {
+			continue
+		}
+		for _, e := range s.servers[other] {
+			if names[e.Name] && !before[other][e.Name] {
+				if reg.Displaced == nil {
+					reg.Displaced = map[string][]string{}
+				}
+				reg.Displaced[other] = append(reg.Displaced[other], e.Name)
+			}
 		}
 	}
 	return reg
@@ -123,8 +143,15 @@ func (s *Store) publishLocked() *Snapshot {
 	for _, e := range s.plugins {
 		add(e)
 	}
+	s.shadowed = map[string]map[string]bool{}
 	for _, id := range s.order {
 		for _, e := range s.servers[id] {
+			if _, taken := snap.byName[e.Name]; taken {
+				if s.shadowed[id] == nil {
+					s.shadowed[id] = map[string]bool{}
+				}
+				s.shadowed[id][e.Name] = true
+			}
 			add(e)
 		}
 	}

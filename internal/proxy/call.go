@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -53,7 +54,8 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	if errors.As(err, &we) {
 		return nil, we
 	}
-	if errors.Is(err, mcp.ErrConnectionClosed) || ch.connectionLost() {
+	if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || ch.connectionLost() {
+		ch.lost(cs)
 		return errorResult(msgDiedDuringCall(c.Entry.Original, ch.spec.ID)), nil
 	}
 	return errorResult(err.Error()), nil

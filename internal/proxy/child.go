@@ -300,6 +300,18 @@ func (c *child) session(ctx context.Context) (*mcp.ClientSession, error) {
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msgReconnecting(c.spec.ID)}
 }
 
+// lost marks the child down as soon as a call sees its connection gone,
+// so the next call waits for the restart instead of reaching a dead
+// session; the run loop then restarts it.
+func (c *child) lost(cs *mcp.ClientSession) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cs == cs && c.state == StatusConnected {
+		c.state = StatusError
+		c.lastErr = "connection lost"
+	}
+}
+
 // connectionLost reports whether the child is no longer connected.
 func (c *child) connectionLost() bool {
 	c.mu.Lock()

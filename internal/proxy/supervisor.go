@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -202,6 +203,30 @@ func (s *Supervisor) register(c *child, tools []*mcp.Tool, announce bool) {
 	if len(reg.Skipped) > 0 {
 		s.logf("%s", msgCollisionSummary(c.spec.ID, len(reg.Skipped)))
 	}
+	// A server earlier in config order that boots later takes its names
+	// back from servers that registered first.
+	for _, other := range slices.Sorted(maps.Keys(reg.Displaced)) {
+		for _, name := range reg.Displaced[other] {
+			s.logf("%s", msgDuplicate(name, other))
+		}
+		n := s.registeredBy(other)
+		if oc, ok := s.byID[other]; ok {
+			oc.setToolCount(n)
+		}
+		s.logf("%s", msgProxied(other, n, len(reg.Displaced[other])))
+		s.logf("%s", msgCollisionSummary(other, len(reg.Displaced[other])))
+	}
+}
+
+// registeredBy counts the catalog entries a server holds.
+func (s *Supervisor) registeredBy(server string) int {
+	n := 0
+	for _, e := range s.opts.Catalog.Snapshot().Entries {
+		if e.Source == catalog.SourceProxy && e.Server == server {
+			n++
+		}
+	}
+	return n
 }
 
 func (s *Supervisor) proxiedCount() int {

@@ -105,7 +105,7 @@ func (r *Router) Run(ctx context.Context, c *Call) (*mcp.CallToolResult, error) 
 		}
 	}
 	res, err := r.dispatch(ctx, c)
-	err = asWireError(err)
+	err = WireError(err)
 	for _, o := range r.Observers {
 		o.Observe(ctx, c, res, err)
 	}
@@ -117,7 +117,7 @@ func check(ctx context.Context, st Stage, c *Call) (*mcp.CallToolResult, error) 
 		return nil, nil
 	}
 	res, err := st.Check(ctx, c)
-	return res, asWireError(err)
+	return res, WireError(err)
 }
 
 func (r *Router) dispatch(ctx context.Context, c *Call) (*mcp.CallToolResult, error) {
@@ -153,9 +153,9 @@ func invalidArguments(tool string, problems []string) *mcp.CallToolResult {
 	return native.Errorf("%s", b.String())
 }
 
-// asWireError makes sure an error reaches the client with a real JSON-RPC
+// WireError makes sure an error reaches the client with a real JSON-RPC
 // code: the SDK sends a plain Go error with code 0.
-func asWireError(err error) error {
+func WireError(err error) error {
 	if err == nil {
 		return nil
 	}

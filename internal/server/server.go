@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -38,6 +39,7 @@ type Server struct {
 	router  *router.Router
 	profile catalog.Resolution
 	legacy  bool
+	content Content
 
 	mu       sync.Mutex
 	sessions []*session.Session
@@ -63,6 +65,14 @@ func New(opts Options) *Server {
 
 	table := &native.Table{}
 	routing.Register(table, s, s)
+	host := &native.Host{
+		Settings: opts.Settings,
+		Config:   cfg,
+		Sessions: s.Sessions,
+		Log:      opts.Log,
+		Call:     s.callTool,
+	}
+	s.content = registerManagers(table, host, s)
 
 	var ids []string
 	for _, srv := range cfg.Servers {
@@ -81,6 +91,7 @@ func New(opts Options) *Server {
 		Version:        opts.Version,
 		Sessions:       s.Sessions,
 	})
+	host.Catalog = s.catalog
 	s.router = &router.Router{Catalog: s.catalog, Natives: table, Proxy: s.proxy}
 
 	var user []catalog.Profile
@@ -92,6 +103,15 @@ func New(opts Options) *Server {
 		s.logf("[EVOKORE] %s", s.profile.Warning)
 	}
 	return s
+}
+
+// callTool runs a tool through the full pipeline for a native handler.
+func (s *Server) callTool(ctx context.Context, sess *session.Session, name string, args any) (*mcp.CallToolResult, error) {
+	raw, err := json.Marshal(args)
+	if err != nil {
+		return nil, err
+	}
+	return s.router.Call(ctx, sess, &mcp.CallToolParamsRaw{Name: name, Arguments: raw})
 }
 
 // Snapshot returns the current catalog.

@@ -21,6 +21,8 @@ type view struct {
 	sess     *session.Session
 	mcp      *mcp.Server
 	mirrored map[string]bool
+	// mirroredRes are the resource URIs mirrored for notifications.
+	mirroredRes map[string]bool
 }
 
 // mirrorSchema is the input schema of a mirrored name; clients never see
@@ -28,7 +30,7 @@ type view struct {
 var mirrorSchema = json.RawMessage(`{"type":"object"}`)
 
 func newView(s *Server) *view {
-	return &view{srv: s, mirrored: map[string]bool{}}
+	return &view{srv: s, mirrored: map[string]bool{}, mirroredRes: map[string]bool{}}
 }
 
 func (v *view) connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession, error) {
@@ -52,6 +54,7 @@ func (v *view) connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession
 	})
 	v.mcp.AddReceivingMiddleware(v.middleware)
 	v.sync()
+	v.syncResources()
 	ss, err := v.mcp.Connect(ctx, t, nil)
 	if err != nil {
 		return nil, err
@@ -71,6 +74,12 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return v.listTools(), nil
 		case "tools/call":
 			res, err := v.srv.router.Call(ctx, v.sess, req.(*mcp.CallToolRequest).Params)
+			if err != nil {
+				return nil, err
+			}
+			return res, nil
+		}
+		if res, ok, err := v.contentMethod(ctx, method, req); ok {
 			if err != nil {
 				return nil, err
 			}
@@ -125,13 +134,19 @@ func (v *view) watch(ss *mcp.ServerSession) {
 		_ = ss.Wait()
 		close(done)
 	}()
+	var contentChanged <-chan struct{}
 	for {
 		snap := v.srv.catalog.Snapshot()
 		changed := v.sess.Changed()
+		if c := v.srv.content; c != nil {
+			contentChanged = c.Changed()
+		}
 		v.sync()
+		v.syncResources()
 		select {
 		case <-snap.Superseded():
 		case <-changed:
+		case <-contentChanged:
 		case <-done:
 			v.srv.removeSession(v.sess)
 			return

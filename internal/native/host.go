@@ -1,0 +1,30 @@
+package native
+
+import (
+	"context"
+	"io"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/session"
+)
+
+// Host is what native managers may use of the router. Managers receive it
+// when the router is assembled; they never reach for the wiring itself.
+type Host struct {
+	Settings config.Settings
+	// Config is the loaded mcp.config.json (empty when there is none).
+	Config *config.MCPConfig
+	// Catalog is the tool catalog; plugin reloads publish into it.
+	Catalog *catalog.Store
+	// Call runs another tool through the full pipeline (permissions,
+	// approvals, limits) on behalf of sess: skill_creator writes through
+	// the filesystem child this way.
+	Call func(ctx context.Context, sess *session.Session, name string, args any) (*mcp.CallToolResult, error)
+	// Sessions lists the connected sessions.
+	Sessions func() []*session.Session
+	// Log receives what the router reports on stderr.
+	Log io.Writer
+}

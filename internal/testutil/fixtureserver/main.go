@@ -1,0 +1,236 @@
+// Command fixtureserver is the MCP server the tests run as a child of
+// evokore. One binary plays every part the tests need, chosen by the tool
+// called and a few flags:
+//
+//	echo {message}          "Echo: <message>"
+//	slow {ms}               sleeps, honouring cancellation
+//	crash {}                exits the process in the middle of the call
+//	fail {message}          an isError result
+//	count {}                counts the calls that reached this process
+//	read_count {}           returns that count without adding to it
+//	mutate {description}    changes echo's description (tools/list_changed)
+//	add_tool {name}         adds a tool (tools/list_changed)
+//	progress {steps}        reports progress steps, then answers
+//	sample {prompt}         asks the client for a sampling completion
+//	roots {}                asks the client for its roots
+//	log {message}           sends a log message to the client
+//	env {name}              the value of an environment variable
+//	untyped {}              listed with an input schema lacking "type"
+//	pid {}                  this process's pid
+//
+// Flags: -name, -start-delay (sleep before answering anything), -extra N
+// (N generated tools), -alias NAME (echo again under NAME), -stderr TEXT
+// (a line on stderr at start), -pidfile PATH (write the pid there), -http
+// ADDR (serve streamable HTTP instead of stdio).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	"os"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+var calls atomic.Int64
+
+func text(format string, args ...any) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
+}
+
+type echoIn struct {
+	Message string `json:"message"`
+}
+
+type slowIn struct {
+	Ms int `json:"ms"`
+}
+
+type stepsIn struct {
+	Steps int `json:"steps"`
+}
+
+type nameIn struct {
+	Name string `json:"name,omitempty"`
+}
+
+type promptIn struct {
+	Prompt string `json:"prompt"`
+}
+
+type descIn struct {
+	Description string `json:"description"`
+}
+
+type empty struct{}
+
+func addEcho(s *mcp.Server, desc string) {
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: desc}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		return text("Echo: %s", in.Message), nil, nil
+	})
+}
+
+func main() {
+	name := flag.String("name", "fixture", "server name")
+	delay := flag.Duration("start-delay", 0, "sleep before serving")
+	extra := flag.Int("extra", 0, "generated tools to add")
+	stderr := flag.String("stderr", "", "a line to write on stderr at start")
+	httpAddr := flag.String("http", "", "serve streamable HTTP on this address")
+	alias := flag.String("alias", "", "register echo again under this name")
+	pidfile := flag.String("pidfile", "", "write the process id to this file")
+	flag.Parse()
+	if *pidfile != "" {
+		if err := os.WriteFile(*pidfile, []byte(fmt.Sprint(os.Getpid())), 0o644); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if *stderr != "" {
+		fmt.Fprintln(os.Stderr, *stderr)
+	}
+	if *delay > 0 {
+		time.Sleep(*delay)
+	}
+
+	s := mcp.NewServer(&mcp.Implementation{Name: *name, Version: "1.0.0"}, nil)
+	addEcho(s, "Echoes the message back.")
+	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Sleeps for ms milliseconds."}, func(ctx context.Context, _ *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, any, error) {
+		select {
+		case <-time.After(time.Duration(in.Ms) * time.Millisecond):
+			return text("slept %dms", in.Ms), nil, nil
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exits the server mid-call."}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+		os.Exit(3)
+		return nil, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Always fails."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		r := text("failed: %s", in.Message)
+		r.IsError = true
+		return r, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "count", Description: "Counts calls."}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+		return text("calls: %d", calls.Add(1)), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "read_count", Description: "Reads the call count."}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+		return text("calls: %d", calls.Load()), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "mutate", Description: "Changes the echo tool's description."}, func(_ context.Context, _ *mcp.CallToolRequest, in descIn) (*mcp.CallToolResult, any, error) {
+		addEcho(s, in.Description)
+		return text("echo now says: %s", in.Description), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "add_tool", Description: "Adds a tool."}, func(_ context.Context, _ *mcp.CallToolRequest, in nameIn) (*mcp.CallToolResult, any, error) {
+		mcp.AddTool(s, &mcp.Tool{Name: in.Name, Description: "Added at run time."}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+			return text("I am %s", in.Name), nil, nil
+		})
+		return text("added %s", in.Name), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "progress", Description: "Reports progress."}, func(ctx context.Context, req *mcp.CallToolRequest, in stepsIn) (*mcp.CallToolResult, any, error) {
+		token := req.Params.GetProgressToken()
+		for i := 1; i <= in.Steps; i++ {
+			if token != nil {
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(i), Total: float64(in.Steps), Message: fmt.Sprintf("step %d", i)})
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		return text("done %d steps", in.Steps), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "sample", Description: "Asks the client to sample."}, func(ctx context.Context, req *mcp.CallToolRequest, in promptIn) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.CreateMessage(ctx, &mcp.CreateMessageParams{
+			MaxTokens: 50,
+			Messages:  []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: in.Prompt}}},
+		})
+		if err != nil {
+			r := text("sampling failed: %v", err)
+			r.IsError = true
+			return r, nil, nil
+		}
+		t, _ := res.Content.(*mcp.TextContent)
+		if t == nil {
+			return text("sampled: (no text)"), nil, nil
+		}
+		return text("sampled: %s", t.Text), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "roots", Description: "Lists the client's roots."}, func(ctx context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.ListRoots(ctx, nil)
+		if err != nil {
+			r := text("roots failed: %v", err)
+			r.IsError = true
+			return r, nil, nil
+		}
+		var uris []string
+		for _, r := range res.Roots {
+			uris = append(uris, r.URI)
+		}
+		return text("roots: %s", strings.Join(uris, ",")), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "log", Description: "Logs a message."}, func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: in.Message})
+		return text("logged %s", in.Message), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "Reads an environment variable."}, func(_ context.Context, _ *mcp.CallToolRequest, in nameIn) (*mcp.CallToolResult, any, error) {
+		v, ok := os.LookupEnv(in.Name)
+		if !ok {
+			return text("%s is unset", in.Name), nil, nil
+		}
+		return text("%s=%s", in.Name, v), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "untyped", Description: "Listed without a schema type."}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+		return text("untyped ok"), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Returns the process id."}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+		return text("%d", os.Getpid()), nil, nil
+	})
+	if *alias != "" {
+		mcp.AddTool(s, &mcp.Tool{Name: *alias, Description: "Echo under another name."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			return text("Alias: %s", in.Message), nil, nil
+		})
+	}
+	for i := 0; i < *extra; i++ {
+		n := fmt.Sprintf("generated_%04d", i)
+		mcp.AddTool(s, &mcp.Tool{Name: n, Description: fmt.Sprintf("Generated tool number %d for listing benchmarks; it does nothing useful.", i)}, func(context.Context, *mcp.CallToolRequest, echoIn) (*mcp.CallToolResult, any, error) {
+			return text("%s ok", n), nil, nil
+		})
+	}
+	s.AddReceivingMiddleware(stripUntypedSchema)
+
+	if *httpAddr != "" {
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
+		log.Fatal(http.ListenAndServe(*httpAddr, h))
+	}
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// stripUntypedSchema lists the "untyped" tool with an input schema that
+// has no "type", as some real servers do; the SDK would refuse to add one.
+func stripUntypedSchema(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if method != "tools/list" || err != nil {
+			return res, err
+		}
+		lr := res.(*mcp.ListToolsResult)
+		out := *lr
+		out.Tools = make([]*mcp.Tool, len(lr.Tools))
+		for i, t := range lr.Tools {
+			if t.Name == "untyped" {
+				cp := *t
+				cp.InputSchema = json.RawMessage(`{"properties":{}}`)
+				t = &cp
+			}
+			out.Tools[i] = t
+		}
+		return &out, nil
+	}
+}

@@ -1,0 +1,119 @@
+package testutil
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+// Root returns the module root.
+func Root(t testing.TB) string {
+	t.Helper()
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		t.Fatal("cannot locate testutil source")
+	}
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+var (
+	buildMu  sync.Mutex
+	built    = map[string]string{}
+	buildDir string
+)
+
+// build compiles a main package of the module once per test binary.
+func build(t testing.TB, pkg, name string) string {
+	t.Helper()
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if p, ok := built[pkg]; ok {
+		return p
+	}
+	if buildDir == "" {
+		d, err := os.MkdirTemp("", "evokore-test-bin-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		buildDir = d
+	}
+	out := filepath.Join(buildDir, name)
+	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd.Dir = Root(t)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+	}
+	built[pkg] = out
+	return out
+}
+
+// Evokore returns the path of a freshly built evokore binary.
+func Evokore(t testing.TB) string {
+	return build(t, "./cmd/evokore", "evokore")
+}
+
+// FixtureServer returns the path of the fixture MCP server binary; see
+// package fixtureserver for its flags and tools.
+func FixtureServer(t testing.TB) string {
+	return build(t, "./internal/testutil/fixtureserver", "fixtureserver")
+}
+
+// NPMServer returns the entry script of an npm reference server installed
+// by `make npm-deps` (name as in "server-everything"). Without the npm
+// packages the test is skipped, unless EVOKORE_REQUIRE_NPM=1 (set by
+// `make test`), in which case it fails.
+func NPMServer(t testing.TB, name string) string {
+	t.Helper()
+	p := filepath.Join(Root(t), "testdata", "npm", "node_modules", "@modelcontextprotocol", name, "dist", "index.js")
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("EVOKORE_REQUIRE_NPM") == "1" {
+			t.Fatalf("%s is not installed: run `make npm-deps`", name)
+		}
+		t.Skipf("%s is not installed: run `make npm-deps`", name)
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatalf("node is not on PATH")
+	}
+	return p
+}
+
+// InspectorCLI returns the MCP Inspector's binary installed by `make
+// npm-deps`, with the same skip rule as NPMServer.
+func InspectorCLI(t testing.TB) string {
+	t.Helper()
+	p := filepath.Join(Root(t), "testdata", "npm", "node_modules", ".bin", "mcp-inspector")
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("EVOKORE_REQUIRE_NPM") == "1" {
+			t.Fatalf("the MCP Inspector is not installed: run `make npm-deps`")
+		}
+		t.Skipf("the MCP Inspector is not installed: run `make npm-deps`")
+	}
+	return p
+}
+
+// WriteJSON writes v as JSON to dir/name and returns the path.
+func WriteJSON(t testing.TB, dir, name string, v any) string {
+	t.Helper()
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return WriteFile(t, dir, name, string(b))
+}
+
+// WriteFile writes text to dir/name and returns the path.
+func WriteFile(t testing.TB, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
