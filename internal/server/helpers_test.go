@@ -62,12 +62,12 @@ func newHarness(t *testing.T, servers map[string]any, env map[string]string) *ha
 func newHarnessConfig(t *testing.T, dir, configPath string, env map[string]string) *harness {
 	t.Helper()
 	vars := map[string]string{
-		"PATH":                    getenv("PATH"),
-		"HOME":                    dir,
-		"EVOKORE_HOME":            dir + "/home",
-		"EVOKORE_MCP_CONFIG_PATH": configPath,
+		"PATH":                     getenv("PATH"),
+		"HOME":                     dir,
+		"EVOKORE_HOME":             dir + "/home",
+		"EVOKORE_MCP_CONFIG_PATH":  configPath,
 		"EVOKORE_PERMISSIONS_PATH": dir + "/permissions.yml",
-		"EVOKORE_SKILLS_DIR":      dir + "/SKILLS",
+		"EVOKORE_SKILLS_DIR":       dir + "/SKILLS",
 	}
 	for k, v := range env {
 		vars[k] = v

@@ -237,7 +237,9 @@ func TestCrashMidCallLeavesToolsOutUntilBack(t *testing.T) {
 	}
 	// Restarted with backoff: the tools come back.
 	waitFor(t, "fx to be noticed down", func() bool { return statusOf(t, cs, "fx") != "connected" })
-	waitFor(t, "fx tools to return", func() bool { return slices.Contains(toolNames(t, cs), "fx_echo") && statusOf(t, cs, "fx") == "connected" })
+	waitFor(t, "fx tools to return", func() bool {
+		return slices.Contains(toolNames(t, cs), "fx_echo") && statusOf(t, cs, "fx") == "connected"
+	})
 	if res := call(t, cs, "fx_echo", map[string]any{"message": "again"}); res.IsError {
 		t.Errorf("fx_echo: %s", resultText(res))
 	}
