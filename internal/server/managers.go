@@ -2,13 +2,27 @@ package server
 
 import (
 	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/router"
 )
 
-// registerManagers binds every native manager's handlers and returns the
-// content (resources and prompts) sessions serve. Each manager is one line
-// here; the router core never names a manager.
-func registerManagers(t *native.Table, host *native.Host, s *Server) Content {
+// contributions are what managers add beyond their tool handlers.
+type contributions struct {
+	// Content serves resources and prompts; nil serves none.
+	Content Content
+	// Plugins runs plugin tools.
+	Plugins router.Dispatcher
+	// Observers see every dispatched call (telemetry).
+	Observers []router.Observer
+	// Closers stop background work (workers, fleet agents) at shutdown.
+	Closers []func()
+}
+
+// registerManagers binds every native manager's handlers. Each manager is
+// a line or two here; the router core never names a manager. host.Catalog
+// is set once the catalog exists, before any call can run.
+func registerManagers(t *native.Table, host *native.Host, s *Server) contributions {
+	var c contributions
 	_ = host
 	_ = s
-	return nil
+	return c
 }

@@ -39,7 +39,9 @@ type Server struct {
 	router  *router.Router
 	profile catalog.Resolution
 	legacy  bool
-	content Content
+	content   Content
+	closers   []func()
+	closeOnce sync.Once
 
 	mu       sync.Mutex
 	sessions []*session.Session
@@ -72,7 +74,8 @@ func New(opts Options) *Server {
 		Log:      opts.Log,
 		Call:     s.callTool,
 	}
-	s.content = registerManagers(table, host, s)
+	contrib := registerManagers(table, host, s)
+	s.content, s.closers = contrib.Content, contrib.Closers
 
 	var ids []string
 	for _, srv := range cfg.Servers {
@@ -92,7 +95,13 @@ func New(opts Options) *Server {
 		Sessions:       s.Sessions,
 	})
 	host.Catalog = s.catalog
-	s.router = &router.Router{Catalog: s.catalog, Natives: table, Proxy: s.proxy}
+	s.router = &router.Router{
+		Catalog:   s.catalog,
+		Natives:   table,
+		Proxy:     s.proxy,
+		Plugins:   contrib.Plugins,
+		Observers: contrib.Observers,
+	}
 
 	var user []catalog.Profile
 	for _, p := range cfg.Discovery.Profiles {
@@ -135,8 +144,16 @@ func (s *Server) StartChildren(caps *mcp.ClientCapabilities) { s.proxy.Start(cap
 // attempt.
 func (s *Server) ChildrenBooted() <-chan struct{} { return s.proxy.Booted() }
 
-// Close stops every child. Sessions end with their transports.
-func (s *Server) Close() { s.proxy.Close() }
+// Close stops every child and the managers' background work. Sessions
+// end with their transports.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		s.proxy.Close()
+		for _, c := range s.closers {
+			c()
+		}
+	})
+}
 
 // Banner is the line logged when serving starts.
 func (s *Server) Banner(transport string) string {

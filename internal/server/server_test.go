@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,18 +16,16 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/testutil"
+	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
-var (
-	getenv      = os.Getenv
-	jsonMarshal = json.Marshal
-)
+var jsonMarshal = json.Marshal
 
 var legacy = map[string]string{"EVOKORE_TOOL_DISCOVERY_MODE": "legacy"}
 
 func TestInitializeReportsServerAndCapabilities(t *testing.T) {
-	h := newHarness(t, map[string]any{}, nil)
-	cs := h.connect(nil)
+	h := routertest.New(t, map[string]any{}, nil)
+	cs := h.Connect(nil)
 	ir := cs.InitializeResult()
 	if ir.ServerInfo.Name != "evokore" || ir.ServerInfo.Version != "test" {
 		t.Errorf("serverInfo = %+v", ir.ServerInfo)
@@ -43,10 +40,10 @@ func TestInitializeReportsServerAndCapabilities(t *testing.T) {
 }
 
 func TestLegacyListsAndCallsProxiedTools(t *testing.T) {
-	h := newHarness(t, map[string]any{"fx": fixture(t)}, legacy)
-	cs := h.connect(nil)
-	h.booted()
-	names := toolNames(t, cs)
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, legacy)
+	cs := h.Connect(nil)
+	h.Booted()
+	names := routertest.ToolNames(t, cs)
 	for _, want := range []string{"describe_tool", "fx_echo", "fx_slow", "fx_progress"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("tools/list lacks %s: %v", want, names)
@@ -56,18 +53,18 @@ func TestLegacyListsAndCallsProxiedTools(t *testing.T) {
 	if i, j := slices.Index(names, "describe_tool"), slices.Index(names, "fx_echo"); i > j {
 		t.Errorf("natives should precede proxied tools: %v", names)
 	}
-	res := call(t, cs, "fx_echo", map[string]any{"message": "hello"})
-	if res.IsError || resultText(res) != "Echo: hello" {
+	res := routertest.Call(t, cs, "fx_echo", map[string]any{"message": "hello"})
+	if res.IsError || routertest.Text(res) != "Echo: hello" {
 		t.Errorf("fx_echo = %+v", res)
 	}
-	if !strings.Contains(h.stderr.String(), "[EVOKORE] Proxy bootstrap complete: ") {
-		t.Errorf("no boot sentinel in stderr:\n%s", h.stderr.String())
+	if !strings.Contains(h.Stderr.String(), "[EVOKORE] Proxy bootstrap complete: ") {
+		t.Errorf("no boot sentinel in stderr:\n%s", h.Stderr.String())
 	}
 }
 
 func TestUnknownToolIsMethodNotFound(t *testing.T) {
-	h := newHarness(t, map[string]any{}, nil)
-	cs := h.connect(nil)
+	h := routertest.New(t, map[string]any{}, nil)
+	cs := h.Connect(nil)
 	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "no_such_tool", Arguments: map[string]any{}})
 	var we *jsonrpc.Error
 	if !errors.As(err, &we) || we.Code != -32601 || we.Message != "Unknown tool: no_such_tool" {
@@ -76,15 +73,15 @@ func TestUnknownToolIsMethodNotFound(t *testing.T) {
 }
 
 func TestInvalidArgumentsListsEveryViolation(t *testing.T) {
-	h := newHarness(t, map[string]any{"fx": fixture(t)}, legacy)
-	cs := h.connect(nil)
-	h.booted()
-	res := call(t, cs, "fx_slow", map[string]any{"ms": "soon"})
-	if !res.IsError || !strings.Contains(resultText(res), "Invalid arguments for 'fx_slow'") || !strings.Contains(resultText(res), "/ms") {
-		t.Errorf("result = %q", resultText(res))
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, legacy)
+	cs := h.Connect(nil)
+	h.Booted()
+	res := routertest.Call(t, cs, "fx_slow", map[string]any{"ms": "soon"})
+	if !res.IsError || !strings.Contains(routertest.Text(res), "Invalid arguments for 'fx_slow'") || !strings.Contains(routertest.Text(res), "/ms") {
+		t.Errorf("result = %q", routertest.Text(res))
 	}
-	res = call(t, cs, "describe_tool", map[string]any{"tools": []any{1, true}})
-	text := resultText(res)
+	res = routertest.Call(t, cs, "describe_tool", map[string]any{"tools": []any{1, true}})
+	text := routertest.Text(res)
 	if !res.IsError || !strings.Contains(text, "/tools/0") || !strings.Contains(text, "/tools/1") {
 		t.Errorf("every violation should be listed: %q", text)
 	}
@@ -93,20 +90,20 @@ func TestInvalidArgumentsListsEveryViolation(t *testing.T) {
 func TestCollisionKeepsFirstInConfigOrder(t *testing.T) {
 	// "a" exposes b_echo → a_b_echo; "a_b" exposes echo → a_b_echo too.
 	servers := map[string]any{
-		"a":   fixture(t, "-alias", "b_echo"),
-		"a_b": fixture(t),
+		"a":   routertest.Fixture(t, "-alias", "b_echo"),
+		"a_b": routertest.Fixture(t),
 	}
 	dir := t.TempDir()
 	// JSON object order is config order: write it by hand to fix it.
 	cfg := `{"servers": {"a": ` + mustJSON(t, servers["a"]) + `, "a_b": ` + mustJSON(t, servers["a_b"]) + `}}`
-	h := newHarnessConfig(t, dir, testutil.WriteFile(t, dir, "mcp.config.json", cfg), legacy)
-	cs := h.connect(nil)
-	h.booted()
-	res := call(t, cs, "a_b_echo", map[string]any{"message": "who"})
-	if resultText(res) != "Alias: who" {
-		t.Errorf("a_b_echo should be a's alias (first in config order), got %q", resultText(res))
+	h := routertest.NewWithConfig(t, dir, testutil.WriteFile(t, dir, "mcp.config.json", cfg), legacy)
+	cs := h.Connect(nil)
+	h.Booted()
+	res := routertest.Call(t, cs, "a_b_echo", map[string]any{"message": "who"})
+	if routertest.Text(res) != "Alias: who" {
+		t.Errorf("a_b_echo should be a's alias (first in config order), got %q", routertest.Text(res))
 	}
-	log := h.stderr.String()
+	log := h.Stderr.String()
 	for _, want := range []string{
 		"[EVOKORE] Skipping duplicate proxied tool 'a_b_echo' from server 'a_b' (already registered).",
 		`Duplicate collision summary: {"serverId":"a_b","skippedDuplicates":1,"policy":"first_registration_wins"}`,
@@ -119,12 +116,12 @@ func TestCollisionKeepsFirstInConfigOrder(t *testing.T) {
 }
 
 func TestUnsetPlaceholderFailsOnlyThatServer(t *testing.T) {
-	broken := fixture(t)
+	broken := routertest.Fixture(t)
 	broken["env"] = map[string]any{"TOKEN": "${EVOKORE_TEST_UNSET_A}", "OTHER": "${EVOKORE_TEST_UNSET_B}"}
-	h := newHarness(t, map[string]any{"broken": broken, "ok": fixture(t)}, legacy)
-	cs := h.connect(nil)
-	h.booted()
-	st := status(t, cs)
+	h := routertest.New(t, map[string]any{"broken": broken, "ok": routertest.Fixture(t)}, legacy)
+	cs := h.Connect(nil)
+	h.Booted()
+	st := routertest.Status(t, cs)
 	for _, s := range st.Servers {
 		switch s.ID {
 		case "broken":
@@ -138,30 +135,30 @@ func TestUnsetPlaceholderFailsOnlyThatServer(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(h.stderr.String(), "Failed to boot child server 'broken': Unresolved env placeholder(s)") {
-		t.Errorf("stderr:\n%s", h.stderr.String())
+	if !strings.Contains(h.Stderr.String(), "Failed to boot child server 'broken': Unresolved env placeholder(s)") {
+		t.Errorf("stderr:\n%s", h.Stderr.String())
 	}
-	if res := call(t, cs, "ok_echo", map[string]any{"message": "x"}); res.IsError {
-		t.Errorf("ok_echo failed: %v", resultText(res))
+	if res := routertest.Call(t, cs, "ok_echo", map[string]any{"message": "x"}); res.IsError {
+		t.Errorf("ok_echo failed: %v", routertest.Text(res))
 	}
 }
 
 func TestSlowChildDoesNotHoldUpOthers(t *testing.T) {
-	h := newHarness(t, map[string]any{
-		"slowboot": fixture(t, "-start-delay", "3s"),
-		"fast":     fixture(t),
+	h := routertest.New(t, map[string]any{
+		"slowboot": routertest.Fixture(t, "-start-delay", "3s"),
+		"fast":     routertest.Fixture(t),
 	}, map[string]string{"EVOKORE_TOOL_DISCOVERY_MODE": "legacy", "EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS": "700"})
-	cs := h.connect(nil)
+	cs := h.Connect(nil)
 	// The handshake is done while slowboot has not answered anything.
-	if s := statusOf(t, cs, "slowboot"); s != "booting" {
+	if s := routertest.StatusOf(t, cs, "slowboot"); s != "booting" {
 		t.Fatalf("slowboot status right after initialize = %s", s)
 	}
-	waitFor(t, "fast to connect", func() bool { return statusOf(t, cs, "fast") == "connected" })
-	if res := call(t, cs, "fast_echo", map[string]any{"message": "quick"}); res.IsError {
-		t.Errorf("fast_echo: %s", resultText(res))
+	routertest.WaitFor(t, "fast to connect", func() bool { return routertest.StatusOf(t, cs, "fast") == "connected" })
+	if res := routertest.Call(t, cs, "fast_echo", map[string]any{"message": "quick"}); res.IsError {
+		t.Errorf("fast_echo: %s", routertest.Text(res))
 	}
-	h.booted()
-	st := status(t, cs)
+	h.Booted()
+	st := routertest.Status(t, cs)
 	for _, s := range st.Servers {
 		if s.ID == "slowboot" && (s.Status != "error" || s.LastError != "Timed out connecting to child server 'slowboot' after 700ms") {
 			t.Errorf("slowboot = %+v", s)
@@ -170,24 +167,24 @@ func TestSlowChildDoesNotHoldUpOthers(t *testing.T) {
 }
 
 func TestPerCallTimeout(t *testing.T) {
-	h := newHarness(t, map[string]any{"fx": fixture(t)}, map[string]string{"EVOKORE_PROXY_REQUEST_TIMEOUT_MS": "300"})
-	cs := h.connect(nil)
-	h.booted()
-	res := call(t, cs, "fx_slow", map[string]any{"ms": 5000})
-	if !res.IsError || resultText(res) != "Proxied tool 'slow' on server 'fx' timed out after 300ms" {
-		t.Errorf("result = %+v %q", res.IsError, resultText(res))
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, map[string]string{"EVOKORE_PROXY_REQUEST_TIMEOUT_MS": "300"})
+	cs := h.Connect(nil)
+	h.Booted()
+	res := routertest.Call(t, cs, "fx_slow", map[string]any{"ms": 5000})
+	if !res.IsError || routertest.Text(res) != "Proxied tool 'slow' on server 'fx' timed out after 300ms" {
+		t.Errorf("result = %+v %q", res.IsError, routertest.Text(res))
 	}
 	// The child is still healthy.
-	if res := call(t, cs, "fx_echo", map[string]any{"message": "after"}); res.IsError {
-		t.Errorf("fx_echo after timeout: %s", resultText(res))
+	if res := routertest.Call(t, cs, "fx_echo", map[string]any{"message": "after"}); res.IsError {
+		t.Errorf("fx_echo after timeout: %s", routertest.Text(res))
 	}
 }
 
 func TestChildKilledMidCallRestarts(t *testing.T) {
-	h := newHarness(t, map[string]any{"victim": fixture(t), "bystander": fixture(t)}, nil)
-	cs := h.connect(nil)
-	h.booted()
-	pid, err := strconv.Atoi(resultText(call(t, cs, "victim_pid", map[string]any{})))
+	h := routertest.New(t, map[string]any{"victim": routertest.Fixture(t), "bystander": routertest.Fixture(t)}, nil)
+	cs := h.Connect(nil)
+	h.Booted()
+	pid, err := strconv.Atoi(routertest.Text(routertest.Call(t, cs, "victim_pid", map[string]any{})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,80 +203,80 @@ func TestChildKilledMidCallRestarts(t *testing.T) {
 	}
 	select {
 	case o := <-done:
-		if o.err != nil || !o.res.IsError || !strings.Contains(resultText(o.res), "stopped while running 'slow'") {
-			t.Errorf("call during the kill: %v %+v %q", o.err, o.res, resultText(o.res))
+		if o.err != nil || !o.res.IsError || !strings.Contains(routertest.Text(o.res), "stopped while running 'slow'") {
+			t.Errorf("call during the kill: %v %+v %q", o.err, o.res, routertest.Text(o.res))
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the call did not end when its child died")
 	}
 	// Other children are unaffected.
-	if res := call(t, cs, "bystander_echo", map[string]any{"message": "still here"}); res.IsError {
-		t.Errorf("bystander_echo: %s", resultText(res))
+	if res := routertest.Call(t, cs, "bystander_echo", map[string]any{"message": "still here"}); res.IsError {
+		t.Errorf("bystander_echo: %s", routertest.Text(res))
 	}
-	waitFor(t, "victim to restart", func() bool { return statusOf(t, cs, "victim") == "connected" })
-	res := call(t, cs, "victim_echo", map[string]any{"message": "back"})
-	if res.IsError || resultText(res) != "Echo: back" {
-		t.Errorf("victim_echo after restart: %s", resultText(res))
+	routertest.WaitFor(t, "victim to restart", func() bool { return routertest.StatusOf(t, cs, "victim") == "connected" })
+	res := routertest.Call(t, cs, "victim_echo", map[string]any{"message": "back"})
+	if res.IsError || routertest.Text(res) != "Echo: back" {
+		t.Errorf("victim_echo after restart: %s", routertest.Text(res))
 	}
-	newPid, _ := strconv.Atoi(resultText(call(t, cs, "victim_pid", map[string]any{})))
+	newPid, _ := strconv.Atoi(routertest.Text(routertest.Call(t, cs, "victim_pid", map[string]any{})))
 	if newPid == pid || newPid == 0 {
 		t.Errorf("victim should be a new process: old %d new %d", pid, newPid)
 	}
 }
 
 func TestCrashMidCallLeavesToolsOutUntilBack(t *testing.T) {
-	h := newHarness(t, map[string]any{"fx": fixture(t)}, legacy)
-	cs := h.connect(&mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {}})
-	h.booted()
-	res := call(t, cs, "fx_crash", map[string]any{})
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, legacy)
+	cs := h.Connect(&mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {}})
+	h.Booted()
+	res := routertest.Call(t, cs, "fx_crash", map[string]any{})
 	if !res.IsError {
 		t.Fatalf("crash call should fail: %+v", res)
 	}
 	// Restarted with backoff: the tools come back.
-	waitFor(t, "fx to be noticed down", func() bool { return statusOf(t, cs, "fx") != "connected" })
-	waitFor(t, "fx tools to return", func() bool {
-		return slices.Contains(toolNames(t, cs), "fx_echo") && statusOf(t, cs, "fx") == "connected"
+	routertest.WaitFor(t, "fx to be noticed down", func() bool { return routertest.StatusOf(t, cs, "fx") != "connected" })
+	routertest.WaitFor(t, "fx tools to return", func() bool {
+		return slices.Contains(routertest.ToolNames(t, cs), "fx_echo") && routertest.StatusOf(t, cs, "fx") == "connected"
 	})
-	if res := call(t, cs, "fx_echo", map[string]any{"message": "again"}); res.IsError {
-		t.Errorf("fx_echo: %s", resultText(res))
+	if res := routertest.Call(t, cs, "fx_echo", map[string]any{"message": "again"}); res.IsError {
+		t.Errorf("fx_echo: %s", routertest.Text(res))
 	}
 }
 
 func TestChildListChangedReachesClient(t *testing.T) {
-	h := newHarness(t, map[string]any{"fx": fixture(t)}, legacy)
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, legacy)
 	changed := make(chan struct{}, 16)
-	cs := h.connect(&mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
-	h.booted()
+	cs := h.Connect(&mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
+	h.Booted()
 	drain(changed)
-	call(t, cs, "fx_add_tool", map[string]any{"name": "brand_new"})
+	routertest.Call(t, cs, "fx_add_tool", map[string]any{"name": "brand_new"})
 	select {
 	case <-changed:
 	case <-time.After(10 * time.Second):
 		t.Fatal("no tools/list_changed after the child added a tool")
 	}
-	waitFor(t, "fx_brand_new to be listed", func() bool { return slices.Contains(toolNames(t, cs), "fx_brand_new") })
-	if got := resultText(call(t, cs, "fx_brand_new", map[string]any{})); got != "I am brand_new" {
+	routertest.WaitFor(t, "fx_brand_new to be listed", func() bool { return slices.Contains(routertest.ToolNames(t, cs), "fx_brand_new") })
+	if got := routertest.Text(routertest.Call(t, cs, "fx_brand_new", map[string]any{})); got != "I am brand_new" {
 		t.Errorf("fx_brand_new = %q", got)
 	}
 }
 
 func TestProgressPassesThrough(t *testing.T) {
-	h := newHarness(t, map[string]any{"fx": fixture(t)}, nil)
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, nil)
 	var mu sync.Mutex
 	var got []*mcp.ProgressNotificationParams
-	cs := h.connect(&mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	cs := h.Connect(&mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 		mu.Lock()
 		got = append(got, req.Params)
 		mu.Unlock()
 	}})
-	h.booted()
+	h.Booted()
 	params := &mcp.CallToolParams{Name: "fx_progress", Arguments: map[string]any{"steps": 3}}
 	params.SetProgressToken("client-token-7")
 	res, err := cs.CallTool(context.Background(), params)
 	if err != nil || res.IsError {
 		t.Fatalf("fx_progress: %v %v", err, res)
 	}
-	waitFor(t, "3 progress notifications", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 3 })
+	routertest.WaitFor(t, "3 progress notifications", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 3 })
 	mu.Lock()
 	defer mu.Unlock()
 	for i, p := range got {
@@ -290,34 +287,34 @@ func TestProgressPassesThrough(t *testing.T) {
 }
 
 func TestSamplingForwardedToClient(t *testing.T) {
-	h := newHarness(t, map[string]any{"fx": fixture(t)}, nil)
-	cs := h.connect(&mcp.ClientOptions{CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, nil)
+	cs := h.Connect(&mcp.ClientOptions{CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 		prompt := req.Params.Messages[0].Content.(*mcp.TextContent).Text
 		return &mcp.CreateMessageResult{Model: "test-model", Role: "assistant", Content: &mcp.TextContent{Text: "reply to " + prompt}}, nil
 	}})
-	h.booted()
-	res := call(t, cs, "fx_sample", map[string]any{"prompt": "haiku"})
-	if res.IsError || resultText(res) != "sampled: reply to haiku" {
-		t.Errorf("fx_sample = %q", resultText(res))
+	h.Booted()
+	res := routertest.Call(t, cs, "fx_sample", map[string]any{"prompt": "haiku"})
+	if res.IsError || routertest.Text(res) != "sampled: reply to haiku" {
+		t.Errorf("fx_sample = %q", routertest.Text(res))
 	}
 }
 
 func TestSamplingRefusedWhenClientCannot(t *testing.T) {
-	h := newHarness(t, map[string]any{"fx": fixture(t)}, nil)
-	cs := h.connect(nil)
-	h.booted()
-	res := call(t, cs, "fx_sample", map[string]any{"prompt": "haiku"})
-	if !res.IsError || !strings.Contains(resultText(res), "sampling failed") {
-		t.Errorf("fx_sample without client sampling = %q", resultText(res))
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, nil)
+	cs := h.Connect(nil)
+	h.Booted()
+	res := routertest.Call(t, cs, "fx_sample", map[string]any{"prompt": "haiku"})
+	if !res.IsError || !strings.Contains(routertest.Text(res), "sampling failed") {
+		t.Errorf("fx_sample without client sampling = %q", routertest.Text(res))
 	}
 }
 
 func TestRootsForwardedToClient(t *testing.T) {
-	h := newHarness(t, map[string]any{"fx": fixture(t)}, nil)
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, nil)
 	c := mcp.NewClient(&mcp.Implementation{Name: "roots-client", Version: "1"}, nil)
 	c.AddRoots(&mcp.Root{URI: "file:///work/project", Name: "project"})
 	st, ct := mcp.NewInMemoryTransports()
-	if _, err := h.srv.Connect(context.Background(), st); err != nil {
+	if _, err := h.Server.Connect(context.Background(), st); err != nil {
 		t.Fatal(err)
 	}
 	cs, err := c.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
@@ -325,16 +322,16 @@ func TestRootsForwardedToClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	h.booted()
-	if got := resultText(call(t, cs, "fx_roots", map[string]any{})); got != "roots: file:///work/project" {
+	h.Booted()
+	if got := routertest.Text(routertest.Call(t, cs, "fx_roots", map[string]any{})); got != "roots: file:///work/project" {
 		t.Errorf("fx_roots = %q", got)
 	}
 }
 
 func TestUntypedChildSchemaIsNormalised(t *testing.T) {
-	h := newHarness(t, map[string]any{"fx": fixture(t)}, legacy)
-	cs := h.connect(nil)
-	h.booted()
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, legacy)
+	cs := h.Connect(nil)
+	h.Booted()
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -347,7 +344,7 @@ func TestUntypedChildSchemaIsNormalised(t *testing.T) {
 			}
 		}
 	}
-	if got := resultText(call(t, cs, "fx_untyped", map[string]any{})); got != "untyped ok" {
+	if got := routertest.Text(routertest.Call(t, cs, "fx_untyped", map[string]any{})); got != "untyped ok" {
 		t.Errorf("fx_untyped = %q", got)
 	}
 }
@@ -355,57 +352,57 @@ func TestUntypedChildSchemaIsNormalised(t *testing.T) {
 func TestBrokenConfigKeepsNativesServing(t *testing.T) {
 	dir := t.TempDir()
 	path := testutil.WriteFile(t, dir, "mcp.config.json", "{\"servers\": {\n  \"fx\": {\"command\": \"x\",}\n}}")
-	h := newHarnessConfig(t, dir, path, nil)
-	cs := h.connect(nil)
-	if !slices.Contains(toolNames(t, cs), "describe_tool") {
+	h := routertest.NewWithConfig(t, dir, path, nil)
+	cs := h.Connect(nil)
+	if !slices.Contains(routertest.ToolNames(t, cs), "describe_tool") {
 		t.Error("natives should be listed")
 	}
-	if res := call(t, cs, "proxy_server_status", map[string]any{}); res.IsError {
-		t.Errorf("proxy_server_status: %s", resultText(res))
+	if res := routertest.Call(t, cs, "proxy_server_status", map[string]any{}); res.IsError {
+		t.Errorf("proxy_server_status: %s", routertest.Text(res))
 	}
-	if log := h.stderr.String(); !strings.Contains(log, "Failed to load mcp.config.json") || !strings.Contains(log, "mcp.config.json:2:") {
+	if log := h.Stderr.String(); !strings.Contains(log, "Failed to load mcp.config.json") || !strings.Contains(log, "mcp.config.json:2:") {
 		t.Errorf("stderr should report the positioned error:\n%s", log)
 	}
 }
 
 func TestManifestCacheListsKnownToolsBeforeBoot(t *testing.T) {
 	dir := t.TempDir()
-	cfgPath := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{"fx": fixture(t, "-start-delay", "400ms")}})
-	first := newHarnessConfig(t, dir, cfgPath, legacy)
-	cs := first.connect(nil)
-	first.booted()
+	cfgPath := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{"fx": routertest.Fixture(t, "-start-delay", "400ms")}})
+	first := routertest.NewWithConfig(t, dir, cfgPath, legacy)
+	cs := first.Connect(nil)
+	first.Booted()
 	cs.Close()
-	first.srv.Close()
+	first.Server.Close()
 
-	second := newHarnessConfig(t, dir, cfgPath, legacy)
-	cs2 := second.connect(nil)
-	if !slices.Contains(toolNames(t, cs2), "fx_echo") {
+	second := routertest.NewWithConfig(t, dir, cfgPath, legacy)
+	cs2 := second.Connect(nil)
+	if !slices.Contains(routertest.ToolNames(t, cs2), "fx_echo") {
 		t.Fatal("a cached child's tools should be listed before it boots")
 	}
-	if s := statusOf(t, cs2, "fx"); s != "booting" {
+	if s := routertest.StatusOf(t, cs2, "fx"); s != "booting" {
 		t.Fatalf("fx should still be booting, is %s", s)
 	}
 	// The call waits for the boot instead of failing.
-	res := call(t, cs2, "fx_echo", map[string]any{"message": "waited"})
-	if res.IsError || resultText(res) != "Echo: waited" {
-		t.Errorf("fx_echo during boot = %q", resultText(res))
+	res := routertest.Call(t, cs2, "fx_echo", map[string]any{"message": "waited"})
+	if res.IsError || routertest.Text(res) != "Echo: waited" {
+		t.Errorf("fx_echo during boot = %q", routertest.Text(res))
 	}
 }
 
 func TestSessionsAreIndependent(t *testing.T) {
-	h := newHarness(t, map[string]any{"fx": fixture(t)}, legacy)
-	a := h.connect(nil)
-	b := h.connect(nil)
-	h.booted()
-	if got := resultText(call(t, a, "fx_echo", map[string]any{"message": "a"})); got != "Echo: a" {
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, legacy)
+	a := h.Connect(nil)
+	b := h.Connect(nil)
+	h.Booted()
+	if got := routertest.Text(routertest.Call(t, a, "fx_echo", map[string]any{"message": "a"})); got != "Echo: a" {
 		t.Errorf("a: %q", got)
 	}
 	a.Close()
-	waitFor(t, "a's session to end", func() bool { return len(h.srv.Sessions()) == 1 })
-	if got := resultText(call(t, b, "fx_echo", map[string]any{"message": "b"})); got != "Echo: b" {
+	routertest.WaitFor(t, "a's session to end", func() bool { return len(h.Server.Sessions()) == 1 })
+	if got := routertest.Text(routertest.Call(t, b, "fx_echo", map[string]any{"message": "b"})); got != "Echo: b" {
 		t.Errorf("b after a closed: %q", got)
 	}
-	if ids := h.srv.Sessions(); len(ids) != 1 || !strings.HasPrefix(ids[0].ID, "stdio-") {
+	if ids := h.Server.Sessions(); len(ids) != 1 || !strings.HasPrefix(ids[0].ID, "stdio-") {
 		t.Errorf("sessions = %v", ids)
 	}
 }

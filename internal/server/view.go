@@ -36,6 +36,7 @@ func newView(s *Server) *view {
 func (v *view) connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession, error) {
 	s := v.srv
 	v.sess = session.New("", s.opts.Settings.Role)
+	v.sess.TTL = s.opts.Settings.SessionTTL
 	v.mcp = mcp.NewServer(&mcp.Implementation{Name: serverName, Version: s.opts.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
 		Capabilities: &mcp.ServerCapabilities{
@@ -69,6 +70,7 @@ func (v *view) connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession
 
 func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		v.sess.Touch()
 		switch method {
 		case "tools/list":
 			return v.listTools(), nil
@@ -91,7 +93,7 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 
 func (v *view) listTools() *mcp.ListToolsResult {
 	s := v.srv
-	entries := s.catalog.Snapshot().Project(s.profile.Profile, s.legacy, nil)
+	entries := s.catalog.Snapshot().Project(s.profile.Profile, s.legacy, v.sess.Active)
 	tools := make([]*mcp.Tool, len(entries))
 	for i, e := range entries {
 		tools[i] = e.Tool
@@ -104,7 +106,7 @@ func (v *view) listTools() *mcp.ListToolsResult {
 // sends tools/list_changed when the mirror changes.
 func (v *view) sync() {
 	s := v.srv
-	entries := s.catalog.Snapshot().Project(s.profile.Profile, s.legacy, nil)
+	entries := s.catalog.Snapshot().Project(s.profile.Profile, s.legacy, v.sess.Active)
 	visible := make(map[string]bool, len(entries))
 	for _, e := range entries {
 		visible[e.Name] = true

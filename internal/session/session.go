@@ -14,6 +14,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// DefaultMaxActive bounds the tools one session can have activated; the
+// least recently activated go first.
+const DefaultMaxActive = 256
+
 // Session is one client session.
 type Session struct {
 	// ID is stable for the session's life: "stdio-<uuid>" for stdio, the
@@ -26,13 +30,25 @@ type Session struct {
 	// Peer is the client; nil until the session is connected.
 	Peer Peer
 
-	mu      sync.Mutex
-	changed chan struct{}
+	// TTL is how long the session may stay idle before its activations
+	// are dropped; zero keeps them forever.
+	TTL time.Duration
+	// MaxActive bounds the activations; zero means DefaultMaxActive.
+	MaxActive int
+	// Now is the clock; tests replace it.
+	Now func() time.Time
+
+	mu       sync.Mutex
+	changed  chan struct{}
+	lastSeen time.Time
+	active   map[string]uint64 // name → activation order
+	seq      uint64
 }
 
 // New starts a session.
 func New(id, role string) *Session {
-	return &Session{ID: id, Role: role, Created: time.Now(), changed: make(chan struct{})}
+	now := time.Now()
+	return &Session{ID: id, Role: role, Created: now, Now: time.Now, lastSeen: now, changed: make(chan struct{}), active: map[string]uint64{}}
 }
 
 // NewID returns "<prefix>-<uuid v4>".
@@ -56,6 +72,62 @@ func (s *Session) Changed() <-chan struct{} {
 func (s *Session) signalLocked() {
 	close(s.changed)
 	s.changed = make(chan struct{})
+}
+
+// Touch records activity. A session idle for longer than its TTL loses
+// its activations first, as if it were new; Touch reports whether that
+// happened.
+func (s *Session) Touch() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.Now()
+	expired := s.TTL > 0 && now.Sub(s.lastSeen) > s.TTL && len(s.active) > 0
+	s.lastSeen = now
+	if expired {
+		clear(s.active)
+		s.signalLocked()
+	}
+	return expired
+}
+
+// Activate adds tools to what the session lists and returns the names that
+// were not active yet. Re-activating a name makes it the most recent.
+func (s *Session) Activate(names ...string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var added []string
+	for _, n := range names {
+		if _, ok := s.active[n]; !ok {
+			added = append(added, n)
+		}
+		s.seq++
+		s.active[n] = s.seq
+	}
+	limit := s.MaxActive
+	if limit <= 0 {
+		limit = DefaultMaxActive
+	}
+	for len(s.active) > limit {
+		oldest, min := "", ^uint64(0)
+		for n, q := range s.active {
+			if q < min {
+				oldest, min = n, q
+			}
+		}
+		delete(s.active, oldest)
+	}
+	if len(added) > 0 {
+		s.signalLocked()
+	}
+	return added
+}
+
+// Active reports whether discovery activated the tool for this session.
+func (s *Session) Active(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.active[name]
+	return ok
 }
 
 // Peer is the client end of a session, as the router needs it: to pass

@@ -1,0 +1,196 @@
+// Package routertest assembles a real router for integration tests: files
+// in a temporary directory, the server, in-memory client sessions, and
+// small helpers to call tools and read results.
+package routertest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/server"
+	"github.com/evokore/evokore/internal/testutil"
+)
+
+// Buffer collects the router's stderr; safe for concurrent writes.
+type Buffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Harness is one router under test: its directory (config, EVOKORE_HOME
+// under Dir/home), the assembled server, and its stderr.
+type Harness struct {
+	t      *testing.T
+	Dir    string
+	Server *server.Server
+	Stderr *Buffer
+}
+
+// Fixture is the mcp.config.json entry of a fixture child with args.
+func Fixture(t *testing.T, args ...string) map[string]any {
+	if args == nil {
+		args = []string{}
+	}
+	return map[string]any{"command": testutil.FixtureServer(t), "args": args}
+}
+
+// New writes servers into mcp.config.json and assembles a router with
+// env. EVOKORE_HOME, the config, permissions and skills paths point into
+// a fresh directory unless env sets them; the process environment is not
+// used beyond PATH.
+func New(t *testing.T, servers map[string]any, env map[string]string) *Harness {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := map[string]any{"servers": servers}
+	return NewWithConfig(t, dir, testutil.WriteJSON(t, dir, "mcp.config.json", cfg), env)
+}
+
+// NewWithConfig assembles a router over an existing config file in dir.
+func NewWithConfig(t *testing.T, dir, configPath string, env map[string]string) *Harness {
+	t.Helper()
+	vars := map[string]string{
+		"PATH":                     os.Getenv("PATH"),
+		"HOME":                     dir,
+		"EVOKORE_HOME":             dir + "/home",
+		"EVOKORE_MCP_CONFIG_PATH":  configPath,
+		"EVOKORE_PERMISSIONS_PATH": dir + "/permissions.yml",
+		"EVOKORE_SKILLS_DIR":       dir + "/SKILLS",
+	}
+	for k, v := range env {
+		vars[k] = v
+	}
+	settings, _ := config.ReadSettings(config.NewEnv(vars), server.ShippedDefaults)
+	settings.ShutdownGrace = 500 * time.Millisecond
+	h := &Harness{t: t, Dir: dir, Stderr: &Buffer{}}
+	h.Server = server.New(server.Options{Settings: settings, Version: "test", Log: h.Stderr})
+	t.Cleanup(h.Server.Close)
+	return h
+}
+
+// Connect opens an in-memory client session; opts may be nil.
+func (h *Harness) Connect(opts *mcp.ClientOptions) *mcp.ClientSession {
+	h.t.Helper()
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := h.Server.Connect(ctx, st); err != nil {
+		h.t.Fatal(err)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, opts)
+	cs, err := c.Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// Booted waits for every child's first boot attempt.
+func (h *Harness) Booted() {
+	h.t.Helper()
+	select {
+	case <-h.Server.ChildrenBooted():
+	case <-time.After(60 * time.Second):
+		h.t.Fatalf("children did not finish booting; stderr:\n%s", h.Stderr.String())
+	}
+}
+
+// WaitFor polls cond until it holds, failing after 30 s.
+func WaitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// ToolNames lists the session's tools/list names in order.
+func ToolNames(t *testing.T, cs *mcp.ClientSession) []string {
+	t.Helper()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, len(res.Tools))
+	for i, tl := range res.Tools {
+		names[i] = tl.Name
+	}
+	return names
+}
+
+// Call calls a tool and fails the test on a protocol error.
+func Call(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("call %s: %v", name, err)
+	}
+	return res
+}
+
+// Text joins a result's text blocks.
+func Text(r *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range r.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// ServerStatus is proxy_server_status's answer.
+type ServerStatus struct {
+	TotalServers int `json:"totalServers"`
+	Servers      []struct {
+		ID                  string `json:"id"`
+		Status              string `json:"status"`
+		ErrorCount          int    `json:"errorCount"`
+		RegisteredToolCount int    `json:"registeredToolCount"`
+		LastError           string `json:"lastError"`
+	} `json:"servers"`
+}
+
+// Status calls proxy_server_status.
+func Status(t *testing.T, cs *mcp.ClientSession) ServerStatus {
+	t.Helper()
+	var st ServerStatus
+	if err := json.Unmarshal([]byte(Text(Call(t, cs, "proxy_server_status", map[string]any{}))), &st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// StatusOf is one server's status string.
+func StatusOf(t *testing.T, cs *mcp.ClientSession, id string) string {
+	for _, s := range Status(t, cs).Servers {
+		if s.ID == id {
+			return s.Status
+		}
+	}
+	t.Fatalf("no server %q in status", id)
+	return ""
+}
