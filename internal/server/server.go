@@ -31,14 +31,14 @@ type Options struct {
 // Server is the router assembled: the shared parts every session view is
 // fed from. It serves any number of sessions; stdio has one.
 type Server struct {
-	opts    Options
-	log     io.Writer
-	config  *config.MCPConfig
-	catalog *catalog.Store
-	proxy   *proxy.Supervisor
-	router  *router.Router
-	profile catalog.Resolution
-	legacy  bool
+	opts      Options
+	log       io.Writer
+	config    *config.MCPConfig
+	catalog   *catalog.Store
+	proxy     *proxy.Supervisor
+	router    *router.Router
+	profile   catalog.Resolution
+	legacy    bool
 	content   Content
 	closers   []func()
 	closeOnce sync.Once
