@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,6 +35,9 @@ type Call struct {
 	Session *session.Session
 	Args    json.RawMessage
 	Meta    mcp.Meta
+	// Started is when the call was dispatched; observers measure latency
+	// from it.
+	Started time.Time
 
 	beforeDispatch []func() (*mcp.CallToolResult, error)
 }
@@ -104,6 +108,7 @@ func (r *Router) Run(ctx context.Context, c *Call) (*mcp.CallToolResult, error) 
 			return res, err
 		}
 	}
+	c.Started = time.Now()
 	res, err := r.dispatch(ctx, c)
 	err = WireError(err)
 	for _, o := range r.Observers {
