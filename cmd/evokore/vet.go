@@ -13,14 +13,16 @@ import (
 
 func newVet(p *paths) *cobra.Command {
 	var format string
-	var strict bool
+	var strict, live bool
 	cmd := &cobra.Command{
 		Use:   "vet",
 		Short: "Check mcp.config.json and permissions.yml (for CI)",
 		Long: `vet validates mcp.config.json and permissions.yml against evokore's schemas,
 then checks what spans files: profiles, role overrides and rules against the
 native tools and the configured servers, active roles, unset ${VAR}
-placeholders, and servers with neither command nor url.
+placeholders, and servers with neither command nor url. With --live it also
+boots the children, reports the ones that fail, prefixed-name collisions,
+and names no booted server serves.
 
 Every problem is reported as file:line:col. Exit 0 when there are no errors,
 1 when there are.`,
@@ -35,6 +37,8 @@ Every problem is reported as file:line:col. Exit 0 when there are no errors,
 				PermissionsPath: s.PermissionsPath,
 				Env:             s.Env,
 				Strict:          strict,
+				Live:            live,
+				Settings:        s,
 			})
 			if err := writeDiagnostics(cmd.OutOrStdout(), format, ds); err != nil {
 				return err
@@ -47,6 +51,7 @@ Every problem is reported as file:line:col. Exit 0 when there are no errors,
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	cmd.Flags().BoolVar(&strict, "strict", false, "treat warnings (such as unset placeholders) as errors")
+	cmd.Flags().BoolVar(&live, "live", false, "boot the children and check names against the tools they serve (also refreshes the tool-list cache)")
 	return cmd
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -42,11 +43,19 @@ func (r *routes) begin(server string, sess *session.Session, clientToken any) (c
 	childToken = fmt.Sprintf("evokore-%d", r.seq)
 	r.progress[childToken] = progressRoute{sess: sess, token: clientToken}
 	return childToken, func() {
-		r.mu.Lock()
-		delete(r.progress, childToken)
-		r.mu.Unlock()
+		// The SDK hands notifications to handlers concurrently with the
+		// response, so the last progress step can arrive after the call
+		// ends: keep the route a little longer.
+		time.AfterFunc(progressGrace, func() {
+			r.mu.Lock()
+			delete(r.progress, childToken)
+			r.mu.Unlock()
+		})
 	}
 }
+
+// progressGrace is how long a finished call's progress route survives.
+const progressGrace = 5 * time.Second
 
 func (r *routes) progressRoute(token any) (progressRoute, bool) {
 	key, ok := token.(string)

@@ -19,6 +19,10 @@ type Options struct {
 	Env config.Env
 	// Strict turns every warning into an error.
 	Strict bool
+	// Live boots the children (with Settings' home and timeouts) and checks
+	// names against the tools they really serve.
+	Live     bool
+	Settings config.Settings
 }
 
 // Diagnostic codes, stable for scripts.
@@ -33,6 +37,9 @@ const (
 	CodeUnknownProfile   = "unknown-profile"
 	CodeUnsetPlaceholder = "unset-placeholder"
 	CodeMixedRateLimit   = "mixed-rate-limit"
+	CodeBootFailed       = "boot-failed"
+	CodeUnknownTool      = "unknown-tool"
+	CodeCollision        = "name-collision"
 )
 
 // maxToolName is the longest tool name clients accept.
@@ -59,6 +66,9 @@ func Run(opts Options) config.Diagnostics {
 	if perms != nil {
 		c.permissions()
 	}
+	if opts.Live && cfg != nil {
+		c.live(opts.Settings)
+	}
 	ds = append(ds, c.out...)
 	if opts.Strict {
 		for i := range ds {
@@ -81,6 +91,8 @@ type checker struct {
 	perms *config.Permissions
 	env   config.Env
 	out   config.Diagnostics
+	// served, after a live boot, holds each booted server's tool names.
+	served map[string]map[string]bool
 }
 
 func (c *checker) report(sev config.Severity, pos config.Position, code, format string, args ...any) {

@@ -1,0 +1,145 @@
+package main_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/testutil"
+	"github.com/evokore/evokore/internal/testutil/routertest"
+)
+
+// router is an evokore process under test, with a client on its stdio.
+type router struct {
+	cmd    *exec.Cmd
+	cs     *mcp.ClientSession
+	stderr *routertest.Buffer
+	dir    string
+}
+
+// startRouter runs the evokore binary with two fixture children that
+// write their pids into dir.
+func startRouter(t *testing.T, extraEnv ...string) *router {
+	t.Helper()
+	dir := t.TempDir()
+	fx := testutil.FixtureServer(t)
+	testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{
+		"one": map[string]any{"command": fx, "args": []string{"-pidfile", filepath.Join(dir, "one.pid"), "-stderr", "fixture one says hello"}},
+		"two": map[string]any{"command": fx, "args": []string{"-pidfile", filepath.Join(dir, "two.pid")}},
+	}})
+	cmd := exec.Command(testutil.Evokore(t), "serve")
+	cmd.Dir = dir
+	cmd.Env = append([]string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + dir,
+		"EVOKORE_HOME=" + filepath.Join(dir, "home"),
+		"EVOKORE_TOOL_DISCOVERY_MODE=legacy",
+	}, extraEnv...)
+	r := &router{cmd: cmd, stderr: &routertest.Buffer{}, dir: dir}
+	cmd.Stderr = r.stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "process-test", Version: "1"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, r.stderr.String())
+	}
+	r.cs = cs
+	t.Cleanup(func() {
+		_ = cs.Close()
+		if cmd.Process != nil {
+			_ = cmd.Process.Kill()
+		}
+	})
+	return r
+}
+
+// childPids waits for both children to have booted and returns their pids.
+func (r *router) childPids(t *testing.T) []int {
+	t.Helper()
+	var pids []int
+	routertest.WaitFor(t, "both children to boot", func() bool {
+		return strings.Contains(r.stderr.String(), "Proxy bootstrap complete: ")
+	})
+	for _, name := range []string{"one.pid", "two.pid"} {
+		b, err := os.ReadFile(filepath.Join(r.dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || err == syscall.EPERM
+}
+
+func waitGone(t *testing.T, pids []int, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		var left []int
+		for _, p := range pids {
+			if alive(p) {
+				left = append(left, p)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("children still running after %s: %v", within, left)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestStdinEOFExitsCleanlyAndStopsChildren(t *testing.T) {
+	r := startRouter(t)
+	pids := r.childPids(t)
+	res, err := r.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "one_echo", Arguments: map[string]any{"message": "hi"}})
+	if err != nil || routertest.Text(res) != "Echo: hi" {
+		t.Fatalf("one_echo: %v %v", err, res)
+	}
+	// Closing the client session closes the router's stdin.
+	if err := r.cs.Close(); err != nil {
+		t.Fatalf("router did not exit cleanly on stdin EOF: %v\n%s", err, r.stderr.String())
+	}
+	if code := r.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("exit code %d", code)
+	}
+	waitGone(t, pids, 2*time.Second)
+	if !strings.Contains(r.stderr.String(), "[one] fixture one says hello") {
+		t.Errorf("child stderr should be forwarded with its prefix:\n%s", r.stderr.String())
+	}
+}
+
+func TestSIGKILLOfRouterLeavesNoChild(t *testing.T) {
+	r := startRouter(t)
+	pids := r.childPids(t)
+	if err := r.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, pids, 2*time.Second)
+}
+
+func TestSIGTERMStopsChildren(t *testing.T) {
+	r := startRouter(t)
+	pids := r.childPids(t)
+	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, pids, 5*time.Second)
+}

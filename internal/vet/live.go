@@ -1,0 +1,120 @@
+package vet
+
+import (
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/proxy"
+)
+
+// live boots every enabled child, reports the ones that fail, and checks
+// what needs real tool names: prefixed-name collisions, and profile,
+// override and rule names that no booted server serves. Booting also
+// refreshes the manifest cache, so later starts list the tools at once.
+func (c *checker) live(s config.Settings) {
+	var ids []string
+	for _, srv := range c.cfg.Servers {
+		ids = append(ids, srv.ID)
+	}
+	store := catalog.NewStore(nil, ids)
+	sup := proxy.New(proxy.Options{
+		Servers:        c.cfg.Servers,
+		Env:            c.env,
+		Home:           s.Home,
+		BootTimeout:    s.ChildBootTimeout,
+		RequestTimeout: s.ProxyRequestTimeout,
+		ShutdownGrace:  s.ShutdownGrace,
+		Catalog:        store,
+		Log:            io.Discard,
+		Version:        "vet",
+	})
+	sup.Start(nil)
+	<-sup.Booted()
+	defer sup.Close()
+
+	for _, st := range sup.Status() {
+		if st.Status == proxy.StatusError {
+			c.report(config.SeverityError, c.cfg.Pos("servers", st.ID), CodeBootFailed,
+				"server '%s' failed to boot: %s", st.ID, st.LastError)
+		}
+	}
+
+	// Every booted server's own list, before collisions are resolved.
+	c.served = map[string]map[string]bool{}
+	owners := map[string][]string{}
+	for _, srv := range c.cfg.Servers {
+		tools := proxy.CachedTools(s.Home, []config.Server{srv})[srv.ID]
+		if tools == nil {
+			continue
+		}
+		names := map[string]bool{}
+		for _, t := range tools {
+			name := srv.ID + "_" + t.Name
+			names[name] = true
+			owners[name] = append(owners[name], srv.ID)
+			if len(name) > maxToolName || !validName.MatchString(name) {
+				c.report(config.SeverityError, c.cfg.Pos("servers", srv.ID), CodeInvalidToolName,
+					"server '%s' serves '%s', a name clients reject (1-%d letters, digits, '_' or '-')", srv.ID, name, maxToolName)
+			}
+		}
+		c.served[srv.ID] = names
+	}
+	for _, name := range sortedKeys(owners) {
+		if ids := owners[name]; len(ids) > 1 {
+			c.report(config.SeverityWarning, c.cfg.Pos("servers", ids[1]), CodeCollision,
+				"'%s' is served by %s; the first in config order wins and the others are hidden", name, quoteList(ids))
+		}
+	}
+
+	for _, p := range c.cfg.Discovery.Profiles {
+		for i, name := range p.AlwaysVisible.Names {
+			c.servedName(c.cfg.Pos("discovery", "profiles", p.Name, "alwaysVisible", fmt.Sprint(i)), fmt.Sprintf("profile '%s'", p.Name), name)
+		}
+	}
+	if c.perms != nil && !c.perms.Missing {
+		for _, r := range c.perms.Roles {
+			for tool := range r.Overrides {
+				c.servedName(c.perms.Pos("roles", r.Name, "overrides", tool), fmt.Sprintf("role '%s'", r.Name), tool)
+			}
+		}
+		for tool := range c.perms.Rules {
+			c.servedName(c.perms.Pos("rules", tool), "rules", tool)
+		}
+	}
+}
+
+// servedName warns about a proxied name its server does not serve.
+func (c *checker) servedName(pos config.Position, where, name string) {
+	server, ok := serverOf(c.cfg, name)
+	if !ok {
+		return
+	}
+	names, booted := c.served[server]
+	if booted && !names[name] {
+		c.report(config.SeverityWarning, pos, CodeUnknownTool,
+			"%s names '%s', but server '%s' serves no such tool", where, name, server)
+	}
+}
+
+func sortedKeys(m map[string][]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func quoteList(ids []string) string {
+	out := ""
+	for i, id := range ids {
+		if i > 0 {
+			out += ", "
+		}
+		out += "'" + id + "'"
+	}
+	return out
+}
