@@ -2,6 +2,7 @@ package server
 
 import (
 	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/native/claims"
 	"github.com/evokore/evokore/internal/router"
 )
 
@@ -22,6 +23,7 @@ type contributions struct {
 // is set once the catalog exists, before any call can run.
 func registerManagers(t *native.Table, host *native.Host, s *Server) contributions {
 	var c contributions
+	claims.Register(t, host)
 	_ = host
 	_ = s
 	return c
