@@ -59,13 +59,31 @@ func NewEntry(t *mcp.Tool, src Source) *Entry {
 	return &Entry{Name: t.Name, Tool: t, Source: src, Hash: DefinitionHash(t)}
 }
 
+// ApprovalTokenField is the argument that carries a human's approval.
+// Every proxied tool's schema offers it (never required), so a client can
+// retry an intercepted call with it.
+const ApprovalTokenField = "_evokore_approval_token"
+
+// approvalTokenProperty is the schema of ApprovalTokenField.
+var approvalTokenProperty = map[string]any{
+	"type":        "string",
+	"description": "Only when evokore asked for human approval: ask the user, and if they agree retry with the token it gave.",
+}
+
 // NewProxyEntry builds the entry of a child's tool: renamed
-// `<server>_<tool>`, its input schema normalised to an object schema. The
-// child's definition is not modified.
+// `<server>_<tool>`, its input schema normalised to an object schema that
+// offers the approval token. The child's definition is not modified.
 func NewProxyEntry(server string, t *mcp.Tool) *Entry {
 	cp := *t
 	cp.Name = server + "_" + t.Name
-	cp.InputSchema = NormalizeSchema(t.InputSchema)
+	schema := NormalizeSchema(t.InputSchema)
+	props := map[string]any{}
+	for k, v := range schema["properties"].(map[string]any) {
+		props[k] = v
+	}
+	props[ApprovalTokenField] = approvalTokenProperty
+	schema["properties"] = props
+	cp.InputSchema = schema
 	return &Entry{Name: cp.Name, Tool: &cp, Source: SourceProxy, Server: server, Original: t.Name, Hash: DefinitionHash(t)}
 }
 

@@ -18,6 +18,9 @@ type Snapshot struct {
 
 	byName     map[string]*Entry
 	superseded chan struct{}
+
+	indexOnce sync.Once
+	index     *index
 }
 
 // Lookup returns the entry clients call by name.

@@ -67,6 +67,7 @@ func New(opts Options) *Server {
 
 	table := &native.Table{}
 	routing.Register(table, s, s)
+	routing.RegisterDiscovery(table, s)
 	host := &native.Host{
 		Settings: opts.Settings,
 		Config:   cfg,
@@ -125,6 +126,16 @@ func (s *Server) callTool(ctx context.Context, sess *session.Session, name strin
 
 // Snapshot returns the current catalog.
 func (s *Server) Snapshot() *catalog.Snapshot { return s.catalog.Snapshot() }
+
+// Legacy reports whether every tool is listed (EVOKORE_TOOL_DISCOVERY_MODE=legacy).
+func (s *Server) Legacy() bool { return s.legacy }
+
+// Listed reports whether sess lists e right now: in legacy mode
+// everything, otherwise what the profile lists plus the session's
+// activations.
+func (s *Server) Listed(sess *session.Session, e *catalog.Entry) bool {
+	return s.legacy || s.profile.Profile.Lists(e) || sess.Active(e.Name)
+}
 
 // Status reports the child servers.
 func (s *Server) Status() []proxy.ServerStatus { return s.proxy.Status() }

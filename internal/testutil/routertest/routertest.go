@@ -41,14 +41,14 @@ func (b *Buffer) String() string {
 // Harness is one router under test: its directory (config, EVOKORE_HOME
 // under Dir/home), the assembled server, and its stderr.
 type Harness struct {
-	t      *testing.T
+	t      testing.TB
 	Dir    string
 	Server *server.Server
 	Stderr *Buffer
 }
 
 // Fixture is the mcp.config.json entry of a fixture child with args.
-func Fixture(t *testing.T, args ...string) map[string]any {
+func Fixture(t testing.TB, args ...string) map[string]any {
 	if args == nil {
 		args = []string{}
 	}
@@ -59,7 +59,7 @@ func Fixture(t *testing.T, args ...string) map[string]any {
 // env. EVOKORE_HOME, the config, permissions and skills paths point into
 // a fresh directory unless env sets them; the process environment is not
 // used beyond PATH.
-func New(t *testing.T, servers map[string]any, env map[string]string) *Harness {
+func New(t testing.TB, servers map[string]any, env map[string]string) *Harness {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := map[string]any{"servers": servers}
@@ -67,7 +67,7 @@ func New(t *testing.T, servers map[string]any, env map[string]string) *Harness {
 }
 
 // NewWithConfig assembles a router over an existing config file in dir.
-func NewWithConfig(t *testing.T, dir, configPath string, env map[string]string) *Harness {
+func NewWithConfig(t testing.TB, dir, configPath string, env map[string]string) *Harness {
 	t.Helper()
 	vars := map[string]string{
 		"PATH":                     os.Getenv("PATH"),
@@ -116,7 +116,7 @@ func (h *Harness) Booted() {
 }
 
 // WaitFor polls cond until it holds, failing after 30 s.
-func WaitFor(t *testing.T, what string, cond func() bool) {
+func WaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
@@ -128,7 +128,7 @@ func WaitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // ToolNames lists the session's tools/list names in order.
-func ToolNames(t *testing.T, cs *mcp.ClientSession) []string {
+func ToolNames(t testing.TB, cs *mcp.ClientSession) []string {
 	t.Helper()
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -142,7 +142,7 @@ func ToolNames(t *testing.T, cs *mcp.ClientSession) []string {
 }
 
 // Call calls a tool and fails the test on a protocol error.
-func Call(t *testing.T, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
+func Call(t testing.TB, cs *mcp.ClientSession, name string, args any) *mcp.CallToolResult {
 	t.Helper()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
@@ -175,7 +175,7 @@ type ServerStatus struct {
 }
 
 // Status calls proxy_server_status.
-func Status(t *testing.T, cs *mcp.ClientSession) ServerStatus {
+func Status(t testing.TB, cs *mcp.ClientSession) ServerStatus {
 	t.Helper()
 	var st ServerStatus
 	if err := json.Unmarshal([]byte(Text(Call(t, cs, "proxy_server_status", map[string]any{}))), &st); err != nil {
@@ -185,7 +185,7 @@ func Status(t *testing.T, cs *mcp.ClientSession) ServerStatus {
 }
 
 // StatusOf is one server's status string.
-func StatusOf(t *testing.T, cs *mcp.ClientSession, id string) string {
+func StatusOf(t testing.TB, cs *mcp.ClientSession, id string) string {
 	for _, s := range Status(t, cs).Servers {
 		if s.ID == id {
 			return s.Status

@@ -1,0 +1,200 @@
+package main_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/testutil"
+)
+
+// benchRouter starts evokore over stdio with n fixture children (extra
+// generated tools each) and returns the connected client session.
+func benchRouter(b *testing.B, n, extra int, mode string) (*mcp.ClientSession, *exec.Cmd) {
+	b.Helper()
+	dir := b.TempDir()
+	fx := testutil.FixtureServer(b)
+	servers := map[string]any{}
+	for i := range n {
+		servers[fmt.Sprintf("c%d", i)] = map[string]any{"command": fx, "args": []string{"-extra", strconv.Itoa(extra)}}
+	}
+	testutil.WriteJSON(b, dir, "mcp.config.json", map[string]any{"servers": servers})
+	cmd := exec.Command(testutil.Evokore(b), "serve")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"), "EVOKORE_TOOL_DISCOVERY_MODE=" + mode}
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cs.Close() })
+	return cs, cmd
+}
+
+// waitTool polls tools/list until name appears.
+func waitTool(b *testing.B, cs *mcp.ClientSession, name string) {
+	b.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, t := range res.Tools {
+			if t.Name == name {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	b.Fatalf("%s never appeared", name)
+}
+
+// BenchmarkInitializeWith4Children measures spawn → initialize answered,
+// with four children configured (they boot after the handshake).
+func BenchmarkInitializeWith4Children(b *testing.B) {
+	bin, fx := testutil.Evokore(b), testutil.FixtureServer(b)
+	dir := b.TempDir()
+	servers := map[string]any{}
+	for i := range 4 {
+		servers[fmt.Sprintf("c%d", i)] = map[string]any{"command": fx, "args": []string{}}
+	}
+	testutil.WriteJSON(b, dir, "mcp.config.json", map[string]any{"servers": servers})
+	var lat []time.Duration
+	for b.Loop() {
+		cmd := exec.Command(bin, "serve")
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home")}
+		c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+		start := time.Now()
+		cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+		_ = cs.Close()
+	}
+	reportPercentiles(b, "init", lat)
+}
+
+// BenchmarkProxiedCallOverhead runs 1,000 sequential echo calls from the
+// same Go client, directly against a Go child and through evokore, and
+// reports p50/p99 of each and their ratio.
+func BenchmarkProxiedCallOverhead(b *testing.B) {
+	const calls = 1000
+	args := map[string]any{"message": "a longer benchmark message"}
+	measure := func(cs *mcp.ClientSession, tool string) []time.Duration {
+		for range 50 {
+			if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		lat := make([]time.Duration, 0, calls)
+		for range calls {
+			start := time.Now()
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
+			lat = append(lat, time.Since(start))
+			if err != nil || res.IsError {
+				b.Fatalf("%s: %v %v", tool, err, res)
+			}
+		}
+		return lat
+	}
+
+	direct := exec.Command(testutil.FixtureServer(b))
+	dc, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(), &mcp.CommandTransport{Command: direct}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer dc.Close()
+	ec, _ := benchRouter(b, 1, 0, "legacy")
+	waitTool(b, ec, "c0_echo")
+
+	var d, e []time.Duration
+	for b.Loop() {
+		d = append(d, measure(dc, "echo")...)
+		e = append(e, measure(ec, "c0_echo")...)
+	}
+	dp50, dp99 := percentile(d, 50), percentile(d, 99)
+	ep50, ep99 := percentile(e, 50), percentile(e, 99)
+	b.ReportMetric(float64(dp50.Microseconds()), "direct-p50-µs")
+	b.ReportMetric(float64(dp99.Microseconds()), "direct-p99-µs")
+	b.ReportMetric(float64(ep50.Microseconds()), "evokore-p50-µs")
+	b.ReportMetric(float64(ep99.Microseconds()), "evokore-p99-µs")
+	b.ReportMetric(float64(ep50)/float64(dp50), "p50-ratio")
+	b.ReportMetric(float64(ep99)/float64(dp99), "p99-ratio")
+}
+
+// BenchmarkRouterRSSWith4Children reports evokore's own resident memory
+// after four children booted and served a few hundred calls.
+func BenchmarkRouterRSSWith4Children(b *testing.B) {
+	var rss []float64
+	for b.Loop() {
+		cs, cmd := benchRouter(b, 4, 0, "legacy")
+		for i := range 4 {
+			waitTool(b, cs, fmt.Sprintf("c%d_echo", i))
+		}
+		for i := range 400 {
+			if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: fmt.Sprintf("c%d_echo", i%4), Arguments: map[string]any{"message": "m"}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		rss = append(rss, rssMiB(b, cmd.Process.Pid))
+		_ = cs.Close()
+	}
+	slices.Sort(rss)
+	b.ReportMetric(rss[len(rss)/2], "rss-MiB")
+}
+
+// BenchmarkToolsList1000Proxied measures tools/list through evokore when
+// one child serves 1,000 tools (legacy mode lists them all).
+func BenchmarkToolsList1000Proxied(b *testing.B) {
+	cs, _ := benchRouter(b, 1, 1000, "legacy")
+	waitTool(b, cs, "c0_generated_0999")
+	var lat []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		res, err := cs.ListTools(context.Background(), nil)
+		lat = append(lat, time.Since(start))
+		if err != nil || len(res.Tools) < 1000 {
+			b.Fatalf("list: %v (%d tools)", err, len(res.Tools))
+		}
+	}
+	reportPercentiles(b, "list", lat)
+}
+
+func rssMiB(b *testing.B, pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Skipf("no /proc: %v", err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			kb, _ := strconv.Atoi(strings.Fields(line)[1])
+			return float64(kb) / 1024
+		}
+	}
+	b.Fatal("no VmRSS")
+	return 0
+}
+
+func percentile(lat []time.Duration, p int) time.Duration {
+	s := slices.Clone(lat)
+	slices.Sort(s)
+	i := (len(s)*p+99)/100 - 1
+	return s[max(0, min(i, len(s)-1))]
+}
+
+func reportPercentiles(b *testing.B, name string, lat []time.Duration) {
+	b.ReportMetric(float64(percentile(lat, 50).Microseconds())/1000, name+"-p50-ms")
+	b.ReportMetric(float64(percentile(lat, 99).Microseconds())/1000, name+"-p99-ms")
+}

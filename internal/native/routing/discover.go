@@ -1,0 +1,107 @@
+package routing
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/session"
+)
+
+// Projection says what a session lists.
+type Projection interface {
+	Snapshot() *catalog.Snapshot
+	// Legacy reports whether every tool is listed anyway.
+	Legacy() bool
+	// Listed reports whether sess lists e right now.
+	Listed(sess *session.Session, e *catalog.Entry) bool
+}
+
+// Discovery texts; clients and scripts written for EVOKORE-MCP match them.
+const (
+	discoverEmpty = "Please provide a non-empty discovery query."
+	discoverNone  = "[EVOKORE TOOL DISCOVERY] No tools matched '%s'. Hidden proxied tools remain callable by exact name even when they are not listed."
+)
+
+// RegisterDiscovery binds discover_tools.
+func RegisterDiscovery(t *native.Table, p Projection) {
+	t.Bind(native.DiscoverTools, discoverTools(p))
+}
+
+func discoverTools(p Projection) native.Handler {
+	return func(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
+		var in struct {
+			Query string  `json:"query"`
+			Limit float64 `json:"limit"`
+		}
+		if err := call.Decode(&in); err != nil {
+			return native.Errorf("%v", err), nil
+		}
+		q := strings.TrimSpace(in.Query)
+		if q == "" {
+			return native.Errorf(discoverEmpty), nil
+		}
+		limit := int(math.Floor(in.Limit))
+		limit = min(max(limit, 1), 25)
+		matches := p.Snapshot().Search(q, limit)
+		if len(matches) == 0 {
+			return native.Text(discoverNone, q), nil
+		}
+
+		mode := "dynamic"
+		var activation string
+		if p.Legacy() {
+			mode = "legacy"
+			activation = "Legacy mode lists every tool already; discovery changes nothing."
+		} else {
+			var hidden []string
+			for _, m := range matches {
+				if !p.Listed(call.Session, m.Entry) {
+					hidden = append(hidden, m.Entry.Name)
+				}
+			}
+			added := call.Session.Activate(hidden...)
+			if len(added) > 0 {
+				activation = fmt.Sprintf("Activated %d proxied tool(s) for this session.", len(added))
+			} else {
+				activation = "No new proxied tools needed activation for this session."
+			}
+		}
+
+		var b strings.Builder
+		fmt.Fprintf(&b, "[EVOKORE TOOL DISCOVERY] mode=%s\nQuery: %s\nMatched %d tool(s).\n%s\n\n", mode, q, len(matches), activation)
+		for _, m := range matches {
+			e := m.Entry
+			state := "callable-by-exact-name"
+			if p.Listed(call.Session, e) {
+				state = "visible"
+			}
+			server := ""
+			if e.Server != "" {
+				server = ", server=" + e.Server
+			}
+			desc := e.Tool.Description
+			if desc == "" {
+				desc = "No description provided."
+			}
+			fmt.Fprintf(&b, "- %s [%s%s, %s]: %s\n", e.Name, e.Source, server, state, firstLine(desc))
+		}
+		if mode == "dynamic" {
+			b.WriteString("Re-run tools/list to fetch the updated tool projection.")
+		}
+		return native.Text("%s", strings.TrimRight(b.String(), "\n")), nil
+	}
+}
+
+// firstLine keeps discovery output to one line per tool.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return strings.TrimSpace(s[:i])
+	}
+	return s
+}
