@@ -3,6 +3,7 @@ package server
 import (
 	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/native/claims"
+	"github.com/evokore/evokore/internal/native/memory"
 	"github.com/evokore/evokore/internal/router"
 )
 
@@ -24,6 +25,7 @@ type contributions struct {
 func registerManagers(t *native.Table, host *native.Host, s *Server) contributions {
 	var c contributions
 	claims.Register(t, host)
+	memory.Register(t, host)
 	_ = host
 	_ = s
 	return c
