@@ -4,6 +4,7 @@ import (
 	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/native/claims"
 	"github.com/evokore/evokore/internal/native/memory"
+	"github.com/evokore/evokore/internal/native/nav"
 	"github.com/evokore/evokore/internal/router"
 )
 
@@ -26,6 +27,7 @@ func registerManagers(t *native.Table, host *native.Host, s *Server) contributio
 	var c contributions
 	claims.Register(t, host)
 	memory.Register(t, host)
+	nav.Register(t)
 	_ = host
 	_ = s
 	return c

@@ -1,0 +1,15 @@
+// Package nav owns the navigation-anchor tools, nav_get_map and
+// nav_read_anchor: cheap ways for a model to find its way around a large
+// file through `@AI:NAV[...]` comments instead of reading it whole.
+//
+// An anchor is `@AI:NAV[SEC:id] description`, `@AI:NAV[END:id]` or
+// `@AI:NAV[INS:id] description` anywhere on a line; ids are lower-case
+// letters, digits and dashes. A SEC and the END with the same id bound a
+// section; INS marks an insertion point, listed under every section that
+// contains it.
+//
+// Files are streamed line by line and never held whole: the map keeps only
+// the anchors, and a read keeps at most the window it returns (the lines
+// before the anchor sit in a ring buffer until the anchor turns up). A
+// window reaches at most 500 lines on either side of its anchor.
+package nav
