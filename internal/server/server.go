@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -42,6 +43,12 @@ type Server struct {
 	content   Content
 	closers   []func()
 	closeOnce sync.Once
+
+	// Schema-deferred listing: armed by the first deferred listing,
+	// satisfied by any describe_tool call, given up on by the fallback.
+	deferArm      sync.Once
+	describeSeen  atomic.Bool
+	deferFallback atomic.Bool
 
 	mu       sync.Mutex
 	sessions []*session.Session

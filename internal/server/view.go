@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/session"
 )
 
@@ -73,9 +74,13 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		v.sess.Touch()
 		switch method {
 		case "tools/list":
-			return v.listTools(), nil
+			return v.listTools(req.(*mcp.ListToolsRequest)), nil
 		case "tools/call":
-			res, err := v.srv.router.Call(ctx, v.sess, req.(*mcp.CallToolRequest).Params)
+			params := req.(*mcp.CallToolRequest).Params
+			if params.Name == catalog.DescribeTool {
+				v.srv.describeSeen.Store(true)
+			}
+			res, err := v.srv.router.Call(ctx, v.sess, params)
 			if err != nil {
 				return nil, err
 			}
@@ -91,17 +96,6 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-func (v *view) listTools() *mcp.ListToolsResult {
-	s := v.srv
-	entries := s.catalog.Snapshot().Project(s.profile.Profile, s.legacy, v.sess.Active)
-	tools := make([]*mcp.Tool, len(entries))
-	for i, e := range entries {
-		tools[i] = e.Tool
-	}
-	// The listing depends on the session's profile and activations.
-	return &mcp.ListToolsResult{Tools: tools, Cacheable: mcp.Cacheable{CacheScope: "private"}}
-}
-
 // sync makes the SDK registry mirror what this session lists; the SDK
 // sends tools/list_changed when the mirror changes.
 func (v *view) sync() {
@@ -110,6 +104,16 @@ func (v *view) sync() {
 	visible := make(map[string]bool, len(entries))
 	for _, e := range entries {
 		visible[e.Name] = true
+	}
+	// An invalidated session re-announces everything: the names did not
+	// change, but what the client should fetch did.
+	if v.sess.TakeInvalidated() {
+		var all []string
+		for name := range v.mirrored {
+			all = append(all, name)
+		}
+		v.mcp.RemoveTools(all...)
+		clear(v.mirrored)
 	}
 	var gone []string
 	for name := range v.mirrored {

@@ -38,11 +38,13 @@ type Session struct {
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 
-	mu       sync.Mutex
-	changed  chan struct{}
-	lastSeen time.Time
-	active   map[string]uint64 // name → activation order
-	seq      uint64
+	mu          sync.Mutex
+	changed     chan struct{}
+	generation  uint64
+	invalidated bool
+	lastSeen    time.Time
+	active      map[string]uint64 // name → activation order
+	seq         uint64
 }
 
 // New starts a session.
@@ -70,8 +72,35 @@ func (s *Session) Changed() <-chan struct{} {
 
 // signalLocked wakes everyone waiting on Changed.
 func (s *Session) signalLocked() {
+	s.generation++
 	close(s.changed)
 	s.changed = make(chan struct{})
+}
+
+// Generation counts the changes to what the session lists; paging cursors
+// carry it so a cursor from an older listing starts over.
+func (s *Session) Generation() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.generation
+}
+
+// Invalidate tells the session's client to list its tools again although
+// their names did not change (their schemas did).
+func (s *Session) Invalidate() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.invalidated = true
+	s.signalLocked()
+}
+
+// TakeInvalidated reports and clears a pending Invalidate.
+func (s *Session) TakeInvalidated() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	was := s.invalidated
+	s.invalidated = false
+	return was
 }
 
 // Touch records activity. A session idle for longer than its TTL loses

@@ -1,0 +1,120 @@
+package server
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/config"
+)
+
+// cursor is a tools/list page position: base64url of {offset, epoch}. A
+// cursor from before the listing changed (another epoch) or one that does
+// not decode starts again at the first page.
+type cursor struct {
+	Offset int    `json:"offset"`
+	Epoch  uint64 `json:"epoch"`
+}
+
+func (c cursor) encode() string {
+	b, _ := json.Marshal(c)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s string) (cursor, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return cursor{}, false
+	}
+	var c cursor
+	if err := json.Unmarshal(b, &c); err != nil || c.Offset < 0 {
+		return cursor{}, false
+	}
+	return c, true
+}
+
+// listTools answers tools/list for this session: its projection in
+// catalog order, paged when the client sends a cursor or paging is on,
+// with schemas deferred when EVOKORE_TOOL_SCHEMA_MODE=deferred.
+func (v *view) listTools(req *mcp.ListToolsRequest) *mcp.ListToolsResult {
+	s := v.srv
+	snap := s.catalog.Snapshot()
+	entries := snap.Project(s.profile.Profile, s.legacy, v.sess.Active)
+	res := &mcp.ListToolsResult{Cacheable: mcp.Cacheable{CacheScope: "private"}}
+
+	var requested string
+	if req != nil && req.Params != nil {
+		requested = req.Params.Cursor
+	}
+	if requested != "" || s.opts.Settings.Pagination {
+		// The epoch changes whenever this session's listing can change.
+		epoch := snap.Epoch<<20 | v.sess.Generation()&(1<<20-1)
+		offset := 0
+		if c, ok := decodeCursor(requested); ok && c.Epoch == epoch {
+			offset = c.Offset
+		}
+		size := s.opts.Settings.PageSize
+		if offset >= len(entries) {
+			entries = nil
+		} else {
+			end := min(offset+size, len(entries))
+			if end < len(entries) {
+				res.NextCursor = cursor{Offset: end, Epoch: epoch}.encode()
+			}
+			entries = entries[offset:end]
+		}
+	}
+
+	deferred := s.schemasDeferred()
+	res.Tools = make([]*mcp.Tool, len(entries))
+	for i, e := range entries {
+		if deferred && e.Name != catalog.DescribeTool {
+			res.Tools[i] = deferredTool(e.Tool)
+		} else {
+			res.Tools[i] = e.Tool
+		}
+	}
+	return res
+}
+
+// deferredTool lists a tool without its input schema; describe_tool gives
+// the schema on demand.
+func deferredTool(t *mcp.Tool) *mcp.Tool {
+	cp := *t
+	cp.InputSchema = map[string]any{"type": "object", "properties": map[string]any{}, "x-evokore-schema-deferred": true}
+	meta := map[string]any{}
+	for k, v := range t.Meta {
+		meta[k] = v
+	}
+	meta["schema_deferred"] = true
+	cp.Meta = meta
+	return &cp
+}
+
+// schemasDeferred reports whether listings omit schemas. The first
+// deferred listing arms a fallback: a client that never calls
+// describe_tool cannot use deferred schemas, so after the fallback delay
+// the router lists full schemas for the rest of its life and tells every
+// session.
+func (s *Server) schemasDeferred() bool {
+	if s.opts.Settings.SchemaMode != config.SchemaDeferred || s.deferFallback.Load() {
+		return false
+	}
+	s.deferArm.Do(func() {
+		delay := s.opts.Settings.SchemaFallback
+		time.AfterFunc(delay, func() {
+			if s.describeSeen.Load() {
+				return
+			}
+			s.deferFallback.Store(true)
+			s.logf("[EVOKORE] Schema-deferral fallback: client did not call describe_tool within %s; listing full schemas from now on.", delay)
+			for _, sess := range s.Sessions() {
+				sess.Invalidate()
+			}
+		})
+	})
+	return true
+}

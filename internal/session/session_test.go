@@ -1,0 +1,85 @@
+package session
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestActivateReportsOnlyNewNamesAndSignals(t *testing.T) {
+	s := New("s1", "")
+	ch := s.Changed()
+	if got := s.Activate("a", "b"); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("added = %v", got)
+	}
+	select {
+	case <-ch:
+	default:
+		t.Fatal("activation should signal Changed")
+	}
+	ch = s.Changed()
+	if got := s.Activate("a"); got != nil {
+		t.Errorf("re-activation added %v", got)
+	}
+	select {
+	case <-ch:
+		t.Error("re-activating should not signal")
+	default:
+	}
+	if !s.Active("a") || !s.Active("b") || s.Active("c") {
+		t.Error("Active disagrees with Activate")
+	}
+}
+
+func TestActivationsAreBoundedLeastRecentFirst(t *testing.T) {
+	s := New("s1", "")
+	s.MaxActive = 3
+	s.Activate("a", "b", "c")
+	s.Activate("a") // a is now the most recent
+	s.Activate("d") // evicts b, the least recently activated
+	for name, want := range map[string]bool{"a": true, "b": false, "c": true, "d": true} {
+		if s.Active(name) != want {
+			t.Errorf("Active(%s) = %v, want %v", name, !want, want)
+		}
+	}
+}
+
+func TestIdleSessionLosesActivations(t *testing.T) {
+	now := time.Unix(1000, 0)
+	s := New("s1", "")
+	s.Now = func() time.Time { return now }
+	s.TTL = time.Hour
+	s.Touch()
+	s.Activate("a")
+	now = now.Add(59 * time.Minute)
+	if s.Touch() || !s.Active("a") {
+		t.Fatal("a session used within its TTL keeps its activations")
+	}
+	gen := s.Generation()
+	now = now.Add(61 * time.Minute)
+	if !s.Touch() {
+		t.Fatal("Touch after the TTL should report the reset")
+	}
+	if s.Active("a") || s.Generation() == gen {
+		t.Error("the idle session should have lost its activations and changed generation")
+	}
+}
+
+func TestInvalidateIsTakenOnce(t *testing.T) {
+	s := New("s1", "")
+	gen := s.Generation()
+	s.Invalidate()
+	if s.Generation() == gen {
+		t.Error("Invalidate should change the generation")
+	}
+	if !s.TakeInvalidated() || s.TakeInvalidated() {
+		t.Error("TakeInvalidated should report once")
+	}
+}
+
+func TestNewIDIsAUUID(t *testing.T) {
+	a, b := NewID("stdio"), NewID("stdio")
+	if a == b || len(a) != len("stdio-")+36 || a[14] != '-' || a[20] != '4' {
+		t.Errorf("ids %q %q", a, b)
+	}
+}
