@@ -3,6 +3,7 @@ package server
 import (
 	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/native/claims"
+	"github.com/evokore/evokore/internal/native/fleet"
 	"github.com/evokore/evokore/internal/native/memory"
 	"github.com/evokore/evokore/internal/native/nav"
 	"github.com/evokore/evokore/internal/router"
@@ -28,6 +29,8 @@ func registerManagers(t *native.Table, host *native.Host, s *Server) contributio
 	claims.Register(t, host)
 	memory.Register(t, host)
 	nav.Register(t)
+	agents := fleet.Register(t, host)
+	c.Closers = append(c.Closers, agents.Close)
 	_ = host
 	_ = s
 	return c
