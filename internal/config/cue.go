@@ -71,7 +71,7 @@ type document struct {
 // validate parses src as fm, unifies it with the schema definition def and
 // checks that the result is concrete. Every problem becomes a Diagnostic
 // positioned in file.
-func validate(file string, src []byte, fm format, def string) (*document, Diagnostics) {
+func validate(file string, src []byte, fm format, def string) (doc *document, ds Diagnostics) {
 	ev, err := loadEvaluator()
 	if err != nil {
 		// The schema is embedded and tested; this is a build defect.
@@ -79,6 +79,12 @@ func validate(file string, src []byte, fm format, def string) (*document, Diagno
 	}
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
+	// A parser bug must not take the router down with a user's file.
+	defer func() {
+		if r := recover(); r != nil {
+			doc, ds = nil, Diagnostics{errAt(Position{File: file}, "syntax", "cannot parse the file: %v", r)}
+		}
+	}()
 
 	var data cue.Value
 	switch fm {
@@ -88,17 +94,21 @@ func validate(file string, src []byte, fm format, def string) (*document, Diagno
 		}
 		expr, err := cuejson.Extract(file, src)
 		if err != nil {
-			return nil, fromCUE(file, err, "syntax", cue.Value{}, nil)
+			return nil, fromCUE(file, err, "syntax", cue.Value{}, positions{})
 		}
 		data = ev.ctx.BuildExpr(expr)
 	case formatYAML:
+		src = unixNewlines(src)
+		if ds := checkYAML(file, src); ds != nil {
+			return nil, ds
+		}
 		if len(bytes.TrimSpace(src)) == 0 {
 			// An empty YAML document is an empty mapping, not null.
 			src = []byte("{}")
 		}
 		f, err := cueyaml.Extract(file, src)
 		if err != nil {
-			return nil, fromCUE(file, err, "syntax", cue.Value{}, nil)
+			return nil, fromCUE(file, err, "syntax", cue.Value{}, positions{})
 		}
 		if isNullDocument(f) {
 			data = ev.ctx.CompileString("{}", cue.Filename(file))
@@ -112,11 +122,121 @@ func validate(file string, src []byte, fm format, def string) (*document, Diagno
 	if err := data.Err(); err != nil {
 		return nil, fromCUE(file, err, "schema", data, pos)
 	}
-	value := data.Unify(ev.schema.LookupPath(cue.MakePath(cue.Def(def))))
+	if k := data.IncompleteKind(); k == cue.TopKind {
+		data = ev.ctx.CompileString("{}", cue.Filename(file)) // only comments
+	} else if k != cue.StructKind {
+		return nil, Diagnostics{errAt(pos.at(file), "schema", "the file must hold a mapping of keys to values at the top level, not %s", k)}
+	}
+	schema := ev.schema.LookupPath(cue.MakePath(cue.Def(def)))
+	value := data.Unify(schema)
 	if err := value.Validate(cue.Concrete(true), cue.Hidden(true)); err != nil {
-		return nil, fromCUE(file, err, "schema", data, pos)
+		// CUE reports a misspelt key only when nothing else near it is
+		// wrong; find every one, so all problems come out in one run.
+		unknown := notAllowed(data, schema, pos)
+		ds := fromCUE(file, err, "schema", data, pos)
+		ds = slices.DeleteFunc(ds, func(d Diagnostic) bool {
+			for _, u := range unknown {
+				if d.Message == u.Message || strings.HasPrefix(d.Message, u.path+".") {
+					return true
+				}
+			}
+			return false
+		})
+		for _, u := range unknown {
+			ds = append(ds, u.Diagnostic)
+		}
+		ds.Sort()
+		return nil, ds
 	}
 	return &document{file: file, value: value, pos: pos}, nil
+}
+
+// unknownField is a key the schema does not allow.
+type unknownField struct {
+	Diagnostic
+	path string
+}
+
+// notAllowed walks the user's data beside the schema definition and
+// reports every key a closed struct does not allow, at the key. It does
+// not descend into a key it reports, nor into values whose schema is a
+// disjunction or open.
+func notAllowed(data, def cue.Value, pos positions) []unknownField {
+	var out []unknownField
+	var walk func(v, d cue.Value, path []string)
+	walk = func(v, d cue.Value, path []string) {
+		switch v.IncompleteKind() {
+		case cue.StructKind:
+			if d.IncompleteKind() != cue.StructKind {
+				return
+			}
+			it, err := v.Fields()
+			if err != nil {
+				return
+			}
+			for it.Next() {
+				label := it.Selector().Unquoted()
+				child := append(slices.Clone(path), label)
+				if !d.Allows(cue.Str(label)) {
+					p := strings.Join(child, ".")
+					out = append(out, unknownField{Diagnostic: errAt(pos.key(child...), "schema", "%s: field not allowed", p), path: p})
+					continue
+				}
+				walk(it.Value(), schemaField(d, label), child)
+			}
+		case cue.ListKind:
+			if d.IncompleteKind() != cue.ListKind {
+				return
+			}
+			elem := d.LookupPath(cue.MakePath(cue.AnyIndex))
+			it, err := v.List()
+			if err != nil {
+				return
+			}
+			for i := 0; it.Next(); i++ {
+				walk(it.Value(), elem, append(slices.Clone(path), fmt.Sprint(i)))
+			}
+		}
+	}
+	walk(data, def, nil)
+	return out
+}
+
+// schemaField is the schema of field label of struct schema d: the field
+// itself (required or optional) or the pattern that applies to it.
+func schemaField(d cue.Value, label string) cue.Value {
+	for _, sel := range []cue.Selector{cue.Str(label), cue.Str(label).Optional(), cue.AnyString} {
+		if f := d.LookupPath(cue.MakePath(sel)); f.Exists() {
+			return f
+		}
+	}
+	return cue.Value{}
+}
+
+// selectorPath builds a CUE path from labels, reading numbers as list
+// indexes.
+func selectorPath(path []string) cue.Path {
+	sels := make([]cue.Selector, len(path))
+	for i, p := range path {
+		sels[i] = cue.Str(p)
+		if strings.HasPrefix(p, "_") {
+			sels[i] = cue.Hid(p, "_")
+		}
+		if n, err := strconv.Atoi(p); err == nil {
+			sels[i] = cue.Index(n)
+		}
+	}
+	return cue.MakePath(sels...)
+}
+
+// unixNewlines turns CRLF and lone CR line ends into LF: YAML allows all
+// three, and the parser underneath handles only the first two reliably.
+func unixNewlines(src []byte) []byte {
+	if !bytes.ContainsRune(src, '\r') {
+		return src
+	}
+	src = bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n"))
+	return bytes.ReplaceAll(src, []byte("\r"), []byte("\n"))
 }
 
 // jsonSyntax positions a JSON syntax error by line and column, which
@@ -233,17 +353,7 @@ func fromCUE(file string, err error, code string, data cue.Value, pos positions)
 // describeDisjunction renders the value the user wrote at path and the
 // alternatives the schema offered, from CUE's per-branch conflicts.
 func describeDisjunction(data cue.Value, path []string, errs []cueerrors.Error) (got, want string) {
-	sels := make([]cue.Selector, len(path))
-	for i, p := range path {
-		sels[i] = cue.Str(p)
-		if strings.HasPrefix(p, "_") {
-			sels[i] = cue.Hid(p, "_")
-		}
-		if n, err := strconv.Atoi(p); err == nil {
-			sels[i] = cue.Index(n)
-		}
-	}
-	v := data.LookupPath(cue.MakePath(sels...))
+	v := data.LookupPath(selectorPath(path))
 	if v.Err() == nil {
 		got = fmt.Sprint(v)
 	}
@@ -296,28 +406,63 @@ func pickPosition(file string, e cueerrors.Error) Position {
 
 var linePrefixed = regexp.MustCompile(`^(.*):(\d+): (.*)$`)
 
-// positions maps a path inside a data file to where its value was written.
-type positions map[string]Position
+// positions maps a path inside a data file to where it was written: the
+// value (what a wrong value is reported at) and, for a field, its key
+// (what a wrong name is reported at).
+type positions struct {
+	file   string
+	values map[string]Position
+	keys   map[string]Position
+}
 
 func pathKey(elems ...string) string { return strings.Join(elems, "\x1f") }
 
 // at returns the position of the value at path, or of its closest written
 // parent, or the file itself.
 func (ps positions) at(file string, elems ...string) Position {
+	return ps.lookup(ps.values, file, elems)
+}
+
+// key returns the position of the key of the field at path, falling back
+// like at.
+func (ps positions) key(elems ...string) Position {
+	if p, ok := ps.keys[pathKey(elems...)]; ok {
+		return p
+	}
+	return ps.lookup(ps.values, ps.file, elems)
+}
+
+func (ps positions) lookup(m map[string]Position, file string, elems []string) Position {
 	for n := len(elems); n >= 0; n-- {
-		if p, ok := ps[pathKey(elems[:n]...)]; ok {
+		if p, ok := m[pathKey(elems[:n]...)]; ok {
 			return p
 		}
 	}
 	return Position{File: file}
 }
 
+func toPosition(p token.Pos) Position {
+	return Position{File: p.Filename(), Line: p.Line(), Col: p.Column()}
+}
+
 func collectPositions(v cue.Value) positions {
-	ps := positions{}
+	ps := positions{values: map[string]Position{}, keys: map[string]Position{}}
+	if p := v.Pos(); p.IsValid() {
+		ps.file = p.Filename()
+	}
 	var walk func(v cue.Value, path []string)
 	walk = func(v cue.Value, path []string) {
-		if p := v.Pos(); p.IsValid() {
-			ps[pathKey(path...)] = Position{File: p.Filename(), Line: p.Line(), Col: p.Column()}
+		k := pathKey(path...)
+		if f, ok := v.Source().(*ast.Field); ok {
+			ps.keys[k] = toPosition(f.Label.Pos())
+			if f.Value != nil && f.Value.Pos().IsValid() {
+				ps.values[k] = toPosition(f.Value.Pos())
+			}
+		}
+		if _, ok := ps.values[k]; !ok {
+			if p := v.Pos(); p.IsValid() {
+				ps.values[k] = toPosition(p)
+			}
 		}
 		switch v.IncompleteKind() {
 		case cue.StructKind:

@@ -239,6 +239,10 @@ type Webhook struct {
 // was written, or the closest parent that was.
 func (c *MCPConfig) Pos(path ...string) Position { return c.pos.at(c.File, path...) }
 
+// KeyPos returns where the key of the field at path was written: the place
+// to report a wrong name rather than a wrong value.
+func (c *MCPConfig) KeyPos(path ...string) Position { return c.pos.key(path...) }
+
 // LoadMCPConfig reads mcp.config.json. A file that does not exist is not an
 // error: it means no child servers. An invalid file returns [Diagnostics].
 func LoadMCPConfig(file string) (*MCPConfig, error) {

@@ -54,6 +54,9 @@ func (p *Permissions) Role(name string) (*Role, bool) {
 // Pos returns where the value at path (such as "rules", tool) was written.
 func (p *Permissions) Pos(path ...string) Position { return p.pos.at(p.File, path...) }
 
+// KeyPos returns where the key of the field at path was written.
+func (p *Permissions) KeyPos(path ...string) Position { return p.pos.key(path...) }
+
 // LoadPermissions reads permissions.yml. When the file does not exist it
 // returns shipped (the caller's compiled-in defaults) marked Missing.
 func LoadPermissions(file string, shipped Permissions) (*Permissions, error) {

@@ -37,7 +37,7 @@ func (c *checker) live(s config.Settings) {
 
 	for _, st := range sup.Status() {
 		if st.Status == proxy.StatusError {
-			c.report(config.SeverityError, c.cfg.Pos("servers", st.ID), CodeBootFailed,
+			c.report(config.SeverityError, c.cfg.KeyPos("servers", st.ID), CodeBootFailed,
 				"server '%s' failed to boot: %s", st.ID, st.LastError)
 		}
 	}
@@ -56,7 +56,7 @@ func (c *checker) live(s config.Settings) {
 			names[name] = true
 			owners[name] = append(owners[name], srv.ID)
 			if len(name) > maxToolName || !validName.MatchString(name) {
-				c.report(config.SeverityError, c.cfg.Pos("servers", srv.ID), CodeInvalidToolName,
+				c.report(config.SeverityError, c.cfg.KeyPos("servers", srv.ID), CodeInvalidToolName,
 					"server '%s' serves '%s', a name clients reject (1-%d letters, digits, '_' or '-')", srv.ID, name, maxToolName)
 			}
 		}
@@ -64,7 +64,7 @@ func (c *checker) live(s config.Settings) {
 	}
 	for _, name := range sortedKeys(owners) {
 		if ids := owners[name]; len(ids) > 1 {
-			c.report(config.SeverityWarning, c.cfg.Pos("servers", ids[1]), CodeCollision,
+			c.report(config.SeverityWarning, c.cfg.KeyPos("servers", ids[1]), CodeCollision,
 				"'%s' is served by %s; the first in config order wins and the others are hidden", name, quoteList(ids))
 		}
 	}
@@ -77,11 +77,11 @@ func (c *checker) live(s config.Settings) {
 	if c.perms != nil && !c.perms.Missing {
 		for _, r := range c.perms.Roles {
 			for tool := range r.Overrides {
-				c.servedName(c.perms.Pos("roles", r.Name, "overrides", tool), fmt.Sprintf("role '%s'", r.Name), tool)
+				c.servedName(c.perms.KeyPos("roles", r.Name, "overrides", tool), fmt.Sprintf("role '%s'", r.Name), tool)
 			}
 		}
 		for tool := range c.perms.Rules {
-			c.servedName(c.perms.Pos("rules", tool), "rules", tool)
+			c.servedName(c.perms.KeyPos("rules", tool), "rules", tool)
 		}
 	}
 }

@@ -101,7 +101,7 @@ func (c *checker) report(sev config.Severity, pos config.Position, code, format 
 
 func (c *checker) servers() {
 	for _, s := range c.cfg.Servers {
-		pos := c.cfg.Pos("servers", s.ID)
+		pos := c.cfg.KeyPos("servers", s.ID)
 		if !validName.MatchString(s.ID) {
 			c.report(config.SeverityError, pos, CodeInvalidServerID,
 				"server id %q makes tool names clients reject: use only letters, digits, '_' and '-'", s.ID)
@@ -113,7 +113,7 @@ func (c *checker) servers() {
 			c.report(config.SeverityError, pos, CodeMissingCommand, "Stdio server '%s' requires a 'command' field", s.ID)
 		}
 		if rl := s.RateLimit; rl != nil && rl.MaxTokens != nil && rl.RequestsPerMinute != nil {
-			c.report(config.SeverityWarning, c.cfg.Pos("servers", s.ID, "rateLimit"), CodeMixedRateLimit,
+			c.report(config.SeverityWarning, c.cfg.KeyPos("servers", s.ID, "rateLimit"), CodeMixedRateLimit,
 				"servers.%s.rateLimit sets both maxTokens and requestsPerMinute; maxTokens is used", s.ID)
 		}
 		if s.Disabled {
@@ -154,11 +154,11 @@ func (c *checker) permissions() {
 	for _, r := range c.perms.Roles {
 		roles[r.Name] = true
 		for tool := range r.Overrides {
-			c.toolName(c.perms.Pos("roles", r.Name, "overrides", tool), fmt.Sprintf("role '%s'", r.Name), tool)
+			c.toolName(c.perms.KeyPos("roles", r.Name, "overrides", tool), fmt.Sprintf("role '%s'", r.Name), tool)
 		}
 	}
 	for tool := range c.perms.Rules {
-		c.toolName(c.perms.Pos("rules", tool), "rules", tool)
+		c.toolName(c.perms.KeyPos("rules", tool), "rules", tool)
 	}
 	names := keys(roles)
 	if ar := c.perms.ActiveRole; ar != "" && !roles[ar] {
