@@ -6,6 +6,7 @@ import (
 	"github.com/evokore/evokore/internal/native/fleet"
 	"github.com/evokore/evokore/internal/native/memory"
 	"github.com/evokore/evokore/internal/native/nav"
+	"github.com/evokore/evokore/internal/native/orchestration"
 	"github.com/evokore/evokore/internal/router"
 )
 
@@ -26,11 +27,13 @@ type contributions struct {
 // is set once the catalog exists, before any call can run.
 func registerManagers(t *native.Table, host *native.Host, s *Server) contributions {
 	var c contributions
-	claims.Register(t, host)
+	locks := claims.Register(t, host)
 	memory.Register(t, host)
 	nav.Register(t)
 	agents := fleet.Register(t, host)
-	c.Closers = append(c.Closers, agents.Close)
+	runs := orchestration.Register(t, agents, locks)
+	// Runs release their claims before the fleet kills what is left.
+	c.Closers = append(c.Closers, runs.Close, agents.Close)
 	_ = host
 	_ = s
 	return c

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/evokore/evokore/internal/procgroup"
+	"github.com/evokore/evokore/internal/statefile"
 )
 
 // DefaultTTL is how long a claim lasts when the caller names no TTL.
@@ -135,6 +136,31 @@ func (s *Store) Release(resource, agentID string) (bool, error) {
 		return err
 	})
 	return released, err
+}
+
+// Renew extends agentID's claim on resource to ttl from now. It fails
+// when the claim is gone or someone else holds it.
+func (s *Store) Renew(resource, agentID string, ttl time.Duration) (Claim, error) {
+	if ttl <= 0 {
+		ttl = DefaultTTL
+	}
+	var c Claim
+	err := s.locked(func() error {
+		path := s.PathFor(resource)
+		existing, ok := readClaim(path)
+		if !ok || existing.Resource != resource || existing.AgentID != agentID {
+			return fmt.Errorf("agent '%s' holds no claim on '%s'", agentID, resource)
+		}
+		c = existing
+		c.TTLMs = ttl.Milliseconds()
+		c.ExpiresAt = s.Now().UTC().Add(ttl).Format(isoMillis)
+		data, err := json.Marshal(c)
+		if err != nil {
+			return err
+		}
+		return statefile.WriteAtomic(path, data, 0o600)
+	})
+	return c, err
 }
 
 // List returns every readable claim with its staleness, oldest first.
