@@ -7,6 +7,7 @@ import (
 	"github.com/evokore/evokore/internal/native/memory"
 	"github.com/evokore/evokore/internal/native/nav"
 	"github.com/evokore/evokore/internal/native/orchestration"
+	"github.com/evokore/evokore/internal/native/telemetry"
 	"github.com/evokore/evokore/internal/router"
 )
 
@@ -27,13 +28,15 @@ type contributions struct {
 // is set once the catalog exists, before any call can run.
 func registerManagers(t *native.Table, host *native.Host, s *Server) contributions {
 	var c contributions
+	counters := telemetry.Register(t, host)
+	c.Observers = append(c.Observers, counters)
 	locks := claims.Register(t, host)
 	memory.Register(t, host)
 	nav.Register(t)
 	agents := fleet.Register(t, host)
 	runs := orchestration.Register(t, agents, locks)
 	// Runs release their claims before the fleet kills what is left.
-	c.Closers = append(c.Closers, runs.Close, agents.Close)
+	c.Closers = append(c.Closers, runs.Close, agents.Close, counters.Close)
 	_ = host
 	_ = s
 	return c

@@ -1,0 +1,172 @@
+package telemetry_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/native/telemetry"
+	"github.com/evokore/evokore/internal/testutil/routertest"
+)
+
+var enabled = map[string]string{"EVOKORE_TELEMETRY": "true"}
+
+func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (string, bool) {
+	t.Helper()
+	res := routertest.Call(t, cs, name, args)
+	return routertest.Text(res), res.IsError
+}
+
+func metrics(t *testing.T, cs *mcp.ClientSession) telemetry.Metrics {
+	t.Helper()
+	text, isErr := call(t, cs, "get_telemetry", map[string]any{})
+	if isErr {
+		t.Fatal(text)
+	}
+	var m telemetry.Metrics
+	if err := json.Unmarshal([]byte(text), &m); err != nil {
+		t.Fatalf("%v\n%s", err, text)
+	}
+	return m
+}
+
+type onDisk struct {
+	telemetry.Metrics
+	LatencyTotalMs float64 `json:"latencyTotalMs"`
+	LatencyCount   int     `json:"latencyCount"`
+}
+
+func readFile(t *testing.T, home string) (onDisk, bool) {
+	t.Helper()
+	var f onDisk
+	b, err := os.ReadFile(filepath.Join(home, "telemetry", "metrics.json"))
+	if err != nil {
+		return f, false
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatalf("metrics.json: %v\n%s", err, b)
+	}
+	return f, true
+}
+
+func TestDisabledByDefault(t *testing.T) {
+	h := routertest.New(t, nil, nil)
+	cs := h.Connect(nil)
+	for _, tool := range []string{"get_telemetry", "reset_telemetry"} {
+		if text, isErr := call(t, cs, tool, map[string]any{}); isErr || text != "Telemetry is disabled. Set EVOKORE_TELEMETRY=true to enable." {
+			t.Errorf("%s = %v %q", tool, isErr, text)
+		}
+	}
+	h.Server.Close()
+	if _, err := os.Stat(filepath.Join(h.Dir, "home", "telemetry")); !os.IsNotExist(err) {
+		t.Errorf("disabled telemetry wrote files: %v", err)
+	}
+}
+
+func TestCountsCallsErrorsAndSessions(t *testing.T) {
+	h := routertest.New(t, nil, enabled)
+	cs := h.Connect(nil)
+	call(t, cs, "claim_list", map[string]any{})
+	call(t, cs, "memory_list", map[string]any{"session_id": "s"})
+	if _, isErr := call(t, cs, "nav_get_map", map[string]any{"path": "/no/such/file"}); !isErr {
+		t.Fatal("want an isError result to count")
+	}
+	// Refused by the schema: never ran, so not counted.
+	call(t, cs, "nav_get_map", map[string]any{})
+
+	m := metrics(t, cs)
+	if m.TelemetryVersion != 2 || m.ToolCallCount != 3 || m.ToolErrorCount != 1 || m.SessionCount != 1 || m.AvgLatencyMs < 0 {
+		t.Errorf("metrics = %+v", m)
+	}
+	if m.Sessions != (telemetry.Sessions{ActiveCount: 1, TotalCreated: 1}) || m.Auth != (telemetry.Auth{}) {
+		t.Errorf("sessions %+v, auth %+v", m.Sessions, m.Auth)
+	}
+	start, err := time.Parse(time.RFC3339, m.StartTime)
+	if err != nil || time.Since(start) < 0 || m.Uptime < 0 {
+		t.Errorf("startTime %q, uptime %d", m.StartTime, m.Uptime)
+	}
+
+	// A second session comes and goes.
+	cs2 := h.Connect(nil)
+	call(t, cs2, "claim_list", map[string]any{})
+	m = metrics(t, cs)
+	if m.Sessions.ActiveCount != 2 || m.Sessions.TotalCreated != 2 || m.SessionCount != 2 || m.ToolCallCount != 5 {
+		t.Errorf("with two sessions: %+v", m)
+	}
+	_ = cs2.Close()
+	routertest.WaitFor(t, "the closed session to expire", func() bool {
+		m = metrics(t, cs)
+		return m.Sessions.TotalExpired == 1
+	})
+	if m.Sessions.ActiveCount != 1 || m.Sessions.TotalCreated != 2 {
+		t.Errorf("after one session closed: %+v", m.Sessions)
+	}
+}
+
+func TestFlushResetAndRestart(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	env := map[string]string{"EVOKORE_TELEMETRY": "true", "EVOKORE_HOME": home}
+	h1 := routertest.New(t, nil, env)
+	if !strings.Contains(h1.Stderr.String(), "[EVOKORE] Telemetry enabled. Metrics stored locally at "+filepath.Join(home, "telemetry", "metrics.json")) {
+		t.Errorf("stderr = %s", h1.Stderr.String())
+	}
+	cs1 := h1.Connect(nil)
+	for range 4 {
+		call(t, cs1, "claim_list", map[string]any{})
+	}
+	// Written shortly after the last change, without waiting for Close.
+	routertest.WaitFor(t, "metrics.json to hold the calls", func() bool {
+		f, ok := readFile(t, home)
+		return ok && f.ToolCallCount == 4 && f.LatencyCount == 4
+	})
+
+	// Reset zeroes memory and file; the reset call itself is then counted.
+	if text, isErr := call(t, cs1, "reset_telemetry", map[string]any{}); isErr || text != "Telemetry metrics have been reset." {
+		t.Fatalf("reset = %v %q", isErr, text)
+	}
+	m := metrics(t, cs1)
+	if m.ToolCallCount != 1 || m.ToolErrorCount != 0 || m.SessionCount != 0 || m.Sessions.ActiveCount != 1 {
+		t.Errorf("after reset: %+v", m)
+	}
+	call(t, cs1, "nav_get_map", map[string]any{"path": "/nope"})
+	_ = cs1.Close()
+	h1.Server.Close()
+	f, ok := readFile(t, home)
+	if !ok || f.ToolCallCount != 3 || f.ToolErrorCount != 1 || f.TelemetryVersion != 2 || f.LatencyCount != 3 {
+		t.Fatalf("metrics.json after close = %+v", f)
+	}
+
+	h2 := routertest.New(t, nil, env)
+	cs2 := h2.Connect(nil)
+	m = metrics(t, cs2)
+	if m.ToolCallCount != 3 || m.ToolErrorCount != 1 || m.StartTime != f.StartTime || m.Sessions.TotalCreated != 1 || m.Sessions.ActiveCount != 1 {
+		t.Errorf("after restart: %+v (file %+v)", m, f.Metrics)
+	}
+}
+
+func TestLoadsFilesWrittenByTheOriginal(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	if err := os.MkdirAll(filepath.Join(home, "telemetry"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// An older file: no latency sums, only the mean.
+	old := `{"telemetryVersion":2,"toolCallCount":10,"toolErrorCount":2,"sessionCount":3,"avgLatencyMs":40,
+"startTime":"2026-01-02T03:04:05.678Z","uptime":1000,
+"sessions":{"activeCount":9,"totalCreated":3,"totalResumed":1,"totalExpired":2},
+"auth":{"successCount":5,"failureCount":1,"rateLimitedCount":0}}`
+	if err := os.WriteFile(filepath.Join(home, "telemetry", "metrics.json"), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := routertest.New(t, nil, map[string]string{"EVOKORE_TELEMETRY": "true", "EVOKORE_HOME": home})
+	cs := h.Connect(nil)
+	m := metrics(t, cs)
+	if m.ToolCallCount != 10 || m.ToolErrorCount != 2 || m.StartTime != "2026-01-02T03:04:05.678Z" || m.AvgLatencyMs > 40 ||
+		m.Sessions.TotalResumed != 1 || m.Sessions.TotalExpired != 2 || m.Sessions.ActiveCount != 1 || m.Auth.SuccessCount != 5 {
+		t.Errorf("loaded = %+v", m)
+	}
+}
