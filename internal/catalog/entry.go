@@ -52,6 +52,8 @@ type Entry struct {
 	compile  sync.Once
 	schema   *jsonschema.Schema
 	schemaEr error
+
+	listings listings
 }
 
 // NewEntry builds a native or plugin entry from its definition.

@@ -256,3 +256,23 @@ func (s *Supervisor) requestTimeout(spec config.Server) time.Duration {
 	}
 	return s.opts.RequestTimeout
 }
+
+// BootOnce boots every enabled child, waits for the first boot round,
+// stops them again and reports how each ended. The manifest cache under
+// opts.Home is refreshed on the way, so CachedTools then returns what the
+// children really serve. `vet --live` and `profile --live` use it.
+func BootOnce(opts Options) []ServerStatus {
+	if opts.Catalog == nil {
+		var ids []string
+		for _, s := range opts.Servers {
+			ids = append(ids, s.ID)
+		}
+		opts.Catalog = catalog.NewStore(nil, ids)
+	}
+	sup := New(opts)
+	sup.Start(nil)
+	<-sup.Booted()
+	st := sup.Status()
+	sup.Close()
+	return st
+}

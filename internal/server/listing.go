@@ -36,14 +36,24 @@ func decodeCursor(s string) (cursor, bool) {
 	return c, true
 }
 
+// toolsList is tools/list's answer with each tool's JSON rendered once per
+// catalog entry (catalog.Entry.Listing) instead of on every request.
+type toolsList struct {
+	mcp.ResultBase
+	Tools      []json.RawMessage `json:"tools"`
+	NextCursor string            `json:"nextCursor,omitempty"`
+	mcp.Cacheable
+}
+
 // listTools answers tools/list for this session: its projection in
 // catalog order, paged when the client sends a cursor or paging is on,
 // with schemas deferred when EVOKORE_TOOL_SCHEMA_MODE=deferred.
-func (v *view) listTools(req *mcp.ListToolsRequest) *mcp.ListToolsResult {
+func (v *view) listTools(req *mcp.ListToolsRequest) *toolsList {
 	s := v.srv
 	snap := s.catalog.Snapshot()
 	entries := snap.Project(s.profile.Profile, s.legacy, v.sess.Active)
-	res := &mcp.ListToolsResult{Cacheable: mcp.Cacheable{CacheScope: "private"}}
+	// The listing depends on the session's profile and activations.
+	res := &toolsList{Cacheable: mcp.Cacheable{CacheScope: "private"}}
 
 	var requested string
 	if req != nil && req.Params != nil {
@@ -69,29 +79,15 @@ func (v *view) listTools(req *mcp.ListToolsRequest) *mcp.ListToolsResult {
 	}
 
 	deferred := s.schemasDeferred()
-	res.Tools = make([]*mcp.Tool, len(entries))
+	res.Tools = make([]json.RawMessage, len(entries))
 	for i, e := range entries {
 		if deferred && e.Name != catalog.DescribeTool {
-			res.Tools[i] = deferredTool(e.Tool)
+			res.Tools[i] = e.DeferredListing()
 		} else {
-			res.Tools[i] = e.Tool
+			res.Tools[i] = e.Listing()
 		}
 	}
 	return res
-}
-
-// deferredTool lists a tool without its input schema; describe_tool gives
-// the schema on demand.
-func deferredTool(t *mcp.Tool) *mcp.Tool {
-	cp := *t
-	cp.InputSchema = map[string]any{"type": "object", "properties": map[string]any{}, "x-evokore-schema-deferred": true}
-	meta := map[string]any{}
-	for k, v := range t.Meta {
-		meta[k] = v
-	}
-	meta["schema_deferred"] = true
-	cp.Meta = meta
-	return &cp
 }
 
 // schemasDeferred reports whether listings omit schemas. The first

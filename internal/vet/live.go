@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
-	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/proxy"
 )
@@ -15,27 +15,17 @@ import (
 // override and rule names that no booted server serves. Booting also
 // refreshes the manifest cache, so later starts list the tools at once.
 func (c *checker) live(s config.Settings) {
-	var ids []string
-	for _, srv := range c.cfg.Servers {
-		ids = append(ids, srv.ID)
-	}
-	store := catalog.NewStore(nil, ids)
-	sup := proxy.New(proxy.Options{
+	statuses := proxy.BootOnce(proxy.Options{
 		Servers:        c.cfg.Servers,
 		Env:            c.env,
 		Home:           s.Home,
 		BootTimeout:    s.ChildBootTimeout,
 		RequestTimeout: s.ProxyRequestTimeout,
 		ShutdownGrace:  s.ShutdownGrace,
-		Catalog:        store,
 		Log:            io.Discard,
 		Version:        "vet",
 	})
-	sup.Start(nil)
-	<-sup.Booted()
-	defer sup.Close()
-
-	for _, st := range sup.Status() {
+	for _, st := range statuses {
 		if st.Status == proxy.StatusError {
 			c.report(config.SeverityError, c.cfg.KeyPos("servers", st.ID), CodeBootFailed,
 				"server '%s' failed to boot: %s", st.ID, st.LastError)
@@ -109,12 +99,9 @@ func sortedKeys(m map[string][]string) []string {
 }
 
 func quoteList(ids []string) string {
-	out := ""
+	quoted := make([]string, len(ids))
 	for i, id := range ids {
-		if i > 0 {
-			out += ", "
-		}
-		out += "'" + id + "'"
+		quoted[i] = "'" + id + "'"
 	}
-	return out
+	return strings.Join(quoted, ", ")
 }

@@ -5,6 +5,7 @@ package routing
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 
@@ -31,10 +32,11 @@ func Register(t *native.Table, cat Catalog, children Children) {
 	t.Bind(native.ProxyServerStatus, serverStatus(children))
 }
 
-// Described is describe_tool's answer.
+// Described is describe_tool's answer; each schema is the full tool
+// definition as tools/list renders it.
 type Described struct {
-	Schemas []*mcp.Tool `json:"schemas"`
-	Unknown []string    `json:"unknown"`
+	Schemas []json.RawMessage `json:"schemas"`
+	Unknown []string          `json:"unknown"`
 }
 
 func describeTool(cat Catalog) native.Handler {
@@ -46,7 +48,7 @@ func describeTool(cat Catalog) native.Handler {
 			return native.Errorf("%v", err), nil
 		}
 		snap := cat.Snapshot()
-		out := Described{Schemas: []*mcp.Tool{}, Unknown: []string{}}
+		out := Described{Schemas: []json.RawMessage{}, Unknown: []string{}}
 		var seen []string
 		for _, name := range in.Tools {
 			name = strings.TrimSpace(name)
@@ -55,7 +57,7 @@ func describeTool(cat Catalog) native.Handler {
 			}
 			seen = append(seen, name)
 			if e, ok := snap.Lookup(name); ok {
-				out.Schemas = append(out.Schemas, e.Tool)
+				out.Schemas = append(out.Schemas, e.Listing())
 			} else {
 				out.Unknown = append(out.Unknown, name)
 			}
