@@ -23,6 +23,14 @@ func Kill(pid int) {
 	_ = syscall.Kill(pid, syscall.SIGKILL)
 }
 
+// KillGroup sends SIGKILL to the group pgid only: for a leader already
+// reaped, whose pid may since name an unrelated process.
+func KillGroup(pgid int) {
+	if pgid > 0 {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+}
+
 // Alive reports whether pid names a live process. EPERM means the process
 // exists but belongs to someone else, so it is alive; a zombie is dead.
 func Alive(pid int) bool {

@@ -30,3 +30,7 @@ func Alive(pid int) bool {
 
 // GroupAlive is Alive: Windows has no process groups.
 func GroupAlive(pgid int) bool { return Alive(pgid) }
+
+// KillGroup does nothing: Windows has no process groups, and the leader is
+// gone.
+func KillGroup(int) {}

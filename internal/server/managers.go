@@ -8,6 +8,7 @@ import (
 	"github.com/evokore/evokore/internal/native/nav"
 	"github.com/evokore/evokore/internal/native/orchestration"
 	"github.com/evokore/evokore/internal/native/telemetry"
+	"github.com/evokore/evokore/internal/native/workers"
 	"github.com/evokore/evokore/internal/router"
 )
 
@@ -33,10 +34,11 @@ func registerManagers(t *native.Table, host *native.Host, s *Server) contributio
 	locks := claims.Register(t, host)
 	memory.Register(t, host)
 	nav.Register(t)
+	background := workers.Register(t, host)
 	agents := fleet.Register(t, host)
 	runs := orchestration.Register(t, agents, locks)
 	// Runs release their claims before the fleet kills what is left.
-	c.Closers = append(c.Closers, runs.Close, agents.Close, counters.Close)
+	c.Closers = append(c.Closers, runs.Close, agents.Close, background.Close, counters.Close)
 	_ = host
 	_ = s
 	return c

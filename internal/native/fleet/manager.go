@@ -142,6 +142,14 @@ func (m *Manager) Release(id string) (Snapshot, error) {
 
 // kill ends the agent's group and waits (bounded) for the reaper.
 func kill(a *agent) {
+	select {
+	case <-a.exited:
+		// Reaped: its pid may name another process by now; only the
+		// group it led is still ours to end.
+		procgroup.KillGroup(a.pid)
+		return
+	default:
+	}
 	procgroup.Kill(a.pid)
 	select {
 	case <-a.exited:

@@ -1,0 +1,85 @@
+package workers
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/native"
+)
+
+// Register binds worker_dispatch and worker_context; workers keep state
+// under EVOKORE_HOME/workers and run commands with the router's
+// environment from its working directory. Call Close at shutdown.
+func Register(t *native.Table, host *native.Host) *Manager {
+	cwd, err := os.Getwd()
+	if err != nil {
+		cwd = "."
+	}
+	m := New(filepath.Join(host.Settings.Home, "workers"), host.Settings.Env.Pairs(), cwd)
+	t.Bind(native.WorkerDispatch, m.dispatchTool)
+	t.Bind(native.WorkerContext, m.contextTool)
+	return m
+}
+
+func missing(name string) *mcp.CallToolResult {
+	return native.Errorf("Missing required argument: %s", name)
+}
+
+func (m *Manager) dispatchTool(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
+	var in struct {
+		SessionID  string         `json:"session_id"`
+		WorkerType string         `json:"worker_type"`
+		Options    map[string]any `json:"options"`
+	}
+	if err := call.Decode(&in); err != nil {
+		return nil, err
+	}
+	switch {
+	case in.SessionID == "":
+		return missing("session_id"), nil
+	case in.WorkerType == "":
+		return missing("worker_type"), nil
+	}
+	work, err := m.plan(in.WorkerType, in.Options)
+	if err != nil {
+		return native.Errorf("%s", err.Error()), nil
+	}
+	id, err := m.start(in.SessionID, in.WorkerType, in.Options, work)
+	if err != nil {
+		return native.Errorf("Cannot dispatch the worker: %v", err), nil
+	}
+	return native.JSON(struct {
+		WorkerID   string `json:"workerId"`
+		WorkerType string `json:"workerType"`
+		SessionID  string `json:"sessionId"`
+		Status     string `json:"status"`
+		Hint       string `json:"hint"`
+	}{id, in.WorkerType, in.SessionID, StatusPending, "Poll worker_context with this workerId to read the result."}), nil
+}
+
+func (m *Manager) contextTool(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
+	var in struct {
+		SessionID string `json:"session_id"`
+		WorkerID  string `json:"worker_id"`
+	}
+	if err := call.Decode(&in); err != nil {
+		return nil, err
+	}
+	switch {
+	case in.SessionID == "":
+		return missing("session_id"), nil
+	case in.WorkerID == "":
+		return missing("worker_id"), nil
+	}
+	st, ok, err := m.Read(in.SessionID, in.WorkerID)
+	switch {
+	case err != nil:
+		return native.Errorf("Cannot read worker %s: %v", in.WorkerID, err), nil
+	case !ok:
+		return native.Errorf("Worker %s not found for session %s.", in.WorkerID, in.SessionID), nil
+	}
+	return native.JSON(st), nil
+}
