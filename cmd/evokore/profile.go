@@ -13,7 +13,6 @@ import (
 	"github.com/evokore/evokore/internal/budget"
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
-	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/proxy"
 )
 
@@ -62,8 +61,8 @@ budget (compared in the first tokenizer).`,
 					BootTimeout: s.ChildBootTimeout, RequestTimeout: s.ProxyRequestTimeout, ShutdownGrace: s.ShutdownGrace,
 				})
 			}
-			snap := shippedCatalog(cfg, s.Home)
-			profiles := profilesOf(cfg)
+			snap := budget.Catalog(cfg, s.Home)
+			profiles := budget.Profiles(cfg)
 
 			var chosen []*catalog.Profile
 			if all {
@@ -119,48 +118,6 @@ budget (compared in the first tokenizer).`,
 	fl.IntVar(&limit, "budget", 0, "fail (exit 2) above this many tokens")
 	fl.StringVar(&format, "format", "table", "table or json")
 	return cmd
-}
-
-// shippedCatalog is the catalog a fresh router would list: every native
-// tool of the table, then each server's cached tools in config order.
-func shippedCatalog(cfg *config.MCPConfig, home string) *catalog.Snapshot {
-	var natives []*catalog.Entry
-	for _, s := range native.Specs() {
-		natives = append(natives, catalog.NewEntry(s.Tool(), catalog.SourceNative))
-	}
-	var ids []string
-	for _, s := range cfg.Servers {
-		ids = append(ids, s.ID)
-	}
-	store := catalog.NewStore(natives, ids)
-	cached := proxy.CachedTools(home, cfg.Servers)
-	for _, id := range ids {
-		if tools, ok := cached[id]; ok {
-			store.SetServerTools(id, tools)
-		}
-	}
-	return store.Snapshot()
-}
-
-// profilesOf lists the shipped profiles, with the config's own replacing
-// or following them.
-func profilesOf(cfg *config.MCPConfig) []*catalog.Profile {
-	var out []*catalog.Profile
-	index := map[string]int{}
-	for _, pr := range catalog.ShippedProfiles() {
-		index[pr.Name] = len(out)
-		out = append(out, &pr)
-	}
-	isNative := func(n string) bool { _, ok := native.Lookup(n); return ok }
-	for _, up := range cfg.Discovery.Profiles {
-		pr := catalog.FromConfig(up, isNative)
-		if i, ok := index[pr.Name]; ok {
-			out[i] = &pr
-		} else {
-			out = append(out, &pr)
-		}
-	}
-	return out
 }
 
 func writeJSON(w io.Writer, v any) error {

@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -12,8 +14,8 @@ import (
 )
 
 func newVet(p *paths) *cobra.Command {
-	var format string
-	var strict, live bool
+	var format, role, profile string
+	var strict, live, matrix bool
 	cmd := &cobra.Command{
 		Use:   "vet",
 		Short: "Check mcp.config.json and permissions.yml (for CI)",
@@ -32,6 +34,21 @@ Every problem is reported as file:line:col. Exit 0 when there are no errors,
 				return &exitError{2, fmt.Errorf("--format must be text or json, not %q", format)}
 			}
 			s, _ := p.settings()
+			if matrix {
+				rows, err := vet.Matrix(vet.MatrixOptions{
+					ConfigPath: s.ConfigPath, PermissionsPath: s.PermissionsPath, Settings: s,
+					Role: role, Profile: profile, Live: live,
+				})
+				if err != nil {
+					var ds config.Diagnostics
+					if errors.As(err, &ds) {
+						_ = writeDiagnostics(cmd.OutOrStdout(), format, ds)
+						return &exitError{1, fmt.Errorf("")}
+					}
+					return &exitError{1, err}
+				}
+				return writeMatrix(cmd.OutOrStdout(), format, rows)
+			}
 			ds := vet.Run(vet.Options{
 				ConfigPath:      s.ConfigPath,
 				PermissionsPath: s.PermissionsPath,
@@ -51,8 +68,32 @@ Every problem is reported as file:line:col. Exit 0 when there are no errors,
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	cmd.Flags().BoolVar(&strict, "strict", false, "treat warnings (such as unset placeholders) as errors")
+	cmd.Flags().BoolVar(&matrix, "matrix", false, "print the effective surface: every tool's visibility and level per role and profile")
+	cmd.Flags().StringVar(&role, "role", "", "with --matrix: only this role (\"none\" for no role)")
+	cmd.Flags().StringVar(&profile, "profile", "", "with --matrix: only this profile")
 	cmd.Flags().BoolVar(&live, "live", false, "boot the children and check names against the tools they serve (also refreshes the tool-list cache)")
 	return cmd
+}
+
+func writeMatrix(w io.Writer, format string, rows []vet.Row) error {
+	if format == "json" {
+		if rows == nil {
+			rows = []vet.Row{}
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ROLE\tPROFILE\tTOOL\tSOURCE\tLISTED\tLEVEL")
+	for _, r := range rows {
+		listed := "hidden"
+		if r.Visible {
+			listed = "visible"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Role, r.Profile, r.Tool, r.Source, listed, r.Level)
+	}
+	return tw.Flush()
 }
 
 func writeDiagnostics(w io.Writer, format string, ds config.Diagnostics) error {

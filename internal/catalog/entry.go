@@ -48,6 +48,10 @@ type Entry struct {
 	// Hash identifies the definition (name, description, input schema) as
 	// the child declared it; pinning and approval tokens bind to it.
 	Hash string
+	// Quarantine, when set, explains why the tool is held back: its
+	// definition changed since an operator last accepted it. A quarantined
+	// tool is never listed or found, and calls get this text.
+	Quarantine string
 
 	compile  sync.Once
 	schema   *jsonschema.Schema

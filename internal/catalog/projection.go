@@ -64,12 +64,12 @@ func (p *Profile) Lists(e *Entry) bool {
 // legacy mode; otherwise what the profile lists plus what the session
 // activated.
 func (s *Snapshot) Project(p *Profile, legacy bool, activated func(name string) bool) []*Entry {
-	if legacy {
-		return s.Entries
-	}
 	out := make([]*Entry, 0, len(s.Entries))
 	for _, e := range s.Entries {
-		if p.Lists(e) || (activated != nil && activated(e.Name)) {
+		if e.Quarantine != "" {
+			continue
+		}
+		if legacy || p.Lists(e) || (activated != nil && activated(e.Name)) {
 			out = append(out, e)
 		}
 	}

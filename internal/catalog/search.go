@@ -198,12 +198,11 @@ func (s *Snapshot) Search(query string, limit int) []Match {
 		ma, mb := best[a], best[b]
 		return cmp.Or(cmp.Compare(ma.Tier, mb.Tier), cmp.Compare(mb.Score, ma.Score), cmp.Compare(a, b))
 	})
-	if len(order) > limit {
-		order = order[:limit]
-	}
-	out := make([]Match, len(order))
-	for j, i := range order {
-		out[j] = best[i]
+	out := make([]Match, 0, min(len(order), limit))
+	for _, i := range order {
+		if ix.entries[i].Quarantine == "" && len(out) < limit {
+			out = append(out, best[i])
+		}
 	}
 	return out
 }

@@ -38,6 +38,7 @@ type child struct {
 	errorCount int
 	lastPing   time.Time
 	toolCount  int
+	lastTools  []*mcp.Tool
 	cs         *mcp.ClientSession
 	proc       *process
 	// ready is closed when the boot attempt in progress ends, either way.
@@ -262,6 +263,18 @@ func (c *child) rebooting() {
 	defer c.mu.Unlock()
 	c.state = StatusBooting
 	c.ready = make(chan struct{})
+}
+
+func (c *child) setLastTools(tools []*mcp.Tool) {
+	c.mu.Lock()
+	c.lastTools = tools
+	c.mu.Unlock()
+}
+
+func (c *child) getLastTools() []*mcp.Tool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastTools
 }
 
 func (c *child) setToolCount(n int) {

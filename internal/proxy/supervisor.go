@@ -24,11 +24,10 @@ const (
 	StatusError     = "error"
 )
 
-// Admitter decides which of a child's tools enter the catalog. Tool
-// pinning uses it to keep a changed definition out until an operator
-// accepts it.
-type Admitter interface {
-	Admit(server string, tools []*mcp.Tool) []*mcp.Tool
+// Pinner quarantines tools whose definitions changed since they were
+// first seen: it returns a message per quarantined child tool name.
+type Pinner interface {
+	Check(server string, tools []*mcp.Tool) map[string]string
 }
 
 // Options configure a Supervisor.
@@ -52,8 +51,8 @@ type Options struct {
 	// Sessions lists the connected client sessions, for passing through
 	// log messages and requests not tied to a call.
 	Sessions func() []*session.Session
-	// Admit, when set, filters each tool list before registration.
-	Admit Admitter
+	// Pins, when set, quarantines changed tools of servers that pin.
+	Pins Pinner
 }
 
 // Supervisor owns the child servers.
@@ -188,10 +187,26 @@ func (s *Supervisor) Status() []ServerStatus {
 // register publishes a child's tools and logs what happened, in
 // EVOKORE-MCP's words.
 func (s *Supervisor) register(c *child, tools []*mcp.Tool, announce bool) {
-	if s.opts.Admit != nil && tools != nil {
-		tools = s.opts.Admit.Admit(c.spec.ID, tools)
+	c.setLastTools(tools)
+	var entries []*catalog.Entry
+	if tools != nil {
+		var quarantine map[string]string
+		if s.opts.Pins != nil && c.spec.PinningEnabled() {
+			quarantine = s.opts.Pins.Check(c.spec.ID, tools)
+		}
+		entries = make([]*catalog.Entry, 0, len(tools))
+		for _, t := range tools {
+			e := catalog.NewProxyEntry(c.spec.ID, t)
+			if q, ok := quarantine[t.Name]; ok {
+				e.Quarantine = q
+				if announce {
+					s.logf("[EVOKORE] %s", q)
+				}
+			}
+			entries = append(entries, e)
+		}
 	}
-	reg := s.opts.Catalog.SetServerTools(c.spec.ID, tools)
+	reg := s.opts.Catalog.SetServerEntries(c.spec.ID, entries)
 	c.setToolCount(reg.Registered)
 	if !announce {
 		return
@@ -215,6 +230,16 @@ func (s *Supervisor) register(c *child, tools []*mcp.Tool, announce bool) {
 		}
 		s.logf("%s", msgProxied(other, n, len(reg.Displaced[other])))
 		s.logf("%s", msgCollisionSummary(other, len(reg.Displaced[other])))
+	}
+}
+
+// Readmit registers every child's last tool list again, for example after
+// an operator accepted changed tool definitions.
+func (s *Supervisor) Readmit() {
+	for _, c := range s.children {
+		if tools := c.getLastTools(); tools != nil {
+			s.register(c, tools, false)
+		}
 	}
 }
 

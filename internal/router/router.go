@@ -38,6 +38,9 @@ type Call struct {
 	// Started is when the call was dispatched; observers measure latency
 	// from it.
 	Started time.Time
+	// NeedsApproval is set by the permission stage when the tool's level
+	// is require_approval; the approval stage acts on it.
+	NeedsApproval bool
 
 	beforeDispatch []func() (*mcp.CallToolResult, error)
 }
@@ -92,6 +95,9 @@ func (r *Router) Call(ctx context.Context, sess *session.Session, params *mcp.Ca
 
 // Run takes a resolved call through the stages and dispatches it.
 func (r *Router) Run(ctx context.Context, c *Call) (*mcp.CallToolResult, error) {
+	if q := c.Entry.Quarantine; q != "" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: q}
+	}
 	if res, err := check(ctx, r.Permission, c); res != nil || err != nil {
 		return res, err
 	}

@@ -62,9 +62,14 @@ func TestDynamicDiscoveryActivatesPerSession(t *testing.T) {
 		t.Errorf("session b should stay slim: %v", names)
 	}
 
-	// Hidden, but callable by exact name.
+	// Hidden, but callable by exact name (the shipped rules make writes
+	// wait for a human: approve with the token and retry).
 	file := filepath.Join(root, "written.txt")
-	w := routertest.Call(t, b, "fs_write_file", map[string]any{"path": file, "content": "hidden but callable"})
+	args := map[string]any{"path": file, "content": "hidden but callable"}
+	w := routertest.Call(t, b, "fs_write_file", args)
+	token := routertest.ApprovalToken(t, w)
+	args["_evokore_approval_token"] = token
+	w = routertest.Call(t, b, "fs_write_file", args)
 	if w.IsError {
 		t.Fatalf("fs_write_file: %s", routertest.Text(w))
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/native/routing"
+	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/proxy"
 	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/session"
@@ -27,6 +29,9 @@ type Options struct {
 	Version string
 	// Log receives what the router reports on stderr.
 	Log io.Writer
+	// Now is the clock of approvals, rate limits and cooldowns; nil means
+	// time.Now. Tests move it.
+	Now func() time.Time
 }
 
 // Server is the router assembled: the shared parts every session view is
@@ -43,6 +48,11 @@ type Server struct {
 	content   Content
 	closers   []func()
 	closeOnce sync.Once
+	// role is the RBAC role sessions run under: EVOKORE_ROLE, else the
+	// active_role of permissions.yml; "" for none.
+	role   string
+	policy *policy.Policy
+	stop   context.CancelFunc
 
 	// Schema-deferred listing: armed by the first deferred listing,
 	// satisfied by any describe_tool call, given up on by the fallback.
@@ -71,6 +81,37 @@ func New(opts Options) *Server {
 		s.logf("No mcp.config.json found. Running EVOKORE without proxy execution tools.")
 	}
 	s.config = cfg
+
+	perms, err := config.LoadPermissions(opts.Settings.PermissionsPath, policy.ShippedPermissions)
+	failClosed := false
+	if err != nil {
+		// Failing open would drop every deny the user wrote.
+		s.logf("Failed to load permissions.yml: %v", err)
+		s.logf("Until it is fixed, tools no shipped rule names are denied.")
+		shipped := policy.ShippedPermissions
+		perms, failClosed = &shipped, true
+	}
+	s.policy = policy.New(policy.Options{
+		Permissions: perms,
+		Servers:     cfg.Servers,
+		DefaultDeny: opts.Settings.DefaultDeny || failClosed,
+		Home:        opts.Settings.Home,
+		ApprovalTTL: opts.Settings.ApprovalTTL,
+		Cooldown:    opts.Settings.Cooldown,
+		Now:         opts.Now,
+	})
+	s.role = opts.Settings.Role
+	if s.role == "" {
+		s.role = perms.ActiveRole
+	}
+	if s.role != "" && !s.policy.RBAC.HasRole(s.role) {
+		s.logf("[EVOKORE] Role '%s' is not defined in %s; running with no role (flat rules).", s.role, perms.File)
+		s.role = ""
+	}
+	pins, err := policy.OpenPins(opts.Settings.Home, opts.Now)
+	if err != nil {
+		s.logf("[EVOKORE] Tool pinning is off: %v", err)
+	}
 
 	table := &native.Table{}
 	routing.Register(table, s, s)
@@ -101,6 +142,7 @@ func New(opts Options) *Server {
 		Log:            opts.Log,
 		Version:        opts.Version,
 		Sessions:       s.Sessions,
+		Pins:           pinsOrNil(pins),
 	})
 	host.Catalog = s.catalog
 	s.router = &router.Router{
@@ -109,6 +151,13 @@ func New(opts Options) *Server {
 		Proxy:     s.proxy,
 		Plugins:   contrib.Plugins,
 		Observers: contrib.Observers,
+	}
+	s.policy.Install(s.router)
+	ctx, stop := context.WithCancel(context.Background())
+	s.stop = stop
+	if pins != nil {
+		// `evokore pins accept` rewrites the file; re-admit the tools then.
+		go pins.Watch(ctx, time.Second, s.proxy.Readmit)
 	}
 
 	var user []catalog.Profile
@@ -129,6 +178,14 @@ func (s *Server) callTool(ctx context.Context, sess *session.Session, name strin
 		return nil, err
 	}
 	return s.router.Call(ctx, sess, &mcp.CallToolParamsRaw{Name: name, Arguments: raw})
+}
+
+// pinsOrNil keeps a nil *Pins from becoming a non-nil interface.
+func pinsOrNil(p *policy.Pins) proxy.Pinner {
+	if p == nil {
+		return nil
+	}
+	return p
 }
 
 // Snapshot returns the current catalog.
@@ -166,6 +223,7 @@ func (s *Server) ChildrenBooted() <-chan struct{} { return s.proxy.Booted() }
 // end with their transports.
 func (s *Server) Close() {
 	s.closeOnce.Do(func() {
+		s.stop()
 		s.proxy.Close()
 		for _, c := range s.closers {
 			c()

@@ -36,7 +36,7 @@ func newView(s *Server) *view {
 
 func (v *view) connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession, error) {
 	s := v.srv
-	v.sess = session.New("", s.opts.Settings.Role)
+	v.sess = session.New("", s.role)
 	v.sess.TTL = s.opts.Settings.SessionTTL
 	v.mcp = mcp.NewServer(&mcp.Implementation{Name: serverName, Version: s.opts.Version}, &mcp.ServerOptions{
 		Instructions: instructions,

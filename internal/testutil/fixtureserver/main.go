@@ -17,6 +17,7 @@
 //	env {name}              the value of an environment variable
 //	untyped {}              listed with an input schema lacking "type"
 //	pid {}                  this process's pid
+//	args {...}              the raw arguments it received, as JSON
 //
 // Flags: -name, -start-delay (sleep before answering anything), -extra N
 // (N generated tools), -alias NAME (echo again under NAME), -stderr TEXT
@@ -185,6 +186,9 @@ func main() {
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "untyped", Description: "Listed without a schema type."}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
 		return text("untyped ok"), nil, nil
+	})
+	s.AddTool(&mcp.Tool{Name: "args", Description: "Returns the raw arguments it received.", InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return text("%s", req.Params.Arguments), nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Returns the process id."}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
 		return text("%d", os.Getpid()), nil, nil

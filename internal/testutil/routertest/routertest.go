@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -68,6 +69,12 @@ func New(t testing.TB, servers map[string]any, env map[string]string) *Harness {
 
 // NewWithConfig assembles a router over an existing config file in dir.
 func NewWithConfig(t testing.TB, dir, configPath string, env map[string]string) *Harness {
+	return NewWithOptions(t, dir, configPath, env, nil)
+}
+
+// NewWithOptions is NewWithConfig with a clock for approvals, rate limits
+// and cooldowns (nil means time.Now).
+func NewWithOptions(t testing.TB, dir, configPath string, env map[string]string, now func() time.Time) *Harness {
 	t.Helper()
 	vars := map[string]string{
 		"PATH":                     os.Getenv("PATH"),
@@ -83,7 +90,7 @@ func NewWithConfig(t testing.TB, dir, configPath string, env map[string]string) 
 	settings, _ := config.ReadSettings(config.NewEnv(vars), server.ShippedDefaults)
 	settings.ShutdownGrace = 500 * time.Millisecond
 	h := &Harness{t: t, Dir: dir, Stderr: &Buffer{}}
-	h.Server = server.New(server.Options{Settings: settings, Version: "test", Log: h.Stderr})
+	h.Server = server.New(server.Options{Settings: settings, Version: "test", Log: h.Stderr, Now: now})
 	t.Cleanup(h.Server.Close)
 	return h
 }
@@ -193,4 +200,17 @@ func StatusOf(t testing.TB, cs *mcp.ClientSession, id string) string {
 	}
 	t.Fatalf("no server %q in status", id)
 	return ""
+}
+
+var approvalToken = regexp.MustCompile(`'_evokore_approval_token' with the value '([^']+)'`)
+
+// ApprovalToken extracts the token from an approval interception, the
+// way clients written for EVOKORE-MCP do, and fails if r is not one.
+func ApprovalToken(t testing.TB, r *mcp.CallToolResult) string {
+	t.Helper()
+	m := approvalToken.FindStringSubmatch(Text(r))
+	if !r.IsError || m == nil {
+		t.Fatalf("not an approval interception: %q", Text(r))
+	}
+	return m[1]
 }

@@ -1,0 +1,51 @@
+package budget
+
+import (
+	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/proxy"
+)
+
+// Catalog is the catalog a fresh router over cfg would serve, without
+// starting anything: every native tool of the generated table, then each
+// server's tools from the manifest cache under home, in config order.
+func Catalog(cfg *config.MCPConfig, home string) *catalog.Snapshot {
+	var natives []*catalog.Entry
+	for _, s := range native.Specs() {
+		natives = append(natives, catalog.NewEntry(s.Tool(), catalog.SourceNative))
+	}
+	var ids []string
+	for _, s := range cfg.Servers {
+		ids = append(ids, s.ID)
+	}
+	store := catalog.NewStore(natives, ids)
+	cached := proxy.CachedTools(home, cfg.Servers)
+	for _, id := range ids {
+		if tools, ok := cached[id]; ok {
+			store.SetServerTools(id, tools)
+		}
+	}
+	return store.Snapshot()
+}
+
+// Profiles lists the shipped profiles, with the config's own replacing
+// the shipped ones of the same name or following them.
+func Profiles(cfg *config.MCPConfig) []*catalog.Profile {
+	var out []*catalog.Profile
+	index := map[string]int{}
+	for _, pr := range catalog.ShippedProfiles() {
+		index[pr.Name] = len(out)
+		out = append(out, &pr)
+	}
+	isNative := func(n string) bool { _, ok := native.Lookup(n); return ok }
+	for _, up := range cfg.Discovery.Profiles {
+		pr := catalog.FromConfig(up, isNative)
+		if i, ok := index[pr.Name]; ok {
+			out[i] = &pr
+		} else {
+			out = append(out, &pr)
+		}
+	}
+	return out
+}

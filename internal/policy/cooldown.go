@@ -1,0 +1,89 @@
+package policy
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/canonjson"
+)
+
+// Cooldowns stop a model from hammering a failing call: after a failure
+// (an isError result, a transport error, a timeout) the same tool with the
+// same arguments is refused for the server's cooldown, while other
+// arguments still run. Success never starts a cooldown, however short the
+// answer.
+type Cooldowns struct {
+	now func() time.Time
+
+	mu    sync.Mutex
+	until map[string]time.Time
+}
+
+// NewCooldowns starts an empty cooldown table.
+func NewCooldowns(now func() time.Time) *Cooldowns {
+	if now == nil {
+		now = time.Now
+	}
+	return &Cooldowns{now: now, until: map[string]time.Time{}}
+}
+
+// cooldownKey is the tool name and its canonical arguments.
+func cooldownKey(tool string, args json.RawMessage) string {
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	c, err := canonjson.FromJSON(args, TokenField)
+	if err != nil {
+		c = args
+	}
+	return tool + ":" + string(c)
+}
+
+// Check returns the refusal while a call is cooling down, else nil.
+func (c *Cooldowns) Check(tool string, args json.RawMessage) *mcp.CallToolResult {
+	c.mu.Lock()
+	idle := len(c.until) == 0
+	c.mu.Unlock()
+	if idle {
+		return nil // nothing is cooling: skip canonicalising the arguments
+	}
+	key := cooldownKey(tool, args)
+	now := c.now()
+	c.mu.Lock()
+	until, ok := c.until[key]
+	if ok && !now.Before(until) {
+		delete(c.until, key)
+		ok = false
+	}
+	c.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	wait := int(math.Ceil(until.Sub(now).Seconds()))
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(
+		"[EVOKORE COOLDOWN] Tool '%s' is currently on cooldown to prevent infinite loops. Please wait %d seconds or try a different approach.", tool, wait)}}}
+}
+
+// Fail starts a cooldown for the call.
+func (c *Cooldowns) Fail(tool string, args json.RawMessage, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	key := cooldownKey(tool, args)
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.until) > 1024 {
+		for k, u := range c.until {
+			if !now.Before(u) {
+				delete(c.until, k)
+			}
+		}
+	}
+	c.until[key] = now.Add(d)
+}

@@ -1,0 +1,181 @@
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/router"
+	"github.com/evokore/evokore/internal/session"
+)
+
+// The generated matrix must say what compiling the shipped roles says.
+func TestShippedMatrixAgreesWithTheRoles(t *testing.T) {
+	compiled := NewRBAC(&config.Permissions{Roles: ShippedPermissions.Roles}, false)
+	for _, r := range ShippedPermissions.Roles {
+		row := shippedMatrix[r.Name]
+		if len(row) != native.NumTools {
+			t.Fatalf("%s row has %d tools", r.Name, len(row))
+		}
+		for _, s := range native.Specs() {
+			want := ParseLevel(r.DefaultPermission)
+			if lvl, ok := r.Overrides[s.Name]; ok {
+				want = ParseLevel(lvl)
+			}
+			if row[s.Name] != want || compiled.Level(r.Name, s.Name) != want {
+				t.Errorf("%s/%s: matrix %v, compiled %v, want %v", r.Name, s.Name, row[s.Name], compiled.Level(r.Name, s.Name), want)
+			}
+		}
+	}
+}
+
+func TestEditedShippedRoleIsNotAnsweredFromTheMatrix(t *testing.T) {
+	perms := config.Permissions{}
+	for _, r := range ShippedPermissions.Roles {
+		r.Overrides = maps.Clone(r.Overrides)
+		if r.Name == "readonly" {
+			r.Overrides["get_telemetry"] = config.LevelDeny
+		}
+		perms.Roles = append(perms.Roles, r)
+	}
+	rbac := NewRBAC(&perms, false)
+	if rbac.Level("readonly", "get_telemetry") != Deny || rbac.Level("readonly", "search_skills") != Allow {
+		t.Error("an edited role must be compiled from the file")
+	}
+}
+
+func TestProcessSpawningNativesWaitForAHumanByDefault(t *testing.T) {
+	rbac := NewRBAC(&ShippedPermissions, false)
+	for _, tool := range []string{"fleet_spawn", "worker_dispatch", "orchestration_start", "execute_skill"} {
+		if rbac.Level("", tool) != RequireApproval {
+			t.Errorf("%s: %v", tool, rbac.Level("", tool))
+		}
+	}
+}
+
+func TestLimitsRefillAndRefund(t *testing.T) {
+	now := time.Unix(0, 0)
+	clock := func() time.Time { return now }
+	rpm := 60.0
+	l := NewLimits([]config.Server{{ID: "s", RateLimit: &config.RateLimit{RequestsPerMinute: &rpm, ToolLimits: map[string]config.ToolLimit{"t": {Bucket: &config.BucketSpec{MaxTokens: 5}}}}}}, clock)
+	for i := range 5 {
+		if err := l.Take("s", "t"); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	if err := l.Take("s", "t"); err == nil || !strings.Contains(err.Error(), "Rate limit exceeded for s/t. Retry after 1s.") {
+		t.Fatalf("tool bucket: %v", err)
+	}
+	// 55 more server tokens remain; spend them on another tool.
+	for range 55 {
+		if err := l.Take("s", "other"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now = now.Add(time.Second) // one server token and one tool token back
+	if err := l.Take("s", "t"); err != nil {
+		t.Fatalf("after a second: %v", err)
+	}
+	if err := l.Take("s", "other"); err == nil || !strings.Contains(err.Error(), "Rate limit exceeded for server 's'") {
+		t.Fatalf("server bucket: %v", err)
+	}
+}
+
+func TestCooldownsKeyOnCanonicalArguments(t *testing.T) {
+	now := time.Unix(0, 0)
+	c := NewCooldowns(func() time.Time { return now })
+	c.Fail("fx_t", json.RawMessage(`{"a":1,"b":2}`), 10*time.Second)
+	if c.Check("fx_t", json.RawMessage(`{"b":2,"a":1}`)) == nil {
+		t.Error("key order must not matter")
+	}
+	if c.Check("fx_t", json.RawMessage(`{"a":2}`)) != nil {
+		t.Error("other arguments are not cooling")
+	}
+	now = now.Add(4 * time.Second)
+	if r := c.Check("fx_t", json.RawMessage(`{"a":1,"b":2}`)); r == nil || !strings.Contains(r.Content[0].(*mcp.TextContent).Text, "Please wait 6 seconds") {
+		t.Errorf("remaining wait: %v", r)
+	}
+	now = now.Add(6 * time.Second)
+	if c.Check("fx_t", json.RawMessage(`{"a":1,"b":2}`)) != nil {
+		t.Error("the cooldown ends")
+	}
+}
+
+func TestApprovalFileHoldsOnlyATokenPrefix(t *testing.T) {
+	home := t.TempDir()
+	a := NewApprovals(home, 5*time.Minute, nil)
+	e := catalog.NewEntry(&mcp.Tool{Name: "t", InputSchema: map[string]any{"type": "object"}}, catalog.SourceNative)
+	res := a.Intercept("s1", e, json.RawMessage(`{"x":1}`))
+	text := res.Content[0].(*mcp.TextContent).Text
+	token := strings.TrimSuffix(text[strings.LastIndex(text, "with the value '")+len("with the value '"):], "'.")
+	if len(token) != TokenLen {
+		t.Fatalf("token %q", token)
+	}
+	pending, err := ListPending(home, time.Now())
+	if err != nil || len(pending) != 1 || pending[0].Token != token[:8]+"..." || pending[0].ID != token[:16] {
+		t.Fatalf("pending %+v %v", pending, err)
+	}
+	raw, _ := json.Marshal(pending)
+	if strings.Contains(string(raw), token[8:]) {
+		t.Error("the pending file must not hold the token")
+	}
+	if id, ok := a.Validate("s1", e, json.RawMessage(`{"x":1}`), token); !ok || !a.Consume(id) || a.Consume(id) {
+		t.Error("a valid token is consumed exactly once")
+	}
+}
+
+// BenchmarkPolicyStages is the per-call cost of permission, approval
+// check (no token needed), rate limit and cooldown for a proxied tool.
+func BenchmarkPolicyStages(b *testing.B) {
+	rpm := 1e9
+	servers := []config.Server{{ID: "fx", RateLimit: &config.RateLimit{RequestsPerMinute: &rpm}}}
+	p := New(Options{Permissions: &ShippedPermissions, Servers: servers, ApprovalTTL: time.Minute, Cooldown: 10 * time.Second})
+	r := &router.Router{}
+	p.Install(r)
+	entry := catalog.NewProxyEntry("fx", &mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}})
+	sess := session.New("s", "developer")
+	args := json.RawMessage(`{"message":"a longer benchmark message","n":3}`)
+	ctx := context.Background()
+	stages := []router.Stage{r.Permission, r.Approval, r.RateLimit, r.Cooldown}
+	sess.Role = ""
+	b.ReportAllocs()
+	for b.Loop() {
+		c := &router.Call{Entry: entry, Session: sess, Args: args}
+		for _, st := range stages {
+			if res, err := st.Check(ctx, c); res != nil || err != nil {
+				b.Fatal(res, err)
+			}
+		}
+	}
+}
+
+// BenchmarkPolicyStagesWhileCooling is the same with another call cooling
+// down, so the cooldown stage canonicalises the arguments.
+func BenchmarkPolicyStagesWhileCooling(b *testing.B) {
+	p := New(Options{Permissions: &ShippedPermissions, ApprovalTTL: time.Minute, Cooldown: 10 * time.Second})
+	r := &router.Router{}
+	p.Install(r)
+	entry := catalog.NewProxyEntry("fx", &mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}})
+	p.Cooldowns.Fail("fx_other", json.RawMessage(`{}`), time.Hour)
+	sess := session.New("s", "")
+	args := json.RawMessage(`{"message":"a longer benchmark message","n":3}`)
+	ctx := context.Background()
+	stages := []router.Stage{r.Permission, r.Approval, r.RateLimit, r.Cooldown}
+	b.ReportAllocs()
+	for b.Loop() {
+		c := &router.Call{Entry: entry, Session: sess, Args: args}
+		for _, st := range stages {
+			if res, err := st.Check(ctx, c); res != nil || err != nil {
+				b.Fatal(res, err)
+			}
+		}
+	}
+}

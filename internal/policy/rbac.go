@@ -1,0 +1,90 @@
+package policy
+
+import (
+	"maps"
+
+	"github.com/evokore/evokore/internal/config"
+)
+
+// RBAC answers what a role may do with a tool, in the seed's order: with a
+// role, the role's override for the tool, else its default_permission;
+// with no role, the flat rule, else allow (deny with
+// EVOKORE_SECURITY_DEFAULT_DENY=true). Native and proxied tools are
+// treated alike.
+//
+// Roles defined exactly as shipped answer native tools from the generated
+// matrix; everything else is compiled from permissions.yml at load.
+type RBAC struct {
+	roles       map[string]*role
+	rules       map[string]Level
+	defaultDeny bool
+}
+
+type role struct {
+	def       Level
+	overrides map[string]Level
+	// matrix is the generated row of a role left as shipped.
+	matrix map[string]Level
+}
+
+// NewRBAC compiles the permissions. defaultDeny is
+// EVOKORE_SECURITY_DEFAULT_DENY.
+func NewRBAC(p *config.Permissions, defaultDeny bool) *RBAC {
+	r := &RBAC{roles: map[string]*role{}, rules: map[string]Level{}, defaultDeny: defaultDeny}
+	for _, cr := range p.Roles {
+		ro := &role{def: ParseLevel(cr.DefaultPermission), overrides: map[string]Level{}}
+		for tool, lvl := range cr.Overrides {
+			ro.overrides[tool] = ParseLevel(lvl)
+		}
+		if shipped, ok := shippedRole(cr.Name); ok && sameRole(shipped, cr) {
+			ro.matrix = shippedMatrix[cr.Name]
+		}
+		r.roles[cr.Name] = ro
+	}
+	for tool, lvl := range p.Rules {
+		r.rules[tool] = ParseLevel(lvl)
+	}
+	return r
+}
+
+func shippedRole(name string) (config.Role, bool) {
+	for _, r := range ShippedPermissions.Roles {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return config.Role{}, false
+}
+
+func sameRole(a, b config.Role) bool {
+	return a.DefaultPermission == b.DefaultPermission && maps.Equal(a.Overrides, b.Overrides)
+}
+
+// HasRole reports whether the role is defined.
+func (r *RBAC) HasRole(name string) bool {
+	_, ok := r.roles[name]
+	return ok
+}
+
+// Level is what roleName may do with tool; "" (or an undefined role) means
+// no role.
+func (r *RBAC) Level(roleName, tool string) Level {
+	if ro, ok := r.roles[roleName]; ok {
+		if ro.matrix != nil {
+			if lvl, ok := ro.matrix[tool]; ok {
+				return lvl
+			}
+		}
+		if lvl, ok := ro.overrides[tool]; ok {
+			return lvl
+		}
+		return ro.def
+	}
+	if lvl, ok := r.rules[tool]; ok {
+		return lvl
+	}
+	if r.defaultDeny {
+		return Deny
+	}
+	return Allow
+}

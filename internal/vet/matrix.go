@@ -1,0 +1,112 @@
+package vet
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/evokore/evokore/internal/budget"
+	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/policy"
+	"github.com/evokore/evokore/internal/proxy"
+)
+
+// MatrixOptions say which surface to compute.
+type MatrixOptions struct {
+	ConfigPath      string
+	PermissionsPath string
+	Settings        config.Settings
+	// Role and Profile restrict the matrix to one role ("none" for no
+	// role) and one profile; empty means all.
+	Role, Profile string
+	// Live boots the children first for their real tool lists.
+	Live bool
+}
+
+// Row is one tool under one role and one profile.
+type Row struct {
+	Role    string `json:"role"`
+	Profile string `json:"profile"`
+	Tool    string `json:"tool"`
+	Source  string `json:"source"`
+	Server  string `json:"server,omitempty"`
+	Visible bool   `json:"visible"`
+	// Level is allow, approval or deny.
+	Level string `json:"level"`
+}
+
+// NoRole labels the rows of a session with no role (flat rules).
+const NoRole = "none"
+
+// Matrix is the effective surface: every tool (natives, and proxied tools
+// from the tool-list cache or a live boot) with whether it is listed and
+// what a call may do, per role and profile, sorted so two configurations
+// diff cleanly.
+func Matrix(o MatrixOptions) ([]Row, error) {
+	cfg, err := config.LoadMCPConfig(o.ConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	perms, err := config.LoadPermissions(o.PermissionsPath, policy.ShippedPermissions)
+	if err != nil {
+		return nil, err
+	}
+	s := o.Settings
+	if o.Live {
+		proxy.BootOnce(proxy.Options{Servers: cfg.Servers, Env: s.Env, Home: s.Home, Log: io.Discard, Version: "vet",
+			BootTimeout: s.ChildBootTimeout, RequestTimeout: s.ProxyRequestTimeout, ShutdownGrace: s.ShutdownGrace})
+	}
+	snap := budget.Catalog(cfg, s.Home)
+	rbac := policy.NewRBAC(perms, s.DefaultDeny)
+
+	roles := []string{NoRole}
+	for _, r := range perms.Roles {
+		roles = append(roles, r.Name)
+	}
+	if o.Role != "" {
+		if o.Role != NoRole && !rbac.HasRole(o.Role) {
+			return nil, fmt.Errorf("no role %q in %s", o.Role, perms.File)
+		}
+		roles = []string{o.Role}
+	}
+	profiles := budget.Profiles(cfg)
+	if o.Profile != "" {
+		profiles = slices.DeleteFunc(profiles, func(p *catalog.Profile) bool { return p.Name != o.Profile })
+		if len(profiles) == 0 {
+			return nil, fmt.Errorf("no profile %q", o.Profile)
+		}
+	}
+	legacy := s.DiscoveryMode == config.ModeLegacy
+	var rows []Row
+	for _, role := range roles {
+		rbacRole := role
+		if role == NoRole {
+			rbacRole = ""
+		}
+		for _, p := range profiles {
+			for _, e := range snap.Entries {
+				rows = append(rows, Row{
+					Role: role, Profile: p.Name, Tool: e.Name, Source: e.Source.String(), Server: e.Server,
+					Visible: legacy || p.Lists(e),
+					Level:   levelName(rbac.Level(rbacRole, e.Name)),
+				})
+			}
+		}
+	}
+	slices.SortFunc(rows, func(a, b Row) int {
+		return cmp.Or(cmp.Compare(a.Role, b.Role), cmp.Compare(a.Profile, b.Profile), cmp.Compare(a.Tool, b.Tool))
+	})
+	return rows, nil
+}
+
+func levelName(l policy.Level) string {
+	switch l {
+	case policy.RequireApproval:
+		return "approval"
+	case policy.Deny:
+		return "deny"
+	}
+	return "allow"
+}
