@@ -356,4 +356,3 @@ func TestApprovalSurvivesRateLimitRejection(t *testing.T) {
 		t.Errorf("the token was not consumed by the rejection: %s", routertest.Text(res))
 	}
 }
-
