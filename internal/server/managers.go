@@ -2,11 +2,13 @@ package server
 
 import (
 	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/native/analytics"
 	"github.com/evokore/evokore/internal/native/claims"
 	"github.com/evokore/evokore/internal/native/fleet"
 	"github.com/evokore/evokore/internal/native/memory"
 	"github.com/evokore/evokore/internal/native/nav"
 	"github.com/evokore/evokore/internal/native/orchestration"
+	"github.com/evokore/evokore/internal/native/plugins"
 	"github.com/evokore/evokore/internal/native/telemetry"
 	"github.com/evokore/evokore/internal/native/workers"
 	"github.com/evokore/evokore/internal/router"
@@ -22,6 +24,9 @@ type contributions struct {
 	Observers []router.Observer
 	// Closers stop background work (workers, fleet agents) at shutdown.
 	Closers []func()
+	// Ready run once the catalog exists (host.Catalog is set), before any
+	// session connects: plugins publish the tools they loaded at start.
+	Ready []func()
 }
 
 // registerManagers binds every native manager's handlers. Each manager is
@@ -29,11 +34,15 @@ type contributions struct {
 // is set once the catalog exists, before any call can run.
 func registerManagers(t *native.Table, host *native.Host, s *Server) contributions {
 	var c contributions
+	plugged := plugins.Register(t, host)
+	c.Plugins = plugged
+	c.Ready = append(c.Ready, plugged.Start)
 	counters := telemetry.Register(t, host)
 	c.Observers = append(c.Observers, counters)
 	locks := claims.Register(t, host)
 	memory.Register(t, host)
 	nav.Register(t)
+	analytics.Register(t, host)
 	background := workers.Register(t, host)
 	agents := fleet.Register(t, host)
 	runs := orchestration.Register(t, agents, locks)

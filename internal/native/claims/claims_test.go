@@ -100,7 +100,7 @@ func writeLock(t *testing.T, home, resource string, body any) string {
 }
 
 func TestAcquireReleaseAndOwnership(t *testing.T) {
-	h := routertest.New(t, nil, nil)
+	h := routertest.New(t, map[string]any{}, nil)
 	cs := h.Connect(nil)
 
 	text, isErr := call(t, cs, "claim_acquire", map[string]any{"resource": "file:/src/a.go", "agentId": "alpha"})
@@ -149,7 +149,7 @@ func TestAcquireReleaseAndOwnership(t *testing.T) {
 }
 
 func TestMissingArguments(t *testing.T) {
-	h := routertest.New(t, nil, nil)
+	h := routertest.New(t, map[string]any{}, nil)
 	cs := h.Connect(nil)
 	cases := []struct {
 		tool string
@@ -174,7 +174,7 @@ func TestMissingArguments(t *testing.T) {
 }
 
 func TestStaleClaimsAreTakenOver(t *testing.T) {
-	h := routertest.New(t, nil, nil)
+	h := routertest.New(t, map[string]any{}, nil)
 	cs := h.Connect(nil)
 	home := filepath.Join(h.Dir, "home")
 	future := time.Now().Add(time.Hour).UTC().Format("2006-01-02T15:04:05.000Z")
@@ -215,7 +215,7 @@ func TestStaleClaimsAreTakenOver(t *testing.T) {
 }
 
 func TestReleaseOfAnExpiredClaimByAnyone(t *testing.T) {
-	h := routertest.New(t, nil, nil)
+	h := routertest.New(t, map[string]any{}, nil)
 	cs := h.Connect(nil)
 	past := time.Now().Add(-time.Minute).UTC().Format("2006-01-02T15:04:05.000Z")
 	writeLock(t, filepath.Join(h.Dir, "home"), "old", claims.Claim{Resource: "old", AgentID: "owner", PID: os.Getpid(),
@@ -227,7 +227,7 @@ func TestReleaseOfAnExpiredClaimByAnyone(t *testing.T) {
 }
 
 func TestListAndSweep(t *testing.T) {
-	h := routertest.New(t, nil, nil)
+	h := routertest.New(t, map[string]any{}, nil)
 	cs := h.Connect(nil)
 	home := filepath.Join(h.Dir, "home")
 
@@ -283,7 +283,7 @@ func TestListAndSweep(t *testing.T) {
 func TestClaimsSurviveARestart(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	env := map[string]string{"EVOKORE_HOME": home}
-	h1 := routertest.New(t, nil, env)
+	h1 := routertest.New(t, map[string]any{}, env)
 	cs1 := h1.Connect(nil)
 	if text, isErr := call(t, cs1, "claim_acquire", map[string]any{"resource": "db:main", "agentId": "keeper", "ttlMs": 600000}); isErr {
 		t.Fatal(text)
@@ -291,7 +291,7 @@ func TestClaimsSurviveARestart(t *testing.T) {
 	_ = cs1.Close()
 	h1.Server.Close()
 
-	h2 := routertest.New(t, nil, env)
+	h2 := routertest.New(t, map[string]any{}, env)
 	cs2 := h2.Connect(nil)
 	l := decode[listed](t, func() string { s, _ := call(t, cs2, "claim_list", map[string]any{}); return s }())
 	if len(l.Claims) != 1 || l.Claims[0].AgentID != "keeper" || l.Claims[0].Expired || l.Claims[0].ProcessDead {
@@ -304,7 +304,7 @@ func TestClaimsSurviveARestart(t *testing.T) {
 }
 
 func TestConcurrentAcquirersInOneRouter(t *testing.T) {
-	h := routertest.New(t, nil, nil)
+	h := routertest.New(t, map[string]any{}, nil)
 	const n = 16
 	sessions := make([]*mcp.ClientSession, n)
 	for i := range sessions {

@@ -66,7 +66,7 @@ func spawnFamily(t *testing.T, cs *mcp.ClientSession, resource string) (agentID 
 }
 
 func TestSpawnStatusClaimRelease(t *testing.T) {
-	h := routertest.New(t, nil, admin)
+	h := routertest.New(t, map[string]any{}, admin)
 	cs := h.Connect(nil)
 
 	id, pid, grandchild := spawnFamily(t, cs, "")
@@ -129,7 +129,7 @@ func TestSpawnStatusClaimRelease(t *testing.T) {
 }
 
 func TestAgentThatExitsOnItsOwn(t *testing.T) {
-	h := routertest.New(t, nil, admin)
+	h := routertest.New(t, map[string]any{}, admin)
 	cs := h.Connect(nil)
 	text, isErr := call(t, cs, "fleet_spawn", map[string]any{"command": "sh", "args": []string{"-c", "exit 3"}})
 	if isErr {
@@ -139,9 +139,9 @@ func TestAgentThatExitsOnItsOwn(t *testing.T) {
 	routertest.WaitFor(t, "the agent to exit", func() bool {
 		text, _ := call(t, cs, "fleet_status", map[string]any{"agentId": "FA-001"})
 		s = decode[fleet.Snapshot](t, text)
-		return !s.Alive
+		return s.ExitCode != nil
 	})
-	if s.Status != "running" || s.ExitCode == nil || *s.ExitCode != 3 {
+	if s.Status != "running" || s.Alive || *s.ExitCode != 3 {
 		t.Errorf("exited agent = %+v", s)
 	}
 	if !gone(s.PID) {
@@ -150,7 +150,7 @@ func TestAgentThatExitsOnItsOwn(t *testing.T) {
 }
 
 func TestRouterExitLeavesNoProcessBehind(t *testing.T) {
-	h := routertest.New(t, nil, admin)
+	h := routertest.New(t, map[string]any{}, admin)
 	cs := h.Connect(nil)
 	var pids []int
 	for range 3 {
@@ -169,7 +169,7 @@ func TestRouterExitLeavesNoProcessBehind(t *testing.T) {
 }
 
 func TestFleetErrors(t *testing.T) {
-	h := routertest.New(t, nil, admin)
+	h := routertest.New(t, map[string]any{}, admin)
 	cs := h.Connect(nil)
 	cases := []struct {
 		tool string

@@ -58,7 +58,7 @@ func keys(a answer) []string {
 }
 
 func TestStoreUpsertsAndReturnsTheEntry(t *testing.T) {
-	h := routertest.New(t, nil, nil)
+	h := routertest.New(t, map[string]any{}, nil)
 	cs := h.Connect(nil)
 	text, isErr := call(t, cs, "memory_store", map[string]any{
 		"session_id": "s1", "key": "db-choice", "kind": "decision",
@@ -97,7 +97,7 @@ func TestStoreUpsertsAndReturnsTheEntry(t *testing.T) {
 }
 
 func TestDefaultLifetimesByKind(t *testing.T) {
-	h := routertest.New(t, nil, nil)
+	h := routertest.New(t, map[string]any{}, nil)
 	cs := h.Connect(nil)
 	want := map[string]int64{
 		"knowledge": 0, "context": 0, "decision": 0,
@@ -131,7 +131,7 @@ func TestDefaultLifetimesByKind(t *testing.T) {
 }
 
 func TestExpiredEntriesAreNeverReturned(t *testing.T) {
-	h := routertest.New(t, nil, nil)
+	h := routertest.New(t, map[string]any{}, nil)
 	cs := h.Connect(nil)
 	// Written an hour ago with a one-minute lifetime, through the same
 	// database the router reads.
@@ -165,7 +165,7 @@ func TestExpiredEntriesAreNeverReturned(t *testing.T) {
 }
 
 func TestSearchFiltersAndOrder(t *testing.T) {
-	h := routertest.New(t, nil, nil)
+	h := routertest.New(t, map[string]any{}, nil)
 	cs := h.Connect(nil)
 	put := func(key, kind string, value any, tags ...string) {
 		t.Helper()
@@ -216,6 +216,9 @@ func TestSearchFiltersAndOrder(t *testing.T) {
 	if a.Count != 2 || strings.Join(keys(a), ",") != "latency,next-step" {
 		t.Errorf("limit 2 = %+v", a)
 	}
+	if a := search(map[string]any{"limit": 0}); a.Count != 4 {
+		t.Errorf("limit 0 falls back to 20: %+v", a)
+	}
 	if got := search(map[string]any{"query": "nothing like this"}); got.Count != 0 || got.Entries == nil {
 		t.Errorf("no match = %+v", got)
 	}
@@ -229,7 +232,7 @@ func TestSearchFiltersAndOrder(t *testing.T) {
 }
 
 func TestErrorsAndMissingArguments(t *testing.T) {
-	h := routertest.New(t, nil, nil)
+	h := routertest.New(t, map[string]any{}, nil)
 	cs := h.Connect(nil)
 	kinds := "knowledge, context, task, result, error, metric, decision, working"
 	cases := []struct {
@@ -267,7 +270,7 @@ func TestErrorsAndMissingArguments(t *testing.T) {
 func TestMemorySurvivesARestart(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	env := map[string]string{"EVOKORE_HOME": home}
-	h1 := routertest.New(t, nil, env)
+	h1 := routertest.New(t, map[string]any{}, env)
 	cs1 := h1.Connect(nil)
 	if text, isErr := call(t, cs1, "memory_store", map[string]any{"session_id": "agent/7 main", "key": "goal", "kind": "context", "value": "ship issue 7", "tags": []string{"plan"}}); isErr {
 		t.Fatal(text)
@@ -275,7 +278,7 @@ func TestMemorySurvivesARestart(t *testing.T) {
 	_ = cs1.Close()
 	h1.Server.Close()
 
-	h2 := routertest.New(t, nil, env)
+	h2 := routertest.New(t, map[string]any{}, env)
 	cs2 := h2.Connect(nil)
 	text, _ := call(t, cs2, "memory_search", map[string]any{"session_id": "agent/7 main", "tags": []string{"plan"}})
 	a := decode[answer](t, text)

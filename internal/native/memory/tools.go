@@ -81,6 +81,9 @@ func (s *Store) searchTool(_ context.Context, call *native.Call) (*mcp.CallToolR
 	if in.SessionID == "" {
 		return missing("session_id"), nil
 	}
+	if in.Limit <= 0 {
+		in.Limit = 20
+	}
 	q := Query{Text: in.Query, Tags: in.Tags, Limit: in.Limit}
 	if in.Kind != nil {
 		if !slices.Contains(Kinds, *in.Kind) {

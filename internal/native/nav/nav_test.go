@@ -31,7 +31,7 @@ func fixture(t *testing.T) string {
 }
 
 func TestGetMap(t *testing.T) {
-	h := routertest.New(t, nil, nil)
+	h := routertest.New(t, map[string]any{}, nil)
 	cs := h.Connect(nil)
 	path := fixture(t)
 	text, isErr := call(t, cs, "nav_get_map", map[string]any{"path": path})
@@ -74,7 +74,7 @@ func TestGetMap(t *testing.T) {
 }
 
 func TestGetMapOfAFileWithoutAnchors(t *testing.T) {
-	h := routertest.New(t, nil, nil)
+	h := routertest.New(t, map[string]any{}, nil)
 	cs := h.Connect(nil)
 	p := filepath.Join(t.TempDir(), "plain.txt")
 	if err := os.WriteFile(p, []byte("one\r\ntwo\r\nthree"), 0o644); err != nil {
@@ -88,7 +88,7 @@ func TestGetMapOfAFileWithoutAnchors(t *testing.T) {
 }
 
 func TestReadAnchor(t *testing.T) {
-	h := routertest.New(t, nil, nil)
+	h := routertest.New(t, map[string]any{}, nil)
 	cs := h.Connect(nil)
 	path := fixture(t)
 	text, isErr := call(t, cs, "nav_read_anchor", map[string]any{"path": path, "anchor_id": "new-import", "lines_before": 2, "lines_after": 1})
@@ -124,7 +124,7 @@ func TestReadAnchor(t *testing.T) {
 }
 
 func TestReadAnchorWindowIsCappedAt500(t *testing.T) {
-	h := routertest.New(t, nil, nil)
+	h := routertest.New(t, map[string]any{}, nil)
 	cs := h.Connect(nil)
 	var b strings.Builder
 	for i := 1; i <= 1500; i++ {
@@ -150,12 +150,13 @@ func TestReadAnchorWindowIsCappedAt500(t *testing.T) {
 		!strings.HasPrefix(w.Content, "200:\tline 200 ") || !strings.HasSuffix(w.Content, "\n1200:\tline 1200 xxx") {
 		t.Errorf("window = %+v", w.Window)
 	}
-	// Past the cap the schema refuses the call.
-	text, isErr = call(t, cs, "nav_read_anchor", map[string]any{"path": p, "anchor_id": "middle", "lines_before": 501})
-	if !isErr || !strings.Contains(text, "Invalid arguments for 'nav_read_anchor'") {
-		t.Errorf("lines_before 501 = %v %s", isErr, text)
+	// Past the cap the window is clamped, and negative sizes mean none.
+	text, isErr = call(t, cs, "nav_read_anchor", map[string]any{"path": p, "anchor_id": "middle", "lines_before": 5000, "lines_after": -3})
+	w = nav.Window{}
+	_ = json.Unmarshal([]byte(text), &w)
+	if isErr || w.Window.StartLine != 200 || w.Window.EndLine != 700 || w.Window.LineCount != 501 {
+		t.Errorf("lines_before 5000, lines_after -3 = %v %+v", isErr, w.Window)
 	}
-	// The Go API clamps on its own.
 	f, _ := os.Open(p)
 	defer f.Close()
 	win, found, err := nav.ReadWindow(p, f, "middle", "", 10_000, -5)
@@ -171,7 +172,7 @@ func TestReadAnchorWindowIsCappedAt500(t *testing.T) {
 }
 
 func TestNavErrors(t *testing.T) {
-	h := routertest.New(t, nil, nil)
+	h := routertest.New(t, map[string]any{}, nil)
 	cs := h.Connect(nil)
 	path := fixture(t)
 	missing := filepath.Join(t.TempDir(), "nope.txt")

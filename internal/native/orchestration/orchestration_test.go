@@ -87,7 +87,7 @@ func family(t *testing.T, resource string) (map[string]any, func() int) {
 }
 
 func TestStartDegradeAndStop(t *testing.T) {
-	h := routertest.New(t, nil, admin)
+	h := routertest.New(t, map[string]any{}, admin)
 	cs := h.Connect(nil)
 	first, grandchild := family(t, "repo:docs")
 	text, isErr := call(t, cs, "orchestration_start", map[string]any{"name": "docs-sweep", "agents": []any{
@@ -172,7 +172,7 @@ func TestStartDegradeAndStop(t *testing.T) {
 }
 
 func TestStartRollsBackWhenAClaimIsHeld(t *testing.T) {
-	h := routertest.New(t, nil, admin)
+	h := routertest.New(t, map[string]any{}, admin)
 	cs := h.Connect(nil)
 	if text, isErr := call(t, cs, "claim_acquire", map[string]any{"resource": "db:prod", "agentId": "human", "ttlMs": 600000}); isErr {
 		t.Fatal(text)
@@ -201,7 +201,7 @@ func TestStartRollsBackWhenAClaimIsHeld(t *testing.T) {
 }
 
 func TestStartRollsBackWhenAnAgentCannotStart(t *testing.T) {
-	h := routertest.New(t, nil, admin)
+	h := routertest.New(t, map[string]any{}, admin)
 	cs := h.Connect(nil)
 	text, isErr := call(t, cs, "orchestration_start", map[string]any{"name": "broken", "agents": []any{
 		map[string]any{"command": "sleep", "args": []string{"300"}, "resource": "r1"},
@@ -220,7 +220,7 @@ func TestStartRollsBackWhenAnAgentCannotStart(t *testing.T) {
 }
 
 func TestRouterExitStopsRuns(t *testing.T) {
-	h := routertest.New(t, nil, admin)
+	h := routertest.New(t, map[string]any{}, admin)
 	cs := h.Connect(nil)
 	a, ga := family(t, "res:a")
 	b, gb := family(t, "")
@@ -249,7 +249,7 @@ func TestRouterExitStopsRuns(t *testing.T) {
 }
 
 func TestClaimsAreRenewedWhileTheAgentLives(t *testing.T) {
-	h := routertest.New(t, nil, admin)
+	h := routertest.New(t, map[string]any{}, admin)
 	cs := h.Connect(nil)
 	text, isErr := call(t, cs, "orchestration_start", map[string]any{"name": "long", "agents": []any{
 		map[string]any{"command": "sleep", "args": []string{"300"}, "resource": "lease", "ttlMs": 200},
@@ -265,7 +265,7 @@ func TestClaimsAreRenewedWhileTheAgentLives(t *testing.T) {
 }
 
 func TestOrchestrationErrors(t *testing.T) {
-	h := routertest.New(t, nil, admin)
+	h := routertest.New(t, map[string]any{}, admin)
 	cs := h.Connect(nil)
 	cases := []struct {
 		tool string
@@ -283,7 +283,7 @@ func TestOrchestrationErrors(t *testing.T) {
 			t.Errorf("%s %v = %v %q, want %q", c.tool, c.args, isErr, text, c.want)
 		}
 	}
-	if text, isErr := call(t, cs, "orchestration_start", map[string]any{"name": "n", "agents": []any{}}); !isErr || !strings.Contains(text, "Invalid arguments for 'orchestration_start'") {
+	if text, isErr := call(t, cs, "orchestration_start", map[string]any{"name": "n", "agents": []any{}}); !isErr || text != "Missing required argument: agents (non-empty array)" {
 		t.Errorf("empty agents = %v %q", isErr, text)
 	}
 	if text, _ := call(t, cs, "orchestration_status", map[string]any{}); text != "{\n  \"runs\": []\n}" {

@@ -55,7 +55,7 @@ func readFile(t *testing.T, home string) (onDisk, bool) {
 }
 
 func TestDisabledByDefault(t *testing.T) {
-	h := routertest.New(t, nil, nil)
+	h := routertest.New(t, map[string]any{}, nil)
 	cs := h.Connect(nil)
 	for _, tool := range []string{"get_telemetry", "reset_telemetry"} {
 		if text, isErr := call(t, cs, tool, map[string]any{}); isErr || text != "Telemetry is disabled. Set EVOKORE_TELEMETRY=true to enable." {
@@ -69,7 +69,7 @@ func TestDisabledByDefault(t *testing.T) {
 }
 
 func TestCountsCallsErrorsAndSessions(t *testing.T) {
-	h := routertest.New(t, nil, enabled)
+	h := routertest.New(t, map[string]any{}, enabled)
 	cs := h.Connect(nil)
 	call(t, cs, "claim_list", map[string]any{})
 	call(t, cs, "memory_list", map[string]any{"session_id": "s"})
@@ -111,7 +111,7 @@ func TestCountsCallsErrorsAndSessions(t *testing.T) {
 func TestFlushResetAndRestart(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	env := map[string]string{"EVOKORE_TELEMETRY": "true", "EVOKORE_HOME": home}
-	h1 := routertest.New(t, nil, env)
+	h1 := routertest.New(t, map[string]any{}, env)
 	if !strings.Contains(h1.Stderr.String(), "[EVOKORE] Telemetry enabled. Metrics stored locally at "+filepath.Join(home, "telemetry", "metrics.json")) {
 		t.Errorf("stderr = %s", h1.Stderr.String())
 	}
@@ -141,7 +141,7 @@ func TestFlushResetAndRestart(t *testing.T) {
 		t.Fatalf("metrics.json after close = %+v", f)
 	}
 
-	h2 := routertest.New(t, nil, env)
+	h2 := routertest.New(t, map[string]any{}, env)
 	cs2 := h2.Connect(nil)
 	m = metrics(t, cs2)
 	if m.ToolCallCount != 3 || m.ToolErrorCount != 1 || m.StartTime != f.StartTime || m.Sessions.TotalCreated != 1 || m.Sessions.ActiveCount != 1 {
@@ -162,7 +162,7 @@ func TestLoadsFilesWrittenByTheOriginal(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(home, "telemetry", "metrics.json"), []byte(old), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	h := routertest.New(t, nil, map[string]string{"EVOKORE_TELEMETRY": "true", "EVOKORE_HOME": home})
+	h := routertest.New(t, map[string]any{}, map[string]string{"EVOKORE_TELEMETRY": "true", "EVOKORE_HOME": home})
 	cs := h.Connect(nil)
 	m := metrics(t, cs)
 	if m.ToolCallCount != 10 || m.ToolErrorCount != 2 || m.StartTime != "2026-01-02T03:04:05.678Z" || m.AvgLatencyMs > 40 ||

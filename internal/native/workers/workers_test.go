@@ -100,7 +100,7 @@ func write(t *testing.T, root, rel, text string) {
 }
 
 func TestRepoAnalysis(t *testing.T) {
-	h := routertest.New(t, nil, admin)
+	h := routertest.New(t, map[string]any{}, admin)
 	cs := h.Connect(nil)
 	root := t.TempDir()
 	write(t, root, "main.go", "package main\n\nfunc main() {}\n")
@@ -136,7 +136,7 @@ func TestRepoAnalysis(t *testing.T) {
 }
 
 func TestSecurityScanRedactsWhatItFinds(t *testing.T) {
-	h := routertest.New(t, nil, admin)
+	h := routertest.New(t, map[string]any{}, admin)
 	cs := h.Connect(nil)
 	root := t.TempDir()
 	// Built at run time so that no secret-shaped literal sits in the repo.
@@ -177,7 +177,7 @@ func TestSecurityScanRedactsWhatItFinds(t *testing.T) {
 }
 
 func TestTestRunWithACommand(t *testing.T) {
-	h := routertest.New(t, nil, admin)
+	h := routertest.New(t, map[string]any{}, admin)
 	cs := h.Connect(nil)
 	dir := t.TempDir()
 	d := dispatch(t, cs, "s", "test_run", map[string]any{"command": []string{"sh", "-c", "echo all good; pwd"}, "cwd": dir})
@@ -214,7 +214,7 @@ func TestTestRunInfersGoTest(t *testing.T) {
 		}
 		env[k] = strings.TrimSpace(string(out))
 	}
-	h := routertest.New(t, nil, env)
+	h := routertest.New(t, map[string]any{}, env)
 	cs := h.Connect(nil)
 	mod := t.TempDir()
 	write(t, mod, "go.mod", "module example.com/w\n\ngo 1.22\n")
@@ -233,7 +233,7 @@ func TestTestRunInfersGoTest(t *testing.T) {
 }
 
 func TestTestRunTimeoutKillsTheCommand(t *testing.T) {
-	h := routertest.New(t, nil, admin)
+	h := routertest.New(t, map[string]any{}, admin)
 	cs := h.Connect(nil)
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	d := dispatch(t, cs, "s", "test_run", map[string]any{
@@ -252,7 +252,7 @@ func TestTestRunTimeoutKillsTheCommand(t *testing.T) {
 }
 
 func TestBenchmark(t *testing.T) {
-	h := routertest.New(t, nil, admin)
+	h := routertest.New(t, map[string]any{}, admin)
 	cs := h.Connect(nil)
 	d := dispatch(t, cs, "s", "benchmark", map[string]any{"command": []string{"true"}, "iterations": 3, "warmup": 1})
 	st := finished(t, cs, "s", d.WorkerID)
@@ -269,7 +269,7 @@ func TestBenchmark(t *testing.T) {
 }
 
 func TestDispatchRefusals(t *testing.T) {
-	h := routertest.New(t, nil, admin)
+	h := routertest.New(t, map[string]any{}, admin)
 	cs := h.Connect(nil)
 	empty := t.TempDir()
 	cases := []struct {
@@ -301,7 +301,7 @@ func TestDispatchRefusals(t *testing.T) {
 }
 
 func TestWorkerContextErrors(t *testing.T) {
-	h := routertest.New(t, nil, admin)
+	h := routertest.New(t, map[string]any{}, admin)
 	cs := h.Connect(nil)
 	cases := []struct {
 		args map[string]any
@@ -322,7 +322,7 @@ func TestWorkerContextErrors(t *testing.T) {
 func TestWorkersSurviveARestart(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	env := map[string]string{"EVOKORE_ROLE": "admin", "EVOKORE_HOME": home}
-	h1 := routertest.New(t, nil, env)
+	h1 := routertest.New(t, map[string]any{}, env)
 	cs1 := h1.Connect(nil)
 	root := t.TempDir()
 	write(t, root, "x.go", "package x\n")
@@ -334,7 +334,7 @@ func TestWorkersSurviveARestart(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, "workers", "agent_one", d.WorkerID+".json")); err != nil {
 		t.Errorf("state file: %v", err)
 	}
-	h2 := routertest.New(t, nil, env)
+	h2 := routertest.New(t, map[string]any{}, env)
 	cs2 := h2.Connect(nil)
 	text, isErr := call(t, cs2, "worker_context", map[string]any{"session_id": "agent/one", "worker_id": d.WorkerID})
 	after := decode[workers.State](t, text)
@@ -344,7 +344,7 @@ func TestWorkersSurviveARestart(t *testing.T) {
 }
 
 func TestShutdownCancelsRunningWorkers(t *testing.T) {
-	h := routertest.New(t, nil, admin)
+	h := routertest.New(t, map[string]any{}, admin)
 	cs := h.Connect(nil)
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	d := dispatch(t, cs, "s", "test_run", map[string]any{"command": []string{"sh", "-c", `echo $$ > "$0"; sleep 300`, pidFile}})
@@ -366,7 +366,7 @@ func TestShutdownCancelsRunningWorkers(t *testing.T) {
 }
 
 func TestAWorkerOfADeadRouterReadsAsInterrupted(t *testing.T) {
-	h := routertest.New(t, nil, admin)
+	h := routertest.New(t, map[string]any{}, admin)
 	cs := h.Connect(nil)
 	dead := exec.Command("true")
 	if err := dead.Run(); err != nil {

@@ -1,0 +1,117 @@
+package analytics
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/native"
+)
+
+// Manager reads the session records of one EVOKORE_HOME and one user's
+// Claude Code projects.
+type Manager struct {
+	sessions string
+	projects string
+	// defaultSession is EVOKORE_SESSION_ID, or "default".
+	defaultSession string
+	// Now is the clock; tests may replace it.
+	Now func() time.Time
+}
+
+// Register binds the four session analytics tools.
+func Register(t *native.Table, host *native.Host) *Manager {
+	home := host.Settings.Env.Get("HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	m := &Manager{
+		sessions:       filepath.Join(host.Settings.Home, "sessions"),
+		projects:       filepath.Join(home, ".claude", "projects"),
+		defaultSession: host.Settings.Env.Get("EVOKORE_SESSION_ID"),
+		Now:            time.Now,
+	}
+	if m.defaultSession == "" {
+		m.defaultSession = "default"
+	}
+	t.Bind(native.SessionContextHealth, m.healthTool)
+	t.Bind(native.SessionAnalyzeReplay, m.replayTool)
+	t.Bind(native.SessionWorkRatio, m.workTool)
+	t.Bind(native.SessionTrustReport, m.trustTool)
+	return m
+}
+
+func (m *Manager) healthTool(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
+	var in struct {
+		SessionPath string `json:"session_path"`
+	}
+	if err := call.Decode(&in); err != nil {
+		return nil, err
+	}
+	path := in.SessionPath
+	if path == "" {
+		p, ok := newestTranscript(m.projects)
+		if !ok {
+			return native.Errorf("No session file found under %s. Pass session_path, or start a Claude Code session first.", m.projects), nil
+		}
+		path = p
+	}
+	if fi, err := os.Stat(path); err != nil || fi.IsDir() {
+		return native.Errorf("Session file not found: %s", path), nil
+	}
+	h, err := readHealth(path)
+	switch {
+	case errors.Is(err, errNoUsage):
+		return native.Errorf("No usage data found in session file: %s. It may be empty or not a Claude Code transcript.", path), nil
+	case err != nil:
+		return native.Errorf("Cannot read %s: %v", path, err), nil
+	}
+	return native.JSON(h), nil
+}
+
+func (m *Manager) replayTool(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
+	var in struct {
+		ProjectFilter string `json:"project_filter"`
+		DaysBack      int    `json:"days_back"`
+		MinToolCalls  int    `json:"min_tool_calls"`
+	}
+	if err := call.Decode(&in); err != nil {
+		return nil, err
+	}
+	return native.JSON(analyzeReplay(m.sessions, in.ProjectFilter, in.DaysBack, in.MinToolCalls, m.Now())), nil
+}
+
+func (m *Manager) workTool(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
+	var in struct {
+		ProjectFilter string  `json:"project_filter"`
+		DaysBack      int     `json:"days_back"`
+		ThresholdPct  float64 `json:"threshold_pct"`
+	}
+	if err := call.Decode(&in); err != nil {
+		return nil, err
+	}
+	return native.JSON(workRatio(m.sessions, in.ProjectFilter, in.DaysBack, in.ThresholdPct, m.Now())), nil
+}
+
+func (m *Manager) trustTool(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
+	var in struct {
+		SessionID string `json:"session_id"`
+	}
+	if err := call.Decode(&in); err != nil {
+		return nil, err
+	}
+	id := in.SessionID
+	if id == "" {
+		id = m.defaultSession
+	}
+	path := filepath.Join(m.sessions, safeID(id)+"-trust.json")
+	r, err := readTrust(path, id)
+	if err != nil {
+		return native.Errorf("Cannot read the trust ledger %s: %v", path, err), nil
+	}
+	return native.JSON(r), nil
+}
