@@ -166,7 +166,7 @@ func TestMisbehavingPluginTools(t *testing.T) {
 	}
 
 	text, isErr := call(t, cs, "sleepy", map[string]any{})
-	if !isErr || text != "Plugin tool 'sleepy' timed out after 300ms; its processes were stopped." {
+	if !isErr || text != "Plugin tool 'sleepy' timed out after 1500ms; its processes were stopped." {
 		t.Errorf("sleepy = %v %q", isErr, text)
 	}
 	for _, f := range []string{"sleepy.pid", "sleepy-child.pid"} {

@@ -238,11 +238,11 @@ func TestTestRunTimeoutKillsTheCommand(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	d := dispatch(t, cs, "s", "test_run", map[string]any{
 		"command":   []string{"sh", "-c", `echo $$ > "$0"; sleep 300`, pidFile},
-		"timeoutMs": 300,
+		"timeoutMs": 1500,
 	})
 	st := finished(t, cs, "s", d.WorkerID)
 	r := result[workers.TestRun](t, st)
-	if st.Status != "error" || st.Error != "timed out after 300ms" || !r.TimedOut || r.Passed {
+	if st.Status != "error" || st.Error != "timed out after 1500ms" || !r.TimedOut || r.Passed {
 		t.Errorf("timed-out run = %+v %+v", st, r)
 	}
 	b, _ := os.ReadFile(pidFile)
