@@ -68,14 +68,14 @@ func harness(t *testing.T, env map[string]string) (*mcp.ClientSession, *routerte
 	h := routertest.New(t, map[string]any{}, env)
 	copyTree(t, "claude", filepath.Join(h.Dir, ".claude"))
 	copyTree(t, "sessions", filepath.Join(h.Dir, "home", "sessions"))
-	age(t, filepath.Join(h.Dir, ".claude", "projects", "-work-api", "7d2f9e40-1c3b-4f6a-8e21-5a9c0d4b2e77.jsonl"), 48*time.Hour)
+	age(t, filepath.Join(h.Dir, ".claude", "projects", "-home-dev-api", "7d2f9e40-1c3b-4f6a-8e21-5a9c0d4b2e77.jsonl"), 48*time.Hour)
 	age(t, filepath.Join(h.Dir, "home", "sessions", "sess-old-replay.jsonl"), 40*24*time.Hour)
 	return h.Connect(nil), h
 }
 
 func TestContextHealth(t *testing.T) {
 	cs, h := harness(t, nil)
-	path := filepath.Join(h.Dir, ".claude", "projects", "-work-app", transcript+".jsonl")
+	path := filepath.Join(h.Dir, ".claude", "projects", "-home-dev-app", transcript+".jsonl")
 	want := `{
   "session_id": "` + transcript + `",
   "session_file": "` + path + `",
@@ -104,7 +104,7 @@ func TestContextHealth(t *testing.T) {
 		t.Errorf("explicit path = %s", text)
 	}
 	// A small session: no compaction advice.
-	other := filepath.Join(h.Dir, ".claude", "projects", "-work-api", "7d2f9e40-1c3b-4f6a-8e21-5a9c0d4b2e77.jsonl")
+	other := filepath.Join(h.Dir, ".claude", "projects", "-home-dev-api", "7d2f9e40-1c3b-4f6a-8e21-5a9c0d4b2e77.jsonl")
 	v := decode(t, func() string {
 		s, _ := call(t, cs, "session_context_health", map[string]any{"session_path": other})
 		return s
@@ -215,7 +215,7 @@ func TestAnalyzeReplay(t *testing.T) {
 
 	// Filters: the manifest's project, the legacy state's project, the id;
 	// min_tool_calls 0 takes in the short session; days_back the old one.
-	for filter, n := range map[string]float64{"/work/app": 1, "api": 1, "gamma": 0, "nothing-matches": 0} {
+	for filter, n := range map[string]float64{"/home/dev/app": 1, "api": 1, "gamma": 0, "nothing-matches": 0} {
 		v := decode(t, func() string {
 			s, _ := call(t, cs, "session_analyze_replay", map[string]any{"project_filter": filter})
 			return s
@@ -286,7 +286,7 @@ func TestWorkRatio(t *testing.T) {
 		t.Errorf("work ratio =\n%s\nwant\n%s", text, want)
 	}
 	v := decode(t, func() string {
-		s, _ := call(t, cs, "session_work_ratio", map[string]any{"project_filter": "/work/app", "threshold_pct": 40})
+		s, _ := call(t, cs, "session_work_ratio", map[string]any{"project_filter": "/home/dev/app", "threshold_pct": 40})
 		return s
 	}())
 	if v["sessions_scored"] != 1.0 || v["median_work_ratio_pct"] != 37.5 ||

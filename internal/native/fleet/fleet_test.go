@@ -89,8 +89,8 @@ func TestSpawnStatusClaimRelease(t *testing.T) {
 	}
 	second := decode[fleet.Snapshot](t, text)
 
-	text, _ = call(t, cs, "fleet_claim", map[string]any{"agentId": id, "resource": "file:/tmp/x"})
-	if text != "{\n  \"agentId\": \"FA-001\",\n  \"resource\": \"file:/tmp/x\",\n  \"status\": \"claimed\"\n}" {
+	text, _ = call(t, cs, "fleet_claim", map[string]any{"agentId": id, "resource": "file:src/x.go"})
+	if text != "{\n  \"agentId\": \"FA-001\",\n  \"resource\": \"file:src/x.go\",\n  \"status\": \"claimed\"\n}" {
 		t.Errorf("claim = %s", text)
 	}
 
@@ -104,7 +104,7 @@ func TestSpawnStatusClaimRelease(t *testing.T) {
 	}
 
 	text, _ = call(t, cs, "fleet_release", map[string]any{"agentId": id})
-	if text != "{\n  \"agentId\": \"FA-001\",\n  \"status\": \"released\",\n  \"resource\": \"file:/tmp/x\"\n}" {
+	if text != "{\n  \"agentId\": \"FA-001\",\n  \"status\": \"released\",\n  \"resource\": \"file:src/x.go\"\n}" {
 		t.Errorf("release = %s", text)
 	}
 	if !gone(pid) {
