@@ -1,0 +1,279 @@
+package config
+
+import (
+	"errors"
+	"io"
+	"regexp"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// parseSkillFast reads frontmatter that plainly satisfies #SkillFrontmatter
+// without evaluating CUE. It reports ok=false for anything it cannot
+// vouch for (errors, nulls in typed keys, anchors, odd tags, duplicate
+// keys, several documents); the caller then asks CUE.
+func parseSkillFast(file string, src []byte, lineOffset int) (*SkillFrontmatter, bool) {
+	// The same syntax check the CUE path runs first, so that both paths
+	// agree on what is YAML at all.
+	src = unixNewlines(src)
+	if checkYAML(file, src) != nil {
+		return nil, false
+	}
+	dec := yaml.NewDecoder(strings.NewReader(string(src)))
+	var doc yaml.Node
+	err := dec.Decode(&doc)
+	if errors.Is(err, io.EOF) {
+		return &SkillFrontmatter{}, true // empty: an empty mapping
+	}
+	if err != nil {
+		return nil, false
+	}
+	var extra yaml.Node
+	if dec.Decode(&extra) != io.EOF {
+		return nil, false
+	}
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || !plain(&doc) {
+		return nil, false
+	}
+	root := doc.Content[0]
+	if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
+		return &SkillFrontmatter{}, true
+	}
+	fields, ok := mapping(root)
+	if !ok {
+		return nil, false
+	}
+	fm := &SkillFrontmatter{}
+	var meta map[string]*yaml.Node
+	// Every typed key must have its schema's shape; untyped keys may hold
+	// anything, as the definition is open.
+	for key, n := range fields {
+		switch key {
+		case "name":
+			if s, ok := yamlString(n); !ok || s == "" {
+				return nil, false
+			}
+		case "description", "category", "summary":
+			if _, ok := yamlString(n); !ok {
+				return nil, false
+			}
+		case "version":
+			if _, ok := yamlScalar(n); !ok {
+				return nil, false
+			}
+		case "tags", "alias", "aliases", "resolutionHints", "tools", "allowed-tools":
+			if _, ok := yamlStrings(n); !ok {
+				return nil, false
+			}
+		case "requires", "conflicts":
+			if n.Kind != yaml.SequenceNode {
+				return nil, false
+			}
+			for _, e := range n.Content {
+				if _, ok := yamlString(e); ok {
+					continue
+				}
+				m, ok := mapping(e)
+				if !ok {
+					return nil, false
+				}
+				if _, ok := yamlString(m["name"]); !ok {
+					return nil, false
+				}
+				if mv, set := m["minVersion"]; set && key == "requires" {
+					if _, ok := yamlScalar(mv); !ok {
+						return nil, false
+					}
+				}
+			}
+		case "metadata":
+			m, ok := mapping(n)
+			if !ok {
+				return nil, false
+			}
+			for mk, mn := range m {
+				switch mk {
+				case "tags", "alias", "aliases":
+					if _, ok := yamlStrings(mn); !ok {
+						return nil, false
+					}
+				case "summary", "original_command":
+					if _, ok := yamlString(mn); !ok {
+						return nil, false
+					}
+				case "version":
+					if _, ok := yamlScalar(mn); !ok {
+						return nil, false
+					}
+				}
+			}
+			meta = m
+			fm.Metadata = map[string]any{}
+			if n.Decode(&fm.Metadata) != nil {
+				return nil, false
+			}
+		}
+	}
+
+	str := func(n *yaml.Node) string { s, _ := yamlString(n); return strings.TrimSpace(s) }
+	fm.Name = str(fields["name"])
+	fm.Description = str(fields["description"])
+	fm.Category = str(fields["category"])
+	fm.Version, _ = yamlScalar(fields["version"])
+	if fm.Version == "" && meta != nil {
+		fm.Version, _ = yamlScalar(meta["version"])
+	}
+	fm.Version = strings.TrimSpace(fm.Version)
+	for _, n := range []*yaml.Node{fields["summary"], meta["summary"]} {
+		if s := str(n); s != "" {
+			fm.Summaries = append(fm.Summaries, s)
+		}
+	}
+	collect := func(nodes ...*yaml.Node) []string {
+		var out []string
+		seen := map[string]bool{}
+		for _, n := range nodes {
+			list, _ := yamlStrings(n)
+			for _, s := range list {
+				s = strings.TrimSpace(s)
+				if s != "" && !seen[s] {
+					seen[s] = true
+					out = append(out, s)
+				}
+			}
+		}
+		return out
+	}
+	fm.Tags = collect(fields["tags"], meta["tags"])
+	fm.Aliases = collect(fields["alias"], fields["aliases"], meta["alias"], meta["aliases"], meta["original_command"])
+	fm.ResolutionHints = collect(fields["resolutionHints"])
+	fm.Tools = toolNames(collect(fields["tools"], fields["allowed-tools"]))
+	refs := func(n *yaml.Node) []SkillRef {
+		if n == nil {
+			return nil
+		}
+		var out []SkillRef
+		for _, e := range n.Content {
+			r := SkillRef{Pos: Position{File: file, Line: e.Line + lineOffset, Col: e.Column}}
+			if s, ok := yamlString(e); ok {
+				r.Raw = s
+				r.Name, r.Constraint = splitRequirement(s)
+			} else {
+				m, _ := mapping(e)
+				r.Name = str(m["name"])
+				r.Raw = r.Name
+				if mv, _ := yamlScalar(m["minVersion"]); mv != "" {
+					r.Constraint = ">= " + mv
+					r.Raw += " (minVersion " + mv + ")"
+				}
+			}
+			if r.Name != "" {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	fm.Requires = refs(fields["requires"])
+	fm.Conflicts = refs(fields["conflicts"])
+	return fm, true
+}
+
+// plain reports whether a YAML tree uses no anchors, aliases, merge keys,
+// explicit tags or keys other than strings: features whose meaning CUE
+// should decide.
+func plain(n *yaml.Node) bool {
+	if n.Kind == yaml.AliasNode || n.Anchor != "" || (n.Tag != "" && n.Style&yaml.TaggedStyle != 0) {
+		return false
+	}
+	if n.Kind == yaml.ScalarNode {
+		switch n.ShortTag() {
+		case "!!str", "!!null":
+		case "!!bool":
+			if n.Value != "true" && n.Value != "false" {
+				return false
+			}
+		case "!!int", "!!float":
+			if !simpleNumber.MatchString(strings.TrimPrefix(n.Value, "-")) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	if n.Kind == yaml.MappingNode {
+		for i := 0; i < len(n.Content); i += 2 {
+			if k := n.Content[i]; k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" || k.Value == "<<" {
+				return false
+			}
+		}
+	}
+	for _, c := range n.Content {
+		if !plain(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// mapping returns a mapping node's fields, or ok=false when n is not a
+// mapping of distinct plain string keys.
+func mapping(n *yaml.Node) (map[string]*yaml.Node, bool) {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil, false
+	}
+	out := make(map[string]*yaml.Node, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if k.Kind != yaml.ScalarNode || k.ShortTag() != "!!str" || k.Value == "<<" {
+			return nil, false
+		}
+		if _, dup := out[k.Value]; dup {
+			return nil, false
+		}
+		out[k.Value] = n.Content[i+1]
+	}
+	return out, true
+}
+
+func yamlString(n *yaml.Node) (string, bool) {
+	if n == nil || n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
+		return "", false
+	}
+	return n.Value, true
+}
+
+// simpleNumber is a number whose text CUE renders back unchanged.
+var simpleNumber = regexp.MustCompile(`^(0|[1-9][0-9]*)(\.[0-9]+)?$`)
+
+// yamlScalar accepts a string or a plainly written number.
+func yamlScalar(n *yaml.Node) (string, bool) {
+	if s, ok := yamlString(n); ok {
+		return s, true
+	}
+	if n == nil || n.Kind != yaml.ScalarNode {
+		return "", false
+	}
+	if t := n.ShortTag(); (t == "!!int" || t == "!!float") && simpleNumber.MatchString(n.Value) {
+		return n.Value, true
+	}
+	return "", false
+}
+
+func yamlStrings(n *yaml.Node) ([]string, bool) {
+	if s, ok := yamlString(n); ok {
+		return []string{s}, true
+	}
+	if n == nil || n.Kind != yaml.SequenceNode {
+		return nil, false
+	}
+	out := make([]string, 0, len(n.Content))
+	for _, e := range n.Content {
+		s, ok := yamlString(e)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, true
+}

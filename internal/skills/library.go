@@ -1,0 +1,167 @@
+package skills
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	starter "github.com/evokore/evokore/SKILLS"
+	"github.com/evokore/evokore/internal/config"
+)
+
+// EmbeddedLabel names the starter library in messages.
+const EmbeddedLabel = "built-in:SKILLS"
+
+// Library is a skill library: the current index snapshot, swapped whole on
+// refresh, and the watcher that refreshes it.
+type Library struct {
+	dir string
+	log io.Writer
+
+	cur       atomic.Pointer[Index]
+	refreshMu sync.Mutex
+
+	mu      sync.Mutex
+	changed chan struct{}
+	watch   *watcher
+	closed  bool
+}
+
+// Open indexes the library in dir, or the embedded starter library when
+// dir does not exist. Problems are logged to log; nothing is fatal.
+func Open(dir string, log io.Writer) *Library {
+	if log == nil {
+		log = io.Discard
+	}
+	l := &Library{dir: dir, log: log, changed: make(chan struct{})}
+	ix := Build(l.source())
+	l.cur.Store(ix)
+	if ix.Source.Dir == "" {
+		l.logf("[EVOKORE] Skills directory %s not found; serving the built-in starter library (%d skills).", dir, ix.Len())
+	} else {
+		l.logf("[EVOKORE] Indexed %d skills from %s in %s.", ix.Len(), dir, ix.Took.Round(time.Millisecond))
+	}
+	l.report(ix)
+	return l
+}
+
+// Dir is the configured skills directory (it may not exist).
+func (l *Library) Dir() string { return l.dir }
+
+// Index returns the current snapshot.
+func (l *Library) Index() *Index { return l.cur.Load() }
+
+// Changed is closed the next time a refresh publishes a new index.
+func (l *Library) Changed() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.changed
+}
+
+// source is the directory when it exists, else the starter library.
+func (l *Library) source() Source {
+	if st, err := os.Stat(l.dir); err == nil && st.IsDir() {
+		return Source{FS: os.DirFS(l.dir), Dir: l.dir, Label: l.dir}
+	}
+	return Source{FS: starter.FS, Label: EmbeddedLabel}
+}
+
+// Refreshed reports what a refresh changed.
+type Refreshed struct {
+	Added, Removed, Total int
+	// Kept is Total minus Added: skills that were there before, changed
+	// or not.
+	Kept  int
+	Took  time.Duration
+	Index *Index
+}
+
+// Refresh re-indexes the library and publishes the new snapshot.
+func (l *Library) Refresh() Refreshed {
+	l.refreshMu.Lock()
+	defer l.refreshMu.Unlock()
+	start := time.Now()
+	old := l.cur.Load()
+	ix := Build(l.source())
+	l.cur.Store(ix)
+	r := Refreshed{Total: ix.Len(), Took: time.Since(start), Index: ix}
+	for _, s := range ix.Skills {
+		if old.byKey[s.Key] == nil {
+			r.Added++
+		}
+	}
+	for _, s := range old.Skills {
+		if ix.byKey[s.Key] == nil {
+			r.Removed++
+		}
+	}
+	r.Kept = r.Total - r.Added
+	if old.Source.Dir != ix.Source.Dir {
+		if ix.Source.Dir == "" {
+			l.logf("[EVOKORE] Skills directory %s is gone; serving the built-in starter library.", l.dir)
+		} else {
+			l.logf("[EVOKORE] Skills directory %s appeared; serving it instead of the built-in library.", l.dir)
+		}
+	}
+	l.report(ix)
+	l.mu.Lock()
+	close(l.changed)
+	l.changed = make(chan struct{})
+	l.mu.Unlock()
+	return r
+}
+
+// report logs the index's problems, one line each.
+func (l *Library) report(ix *Index) {
+	for _, d := range ix.Diagnostics {
+		l.logf("[EVOKORE] skills: %s", d)
+	}
+}
+
+// Writable returns the directory new skills are written to, or an error
+// that says why there is none: while the directory is missing the
+// built-in library is served, and writing a first skill there would hide
+// every starter skill.
+func (l *Library) Writable() (string, error) {
+	st, err := os.Stat(l.dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("the skills directory %s does not exist, so the built-in starter library is being served; "+
+			"create the directory (or set EVOKORE_SKILLS_DIR to an existing one) before adding skills", l.dir)
+	case err != nil:
+		return "", err
+	case !st.IsDir():
+		return "", fmt.Errorf("the skills path %s is not a directory", l.dir)
+	}
+	return l.dir, nil
+}
+
+// Close stops the watcher.
+func (l *Library) Close() {
+	l.mu.Lock()
+	w := l.watch
+	l.watch, l.closed = nil, true
+	l.mu.Unlock()
+	if w != nil {
+		w.stop()
+	}
+}
+
+func (l *Library) logf(format string, args ...any) {
+	fmt.Fprintf(l.log, format+"\n", args...)
+}
+
+// Diagnostics are the current index's problems plus its dependency
+// problems.
+func (l *Library) Diagnostics() config.Diagnostics {
+	ix := l.Index()
+	ds := append(config.Diagnostics{}, ix.Diagnostics...)
+	ds = append(ds, ix.AllProblems()...)
+	ds.Sort()
+	return ds
+}
