@@ -9,8 +9,10 @@ import (
 	"github.com/evokore/evokore/internal/native/nav"
 	"github.com/evokore/evokore/internal/native/orchestration"
 	"github.com/evokore/evokore/internal/native/plugins"
+	"github.com/evokore/evokore/internal/native/skilltools"
 	"github.com/evokore/evokore/internal/native/telemetry"
 	"github.com/evokore/evokore/internal/native/workers"
+	"github.com/evokore/evokore/internal/resources"
 	"github.com/evokore/evokore/internal/router"
 )
 
@@ -48,7 +50,9 @@ func registerManagers(t *native.Table, host *native.Host, s *Server) contributio
 	runs := orchestration.Register(t, agents, locks)
 	// Runs release their claims before the fleet kills what is left.
 	c.Closers = append(c.Closers, runs.Close, agents.Close, background.Close, counters.Close)
-	_ = host
-	_ = s
+	library := skilltools.Register(t, host)
+	c.Content = resources.New(resources.Options{Library: library, Status: s.Status, Snapshot: s.Snapshot, Config: host.Config,
+		DiscoveryMode: host.Settings.DiscoveryMode, Name: serverName, Version: s.opts.Version})
+	c.Closers = append(c.Closers, library.Close)
 	return c
 }

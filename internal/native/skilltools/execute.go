@@ -1,0 +1,148 @@
+package skilltools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/skills"
+)
+
+// MetaNextSteps is the _meta key of execute_skill's next steps:
+// [{skill, reason, uri}]. The MCP result type has no room for
+// EVOKORE-MCP's extra top-level nextSteps field, so it travels in _meta
+// (and as text, for models that do not read _meta).
+const (
+	MetaNextSteps      = "nextSteps"
+	MetaActivatedTools = "activatedTools"
+)
+
+func (t *Tools) executeSkill(ctx context.Context, call *native.Call) (*mcp.CallToolResult, error) {
+	var in struct {
+		Name string            `json:"skill_name"`
+		Step *int              `json:"step"`
+		Env  map[string]string `json:"env"`
+	}
+	if err := call.Decode(&in); err != nil {
+		return native.Errorf("%v", err), nil
+	}
+	ix := t.lib.Index()
+	s := ix.Resolve(in.Name)
+	if s == nil {
+		msg := fmt.Sprintf("Skill '%s' not found. execute_skill needs an exact skill name or category/name key.", in.Name)
+		if ms := ix.Search(in.Name, 3); len(ms) > 0 {
+			names := make([]string, len(ms))
+			for i, m := range ms {
+				names[i] = m.Skill.Name
+			}
+			msg += " Did you mean: " + strings.Join(names, ", ") + "?"
+		}
+		return native.Errorf("%s", msg), nil
+	}
+	if len(s.Blocks) == 0 {
+		return native.Text("Skill '%s' has no code blocks to run. Read its instructions with get_skill_help.", s.Name), nil
+	}
+	if in.Step == nil {
+		return native.Text("%s", t.listBlocks(s)), nil
+	}
+	step := *in.Step
+	if step < 1 || step > len(s.Blocks) {
+		return native.Errorf("Step %d does not exist: skill '%s' has %d code block(s), numbered from 1.", step, s.Name, len(s.Blocks)), nil
+	}
+	block := s.Blocks[step-1]
+	lang, ok := languages[block.Lang]
+	if !ok {
+		what := fmt.Sprintf("a '%s' block", block.Lang)
+		if block.Lang == "" {
+			what = "a block whose fence names no language"
+		}
+		return native.Errorf("Step %d of '%s' is %s, which execute_skill does not run (supported: %s).", step, s.Name, what, supportedLanguages), nil
+	}
+	if bad := checkEnv(in.Env); len(bad) > 0 {
+		return native.Errorf("Refusing to run: %s.", strings.Join(bad, "; ")), nil
+	}
+	extra := map[string]string{"EVOKORE_SESSION_ROLE": "", "EVOKORE_SESSION_ID": ""}
+	if call.Session != nil {
+		extra["EVOKORE_SESSION_ROLE"] = call.Session.Role
+		extra["EVOKORE_SESSION_ID"] = call.Session.ID
+	}
+	r, err := t.sandbox.run(ctx, lang, block.Code, in.Env, extra)
+	if err != nil {
+		return native.Errorf("Cannot run step %d of '%s': %v.", step, s.Name, err), nil
+	}
+	text := r.Text(t.sandbox.timeout)
+	res := &mcp.CallToolResult{IsError: r.ExitCode != 0 || r.TimedOut || r.Truncated}
+
+	next := ix.Next(s)
+	if next == nil {
+		next = []skills.NextStep{}
+	}
+	activated := t.activate(call, append([]*skills.Skill{s}, ix.NextSkills(s)...))
+	if len(next) > 0 {
+		text += "\n\nNext steps:"
+		for _, n := range next {
+			text += fmt.Sprintf("\n- %s: %s", n.Skill, n.Reason)
+		}
+	}
+	if len(activated) > 0 {
+		text += "\n\nActivated for this session: " + strings.Join(activated, ", ")
+	}
+	res.Content = []mcp.Content{&mcp.TextContent{Text: text}}
+	res.Meta = mcp.Meta{MetaNextSteps: next}
+	if len(activated) > 0 {
+		res.Meta[MetaActivatedTools] = activated
+	}
+	return res, nil
+}
+
+// listBlocks describes a skill's code blocks and whether each can run.
+func (t *Tools) listBlocks(s *skills.Skill) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Skill '%s' has %d code block(s). Run one with execute_skill {skill_name: %q, step: N}.\n", s.Name, len(s.Blocks), s.Name)
+	for i, bl := range s.Blocks {
+		status := "runnable"
+		if lang, ok := languages[bl.Lang]; !ok {
+			status = "not runnable: unsupported language"
+		} else if _, err := t.sandbox.interpreter(lang); err != nil && t.sandbox.mode == modeProcess {
+			status = "not runnable here: " + err.Error()
+		}
+		label := bl.Lang
+		if label == "" {
+			label = "text"
+		}
+		fmt.Fprintf(&b, "\nStep %d [%s] (%s), line %d:\n```%s\n%s\n```\n", i+1, label, status, bl.Line, bl.Lang, bl.Code)
+	}
+	return b.String()
+}
+
+// activate adds, in dynamic discovery mode, the tools the skills name
+// (frontmatter tools / allowed-tools) to the session's tool list, so the
+// model can call what the next steps need. Only tools the catalog has
+// and the session does not list yet are activated.
+func (t *Tools) activate(call *native.Call, list []*skills.Skill) []string {
+	if call.Session == nil || t.host.Catalog == nil || t.host.Settings.DiscoveryMode != config.ModeDynamic {
+		return nil
+	}
+	snap := t.host.Catalog.Snapshot()
+	var names []string
+	seen := map[string]bool{}
+	for _, s := range list {
+		for _, name := range s.Tools {
+			e, ok := snap.Lookup(name)
+			if !ok || seen[name] || e.Source == catalog.SourceNative {
+				continue
+			}
+			seen[name] = true
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return call.Session.Activate(names...)
+}

@@ -1,0 +1,220 @@
+package skilltools_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/testutil/routertest"
+)
+
+// admin runs calls under the shipped admin role: execute_skill needs a
+// human's approval otherwise.
+var admin = map[string]string{"EVOKORE_ROLE": "admin", "EVOKORE_SANDBOX_MODE": "process"}
+
+func env(extra map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range admin {
+		out[k] = v
+	}
+	for k, v := range extra {
+		out[k] = v
+	}
+	return out
+}
+
+const runnable = "---\nname: runner\ndescription: Has steps to run.\nversion: 1.0.0\n---\n\n# Runner\n\nFirst:\n\n" +
+	"```bash\necho \"hello from $GREETING\"\necho \"session=$EVOKORE_SESSION_ID sandbox=$EVOKORE_SANDBOX\"\necho \"leak=${PARENT_SECRET:-none}\"\n```\n\n" +
+	"```sh\necho to-stderr >&2\nexit 3\n```\n\n" +
+	"```\nplain text block\n```\n\n" +
+	"```ruby\nputs 1\n```\n\n" +
+	"```python\nprint('py', 6*7)\n```\n\n" +
+	"Then see [after](skill://cat/after).\n"
+
+func TestExecuteSkillListsAndRunsSteps(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("bash steps")
+	}
+	dir := library(t, map[string]string{
+		"cat/runner/SKILL.md": runnable,
+		"cat/after/SKILL.md":  doc("after", "What to do next."),
+		"cat/user/SKILL.md":   doc("user", "Builds on runner.", "requires: [runner@^1]"),
+	})
+	_, cs := withSkills(t, dir, env(map[string]string{"PARENT_SECRET": "s3cr3t"}))
+
+	text, isErr := call(t, cs, "execute_skill", map[string]any{"skill_name": "runner"})
+	for _, want := range []string{
+		"Skill 'runner' has 5 code block(s).",
+		"Step 1 [bash] (runnable), line 11:\n```bash\necho \"hello from $GREETING\"",
+		"Step 3 [text] (not runnable: unsupported language)",
+		"Step 4 [ruby] (not runnable: unsupported language)",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("listing lacks %q:\n%s", want, text)
+		}
+	}
+	if isErr {
+		t.Error("listing is not an error")
+	}
+
+	res := routertest.Call(t, cs, "execute_skill", map[string]any{"skill_name": "runner", "step": 1, "env": map[string]any{"GREETING": "the test"}})
+	text = routertest.Text(res)
+	for _, want := range []string{
+		"[sandbox: process]\nExit code: 0\n--- stdout ---\nhello from the test\nsession=",
+		"sandbox=process\nleak=none\n--- stderr ---\n",
+		"Next steps:\n- after: linked from runner\n- user: builds on runner (requires it)",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("run lacks %q:\n%s", want, text)
+		}
+	}
+	if res.IsError || strings.Contains(text, "session=\n") || strings.Contains(text, "s3cr3t") {
+		t.Errorf("isError=%v or the session id is missing or a parent secret leaked:\n%s", res.IsError, text)
+	}
+	raw, _ := json.Marshal(res.Meta["nextSteps"])
+	var next []struct{ Skill, Reason, URI string }
+	if err := json.Unmarshal(raw, &next); err != nil || len(next) != 2 || next[0].Skill != "after" || next[0].URI != "skill://cat/after" || next[1].Skill != "user" {
+		t.Errorf("_meta.nextSteps = %s (%v)", raw, err)
+	}
+
+	res = routertest.Call(t, cs, "execute_skill", map[string]any{"skill_name": "runner", "step": 2})
+	text = routertest.Text(res)
+	if !res.IsError || !strings.Contains(text, "Exit code: 3\n") || !strings.Contains(text, "--- stderr ---\nto-stderr") {
+		t.Errorf("failing step: isError=%v\n%s", res.IsError, text)
+	}
+
+	for _, c := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"skill_name": "runner", "step": 3}, "Step 3 of 'runner' is a block whose fence names no language, which execute_skill does not run"},
+		{map[string]any{"skill_name": "runner", "step": 4}, "Step 4 of 'runner' is a 'ruby' block"},
+		{map[string]any{"skill_name": "runner", "step": 9}, "Step 9 does not exist: skill 'runner' has 5 code block(s)"},
+		{map[string]any{"skill_name": "runner", "step": 1, "env": map[string]any{"PATH": "/tmp"}}, "Refusing to run: PATH may not be overridden."},
+		{map[string]any{"skill_name": "runner", "step": 1, "env": map[string]any{"ld_preload": "x.so", "NODE_OPTIONS": "--require x"}}, "Refusing to run: NODE_OPTIONS may not be overridden; ld_preload may not be overridden."},
+		{map[string]any{"skill_name": "runner", "step": 1, "env": map[string]any{"BAD NAME": "x"}}, `"BAD NAME" is not a valid variable name`},
+		{map[string]any{"skill_name": "runer"}, "Skill 'runer' not found. execute_skill needs an exact skill name or category/name key. Did you mean: runner"},
+	} {
+		text, isErr := call(t, cs, "execute_skill", c.args)
+		if !isErr || !strings.Contains(text, c.want) {
+			t.Errorf("%v: isError=%v %q", c.args, isErr, text)
+		}
+	}
+}
+
+func TestExecuteSkillRunsPythonWhenPresent(t *testing.T) {
+	if _, err := lookPath("python3", "python"); err != nil {
+		t.Skip("no python on PATH")
+	}
+	dir := library(t, map[string]string{"cat/runner/SKILL.md": runnable})
+	_, cs := withSkills(t, dir, admin)
+	text, isErr := call(t, cs, "execute_skill", map[string]any{"skill_name": "runner", "step": 5})
+	if isErr || !strings.Contains(text, "--- stdout ---\npy 42\n") {
+		t.Errorf("python step: %v\n%s", isErr, text)
+	}
+}
+
+func lookPath(names ...string) (string, error) {
+	var err error
+	for _, n := range names {
+		var p string
+		if p, err = execLookPath(n); err == nil {
+			return p, nil
+		}
+	}
+	return "", err
+}
+
+func TestExecuteSkillTimeoutKillsTheProcessGroup(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("process groups")
+	}
+	pidfile := filepath.Join(t.TempDir(), "child.pid")
+	skill := "---\nname: hang\ndescription: Starts a background child and hangs.\n---\n\n```bash\n" +
+		"sleep 300 &\necho $! > " + pidfile + "\necho started\nsleep 300\n```\n"
+	dir := library(t, map[string]string{"cat/hang/SKILL.md": skill})
+	_, cs := withSkills(t, dir, env(map[string]string{"EVOKORE_SANDBOX_TIMEOUT_MS": "1500"}))
+	res := routertest.Call(t, cs, "execute_skill", map[string]any{"skill_name": "hang", "step": 1})
+	text := routertest.Text(res)
+	if !res.IsError || !strings.Contains(text, "[sandbox: process]\n[TIMED OUT after 1.5s]\nExit code: -1\n--- stdout ---\nstarted") {
+		t.Fatalf("isError=%v\n%s", res.IsError, text)
+	}
+	b, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The background sleep was in the script's process group: it must be
+	// gone (or a zombie waiting for init to reap it), not left running.
+	routertest.WaitFor(t, "the background child to die", func() bool { return !alive(pid) })
+}
+
+// alive reports whether pid runs (a zombie does not count).
+func alive(pid int) bool {
+	if err := syscall.Kill(pid, 0); err != nil {
+		return false
+	}
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return runtime.GOOS != "linux"
+	}
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	return len(fields) > 0 && fields[0] != "Z"
+}
+
+func TestExecuteSkillOutputCap(t *testing.T) {
+	skill := "---\nname: noisy\ndescription: Prints forever.\n---\n\n```sh\nyes 0123456789abcdef\n```\n"
+	dir := library(t, map[string]string{"cat/noisy/SKILL.md": skill})
+	_, cs := withSkills(t, dir, admin)
+	res := routertest.Call(t, cs, "execute_skill", map[string]any{"skill_name": "noisy", "step": 1})
+	text := routertest.Text(res)
+	if !res.IsError || !strings.Contains(text, "[OUTPUT TRUNCATED at 1 MB; the run was stopped]") || len(text) > (1<<20)+4096 {
+		t.Fatalf("isError=%v len=%d head=%q", res.IsError, len(text), text[:min(200, len(text))])
+	}
+}
+
+func TestExecuteSkillActivatesNamedToolsInDynamicMode(t *testing.T) {
+	dir := library(t, map[string]string{
+		"cat/first/SKILL.md":  "---\nname: first\ndescription: Runs a step.\ntools: [fx_echo]\n---\n\n```sh\necho ok\n```\n\nNext: [second](skill://cat/second)\n",
+		"cat/second/SKILL.md": "---\nname: second\ndescription: Uses the fixture's count tool.\nallowed-tools: fx_count, Bash(git:*)\n---\nbody\n",
+	})
+	vars := env(map[string]string{"EVOKORE_SKILLS_DIR": dir})
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, vars)
+	cs := h.Connect(nil)
+	h.Booted()
+	if names := routertest.ToolNames(t, cs); slices.Contains(names, "fx_echo") || slices.Contains(names, "fx_count") {
+		t.Fatalf("proxied tools are hidden in dynamic mode before activation: %v", names)
+	}
+	res := routertest.Call(t, cs, "execute_skill", map[string]any{"skill_name": "first", "step": 1})
+	if res.IsError || !strings.Contains(routertest.Text(res), "Activated for this session: fx_echo, fx_count") {
+		t.Fatalf("%v\n%s", res.IsError, routertest.Text(res))
+	}
+	if got := res.Meta["activatedTools"]; got == nil {
+		t.Errorf("_meta.activatedTools missing: %v", res.Meta)
+	}
+	routertest.WaitFor(t, "activated tools listed", func() bool {
+		names := routertest.ToolNames(t, cs)
+		return slices.Contains(names, "fx_echo") && slices.Contains(names, "fx_count")
+	})
+	// Another session is unaffected.
+	other := h.Connect(nil)
+	if names := routertest.ToolNames(t, other); slices.Contains(names, "fx_echo") {
+		t.Errorf("activation leaked into another session")
+	}
+	_, _ = other.ListTools(context.Background(), &mcp.ListToolsParams{})
+}
+
+var execLookPath = exec.LookPath

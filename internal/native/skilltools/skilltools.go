@@ -1,0 +1,148 @@
+// Package skilltools serves the native tools of the skill library:
+// resolve_workflow, search_skills, get_skill_help, refresh_skills,
+// fetch_skill, list_registry, execute_skill, skill_creator and
+// docs_architect. The library itself (index, search, dependencies,
+// watcher) is internal/skills; this package turns it into tool results.
+//
+// Every failure a model can act on is an isError result that says what
+// happened; no tool reports success for work it did not do.
+package skilltools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/skills"
+)
+
+// Texts clients or scripts match on.
+const (
+	noSearchResults = "No skills found matching that query."
+	// slowSearch is when a search is logged as slow.
+	slowSearch = 250 * time.Millisecond
+	// searchLimit is how many matches search_skills lists.
+	searchLimit = 15
+	// workflowLimit is how many skills resolve_workflow injects;
+	// workflowCandidates how many it records in the telemetry.
+	workflowLimit      = 3
+	workflowCandidates = 5
+)
+
+// Tools holds what the skill tools share.
+type Tools struct {
+	host    *native.Host
+	lib     *skills.Library
+	sandbox *sandbox
+}
+
+// Register opens the skill library named by the settings, starts its
+// watcher when EVOKORE_SKILL_WATCHER=true, and binds the skill tools. The
+// caller serves the returned library's resources and closes it at
+// shutdown.
+func Register(t *native.Table, host *native.Host) *skills.Library {
+	lib := skills.Open(host.Settings.SkillsDir, host.Log)
+	if host.Settings.SkillWatcher {
+		if err := lib.Watch(skills.DefaultDebounce); err != nil {
+			fmt.Fprintf(host.Log, "[EVOKORE] %v\n", err)
+		}
+	}
+	tools := &Tools{host: host, lib: lib, sandbox: newSandbox(host.Settings.Env, host.Log)}
+	t.Bind(native.ResolveWorkflow, tools.resolveWorkflow)
+	t.Bind(native.SearchSkills, tools.searchSkills)
+	t.Bind(native.GetSkillHelp, tools.getSkillHelp)
+	t.Bind(native.RefreshSkills, tools.refreshSkills)
+	t.Bind(native.FetchSkill, tools.fetchSkill)
+	t.Bind(native.ListRegistry, tools.listRegistry)
+	t.Bind(native.ExecuteSkill, tools.executeSkill)
+	t.Bind(native.SkillCreator, tools.skillCreator)
+	t.Bind(native.DocsArchitect, tools.docsArchitect)
+	return lib
+}
+
+func (t *Tools) logf(format string, args ...any) {
+	fmt.Fprintf(t.host.Log, format+"\n", args...)
+}
+
+func (t *Tools) resolveWorkflow(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
+	var in struct {
+		Objective string `json:"objective"`
+	}
+	if err := call.Decode(&in); err != nil {
+		return native.Errorf("%v", err), nil
+	}
+	ix := t.lib.Index()
+	matches := ix.Search(in.Objective, workflowCandidates)
+	if err := skills.RecordRouting(t.host.Settings.Home, in.Objective, matches); err != nil {
+		t.logf("[EVOKORE] routing telemetry: %v", err)
+	}
+	if len(matches) > workflowLimit {
+		matches = matches[:workflowLimit]
+	}
+	return native.Text("%s", ix.WorkflowText(in.Objective, matches, skills.WorkflowOptions{Wrap: true})), nil
+}
+
+func (t *Tools) searchSkills(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
+	var in struct {
+		Query string `json:"query"`
+	}
+	if err := call.Decode(&in); err != nil {
+		return native.Errorf("%v", err), nil
+	}
+	start := time.Now()
+	matches := t.lib.Index().Search(strings.ToLower(in.Query), searchLimit)
+	if d := time.Since(start); d > slowSearch {
+		t.logf("[EVOKORE] Slow skill search (%s) for %q", d.Round(time.Millisecond), in.Query)
+	}
+	if len(matches) == 0 {
+		return native.Text(noSearchResults), nil
+	}
+	lines := make([]string, len(matches))
+	for i, m := range matches {
+		lines[i] = skills.SearchLine(m)
+	}
+	return native.Text("%s", strings.Join(lines, "\n")), nil
+}
+
+func (t *Tools) getSkillHelp(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
+	var in struct {
+		Name string `json:"skill_name"`
+	}
+	if err := call.Decode(&in); err != nil {
+		return native.Errorf("%v", err), nil
+	}
+	ix := t.lib.Index()
+	name := strings.TrimSpace(in.Name)
+	s := ix.Resolve(name)
+	note := ""
+	if s == nil {
+		if s = ix.Lookup(name); s != nil {
+			note = fmt.Sprintf("No skill is named '%s'; showing the closest match, '%s'.\n\n", strings.ToLower(name), s.Name)
+		}
+	}
+	if s == nil {
+		return native.Text("Could not find a skill named '%s'.", strings.ToLower(name)), nil
+	}
+	return native.Text("%s%s", note, ix.HelpMarkdown(s)), nil
+}
+
+func (t *Tools) refreshSkills(_ context.Context, _ *native.Call) (*mcp.CallToolResult, error) {
+	r := t.lib.Refresh()
+	text := fmt.Sprintf("Skills refreshed in %dms: %d added, %d removed, %d unchanged/updated, %d total skills indexed.",
+		r.Took.Milliseconds(), r.Added, r.Removed, r.Kept, r.Total)
+	if n := len(r.Index.Diagnostics); n > 0 {
+		text += fmt.Sprintf("\n%d problem(s) found while indexing (malformed files are skipped):", n)
+		for i, d := range r.Index.Diagnostics {
+			if i == 10 {
+				text += fmt.Sprintf("\n... and %d more; run `evokore vet --skills %s`", n-10, t.lib.Dir())
+				break
+			}
+			text += "\n- " + d.String()
+		}
+	}
+	return native.Text("%s", text), nil
+}

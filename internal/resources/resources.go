@@ -1,0 +1,188 @@
+// Package resources serves the MCP resources and prompts of the router:
+// one skill:// resource per skill (subcategories included) and a template
+// for them, the evokore:// status, config and category resources, and
+// the resolve-workflow, skill-help and server-overview prompts.
+//
+// It reads the skill library, the children's status and the catalog
+// through the functions it is given; it owns no state beyond caches of
+// what it renders.
+package resources
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/proxy"
+	"github.com/evokore/evokore/internal/skills"
+)
+
+// URIs of the router's own resources.
+const (
+	StatusURI     = "evokore://server/status"
+	ConfigURI     = "evokore://server/config"
+	CategoriesURI = "evokore://skills/categories"
+	// SkillTemplate matches every skill resource; name may hold
+	// subcategories ("skill://cat/sub/name").
+	SkillTemplate = "skill://{category}/{+name}"
+)
+
+// Prompt names.
+const (
+	PromptResolveWorkflow = "resolve-workflow"
+	PromptSkillHelp       = "skill-help"
+	PromptServerOverview  = "server-overview"
+)
+
+// promptBodyLimit is how much of each skill body the resolve-workflow
+// prompt carries.
+const promptBodyLimit = 2000
+
+// Options are what the resources are built from.
+type Options struct {
+	Library *skills.Library
+	// Status reports the child servers.
+	Status func() []proxy.ServerStatus
+	// Snapshot is the current tool catalog.
+	Snapshot func() *catalog.Snapshot
+	// Config is the loaded mcp.config.json; nil or empty when none.
+	Config *config.MCPConfig
+	// DiscoveryMode is dynamic or legacy.
+	DiscoveryMode string
+	// Name and Version are what initialize reports.
+	Name    string
+	Version string
+}
+
+// Content implements the server's Content interface.
+type Content struct {
+	o Options
+
+	mu        sync.Mutex
+	cachedFor *skills.Index
+	cached    []*mcp.Resource
+}
+
+// New builds the content over a library.
+func New(o Options) *Content {
+	if o.Name == "" {
+		o.Name = "evokore"
+	}
+	return &Content{o: o}
+}
+
+// Changed is closed when the library is re-indexed.
+func (c *Content) Changed() <-chan struct{} { return c.o.Library.Changed() }
+
+// Resources lists the three router resources, then one per skill in key
+// order.
+func (c *Content) Resources() []*mcp.Resource {
+	ix := c.o.Library.Index()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cachedFor == ix {
+		return c.cached
+	}
+	out := []*mcp.Resource{
+		{URI: StatusURI, Name: "Server Status", MIMEType: "application/json",
+			Description: "Version, discovery mode, tool and skill counts, and the child servers' health."},
+		{URI: ConfigURI, Name: "Server Config", MIMEType: "application/json",
+			Description: "The child servers of mcp.config.json with every secret redacted."},
+		{URI: CategoriesURI, Name: "Skill Categories", MIMEType: "application/json",
+			Description: "The skill categories and how many skills each has."},
+	}
+	for _, s := range ix.Skills {
+		out = append(out, &mcp.Resource{URI: s.URI, Name: "Skill: " + s.Name, MIMEType: "text/markdown", Description: s.Description})
+	}
+	c.cachedFor, c.cached = ix, out
+	return out
+}
+
+// ResourceTemplates offers the skill:// template.
+func (c *Content) ResourceTemplates() []*mcp.ResourceTemplate {
+	return []*mcp.ResourceTemplate{{
+		URITemplate: SkillTemplate,
+		Name:        "Skill",
+		MIMEType:    "text/markdown",
+		Description: "A skill's markdown by category and name; skills in subcategories are skill://<category>/<sub>/<name>.",
+	}}
+}
+
+func invalidParams(format string, args ...any) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
+}
+
+// ReadResource reads a router resource or a skill.
+func (c *Content) ReadResource(_ context.Context, uri string) (*mcp.ReadResourceResult, error) {
+	switch {
+	case strings.HasPrefix(uri, "evokore://"):
+		var v any
+		switch uri {
+		case StatusURI:
+			v = c.status()
+		case ConfigURI:
+			v = c.sanitizedConfig()
+		case CategoriesURI:
+			ix := c.o.Library.Index()
+			v = struct {
+				TotalSkills int                    `json:"totalSkills"`
+				Categories  []skills.CategoryCount `json:"categories"`
+			}{ix.Len(), ix.Categories()}
+		default:
+			return nil, invalidParams("Unknown evokore resource: %s", uri)
+		}
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}}, nil
+	case strings.HasPrefix(uri, skills.URIScheme):
+		s := c.o.Library.Index().ByURI(uri)
+		if s == nil {
+			return nil, invalidParams("Skill not found: %s", uri)
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: s.URI, MIMEType: "text/markdown", Text: s.Body}}}, nil
+	}
+	return nil, invalidParams("Unknown resource: %s", uri)
+}
+
+// ChildStatus is one child server in the status resource.
+type ChildStatus struct {
+	ID                  string `json:"id"`
+	Status              string `json:"status"`
+	ConnectionType      string `json:"connectionType"`
+	RegisteredToolCount int    `json:"registeredToolCount"`
+	ErrorCount          int    `json:"errorCount"`
+}
+
+// Status is evokore://server/status.
+type Status struct {
+	Version       string        `json:"version"`
+	DiscoveryMode string        `json:"discoveryMode"`
+	ToolCount     int           `json:"toolCount"`
+	SkillCount    int           `json:"skillCount"`
+	ChildServers  []ChildStatus `json:"childServers"`
+}
+
+func (c *Content) status() Status {
+	st := Status{Version: c.o.Version, DiscoveryMode: c.o.DiscoveryMode, SkillCount: c.o.Library.Index().Len(), ChildServers: []ChildStatus{}}
+	if c.o.Snapshot != nil {
+		if snap := c.o.Snapshot(); snap != nil {
+			st.ToolCount = len(snap.Entries)
+		}
+	}
+	if c.o.Status != nil {
+		for _, s := range c.o.Status() {
+			st.ChildServers = append(st.ChildServers, ChildStatus{ID: s.ID, Status: s.Status, ConnectionType: s.ConnectionType,
+				RegisteredToolCount: s.RegisteredToolCount, ErrorCount: s.ErrorCount})
+		}
+	}
+	return st
+}
