@@ -24,7 +24,9 @@ then checks what spans files: profiles, role overrides and rules against the
 native tools and the configured servers, active roles, unset ${VAR}
 placeholders, and servers with neither command nor url. With --live it also
 boots the children, reports the ones that fail, prefixed-name collisions,
-and names no booted server serves.
+and names no booted server serves. With --skills DIR it also indexes that
+skill library and reports malformed frontmatter, collisions, and missing,
+out-of-range or conflicting dependencies.
 
 Every problem is reported as file:line:col. Exit 0 when there are no errors,
 1 when there are.`,
@@ -57,6 +59,10 @@ Every problem is reported as file:line:col. Exit 0 when there are no errors,
 				Live:            live,
 				Settings:        s,
 			})
+			if p.skills != "" {
+				ds = append(ds, vet.Skills(p.skills, strict)...)
+				ds.Sort()
+			}
 			if err := writeDiagnostics(cmd.OutOrStdout(), format, ds); err != nil {
 				return err
 			}
