@@ -79,6 +79,7 @@ type accum struct {
 	mask    []uint32
 	fields  []uint16
 	touched []int32
+	curDocs []int32 // docs the current word reached
 	seen    []bool
 	best    [][maxQueryTerms]int32 // per doc and word: index into hits+1
 }
@@ -289,7 +290,8 @@ func (ix *Index) relevance(q, query string, limit int, skip map[*Skill]bool) []M
 // hits, summed over words; a bit per matched word in mask.
 func (ix *Index) score(a *accum, hits [][]hit) {
 	lx := ix.lex
-	var cur []int32
+	cur := a.curDocs[:0]
+	defer func() { a.curDocs = cur[:0] }()
 	for w, hs := range hits {
 		cur = cur[:0]
 		for hi, h := range hs {

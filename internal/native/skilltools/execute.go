@@ -108,8 +108,10 @@ func (t *Tools) listBlocks(s *skills.Skill) string {
 		status := "runnable"
 		if lang, ok := languages[bl.Lang]; !ok {
 			status = "not runnable: unsupported language"
-		} else if _, err := t.sandbox.interpreter(lang); err != nil && t.sandbox.mode == modeProcess {
-			status = "not runnable here: " + err.Error()
+		} else if t.sandbox.runsAsProcess(lang) {
+			if _, err := t.sandbox.interpreter(lang); err != nil {
+				status = "not runnable here: " + err.Error()
+			}
 		}
 		label := bl.Lang
 		if label == "" {

@@ -218,3 +218,19 @@ func TestExecuteSkillActivatesNamedToolsInDynamicMode(t *testing.T) {
 }
 
 var execLookPath = exec.LookPath
+
+func TestExecuteSkillListingSaysWhatCannotRunHere(t *testing.T) {
+	if _, err := exec.LookPath("tsx"); err == nil {
+		t.Skip("tsx is installed")
+	}
+	dir := library(t, map[string]string{"cat/ts/SKILL.md": "---\nname: ts\ndescription: TypeScript.\n---\n\n```ts\nconsole.log(1)\n```\n"})
+	_, cs := withSkills(t, dir, admin)
+	text, _ := call(t, cs, "execute_skill", map[string]any{"skill_name": "ts"})
+	if !strings.Contains(text, "Step 1 [ts] (not runnable here: no ts interpreter (tsx) on PATH)") {
+		t.Errorf("%s", text)
+	}
+	text, isErr := call(t, cs, "execute_skill", map[string]any{"skill_name": "ts", "step": 1})
+	if !isErr || !strings.Contains(text, "Cannot run step 1 of 'ts': no ts interpreter (tsx) on PATH.") {
+		t.Errorf("%v %q", isErr, text)
+	}
+}

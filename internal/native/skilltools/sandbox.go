@@ -227,6 +227,18 @@ func (sb *sandbox) run(ctx context.Context, lang language, code string, env, ext
 	return runResult{}, fmt.Errorf("unknown EVOKORE_SANDBOX_MODE %q: use auto, container or process", sb.mode)
 }
 
+// runsAsProcess reports whether lang would run as a local process (so its
+// interpreter must be on PATH).
+func (sb *sandbox) runsAsProcess(lang language) bool {
+	switch sb.mode {
+	case modeProcess:
+		return true
+	case modeAuto:
+		return lang.image == "" || sb.containerEngine() == ""
+	}
+	return false
+}
+
 // interpreter finds lang's interpreter on PATH.
 func (sb *sandbox) interpreter(lang language) (string, error) {
 	for _, name := range lang.interpreters {

@@ -6,6 +6,35 @@
 //
 // Every failure a model can act on is an isError result that says what
 // happened; no tool reports success for work it did not do.
+//
+// Decisions worth knowing:
+//
+//   - fetch_skill and list_registry download through one client: http and
+//     https only, at most 5 redirects, 1 MB, 30 s. The address check runs
+//     in the dialer on the address DNS returned, for every hop, so names
+//     that resolve to loopback, private, link-local, CGNAT or unspecified
+//     addresses are refused unless EVOKORE_HTTP_ALLOW_PRIVATE=true;
+//     environment proxies are not used. Names and categories are
+//     sanitised and must stay single directory names inside the skills
+//     directory (symbolic links included).
+//   - execute_skill runs a fenced block (bash, sh, python, js; ts with
+//     tsx) in a container when docker or podman answers `info` (no
+//     network, read-only root, dropped capabilities, memory, CPU and
+//     process limits), else as a process group in the router's working
+//     directory with an allowlisted environment. The timeout (30 s, or
+//     EVOKORE_SANDBOX_TIMEOUT_MS) and the 1 MB output cap kill the whole
+//     group, and the group is killed after every run so nothing outlives
+//     it. Next steps travel in the result's _meta ("nextSteps") and as
+//     text; in dynamic discovery mode the tools the skill and its next
+//     steps name (frontmatter tools or allowed-tools) are activated for
+//     the session.
+//   - skill_creator writes through the filesystem child "fs"
+//     (fs_create_directory, fs_write_file) when one is configured, so the
+//     router's permissions and approvals apply, and otherwise directly
+//     inside the skills directory. docs_architect reads the project's
+//     manifests through fs_read_text_file (or fs_read_file) when "fs" is
+//     configured, else from disk; a refused read is reported as such and
+//     never embedded as project content.
 package skilltools
 
 import (
