@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/sahilm/fuzzy"
@@ -41,18 +42,50 @@ const (
 	wDesc   = 1.0
 	wParams = 0.5
 
-	bm25K1 = 1.2
+	bm25K1 = 1.5
 	bm25B  = 0.75
+	// coverageBlend is how much the share of the query a tool covers
+	// scales its score.
+	coverageBlend = 0.5
 )
 
-// index is the search index of one snapshot, built on first use.
+// index is the search index of one snapshot, built on first use. Every
+// posting carries its tool's field-weighted, length-normalised term
+// frequency (the BM25F pseudo-frequency), so a query only sums numbers.
 type index struct {
 	entries []*Entry
-	docs    []doc
-	// postings maps a term to the documents containing it.
-	postings map[string][]int
-	avgLen   [nFields]float64
+	// postings maps a term to the tools containing it.
+	postings map[string][]posting
+	// exact maps the lower-case names and titles a tool answers to.
+	exact map[string][]int32
+	// prefixes are the lower-case names (prefixed and the child's own),
+	// sorted, for one-word prefix queries.
+	prefixes []prefixKey
 	names    []string // lower-case names, for abbreviation matching
+
+	vocabOnce sync.Once
+	// vocab holds every indexed word by length, for typo matching.
+	vocab map[int][]string
+
+	accumulators sync.Pool // *accumulator sized for entries
+}
+
+// accumulator is the per-query scratch space of relevance scoring.
+type accumulator struct {
+	total, conceptBest []float64
+	covered            []uint8
+	specific           []bool
+	touched, inConcept []int32
+}
+
+type posting struct {
+	doc int32
+	tf  float32
+}
+
+type prefixKey struct {
+	key string
+	doc int32
 }
 
 const (
@@ -66,38 +99,39 @@ const (
 
 var fieldWeight = [nFields]float64{wName, wTitle, wServer, wDesc, wParams}
 
-type doc struct {
-	tf      [nFields]map[string]int
-	length  [nFields]int
-	exact   []string // lower-case names the tool answers to exactly
-	prefix  []string // lower-case names a one-word prefix may match
-	allTerm map[string]bool
-}
-
 func (s *Snapshot) searchIndex() *index {
 	s.indexOnce.Do(func() { s.index = buildIndex(s.Entries) })
 	return s.index
 }
 
 func buildIndex(entries []*Entry) *index {
-	ix := &index{entries: entries, docs: make([]doc, len(entries)), postings: map[string][]int{}, names: make([]string, len(entries))}
+	ix := &index{entries: entries, postings: map[string][]posting{}, exact: map[string][]int32{}, names: make([]string, len(entries))}
+	ix.accumulators.New = func() any {
+		n := len(entries)
+		return &accumulator{total: make([]float64, n), conceptBest: make([]float64, n), covered: make([]uint8, n), specific: make([]bool, n)}
+	}
+	type fieldCounts struct {
+		terms  map[string]int
+		length int
+	}
+	counts := make([][nFields]fieldCounts, len(entries))
 	var total [nFields]int
 	for i, e := range entries {
-		d := &ix.docs[i]
-		d.allTerm = map[string]bool{}
+		doc := int32(i)
 		name := strings.ToLower(e.Name)
 		ix.names[i] = name
-		d.exact = []string{name}
-		d.prefix = []string{name}
+		ix.exact[name] = append(ix.exact[name], doc)
+		ix.prefixes = append(ix.prefixes, prefixKey{name, doc})
 		words := e.Name
 		if e.Original != "" {
 			orig := strings.ToLower(e.Original)
-			d.exact = append(d.exact, orig)
-			d.prefix = append(d.prefix, orig)
+			ix.exact[orig] = append(ix.exact[orig], doc)
+			ix.prefixes = append(ix.prefixes, prefixKey{orig, doc})
 			words = e.Original
 		}
 		if e.Tool.Title != "" {
-			d.exact = append(d.exact, strings.ToLower(e.Tool.Title))
+			title := strings.ToLower(e.Tool.Title)
+			ix.exact[title] = append(ix.exact[title], doc)
 		}
 		texts := [nFields]string{
 			fName:   words,
@@ -108,21 +142,33 @@ func buildIndex(entries []*Entry) *index {
 		}
 		for f, text := range texts {
 			terms := analyze(text)
-			d.tf[f] = map[string]int{}
+			fc := fieldCounts{terms: make(map[string]int, len(terms)), length: len(terms)}
 			for _, t := range terms {
-				d.tf[f][t]++
-				if !d.allTerm[t] {
-					d.allTerm[t] = true
-					ix.postings[t] = append(ix.postings[t], i)
-				}
+				fc.terms[t]++
 			}
-			d.length[f] = len(terms)
+			counts[i][f] = fc
 			total[f] += len(terms)
 		}
 	}
+	slices.SortFunc(ix.prefixes, func(a, b prefixKey) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.doc, b.doc)) })
+	var avgLen [nFields]float64
 	for f := range nFields {
+		avgLen[f] = 1
 		if len(entries) > 0 {
-			ix.avgLen[f] = math.Max(1, float64(total[f])/float64(len(entries)))
+			avgLen[f] = math.Max(1, float64(total[f])/float64(len(entries)))
+		}
+	}
+	for i := range entries {
+		tf := map[string]float64{}
+		for f := range nFields {
+			fc := counts[i][f]
+			norm := 1 - bm25B + bm25B*float64(fc.length)/avgLen[f]
+			for t, c := range fc.terms {
+				tf[t] += fieldWeight[f] * float64(c) / norm
+			}
+		}
+		for t, w := range tf {
+			ix.postings[t] = append(ix.postings[t], posting{int32(i), float32(w)})
 		}
 	}
 	return ix
@@ -145,6 +191,16 @@ func paramText(schema any) string {
 				b.WriteString(d)
 				b.WriteByte(' ')
 			}
+			// Enumerated values are words of the tool too ("open",
+			// "closed", "merged").
+			if enum, ok := pm["enum"].([]any); ok {
+				for _, v := range enum {
+					if str, ok := v.(string); ok {
+						b.WriteString(str)
+						b.WriteByte(' ')
+					}
+				}
+			}
 		}
 	}
 	return b.String()
@@ -158,128 +214,233 @@ func (s *Snapshot) Search(query string, limit int) []Match {
 		return nil
 	}
 	ix := s.searchIndex()
-	best := map[int]Match{}
-	consider := func(i int, m Match) {
-		old, ok := best[i]
-		if !ok || m.Tier < old.Tier || (m.Tier == old.Tier && m.Score > old.Score) {
-			best[i] = m
+	// Exact and prefix hits are few; relevance hits may be thousands and
+	// are merged below without map lookups in the sort.
+	named := map[int32]candidate{}
+	consider := func(c candidate) {
+		old, ok := named[c.doc]
+		if !ok || c.tier < old.tier || (c.tier == old.tier && c.score > old.score) {
+			named[c.doc] = c
 		}
 	}
-
 	compact := strings.Join(strings.Fields(q), "_")
-	for i, d := range ix.docs {
-		for _, n := range d.exact {
-			if n == q || n == compact {
-				consider(i, Match{Entry: ix.entries[i], Tier: 0, Score: 1000})
-			}
-		}
-		if len(compact) >= 3 && !strings.Contains(q, " ") {
-			for _, n := range d.prefix {
-				if strings.HasPrefix(n, compact) {
-					consider(i, Match{Entry: ix.entries[i], Tier: 1, Score: 500 - float64(len(n)-len(compact))})
-				}
-			}
+	for _, key := range []string{q, compact} {
+		for _, i := range ix.exact[key] {
+			consider(candidate{i, 0, 1000})
 		}
 	}
-
-	for i, score := range ix.relevance(q) {
-		consider(i, Match{Entry: ix.entries[i], Tier: 2, Score: score})
+	if len(compact) >= 3 && !strings.Contains(q, " ") {
+		from, _ := slices.BinarySearchFunc(ix.prefixes, compact, func(p prefixKey, k string) int { return cmp.Compare(p.key, k) })
+		for _, p := range ix.prefixes[from:] {
+			if !strings.HasPrefix(p.key, compact) {
+				break
+			}
+			consider(candidate{p.doc, 1, 500 - float64(len(p.key)-len(compact))})
+		}
 	}
-	for i, score := range ix.abbreviations(q) {
-		consider(i, Match{Entry: ix.entries[i], Tier: 2, Score: score})
+	for _, c := range ix.abbreviations(q) {
+		consider(c)
 	}
-
+	cands := ix.relevance(q)
+	for i, c := range cands {
+		if n, ok := named[c.doc]; ok {
+			if n.tier < c.tier || n.score > c.score {
+				cands[i] = n
+			}
+			delete(named, c.doc)
+		}
+	}
+	for _, c := range named {
+		cands = append(cands, c)
+	}
 	// Ties keep catalog order, so results are deterministic.
-	order := make([]int, 0, len(best))
-	for i := range best {
-		order = append(order, i)
-	}
-	slices.SortFunc(order, func(a, b int) int {
-		ma, mb := best[a], best[b]
-		return cmp.Or(cmp.Compare(ma.Tier, mb.Tier), cmp.Compare(mb.Score, ma.Score), cmp.Compare(a, b))
+	slices.SortFunc(cands, func(a, b candidate) int {
+		return cmp.Or(cmp.Compare(a.tier, b.tier), cmp.Compare(b.score, a.score), cmp.Compare(a.doc, b.doc))
 	})
-	out := make([]Match, 0, min(len(order), limit))
-	for _, i := range order {
-		if ix.entries[i].Quarantine == "" && len(out) < limit {
-			out = append(out, best[i])
+	out := make([]Match, 0, min(len(cands), limit))
+	for _, c := range cands {
+		if len(out) == limit {
+			break
+		}
+		if e := ix.entries[c.doc]; e.Quarantine == "" {
+			out = append(out, Match{Entry: e, Tier: c.tier, Score: c.score})
 		}
 	}
 	return out
 }
 
+// candidate is a tool a query matched, before ranking.
+type candidate struct {
+	doc   int32
+	tier  int
+	score float64
+}
+
 // synonymWeight discounts a match on a synonym against the typed word.
-const synonymWeight = 0.7
+const synonymWeight = 0.85
 
-// minCoverage is the share of a query's concepts a tool must match to be
-// a relevance result; below it a tool only shares a stray word.
-const minCoverage = 0.5
+// specificShare is the largest share of the catalog a word may describe
+// and still be specific: a tool that matches only words more common than
+// this ("file", "get", "list") is not a match on its own.
+const specificShare = 0.12
 
-// relevance scores tools by BM25 over the weighted fields. Each query word
-// is a concept that any of its synonyms satisfies; the score is scaled by
-// the share of concepts a tool covers.
-func (ix *index) relevance(q string) map[int]float64 {
-	concepts := expand(q)
+// relevance scores tools by BM25F over the weighted fields. Each query word
+// is a concept that any of its synonyms satisfies, scored by its best
+// word. Concepts no tool mentions (names, numbers, values such as "Alice"
+// or "8080") say nothing about which tool to use and are left out; of the
+// rest, the share a tool covers scales its score. A tool must match at
+// least one specific concept, so one common word never makes a match.
+func (ix *index) relevance(q string) []candidate {
+	n := float64(len(ix.entries))
+	type concept struct {
+		alts     []string // alts[0] is the typed word; "" where no tool has it
+		specific bool
+	}
+	var concepts []concept
+	for _, alts := range expand(q) {
+		if len(ix.postings[alts[0]]) == 0 && len(alts[0]) >= 5 {
+			// A word no tool uses may be a typo of one that some do.
+			alts = append(alts, ix.nearWords(alts[0])...)
+		}
+		c := concept{alts: make([]string, len(alts))}
+		known := false
+		for k, term := range alts {
+			if df := len(ix.postings[term]); df > 0 {
+				c.alts[k], known = term, true
+				if float64(df) <= math.Max(3, specificShare*n) {
+					c.specific = true
+				}
+			}
+		}
+		if known {
+			concepts = append(concepts, c)
+		}
+	}
 	if len(concepts) == 0 {
 		return nil
 	}
-	n := float64(len(ix.docs))
-	scores := map[int]float64{}
-	covered := map[int]int{}
-	for _, alts := range concepts {
-		// The best-scoring word counts once per concept; a synonym counts
-		// for less than the word the user typed.
-		conceptScore := map[int]float64{}
-		for k, term := range alts {
+	// Dense accumulators, indexed by tool and reused across queries;
+	// touched lists what to read back and clear.
+	acc := ix.accumulators.Get().(*accumulator)
+	defer ix.accumulators.Put(acc)
+	total, conceptBest, covered, specific := acc.total, acc.conceptBest, acc.covered, acc.specific
+	touched, inConcept := acc.touched[:0], acc.inConcept[:0]
+	defer func() {
+		for _, d := range touched {
+			total[d], covered[d], specific[d] = 0, 0, false
+		}
+		acc.touched, acc.inConcept = touched[:0], inConcept[:0]
+	}()
+	for _, c := range concepts {
+		inConcept = inConcept[:0]
+		for k, term := range c.alts {
+			if term == "" {
+				continue
+			}
 			weight := 1.0
 			if k > 0 {
 				weight = synonymWeight
 			}
 			post := ix.postings[term]
-			if len(post) == 0 {
-				continue
-			}
 			idf := math.Log(1 + (n-float64(len(post))+0.5)/(float64(len(post))+0.5))
-			for _, i := range post {
-				d := &ix.docs[i]
-				var tf float64
-				for f := range nFields {
-					if c := d.tf[f][term]; c > 0 {
-						norm := 1 - bm25B + bm25B*float64(d.length[f])/ix.avgLen[f]
-						tf += fieldWeight[f] * float64(c) / norm
-					}
+			for _, p := range post {
+				tf := float64(p.tf)
+				sc := weight * idf * tf * (bm25K1 + 1) / (tf + bm25K1)
+				if conceptBest[p.doc] == 0 {
+					inConcept = append(inConcept, p.doc)
 				}
-				s := weight * idf * tf * (bm25K1 + 1) / (tf + bm25K1)
-				conceptScore[i] = math.Max(conceptScore[i], s)
+				conceptBest[p.doc] = math.Max(conceptBest[p.doc], sc)
 			}
 		}
-		for i, s := range conceptScore {
-			scores[i] += s
-			covered[i]++
+		// The best-scoring word counts once per concept.
+		for _, d := range inConcept {
+			if total[d] == 0 {
+				touched = append(touched, d)
+			}
+			total[d] += conceptBest[d]
+			conceptBest[d] = 0
+			covered[d]++
+			if c.specific {
+				specific[d] = true
+			}
 		}
 	}
-	for i, s := range scores {
-		coverage := float64(covered[i]) / float64(len(concepts))
-		if coverage < minCoverage {
-			delete(scores, i)
+	out := make([]candidate, 0, len(touched))
+	for _, d := range touched {
+		if !specific[d] {
 			continue
 		}
-		scores[i] = s * coverage * coverage
+		coverage := float64(covered[d]) / float64(len(concepts))
+		out = append(out, candidate{d, 2, total[d] * ((1 - coverageBlend) + coverageBlend*coverage)})
 	}
-	return scores
+	return out
 }
+
+// nearWords returns the indexed words one edit (insertion, deletion,
+// substitution or adjacent swap) away from w.
+func (ix *index) nearWords(w string) []string {
+	ix.vocabOnce.Do(func() {
+		ix.vocab = map[int][]string{}
+		for t := range ix.postings {
+			ix.vocab[len(t)] = append(ix.vocab[len(t)], t)
+		}
+		for _, words := range ix.vocab {
+			slices.Sort(words)
+		}
+	})
+	var out []string
+	for n := len(w) - 1; n <= len(w)+1; n++ {
+		for _, t := range ix.vocab[n] {
+			if oneEdit(w, t) {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// oneEdit reports whether a and b differ by exactly one edit.
+func oneEdit(a, b string) bool {
+	if a == b {
+		return false
+	}
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	i := 0
+	for i < len(a) && a[i] == b[i] {
+		i++
+	}
+	switch {
+	case len(a) == len(b):
+		if i+1 < len(a) && a[i] == b[i+1] && a[i+1] == b[i] && a[i+2:] == b[i+2:] {
+			return true // adjacent swap
+		}
+		return a[i+1:] == b[i+1:]
+	default:
+		return a[i:] == b[i+1:]
+	}
+}
+
+// maxAbbreviationCandidates bounds the names an abbreviation is scored
+// against; a pattern that many names contain says nothing specific.
+const maxAbbreviationCandidates = 500
 
 // abbreviations matches a compact one-word query as a subsequence of tool
 // names ("gcpr" in github_create_pull_request), scored by sahilm/fuzzy,
 // which rewards matches at word starts.
-func (ix *index) abbreviations(q string) map[int]float64 {
+func (ix *index) abbreviations(q string) []candidate {
 	if strings.ContainsAny(q, " \t") || len(q) < 2 || len(q) > 16 {
 		return nil
 	}
-	var cand []int
+	var cand []int32
 	for i, name := range ix.names {
 		if isSubsequence(q, name) {
-			cand = append(cand, i)
+			cand = append(cand, int32(i))
 		}
+	}
+	if len(cand) > maxAbbreviationCandidates {
+		return nil // too short to say which tools it abbreviates
 	}
 	if len(cand) == 0 {
 		return nil
@@ -288,7 +449,7 @@ func (ix *index) abbreviations(q string) map[int]float64 {
 	for j, i := range cand {
 		names[j] = ix.names[i]
 	}
-	out := map[int]float64{}
+	var out []candidate
 	for _, m := range fuzzy.Find(q, names) {
 		// Only abbreviation-shaped matches: most matched letters start a
 		// word of the name.
@@ -301,7 +462,7 @@ func (ix *index) abbreviations(q string) map[int]float64 {
 		if starts*2 < len(m.MatchedIndexes) {
 			continue
 		}
-		out[cand[m.Index]] = 1 + float64(m.Score)/10
+		out = append(out, candidate{cand[m.Index], 2, 1 + float64(m.Score)/10})
 	}
 	return out
 }
@@ -362,6 +523,10 @@ func stem(w string) string {
 		return w
 	}
 	switch {
+	case strings.HasSuffix(w, "ations") && len(w) > 8:
+		return w[:len(w)-6] + "ate"
+	case strings.HasSuffix(w, "ation") && len(w) > 7:
+		return w[:len(w)-5] + "ate"
 	case strings.HasSuffix(w, "ies") && len(w) > 4:
 		return w[:len(w)-3] + "y"
 	case strings.HasSuffix(w, "sses"):
@@ -404,10 +569,12 @@ var stopWords = map[string]bool{
 	"is": true, "it": true, "its": true, "me": true, "my": true, "of": true, "on": true, "or": true,
 	"our": true, "please": true, "should": true, "so": true, "some": true, "that": true, "the": true,
 	"their": true, "them": true, "then": true, "there": true, "this": true, "to": true, "up": true,
-	"us": true, "was": true, "we": true, "what": true, "when": true, "where": true, "which": true,
+	"us": true, "was": true, "we": true, "what": true, "when": true, "where": true,
 	"who": true, "will": true, "with": true, "would": true, "you": true, "your": true, "want": true,
 	"need": true, "let": true, "lets": true, "just": true, "any": true, "all": true, "one": true,
 	"tool": true, "tools": true, "using": true, "use": true, "via": true, "about": true, "could": true,
+	"give": true, "tell": true, "also": true, "again": true, "still": true, "right": true, "now": true,
+	"really": true, "even": true, "whether": true, "ever": true, "else": true, "bit": true, "thing": true,
 }
 
 // synonyms maps a word developers type to the words tools describe the

@@ -145,6 +145,9 @@ func New(opts Options) *Server {
 		Pins:           pinsOrNil(pins),
 	})
 	host.Catalog = s.catalog
+	for _, ready := range contrib.Ready {
+		ready()
+	}
 	s.router = &router.Router{
 		Catalog:   s.catalog,
 		Natives:   table,

@@ -20,8 +20,10 @@ import (
 type view struct {
 	srv      *Server
 	sess     *session.Session
-	mcp      *mcp.Server
-	mirrored map[string]bool
+	mcp *mcp.Server
+	// mirrored maps each listed name to the hash of the definition
+	// listed, so a changed definition is announced like a new tool.
+	mirrored map[string]string
 	// mirroredRes are the resource URIs mirrored for notifications.
 	mirroredRes map[string]bool
 }
@@ -31,7 +33,7 @@ type view struct {
 var mirrorSchema = json.RawMessage(`{"type":"object"}`)
 
 func newView(s *Server) *view {
-	return &view{srv: s, mirrored: map[string]bool{}, mirroredRes: map[string]bool{}}
+	return &view{srv: s, mirrored: map[string]string{}, mirroredRes: map[string]bool{}}
 }
 
 func (v *view) connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession, error) {
@@ -101,9 +103,9 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 func (v *view) sync() {
 	s := v.srv
 	entries := s.catalog.Snapshot().Project(s.profile.Profile, s.legacy, v.sess.Active)
-	visible := make(map[string]bool, len(entries))
+	visible := make(map[string]string, len(entries))
 	for _, e := range entries {
-		visible[e.Name] = true
+		visible[e.Name] = e.Hash
 	}
 	// An invalidated session re-announces everything: the names did not
 	// change, but what the client should fetch did.
@@ -116,8 +118,8 @@ func (v *view) sync() {
 		clear(v.mirrored)
 	}
 	var gone []string
-	for name := range v.mirrored {
-		if !visible[name] {
+	for name, hash := range v.mirrored {
+		if h, ok := visible[name]; !ok || h != hash {
 			gone = append(gone, name)
 			delete(v.mirrored, name)
 		}
@@ -125,9 +127,9 @@ func (v *view) sync() {
 	if len(gone) > 0 {
 		v.mcp.RemoveTools(gone...)
 	}
-	for name := range visible {
-		if !v.mirrored[name] {
-			v.mirrored[name] = true
+	for name, hash := range visible {
+		if _, ok := v.mirrored[name]; !ok {
+			v.mirrored[name] = hash
 			v.mcp.AddTool(&mcp.Tool{Name: name, InputSchema: mirrorSchema}, nil)
 		}
 	}
