@@ -23,6 +23,7 @@ import (
 	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/procgroup"
 	"github.com/evokore/evokore/internal/router"
+	"github.com/evokore/evokore/internal/session"
 )
 
 // DefaultTimeout bounds a call when the manifest sets no timeoutMs.
@@ -75,6 +76,9 @@ type Manager struct {
 	// the router is assembled.
 	catalog func() *catalog.Store
 
+	// sessions lists the connected sessions, to announce a reload.
+	sessions func() []*session.Session
+
 	mu      sync.Mutex // one load at a time
 	current atomic.Pointer[Load]
 }
@@ -95,6 +99,7 @@ func New(dir string, env config.Env, log io.Writer, store func() *catalog.Store)
 // publish the tools loaded here.
 func Register(t *native.Table, host *native.Host) *Manager {
 	m := New(host.Settings.PluginsDir, host.Settings.Env, host.Log, func() *catalog.Store { return host.Catalog })
+	m.sessions = host.Sessions
 	m.mu.Lock()
 	l := m.read()
 	m.current.Store(l)
@@ -242,7 +247,15 @@ func (m *Manager) report(l *Load) {
 }
 
 func (m *Manager) reloadTool(context.Context, *native.Call) (*mcp.CallToolResult, error) {
-	return native.Text("%s", m.Reload().Summary()), nil
+	l := m.Reload()
+	// Clients re-list after a reload even when no name changed, as they
+	// did with EVOKORE-MCP: a plugin's behaviour may have.
+	if m.sessions != nil {
+		for _, s := range m.sessions() {
+			s.Invalidate()
+		}
+	}
+	return native.Text("%s", l.Summary()), nil
 }
 
 var _ router.Dispatcher = (*Manager)(nil)
