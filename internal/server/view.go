@@ -18,9 +18,9 @@ import (
 // callable by name). The registry only mirrors the names this session can
 // see, because changing it is how the SDK notifies a session.
 type view struct {
-	srv      *Server
-	sess     *session.Session
-	mcp *mcp.Server
+	srv  *Server
+	sess *session.Session
+	mcp  *mcp.Server
 	// mirrored maps each listed name to the hash of the definition
 	// listed, so a changed definition is announced like a new tool.
 	mirrored map[string]string
