@@ -48,13 +48,18 @@ func (c *Content) GetPrompt(_ context.Context, name string, args map[string]stri
 		if skill == "" {
 			return nil, invalidParams("The 'skill_name' argument is required for the skill-help prompt.")
 		}
-		s := ix.Lookup(skill)
+		s, note := ix.Resolve(skill), ""
+		if s == nil {
+			if s = ix.Lookup(skill); s != nil {
+				note = fmt.Sprintf("No skill is named '%s'; this is the closest match.\n", skill)
+			}
+		}
 		if s == nil {
 			return nil, invalidParams("Skill not found: %s", skill)
 		}
 		return &mcp.GetPromptResult{
 			Description: "Help for skill " + s.Name,
-			Messages:    []*mcp.PromptMessage{msg("user", "Help for skill: "+skill), msg("assistant", ix.HelpPlain(s))},
+			Messages:    []*mcp.PromptMessage{msg("user", "Help for skill: "+skill), msg("assistant", note+ix.HelpPlain(s))},
 		}, nil
 	case PromptServerOverview:
 		return &mcp.GetPromptResult{

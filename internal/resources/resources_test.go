@@ -217,6 +217,11 @@ func TestPrompts(t *testing.T) {
 		t.Errorf("skill-help:\n%s", help)
 	}
 
+	r, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "skill-help", Arguments: map[string]string{"skill_name": "git bisct"}})
+	if err != nil || !strings.HasPrefix(text(r.Messages[1]), "No skill is named 'git bisct'; this is the closest match.\nSkill: git-bisect\n") {
+		t.Errorf("closest match: %v %q", err, text(r.Messages[1]))
+	}
+
 	r, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "server-overview"})
 	if err != nil {
 		t.Fatal(err)
