@@ -21,6 +21,12 @@ func Errorf(format string, args ...any) *mcp.CallToolResult {
 	return r
 }
 
+// MissingArgument is the isError result for a required argument given
+// empty, in EVOKORE-MCP's words.
+func MissingArgument(name string) *mcp.CallToolResult {
+	return Errorf("Missing required argument: %s", name)
+}
+
 // JSON is a successful result holding v as indented JSON text.
 func JSON(v any) *mcp.CallToolResult {
 	b, err := json.MarshalIndent(v, "", "  ")

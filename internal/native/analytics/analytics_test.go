@@ -15,12 +15,6 @@ import (
 
 const transcript = "0b6c1a52-4d1e-4b0a-9a55-3f0f1f6f3b11"
 
-func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (string, bool) {
-	t.Helper()
-	res := routertest.Call(t, cs, name, args)
-	return routertest.Text(res), res.IsError
-}
-
 func decode(t *testing.T, text string) map[string]any {
 	t.Helper()
 	var v map[string]any
@@ -95,18 +89,18 @@ func TestContextHealth(t *testing.T) {
   "last_turn_timestamp": "2026-05-01T10:02:30.000Z"
 }`
 	// Without a path: the newest transcript of any project.
-	text, isErr := call(t, cs, "session_context_health", map[string]any{})
+	text, isErr := routertest.CallText(t, cs, "session_context_health", map[string]any{})
 	if isErr || text != want {
 		t.Errorf("auto-detected = %s\nwant %s", text, want)
 	}
-	text, _ = call(t, cs, "session_context_health", map[string]any{"session_path": path})
+	text, _ = routertest.CallText(t, cs, "session_context_health", map[string]any{"session_path": path})
 	if text != want {
 		t.Errorf("explicit path = %s", text)
 	}
 	// A small session: no compaction advice.
 	other := filepath.Join(h.Dir, ".claude", "projects", "-home-dev-api", "7d2f9e40-1c3b-4f6a-8e21-5a9c0d4b2e77.jsonl")
 	v := decode(t, func() string {
-		s, _ := call(t, cs, "session_context_health", map[string]any{"session_path": other})
+		s, _ := routertest.CallText(t, cs, "session_context_health", map[string]any{"session_path": other})
 		return s
 	}())
 	if v["compact_suggested"] != false || v["cache_hit_rate_pct"] != 0.0 || v["turn_count"] != 2.0 ||
@@ -127,7 +121,7 @@ func TestContextHealthErrors(t *testing.T) {
 		missing: "Session file not found: " + missing,
 	}
 	for p, want := range cases {
-		if text, isErr := call(t, cs, "session_context_health", map[string]any{"session_path": p}); !isErr || text != want {
+		if text, isErr := routertest.CallText(t, cs, "session_context_health", map[string]any{"session_path": p}); !isErr || text != want {
 			t.Errorf("%s = %v %q, want %q", p, isErr, text, want)
 		}
 	}
@@ -135,7 +129,7 @@ func TestContextHealthErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	projects := filepath.Join(h.Dir, ".claude", "projects")
-	if text, isErr := call(t, cs, "session_context_health", map[string]any{}); !isErr ||
+	if text, isErr := routertest.CallText(t, cs, "session_context_health", map[string]any{}); !isErr ||
 		text != "No session file found under "+projects+". Pass session_path, or start a Claude Code session first." {
 		t.Errorf("no transcripts = %v %q", isErr, text)
 	}
@@ -143,7 +137,7 @@ func TestContextHealthErrors(t *testing.T) {
 
 func TestAnalyzeReplay(t *testing.T) {
 	cs, h := harness(t, nil)
-	text, isErr := call(t, cs, "session_analyze_replay", map[string]any{})
+	text, isErr := routertest.CallText(t, cs, "session_analyze_replay", map[string]any{})
 	if isErr {
 		t.Fatal(text)
 	}
@@ -217,7 +211,7 @@ func TestAnalyzeReplay(t *testing.T) {
 	// min_tool_calls 0 takes in the short session; days_back the old one.
 	for filter, n := range map[string]float64{"/home/dev/app": 1, "api": 1, "gamma": 0, "nothing-matches": 0} {
 		v := decode(t, func() string {
-			s, _ := call(t, cs, "session_analyze_replay", map[string]any{"project_filter": filter})
+			s, _ := routertest.CallText(t, cs, "session_analyze_replay", map[string]any{"project_filter": filter})
 			return s
 		}())
 		if v["sessions_analyzed"] != n {
@@ -225,14 +219,14 @@ func TestAnalyzeReplay(t *testing.T) {
 		}
 	}
 	v := decode(t, func() string {
-		s, _ := call(t, cs, "session_analyze_replay", map[string]any{"min_tool_calls": 0})
+		s, _ := routertest.CallText(t, cs, "session_analyze_replay", map[string]any{"min_tool_calls": 0})
 		return s
 	}())
 	if v["sessions_analyzed"] != 3.0 {
 		t.Errorf("min_tool_calls 0: %v", v["sessions_analyzed"])
 	}
 	v = decode(t, func() string {
-		s, _ := call(t, cs, "session_analyze_replay", map[string]any{"days_back": 60})
+		s, _ := routertest.CallText(t, cs, "session_analyze_replay", map[string]any{"days_back": 60})
 		return s
 	}())
 	if v["sessions_analyzed"] != 3.0 {
@@ -244,7 +238,10 @@ func TestAnalyzeReplay(t *testing.T) {
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
-	v = decode(t, func() string { s, _ := call(t, cs, "session_analyze_replay", map[string]any{}); return s }())
+	v = decode(t, func() string {
+		s, _ := routertest.CallText(t, cs, "session_analyze_replay", map[string]any{})
+		return s
+	}())
 	if v["sessions_analyzed"] != 0.0 || v["message"] != "No replay files found in "+dir+"." {
 		t.Errorf("no sessions = %v", v)
 	}
@@ -252,7 +249,7 @@ func TestAnalyzeReplay(t *testing.T) {
 
 func TestWorkRatio(t *testing.T) {
 	cs, h := harness(t, nil)
-	text, _ := call(t, cs, "session_work_ratio", map[string]any{})
+	text, _ := routertest.CallText(t, cs, "session_work_ratio", map[string]any{})
 	want := `{
   "sessions_scored": 3,
   "median_work_ratio_pct": 0,
@@ -286,7 +283,7 @@ func TestWorkRatio(t *testing.T) {
 		t.Errorf("work ratio =\n%s\nwant\n%s", text, want)
 	}
 	v := decode(t, func() string {
-		s, _ := call(t, cs, "session_work_ratio", map[string]any{"project_filter": "/home/dev/app", "threshold_pct": 40})
+		s, _ := routertest.CallText(t, cs, "session_work_ratio", map[string]any{"project_filter": "/home/dev/app", "threshold_pct": 40})
 		return s
 	}())
 	if v["sessions_scored"] != 1.0 || v["median_work_ratio_pct"] != 37.5 ||
@@ -294,7 +291,7 @@ func TestWorkRatio(t *testing.T) {
 		t.Errorf("filtered, threshold 40 = %v", v)
 	}
 	v = decode(t, func() string {
-		s, _ := call(t, cs, "session_work_ratio", map[string]any{"project_filter": "alpha", "threshold_pct": 12.5})
+		s, _ := routertest.CallText(t, cs, "session_work_ratio", map[string]any{"project_filter": "alpha", "threshold_pct": 12.5})
 		return s
 	}())
 	if v["improvement_signal"] != "Every session is above the threshold: work ratios look healthy." {
@@ -304,7 +301,7 @@ func TestWorkRatio(t *testing.T) {
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
-	text, _ = call(t, cs, "session_work_ratio", map[string]any{})
+	text, _ = routertest.CallText(t, cs, "session_work_ratio", map[string]any{})
 	if !strings.Contains(text, `"improvement_signal": "No replay files found in `+dir+`."`) || !strings.Contains(text, `"flagged_sessions": []`) {
 		t.Errorf("no sessions = %s", text)
 	}
@@ -352,13 +349,13 @@ func TestTrustReport(t *testing.T) {
   }
 }`
 	// The default session comes from EVOKORE_SESSION_ID.
-	if text, isErr := call(t, cs, "session_trust_report", map[string]any{}); isErr || text != want {
+	if text, isErr := routertest.CallText(t, cs, "session_trust_report", map[string]any{}); isErr || text != want {
 		t.Errorf("report =\n%s\nwant\n%s", text, want)
 	}
-	if text, _ := call(t, cs, "session_trust_report", map[string]any{"session_id": "sess-alpha"}); text != want {
+	if text, _ := routertest.CallText(t, cs, "session_trust_report", map[string]any{"session_id": "sess-alpha"}); text != want {
 		t.Errorf("explicit id = %s", text)
 	}
-	text, isErr := call(t, cs, "session_trust_report", map[string]any{"session_id": "no-ledger"})
+	text, isErr := routertest.CallText(t, cs, "session_trust_report", map[string]any{"session_id": "no-ledger"})
 	if isErr || text != "{\n  \"session_id\": \"no-ledger\",\n  \"agents\": [],\n  \"summary\": {\n    \"trusted\": 0,\n    \"standard\": 0,\n    \"probation\": 0,\n    \"untrusted\": 0\n  }\n}" {
 		t.Errorf("no ledger = %s", text)
 	}
@@ -366,12 +363,12 @@ func TestTrustReport(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if text, isErr := call(t, cs, "session_trust_report", map[string]any{"session_id": "broken"}); !isErr ||
+	if text, isErr := routertest.CallText(t, cs, "session_trust_report", map[string]any{"session_id": "broken"}); !isErr ||
 		!strings.HasPrefix(text, "Cannot read the trust ledger "+bad+": not valid JSON") {
 		t.Errorf("corrupt ledger = %v %q", isErr, text)
 	}
 	// Ids never leave the sessions directory.
-	if text, _ := call(t, cs, "session_trust_report", map[string]any{"session_id": "../../sessions/sess-alpha"}); !strings.Contains(text, `"agents": []`) {
+	if text, _ := routertest.CallText(t, cs, "session_trust_report", map[string]any{"session_id": "../../sessions/sess-alpha"}); !strings.Contains(text, `"agents": []`) {
 		t.Errorf("path-like id = %s", text)
 	}
 }
@@ -389,7 +386,7 @@ func TestTrustReportDefaultsToDefault(t *testing.T) {
 	}
 	dir := filepath.Join(h.Dir, "home", "sessions")
 	copyFile(filepath.Join(dir, "sess-alpha-trust.json"), filepath.Join(dir, "default-trust.json"))
-	text, _ := call(t, cs, "session_trust_report", map[string]any{})
+	text, _ := routertest.CallText(t, cs, "session_trust_report", map[string]any{})
 	if !strings.HasPrefix(text, "{\n  \"session_id\": \"default\",") || !strings.Contains(text, `"untrusted": 1`) {
 		t.Errorf("default session = %s", text)
 	}

@@ -50,21 +50,6 @@ func helper(dir string) int {
 	return 0
 }
 
-func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (string, bool) {
-	t.Helper()
-	res := routertest.Call(t, cs, name, args)
-	return routertest.Text(res), res.IsError
-}
-
-func decode[T any](t *testing.T, text string) T {
-	t.Helper()
-	var v T
-	if err := json.Unmarshal([]byte(text), &v); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, text)
-	}
-	return v
-}
-
 type listed struct {
 	Claims []claims.Status `json:"claims"`
 }
@@ -103,11 +88,11 @@ func TestAcquireReleaseAndOwnership(t *testing.T) {
 	h := routertest.New(t, map[string]any{}, nil)
 	cs := h.Connect(nil)
 
-	text, isErr := call(t, cs, "claim_acquire", map[string]any{"resource": "file:/src/a.go", "agentId": "alpha"})
+	text, isErr := routertest.CallText(t, cs, "claim_acquire", map[string]any{"resource": "file:/src/a.go", "agentId": "alpha"})
 	if isErr {
 		t.Fatalf("acquire failed: %s", text)
 	}
-	c := decode[claims.Claim](t, text)
+	c := routertest.DecodeJSON[claims.Claim](t, text)
 	if c.Resource != "file:/src/a.go" || c.AgentID != "alpha" || c.TTLMs != 30000 || c.PID != os.Getppid() {
 		t.Errorf("claim = %+v (want the default ttl and the router's parent as the owner)", c)
 	}
@@ -120,30 +105,30 @@ func TestAcquireReleaseAndOwnership(t *testing.T) {
 		t.Errorf("no lock file: %v", err)
 	}
 
-	text, isErr = call(t, cs, "claim_acquire", map[string]any{"resource": "file:/src/a.go", "agentId": "beta", "ttlMs": 5000})
+	text, isErr = routertest.CallText(t, cs, "claim_acquire", map[string]any{"resource": "file:/src/a.go", "agentId": "beta", "ttlMs": 5000})
 	want := fmt.Sprintf("Resource 'file:/src/a.go' is already claimed by agent 'alpha' (pid %d, expires %s)", c.PID, c.ExpiresAt)
 	if !isErr || text != want {
 		t.Errorf("second acquire = %v %q, want error %q", isErr, text, want)
 	}
 	// The holder itself cannot take it twice either.
-	if _, isErr = call(t, cs, "claim_acquire", map[string]any{"resource": "file:/src/a.go", "agentId": "alpha"}); !isErr {
+	if _, isErr = routertest.CallText(t, cs, "claim_acquire", map[string]any{"resource": "file:/src/a.go", "agentId": "alpha"}); !isErr {
 		t.Error("re-acquiring a live claim should fail")
 	}
 
-	text, _ = call(t, cs, "claim_release", map[string]any{"resource": "file:/src/a.go", "agentId": "beta"})
+	text, _ = routertest.CallText(t, cs, "claim_release", map[string]any{"resource": "file:/src/a.go", "agentId": "beta"})
 	if text != "{\n  \"released\": false\n}" {
 		t.Errorf("release by a non-owner = %s", text)
 	}
-	text, _ = call(t, cs, "claim_release", map[string]any{"resource": "file:/src/a.go", "agentId": "alpha"})
-	if decode[map[string]bool](t, text)["released"] != true {
+	text, _ = routertest.CallText(t, cs, "claim_release", map[string]any{"resource": "file:/src/a.go", "agentId": "alpha"})
+	if routertest.DecodeJSON[map[string]bool](t, text)["released"] != true {
 		t.Errorf("release by the owner = %s", text)
 	}
-	text, _ = call(t, cs, "claim_release", map[string]any{"resource": "file:/src/a.go", "agentId": "alpha"})
-	if decode[map[string]bool](t, text)["released"] != false {
+	text, _ = routertest.CallText(t, cs, "claim_release", map[string]any{"resource": "file:/src/a.go", "agentId": "alpha"})
+	if routertest.DecodeJSON[map[string]bool](t, text)["released"] != false {
 		t.Errorf("second release = %s", text)
 	}
-	text, isErr = call(t, cs, "claim_acquire", map[string]any{"resource": "file:/src/a.go", "agentId": "beta"})
-	if isErr || decode[claims.Claim](t, text).AgentID != "beta" {
+	text, isErr = routertest.CallText(t, cs, "claim_acquire", map[string]any{"resource": "file:/src/a.go", "agentId": "beta"})
+	if isErr || routertest.DecodeJSON[claims.Claim](t, text).AgentID != "beta" {
 		t.Errorf("acquire after release = %s", text)
 	}
 }
@@ -162,12 +147,12 @@ func TestMissingArguments(t *testing.T) {
 		{"claim_release", map[string]any{"resource": "r", "agentId": ""}, "Missing required argument: agentId"},
 	}
 	for _, c := range cases {
-		if text, isErr := call(t, cs, c.tool, c.args); !isErr || text != c.want {
+		if text, isErr := routertest.CallText(t, cs, c.tool, c.args); !isErr || text != c.want {
 			t.Errorf("%s %v = %v %q, want %q", c.tool, c.args, isErr, text, c.want)
 		}
 	}
 	// Absent arguments never reach the handler: the schema rejects them.
-	text, isErr := call(t, cs, "claim_acquire", map[string]any{"agentId": "a"})
+	text, isErr := routertest.CallText(t, cs, "claim_acquire", map[string]any{"agentId": "a"})
 	if !isErr || !strings.Contains(text, "Invalid arguments for 'claim_acquire'") || !strings.Contains(text, "resource") {
 		t.Errorf("absent resource = %q", text)
 	}
@@ -182,19 +167,19 @@ func TestStaleClaimsAreTakenOver(t *testing.T) {
 	// Held by a process that has died: taken over at once.
 	writeLock(t, home, "dead-owner", claims.Claim{Resource: "dead-owner", AgentID: "ghost", PID: deadPID(t),
 		Acquired: time.Now().UTC().Format(time.RFC3339), TTLMs: 3600000, ExpiresAt: future})
-	text, isErr := call(t, cs, "claim_acquire", map[string]any{"resource": "dead-owner", "agentId": "heir"})
-	if isErr || decode[claims.Claim](t, text).AgentID != "heir" {
+	text, isErr := routertest.CallText(t, cs, "claim_acquire", map[string]any{"resource": "dead-owner", "agentId": "heir"})
+	if isErr || routertest.DecodeJSON[claims.Claim](t, text).AgentID != "heir" {
 		t.Errorf("acquire over a dead owner = %s", text)
 	}
 
 	// Expired: taken over, and releasable by anyone.
-	text, isErr = call(t, cs, "claim_acquire", map[string]any{"resource": "short", "agentId": "first", "ttlMs": 1})
+	text, isErr = routertest.CallText(t, cs, "claim_acquire", map[string]any{"resource": "short", "agentId": "first", "ttlMs": 1})
 	if isErr {
 		t.Fatal(text)
 	}
 	routertest.WaitFor(t, "the 1 ms claim to expire", func() bool {
-		text, _ := call(t, cs, "claim_list", map[string]any{})
-		l := decode[listed](t, text)
+		text, _ := routertest.CallText(t, cs, "claim_list", map[string]any{})
+		l := routertest.DecodeJSON[listed](t, text)
 		for _, c := range l.Claims {
 			if c.Resource == "short" {
 				return c.Expired
@@ -202,14 +187,14 @@ func TestStaleClaimsAreTakenOver(t *testing.T) {
 		}
 		return false
 	})
-	text, isErr = call(t, cs, "claim_acquire", map[string]any{"resource": "short", "agentId": "second"})
-	if isErr || decode[claims.Claim](t, text).AgentID != "second" {
+	text, isErr = routertest.CallText(t, cs, "claim_acquire", map[string]any{"resource": "short", "agentId": "second"})
+	if isErr || routertest.DecodeJSON[claims.Claim](t, text).AgentID != "second" {
 		t.Errorf("acquire over an expired claim = %s", text)
 	}
 
 	// A corrupt lock file does not block anyone.
 	writeLock(t, home, "corrupt", `{"resource": "corr`)
-	if text, isErr = call(t, cs, "claim_acquire", map[string]any{"resource": "corrupt", "agentId": "fixer"}); isErr {
+	if text, isErr = routertest.CallText(t, cs, "claim_acquire", map[string]any{"resource": "corrupt", "agentId": "fixer"}); isErr {
 		t.Errorf("acquire over a corrupt lock = %s", text)
 	}
 }
@@ -220,8 +205,8 @@ func TestReleaseOfAnExpiredClaimByAnyone(t *testing.T) {
 	past := time.Now().Add(-time.Minute).UTC().Format("2006-01-02T15:04:05.000Z")
 	writeLock(t, filepath.Join(h.Dir, "home"), "old", claims.Claim{Resource: "old", AgentID: "owner", PID: os.Getpid(),
 		Acquired: past, TTLMs: 1, ExpiresAt: past})
-	text, _ := call(t, cs, "claim_release", map[string]any{"resource": "old", "agentId": "someone-else"})
-	if decode[map[string]bool](t, text)["released"] != true {
+	text, _ := routertest.CallText(t, cs, "claim_release", map[string]any{"resource": "old", "agentId": "someone-else"})
+	if routertest.DecodeJSON[map[string]bool](t, text)["released"] != true {
 		t.Errorf("release of an expired claim = %s", text)
 	}
 }
@@ -231,16 +216,16 @@ func TestListAndSweep(t *testing.T) {
 	cs := h.Connect(nil)
 	home := filepath.Join(h.Dir, "home")
 
-	text, _ := call(t, cs, "claim_list", map[string]any{})
+	text, _ := routertest.CallText(t, cs, "claim_list", map[string]any{})
 	if text != "{\n  \"claims\": []\n}" {
 		t.Errorf("empty list = %s", text)
 	}
-	text, _ = call(t, cs, "claim_sweep", map[string]any{})
-	if r := decode[map[string]int](t, text); len(r) != 2 || r["swept"] != 0 || r["alive"] != 0 {
+	text, _ = routertest.CallText(t, cs, "claim_sweep", map[string]any{})
+	if r := routertest.DecodeJSON[map[string]int](t, text); len(r) != 2 || r["swept"] != 0 || r["alive"] != 0 {
 		t.Errorf("empty sweep = %s", text)
 	}
 
-	if text, isErr := call(t, cs, "claim_acquire", map[string]any{"resource": "live", "agentId": "a"}); isErr {
+	if text, isErr := routertest.CallText(t, cs, "claim_acquire", map[string]any{"resource": "live", "agentId": "a"}); isErr {
 		t.Fatal(text)
 	}
 	past := time.Now().Add(-time.Minute).UTC().Format("2006-01-02T15:04:05.000Z")
@@ -249,7 +234,7 @@ func TestListAndSweep(t *testing.T) {
 	writeLock(t, home, "orphan", claims.Claim{Resource: "orphan", AgentID: "c", PID: deadPID(t), Acquired: past, TTLMs: 7200000, ExpiresAt: future})
 	corrupt := writeLock(t, home, "corrupt", "not json")
 
-	l := decode[listed](t, func() string { s, _ := call(t, cs, "claim_list", map[string]any{}); return s }())
+	l := routertest.DecodeJSON[listed](t, func() string { s, _ := routertest.CallText(t, cs, "claim_list", map[string]any{}); return s }())
 	got := map[string]claims.Status{}
 	for _, c := range l.Claims {
 		got[c.Resource] = c
@@ -267,14 +252,14 @@ func TestListAndSweep(t *testing.T) {
 		t.Errorf("orphan = %+v", c)
 	}
 
-	text, _ = call(t, cs, "claim_sweep", map[string]any{})
-	if r := decode[map[string]int](t, text); r["swept"] != 3 || r["alive"] != 1 {
+	text, _ = routertest.CallText(t, cs, "claim_sweep", map[string]any{})
+	if r := routertest.DecodeJSON[map[string]int](t, text); r["swept"] != 3 || r["alive"] != 1 {
 		t.Errorf("sweep = %s, want 3 swept (expired, orphan, corrupt) and 1 alive", text)
 	}
 	if _, err := os.Stat(corrupt); !os.IsNotExist(err) {
 		t.Errorf("corrupt lock survived the sweep: %v", err)
 	}
-	l = decode[listed](t, func() string { s, _ := call(t, cs, "claim_list", map[string]any{}); return s }())
+	l = routertest.DecodeJSON[listed](t, func() string { s, _ := routertest.CallText(t, cs, "claim_list", map[string]any{}); return s }())
 	if len(l.Claims) != 1 || l.Claims[0].Resource != "live" {
 		t.Errorf("after sweep = %+v", l.Claims)
 	}
@@ -285,7 +270,7 @@ func TestClaimsSurviveARestart(t *testing.T) {
 	env := map[string]string{"EVOKORE_HOME": home}
 	h1 := routertest.New(t, map[string]any{}, env)
 	cs1 := h1.Connect(nil)
-	if text, isErr := call(t, cs1, "claim_acquire", map[string]any{"resource": "db:main", "agentId": "keeper", "ttlMs": 600000}); isErr {
+	if text, isErr := routertest.CallText(t, cs1, "claim_acquire", map[string]any{"resource": "db:main", "agentId": "keeper", "ttlMs": 600000}); isErr {
 		t.Fatal(text)
 	}
 	_ = cs1.Close()
@@ -293,11 +278,11 @@ func TestClaimsSurviveARestart(t *testing.T) {
 
 	h2 := routertest.New(t, map[string]any{}, env)
 	cs2 := h2.Connect(nil)
-	l := decode[listed](t, func() string { s, _ := call(t, cs2, "claim_list", map[string]any{}); return s }())
+	l := routertest.DecodeJSON[listed](t, func() string { s, _ := routertest.CallText(t, cs2, "claim_list", map[string]any{}); return s }())
 	if len(l.Claims) != 1 || l.Claims[0].AgentID != "keeper" || l.Claims[0].Expired || l.Claims[0].ProcessDead {
 		t.Fatalf("claims after restart = %+v", l.Claims)
 	}
-	if text, isErr := call(t, cs2, "claim_acquire", map[string]any{"resource": "db:main", "agentId": "intruder"}); !isErr ||
+	if text, isErr := routertest.CallText(t, cs2, "claim_acquire", map[string]any{"resource": "db:main", "agentId": "intruder"}); !isErr ||
 		!strings.HasPrefix(text, "Resource 'db:main' is already claimed by agent 'keeper'") {
 		t.Errorf("acquire after restart = %v %q", isErr, text)
 	}

@@ -26,10 +26,6 @@ func Register(t *native.Table, host *native.Host) *Store {
 // that started the router.
 func clientPID() int { return os.Getppid() }
 
-func missing(name string) *mcp.CallToolResult {
-	return native.Errorf("Missing required argument: %s", name)
-}
-
 func (s *Store) acquireTool(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
 	var in struct {
 		Resource string `json:"resource"`
@@ -41,9 +37,9 @@ func (s *Store) acquireTool(_ context.Context, call *native.Call) (*mcp.CallTool
 	}
 	switch {
 	case in.Resource == "":
-		return missing("resource"), nil
+		return native.MissingArgument("resource"), nil
 	case in.AgentID == "":
-		return missing("agentId"), nil
+		return native.MissingArgument("agentId"), nil
 	}
 	c, err := s.Acquire(in.Resource, in.AgentID, time.Duration(in.TTLMs)*time.Millisecond, clientPID())
 	if err != nil {
@@ -62,9 +58,9 @@ func (s *Store) releaseTool(_ context.Context, call *native.Call) (*mcp.CallTool
 	}
 	switch {
 	case in.Resource == "":
-		return missing("resource"), nil
+		return native.MissingArgument("resource"), nil
 	case in.AgentID == "":
-		return missing("agentId"), nil
+		return native.MissingArgument("agentId"), nil
 	}
 	ok, err := s.Release(in.Resource, in.AgentID)
 	if err != nil {

@@ -1,13 +1,10 @@
 package fleet_test
 
 import (
-	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,28 +18,6 @@ import (
 // without an approval.
 var admin = map[string]string{"EVOKORE_ROLE": "admin"}
 
-func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (string, bool) {
-	t.Helper()
-	res := routertest.Call(t, cs, name, args)
-	return routertest.Text(res), res.IsError
-}
-
-func decode[T any](t *testing.T, text string) T {
-	t.Helper()
-	var v T
-	if err := json.Unmarshal([]byte(text), &v); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, text)
-	}
-	return v
-}
-
-// gone reports whether pid no longer runs: kill(pid, 0) finds nothing, or
-// only a zombie waiting for init to reap it.
-func gone(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return errors.Is(err, syscall.ESRCH) || !procgroup.Alive(pid)
-}
-
 // spawnFamily starts an agent that starts a grandchild in its group and
 // returns the agent's pid and the grandchild's.
 func spawnFamily(t *testing.T, cs *mcp.ClientSession, resource string) (agentID string, pid, grandchild int) {
@@ -52,11 +27,11 @@ func spawnFamily(t *testing.T, cs *mcp.ClientSession, resource string) (agentID 
 	if resource != "" {
 		args["resource"] = resource
 	}
-	text, isErr := call(t, cs, "fleet_spawn", args)
+	text, isErr := routertest.CallText(t, cs, "fleet_spawn", args)
 	if isErr {
 		t.Fatal(text)
 	}
-	s := decode[fleet.Snapshot](t, text)
+	s := routertest.DecodeJSON[fleet.Snapshot](t, text)
 	routertest.WaitFor(t, "the grandchild's pid", func() bool {
 		b, err := os.ReadFile(pidFile)
 		grandchild, _ = strconv.Atoi(strings.TrimSpace(string(b)))
@@ -73,8 +48,8 @@ func TestSpawnStatusClaimRelease(t *testing.T) {
 	if id != "FA-001" {
 		t.Errorf("first agent = %s", id)
 	}
-	text, _ := call(t, cs, "fleet_status", map[string]any{"agentId": id})
-	s := decode[fleet.Snapshot](t, text)
+	text, _ := routertest.CallText(t, cs, "fleet_status", map[string]any{"agentId": id})
+	s := routertest.DecodeJSON[fleet.Snapshot](t, text)
 	if !s.Alive || s.Status != "running" || s.PID != pid || s.PGID != pid || s.Resource != nil || s.SpawnedAt == 0 || s.ExitCode != nil {
 		t.Errorf("status = %s", text)
 	}
@@ -82,20 +57,20 @@ func TestSpawnStatusClaimRelease(t *testing.T) {
 		t.Errorf("an unlabelled agent reports resource null: %s", text)
 	}
 
-	text, isErr := call(t, cs, "fleet_spawn", map[string]any{"command": "sleep", "args": []string{"300"}, "resource": "queue:ingest"})
+	text, isErr := routertest.CallText(t, cs, "fleet_spawn", map[string]any{"command": "sleep", "args": []string{"300"}, "resource": "queue:ingest"})
 	want := `"agentId": "FA-002"`
 	if isErr || !strings.Contains(text, want) || !strings.Contains(text, `"status": "claimed"`) || !strings.Contains(text, `"resource": "queue:ingest"`) {
 		t.Errorf("spawn with a resource = %s", text)
 	}
-	second := decode[fleet.Snapshot](t, text)
+	second := routertest.DecodeJSON[fleet.Snapshot](t, text)
 
-	text, _ = call(t, cs, "fleet_claim", map[string]any{"agentId": id, "resource": "file:src/x.go"})
+	text, _ = routertest.CallText(t, cs, "fleet_claim", map[string]any{"agentId": id, "resource": "file:src/x.go"})
 	if text != "{\n  \"agentId\": \"FA-001\",\n  \"resource\": \"file:src/x.go\",\n  \"status\": \"claimed\"\n}" {
 		t.Errorf("claim = %s", text)
 	}
 
-	text, _ = call(t, cs, "fleet_status", map[string]any{})
-	all := decode[struct {
+	text, _ = routertest.CallText(t, cs, "fleet_status", map[string]any{})
+	all := routertest.DecodeJSON[struct {
 		Count  int              `json:"count"`
 		Agents []fleet.Snapshot `json:"agents"`
 	}](t, text)
@@ -103,27 +78,27 @@ func TestSpawnStatusClaimRelease(t *testing.T) {
 		t.Errorf("all = %s", text)
 	}
 
-	text, _ = call(t, cs, "fleet_release", map[string]any{"agentId": id})
+	text, _ = routertest.CallText(t, cs, "fleet_release", map[string]any{"agentId": id})
 	if text != "{\n  \"agentId\": \"FA-001\",\n  \"status\": \"released\",\n  \"resource\": \"file:src/x.go\"\n}" {
 		t.Errorf("release = %s", text)
 	}
-	if !gone(pid) {
+	if procgroup.Alive(pid) {
 		t.Errorf("agent %d still runs after release", pid)
 	}
-	routertest.WaitFor(t, "the released agent's group to be gone", func() bool { return gone(grandchild) })
+	routertest.WaitFor(t, "the released agent's group to be gone", func() bool { return !procgroup.Alive(grandchild) })
 
-	text, _ = call(t, cs, "fleet_status", map[string]any{"agentId": id})
-	s = decode[fleet.Snapshot](t, text)
+	text, _ = routertest.CallText(t, cs, "fleet_status", map[string]any{"agentId": id})
+	s = routertest.DecodeJSON[fleet.Snapshot](t, text)
 	if s.Alive || s.Status != "released" || s.Resource != nil {
 		t.Errorf("status after release = %s", text)
 	}
-	if text, isErr := call(t, cs, "fleet_claim", map[string]any{"agentId": id, "resource": "r"}); !isErr || text != "Cannot claim released agent: FA-001" {
+	if text, isErr := routertest.CallText(t, cs, "fleet_claim", map[string]any{"agentId": id, "resource": "r"}); !isErr || text != "Cannot claim released agent: FA-001" {
 		t.Errorf("claim of a released agent = %v %q", isErr, text)
 	}
 
 	// The router's shutdown releases the rest.
 	h.Server.Close()
-	if !gone(second.PID) {
+	if procgroup.Alive(second.PID) {
 		t.Errorf("agent %d survived the router's shutdown", second.PID)
 	}
 }
@@ -131,20 +106,20 @@ func TestSpawnStatusClaimRelease(t *testing.T) {
 func TestAgentThatExitsOnItsOwn(t *testing.T) {
 	h := routertest.New(t, map[string]any{}, admin)
 	cs := h.Connect(nil)
-	text, isErr := call(t, cs, "fleet_spawn", map[string]any{"command": "sh", "args": []string{"-c", "exit 3"}})
+	text, isErr := routertest.CallText(t, cs, "fleet_spawn", map[string]any{"command": "sh", "args": []string{"-c", "exit 3"}})
 	if isErr {
 		t.Fatal(text)
 	}
 	var s fleet.Snapshot
 	routertest.WaitFor(t, "the agent to exit", func() bool {
-		text, _ := call(t, cs, "fleet_status", map[string]any{"agentId": "FA-001"})
-		s = decode[fleet.Snapshot](t, text)
+		text, _ := routertest.CallText(t, cs, "fleet_status", map[string]any{"agentId": "FA-001"})
+		s = routertest.DecodeJSON[fleet.Snapshot](t, text)
 		return s.ExitCode != nil
 	})
 	if s.Status != "running" || s.Alive || *s.ExitCode != 3 {
 		t.Errorf("exited agent = %+v", s)
 	}
-	if !gone(s.PID) {
+	if procgroup.Alive(s.PID) {
 		t.Errorf("the exited agent %d was not reaped", s.PID)
 	}
 }
@@ -160,7 +135,7 @@ func TestRouterExitLeavesNoProcessBehind(t *testing.T) {
 	h.Server.Close()
 	routertest.WaitFor(t, "every agent and grandchild to be gone", func() bool {
 		for _, p := range pids {
-			if !gone(p) {
+			if procgroup.Alive(p) {
 				return false
 			}
 		}
@@ -185,15 +160,15 @@ func TestFleetErrors(t *testing.T) {
 		{"fleet_status", map[string]any{"agentId": "FA-999"}, "Unknown agentId: FA-999"},
 	}
 	for _, c := range cases {
-		if text, isErr := call(t, cs, c.tool, c.args); !isErr || text != c.want {
+		if text, isErr := routertest.CallText(t, cs, c.tool, c.args); !isErr || text != c.want {
 			t.Errorf("%s %v = %v %q, want %q", c.tool, c.args, isErr, text, c.want)
 		}
 	}
-	text, isErr := call(t, cs, "fleet_spawn", map[string]any{"command": "evokore-no-such-command"})
+	text, isErr := routertest.CallText(t, cs, "fleet_spawn", map[string]any{"command": "evokore-no-such-command"})
 	if !isErr || !strings.HasPrefix(text, "Failed to spawn 'evokore-no-such-command': ") {
 		t.Errorf("spawn of a missing command = %v %q", isErr, text)
 	}
-	text, _ = call(t, cs, "fleet_status", map[string]any{})
+	text, _ = routertest.CallText(t, cs, "fleet_status", map[string]any{})
 	if text != "{\n  \"count\": 0,\n  \"agents\": []\n}" {
 		t.Errorf("empty fleet = %s", text)
 	}

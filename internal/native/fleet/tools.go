@@ -21,10 +21,6 @@ func Register(t *native.Table, host *native.Host) *Manager {
 	return m
 }
 
-func missing(name string) *mcp.CallToolResult {
-	return native.Errorf("Missing required argument: %s", name)
-}
-
 // failure turns an error into the isError text the model reads; the
 // sentinel suffix stays out of it.
 func failure(err error) *mcp.CallToolResult {
@@ -45,7 +41,7 @@ func (m *Manager) spawnTool(_ context.Context, call *native.Call) (*mcp.CallTool
 		return nil, err
 	}
 	if in.Command == "" {
-		return missing("command"), nil
+		return native.MissingArgument("command"), nil
 	}
 	s, err := m.Spawn(in.Command, in.Args, in.Resource)
 	if err != nil {
@@ -69,9 +65,9 @@ func (m *Manager) claimTool(_ context.Context, call *native.Call) (*mcp.CallTool
 	}
 	switch {
 	case in.AgentID == "":
-		return missing("agentId"), nil
+		return native.MissingArgument("agentId"), nil
 	case in.Resource == "":
-		return missing("resource"), nil
+		return native.MissingArgument("resource"), nil
 	}
 	s, err := m.Claim(in.AgentID, in.Resource)
 	if err != nil {
@@ -92,7 +88,7 @@ func (m *Manager) releaseTool(_ context.Context, call *native.Call) (*mcp.CallTo
 		return nil, err
 	}
 	if in.AgentID == "" {
-		return missing("agentId"), nil
+		return native.MissingArgument("agentId"), nil
 	}
 	s, err := m.Release(in.AgentID)
 	if err != nil {

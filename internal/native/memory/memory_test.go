@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/evokore/evokore/internal/native/memory"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
@@ -22,21 +20,6 @@ type answer struct {
 type stored struct {
 	Stored bool         `json:"stored"`
 	Entry  memory.Entry `json:"entry"`
-}
-
-func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (string, bool) {
-	t.Helper()
-	res := routertest.Call(t, cs, name, args)
-	return routertest.Text(res), res.IsError
-}
-
-func decode[T any](t *testing.T, text string) T {
-	t.Helper()
-	var v T
-	if err := json.Unmarshal([]byte(text), &v); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, text)
-	}
-	return v
 }
 
 // compact is an entry's value as one line of JSON.
@@ -60,14 +43,14 @@ func keys(a answer) []string {
 func TestStoreUpsertsAndReturnsTheEntry(t *testing.T) {
 	h := routertest.New(t, map[string]any{}, nil)
 	cs := h.Connect(nil)
-	text, isErr := call(t, cs, "memory_store", map[string]any{
+	text, isErr := routertest.CallText(t, cs, "memory_store", map[string]any{
 		"session_id": "s1", "key": "db-choice", "kind": "decision",
 		"value": map[string]any{"engine": "bbolt", "why": "pure Go"}, "tags": []string{"storage", "adr"},
 	})
 	if isErr {
 		t.Fatal(text)
 	}
-	first := decode[stored](t, text)
+	first := routertest.DecodeJSON[stored](t, text)
 	e := first.Entry
 	if !first.Stored || e.ID != memory.ID("s1", "db-choice") || e.SessionID != "s1" || e.Kind != "decision" ||
 		compact(t, e.Value) != `{"engine":"bbolt","why":"pure Go"}` || strings.Join(e.Tags, ",") != "storage,adr" ||
@@ -80,17 +63,23 @@ func TestStoreUpsertsAndReturnsTheEntry(t *testing.T) {
 
 	// Same key again: updated in place, creation time kept.
 	routertest.WaitFor(t, "the clock to move", func() bool { return time.Now().UnixMilli() > e.UpdatedAt })
-	text, _ = call(t, cs, "memory_store", map[string]any{"session_id": "s1", "key": "db-choice", "kind": "decision", "value": "sqlite after all"})
-	second := decode[stored](t, text).Entry
+	text, _ = routertest.CallText(t, cs, "memory_store", map[string]any{"session_id": "s1", "key": "db-choice", "kind": "decision", "value": "sqlite after all"})
+	second := routertest.DecodeJSON[stored](t, text).Entry
 	if second.ID != e.ID || second.CreatedAt != e.CreatedAt || second.UpdatedAt <= e.UpdatedAt || compact(t, second.Value) != `"sqlite after all"` || len(second.Tags) != 0 {
 		t.Errorf("update = %s (first %+v)", text, e)
 	}
-	list := decode[answer](t, func() string { s, _ := call(t, cs, "memory_list", map[string]any{"session_id": "s1"}); return s }())
+	list := routertest.DecodeJSON[answer](t, func() string {
+		s, _ := routertest.CallText(t, cs, "memory_list", map[string]any{"session_id": "s1"})
+		return s
+	}())
 	if list.Count != 1 || compact(t, list.Entries[0].Value) != `"sqlite after all"` {
 		t.Errorf("list after upsert = %+v", list)
 	}
 	// Sessions are separate.
-	other := decode[answer](t, func() string { s, _ := call(t, cs, "memory_list", map[string]any{"session_id": "s2"}); return s }())
+	other := routertest.DecodeJSON[answer](t, func() string {
+		s, _ := routertest.CallText(t, cs, "memory_list", map[string]any{"session_id": "s2"})
+		return s
+	}())
 	if other.Count != 0 || other.Entries == nil {
 		t.Errorf("other session = %+v", other)
 	}
@@ -105,11 +94,11 @@ func TestDefaultLifetimesByKind(t *testing.T) {
 		"error": 7 * 24 * 3600000, "metric": 30 * 24 * 3600000,
 	}
 	for kind, ttl := range want {
-		text, isErr := call(t, cs, "memory_store", map[string]any{"session_id": "ttl", "key": kind, "kind": kind, "value": 1})
+		text, isErr := routertest.CallText(t, cs, "memory_store", map[string]any{"session_id": "ttl", "key": kind, "kind": kind, "value": 1})
 		if isErr {
 			t.Fatal(text)
 		}
-		e := decode[stored](t, text).Entry
+		e := routertest.DecodeJSON[stored](t, text).Entry
 		switch {
 		case ttl == 0 && e.ExpiresAt != nil:
 			t.Errorf("%s expires at %d; want never", kind, *e.ExpiresAt)
@@ -118,13 +107,13 @@ func TestDefaultLifetimesByKind(t *testing.T) {
 		}
 	}
 	// ttl_ms overrides the kind; zero or less never expires.
-	text, _ := call(t, cs, "memory_store", map[string]any{"session_id": "ttl", "key": "k1", "kind": "knowledge", "value": 1, "ttl_ms": 5000})
-	if e := decode[stored](t, text).Entry; e.ExpiresAt == nil || *e.ExpiresAt-e.UpdatedAt != 5000 {
+	text, _ := routertest.CallText(t, cs, "memory_store", map[string]any{"session_id": "ttl", "key": "k1", "kind": "knowledge", "value": 1, "ttl_ms": 5000})
+	if e := routertest.DecodeJSON[stored](t, text).Entry; e.ExpiresAt == nil || *e.ExpiresAt-e.UpdatedAt != 5000 {
 		t.Errorf("ttl_ms 5000 = %s", text)
 	}
 	for _, ttl := range []int{0, -1} {
-		text, _ = call(t, cs, "memory_store", map[string]any{"session_id": "ttl", "key": "w", "kind": "working", "value": 1, "ttl_ms": ttl})
-		if e := decode[stored](t, text).Entry; e.ExpiresAt != nil {
+		text, _ = routertest.CallText(t, cs, "memory_store", map[string]any{"session_id": "ttl", "key": "w", "kind": "working", "value": 1, "ttl_ms": ttl})
+		if e := routertest.DecodeJSON[stored](t, text).Entry; e.ExpiresAt != nil {
 			t.Errorf("ttl_ms %d = %s; want no expiry", ttl, text)
 		}
 	}
@@ -144,19 +133,22 @@ func TestExpiredEntriesAreNeverReturned(t *testing.T) {
 	if _, err := s.Put("s", "old-but-lasting", "knowledge", json.RawMessage(`"kept"`), []string{"t"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	list := decode[answer](t, func() string { s, _ := call(t, cs, "memory_list", map[string]any{"session_id": "s"}); return s }())
+	list := routertest.DecodeJSON[answer](t, func() string {
+		s, _ := routertest.CallText(t, cs, "memory_list", map[string]any{"session_id": "s"})
+		return s
+	}())
 	if strings.Join(keys(list), ",") != "old-but-lasting" {
 		t.Errorf("list = %v; the expired entry must not appear", keys(list))
 	}
-	found := decode[answer](t, func() string {
-		s, _ := call(t, cs, "memory_search", map[string]any{"session_id": "s", "query": "old"})
+	found := routertest.DecodeJSON[answer](t, func() string {
+		s, _ := routertest.CallText(t, cs, "memory_search", map[string]any{"session_id": "s", "query": "old"})
 		return s
 	}())
 	if strings.Join(keys(found), ",") != "old-but-lasting" {
 		t.Errorf("search = %v; the expired entry must not appear", keys(found))
 	}
 	// The next write purges it from the file too.
-	call(t, cs, "memory_store", map[string]any{"session_id": "s", "key": "fresh", "kind": "task", "value": 1})
+	routertest.CallText(t, cs, "memory_store", map[string]any{"session_id": "s", "key": "fresh", "kind": "task", "value": 1})
 	s.Now = time.Now
 	all, err := s.Find("s", memory.Query{})
 	if err != nil || len(all) != 2 {
@@ -172,12 +164,12 @@ func TestSearchFiltersAndOrder(t *testing.T) {
 		if tags == nil {
 			tags = []string{}
 		}
-		text, isErr := call(t, cs, "memory_store", map[string]any{"session_id": "q", "key": key, "kind": kind, "value": value, "tags": tags})
+		text, isErr := routertest.CallText(t, cs, "memory_store", map[string]any{"session_id": "q", "key": key, "kind": kind, "value": value, "tags": tags})
 		if isErr {
 			t.Fatal(text)
 		}
 		// Distinct update times make the order observable.
-		e := decode[stored](t, text).Entry
+		e := routertest.DecodeJSON[stored](t, text).Entry
 		routertest.WaitFor(t, "the clock to move", func() bool { return time.Now().UnixMilli() > e.UpdatedAt })
 	}
 	put("build-cmd", "knowledge", "make test", "ci", "build")
@@ -188,11 +180,11 @@ func TestSearchFiltersAndOrder(t *testing.T) {
 	search := func(args map[string]any) answer {
 		t.Helper()
 		args["session_id"] = "q"
-		text, isErr := call(t, cs, "memory_search", args)
+		text, isErr := routertest.CallText(t, cs, "memory_search", args)
 		if isErr {
 			t.Fatal(text)
 		}
-		return decode[answer](t, text)
+		return routertest.DecodeJSON[answer](t, text)
 	}
 	if got := keys(search(map[string]any{})); strings.Join(got, ",") != "latency,next-step,flaky-test,build-cmd" {
 		t.Errorf("all, newest first = %v", got)
@@ -222,8 +214,8 @@ func TestSearchFiltersAndOrder(t *testing.T) {
 	if got := search(map[string]any{"query": "nothing like this"}); got.Count != 0 || got.Entries == nil {
 		t.Errorf("no match = %+v", got)
 	}
-	list := decode[answer](t, func() string {
-		s, _ := call(t, cs, "memory_list", map[string]any{"session_id": "q", "kind": "error"})
+	list := routertest.DecodeJSON[answer](t, func() string {
+		s, _ := routertest.CallText(t, cs, "memory_list", map[string]any{"session_id": "q", "kind": "error"})
 		return s
 	}())
 	if list.Count != 1 || list.Entries[0].Key != "flaky-test" {
@@ -248,7 +240,7 @@ func TestErrorsAndMissingArguments(t *testing.T) {
 		{"memory_list", map[string]any{"session_id": "s", "kind": ""}, "Invalid 'kind'. Must be one of: " + kinds},
 	}
 	for _, c := range cases {
-		if text, isErr := call(t, cs, c.tool, c.args); !isErr || text != c.want {
+		if text, isErr := routertest.CallText(t, cs, c.tool, c.args); !isErr || text != c.want {
 			t.Errorf("%s %v = %v %q, want %q", c.tool, c.args, isErr, text, c.want)
 		}
 	}
@@ -257,12 +249,12 @@ func TestErrorsAndMissingArguments(t *testing.T) {
 		{"session_id": "s", "key": "k", "kind": "gossip", "value": 1},
 		{"session_id": "s", "key": "k", "kind": "task"},
 	} {
-		if text, isErr := call(t, cs, "memory_store", args); !isErr || !strings.Contains(text, "Invalid arguments for 'memory_store'") {
+		if text, isErr := routertest.CallText(t, cs, "memory_store", args); !isErr || !strings.Contains(text, "Invalid arguments for 'memory_store'") {
 			t.Errorf("memory_store %v = %v %q", args, isErr, text)
 		}
 	}
 	// A null value is a value.
-	if text, isErr := call(t, cs, "memory_store", map[string]any{"session_id": "s", "key": "nothing", "kind": "context", "value": nil}); isErr || !strings.Contains(text, `"value": null`) {
+	if text, isErr := routertest.CallText(t, cs, "memory_store", map[string]any{"session_id": "s", "key": "nothing", "kind": "context", "value": nil}); isErr || !strings.Contains(text, `"value": null`) {
 		t.Errorf("null value = %v %s", isErr, text)
 	}
 }
@@ -272,7 +264,7 @@ func TestMemorySurvivesARestart(t *testing.T) {
 	env := map[string]string{"EVOKORE_HOME": home}
 	h1 := routertest.New(t, map[string]any{}, env)
 	cs1 := h1.Connect(nil)
-	if text, isErr := call(t, cs1, "memory_store", map[string]any{"session_id": "agent/7 main", "key": "goal", "kind": "context", "value": "ship issue 7", "tags": []string{"plan"}}); isErr {
+	if text, isErr := routertest.CallText(t, cs1, "memory_store", map[string]any{"session_id": "agent/7 main", "key": "goal", "kind": "context", "value": "ship issue 7", "tags": []string{"plan"}}); isErr {
 		t.Fatal(text)
 	}
 	_ = cs1.Close()
@@ -280,8 +272,8 @@ func TestMemorySurvivesARestart(t *testing.T) {
 
 	h2 := routertest.New(t, map[string]any{}, env)
 	cs2 := h2.Connect(nil)
-	text, _ := call(t, cs2, "memory_search", map[string]any{"session_id": "agent/7 main", "tags": []string{"plan"}})
-	a := decode[answer](t, text)
+	text, _ := routertest.CallText(t, cs2, "memory_search", map[string]any{"session_id": "agent/7 main", "tags": []string{"plan"}})
+	a := routertest.DecodeJSON[answer](t, text)
 	if a.Count != 1 || a.Entries[0].Key != "goal" || compact(t, a.Entries[0].Value) != `"ship issue 7"` {
 		t.Errorf("after restart = %s", text)
 	}

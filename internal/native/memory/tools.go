@@ -22,10 +22,6 @@ func Register(t *native.Table, host *native.Host) *Store {
 	return s
 }
 
-func missing(name string) *mcp.CallToolResult {
-	return native.Errorf("Missing required argument: %s", name)
-}
-
 func invalidKind() *mcp.CallToolResult {
 	return native.Errorf("Invalid 'kind'. Must be one of: %s", strings.Join(Kinds, ", "))
 }
@@ -44,13 +40,13 @@ func (s *Store) storeTool(_ context.Context, call *native.Call) (*mcp.CallToolRe
 	}
 	switch {
 	case in.SessionID == "":
-		return missing("session_id"), nil
+		return native.MissingArgument("session_id"), nil
 	case in.Key == "":
-		return missing("key"), nil
+		return native.MissingArgument("key"), nil
 	case !slices.Contains(Kinds, in.Kind):
 		return native.Errorf("Missing or invalid 'kind'. Must be one of: %s", strings.Join(Kinds, ", ")), nil
 	case in.Value == nil:
-		return missing("value"), nil
+		return native.MissingArgument("value"), nil
 	}
 	var ttl *time.Duration
 	if in.TTLMs != nil {
@@ -79,7 +75,7 @@ func (s *Store) searchTool(_ context.Context, call *native.Call) (*mcp.CallToolR
 		return nil, err
 	}
 	if in.SessionID == "" {
-		return missing("session_id"), nil
+		return native.MissingArgument("session_id"), nil
 	}
 	if in.Limit <= 0 {
 		in.Limit = 20
@@ -103,7 +99,7 @@ func (s *Store) listTool(_ context.Context, call *native.Call) (*mcp.CallToolRes
 		return nil, err
 	}
 	if in.SessionID == "" {
-		return missing("session_id"), nil
+		return native.MissingArgument("session_id"), nil
 	}
 	var q Query
 	if in.Kind != nil {

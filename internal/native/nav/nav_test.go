@@ -9,17 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/evokore/evokore/internal/native/nav"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
-
-func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (string, bool) {
-	t.Helper()
-	res := routertest.Call(t, cs, name, args)
-	return routertest.Text(res), res.IsError
-}
 
 func fixture(t *testing.T) string {
 	t.Helper()
@@ -34,7 +26,7 @@ func TestGetMap(t *testing.T) {
 	h := routertest.New(t, map[string]any{}, nil)
 	cs := h.Connect(nil)
 	path := fixture(t)
-	text, isErr := call(t, cs, "nav_get_map", map[string]any{"path": path})
+	text, isErr := routertest.CallText(t, cs, "nav_get_map", map[string]any{"path": path})
 	if isErr {
 		t.Fatal(text)
 	}
@@ -80,7 +72,7 @@ func TestGetMapOfAFileWithoutAnchors(t *testing.T) {
 	if err := os.WriteFile(p, []byte("one\r\ntwo\r\nthree"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	text, isErr := call(t, cs, "nav_get_map", map[string]any{"path": p})
+	text, isErr := routertest.CallText(t, cs, "nav_get_map", map[string]any{"path": p})
 	want := fmt.Sprintf("{\n  \"file\": %q,\n  \"total_lines\": 3,\n  \"anchor_count\": 0,\n  \"anchors\": [],\n  \"sections\": [],\n  \"warnings\": []\n}", p)
 	if isErr || text != want {
 		t.Errorf("map = %s\nwant %s", text, want)
@@ -91,7 +83,7 @@ func TestReadAnchor(t *testing.T) {
 	h := routertest.New(t, map[string]any{}, nil)
 	cs := h.Connect(nil)
 	path := fixture(t)
-	text, isErr := call(t, cs, "nav_read_anchor", map[string]any{"path": path, "anchor_id": "new-import", "lines_before": 2, "lines_after": 1})
+	text, isErr := routertest.CallText(t, cs, "nav_read_anchor", map[string]any{"path": path, "anchor_id": "new-import", "lines_before": 2, "lines_after": 1})
 	if isErr {
 		t.Fatal(text)
 	}
@@ -106,7 +98,7 @@ func TestReadAnchor(t *testing.T) {
 	}
 
 	// Defaults are 20 before and 10 after, clipped by the file.
-	text, _ = call(t, cs, "nav_read_anchor", map[string]any{"path": path, "anchor_id": "handlers"})
+	text, _ = routertest.CallText(t, cs, "nav_read_anchor", map[string]any{"path": path, "anchor_id": "handlers"})
 	w = nav.Window{}
 	_ = json.Unmarshal([]byte(text), &w)
 	if w.AnchorType != "SEC" || w.AnchorLine != 10 || w.Window.StartLine != 1 || w.Window.EndLine != 20 || w.Window.LineCount != 20 ||
@@ -115,7 +107,7 @@ func TestReadAnchor(t *testing.T) {
 	}
 
 	// anchor_type picks among anchors sharing an id; the first match wins.
-	text, _ = call(t, cs, "nav_read_anchor", map[string]any{"path": path, "anchor_id": "handlers", "anchor_type": "END", "lines_before": 0, "lines_after": 0})
+	text, _ = routertest.CallText(t, cs, "nav_read_anchor", map[string]any{"path": path, "anchor_id": "handlers", "anchor_type": "END", "lines_before": 0, "lines_after": 0})
 	w = nav.Window{}
 	_ = json.Unmarshal([]byte(text), &w)
 	if w.AnchorType != "END" || w.AnchorLine != 15 || w.Window.LineCount != 1 || w.Content != "15:\t// @AI:NAV[END:handlers]" {
@@ -140,7 +132,7 @@ func TestReadAnchorWindowIsCappedAt500(t *testing.T) {
 	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	text, isErr := call(t, cs, "nav_read_anchor", map[string]any{"path": p, "anchor_id": "middle", "lines_before": 500, "lines_after": 500})
+	text, isErr := routertest.CallText(t, cs, "nav_read_anchor", map[string]any{"path": p, "anchor_id": "middle", "lines_before": 500, "lines_after": 500})
 	if isErr {
 		t.Fatal(text)
 	}
@@ -151,7 +143,7 @@ func TestReadAnchorWindowIsCappedAt500(t *testing.T) {
 		t.Errorf("window = %+v", w.Window)
 	}
 	// Past the cap the window is clamped, and negative sizes mean none.
-	text, isErr = call(t, cs, "nav_read_anchor", map[string]any{"path": p, "anchor_id": "middle", "lines_before": 5000, "lines_after": -3})
+	text, isErr = routertest.CallText(t, cs, "nav_read_anchor", map[string]any{"path": p, "anchor_id": "middle", "lines_before": 5000, "lines_after": -3})
 	w = nav.Window{}
 	_ = json.Unmarshal([]byte(text), &w)
 	if isErr || w.Window.StartLine != 200 || w.Window.EndLine != 700 || w.Window.LineCount != 501 {
@@ -163,7 +155,7 @@ func TestReadAnchorWindowIsCappedAt500(t *testing.T) {
 	if err != nil || !found || win.Window.StartLine != 200 || win.Window.LineCount != 501 {
 		t.Errorf("ReadWindow clamps: %+v %v %v", win, found, err)
 	}
-	text, _ = call(t, cs, "nav_get_map", map[string]any{"path": p})
+	text, _ = routertest.CallText(t, cs, "nav_get_map", map[string]any{"path": p})
 	var m nav.Map
 	_ = json.Unmarshal([]byte(text), &m)
 	if m.TotalLines != 1501 || m.AnchorCount != 1 {
@@ -192,7 +184,7 @@ func TestNavErrors(t *testing.T) {
 		{"nav_read_anchor", map[string]any{"path": path, "anchor_id": ""}, "Missing required argument: anchor_id"},
 	}
 	for _, c := range cases {
-		if text, isErr := call(t, cs, c.tool, c.args); !isErr || text != c.want {
+		if text, isErr := routertest.CallText(t, cs, c.tool, c.args); !isErr || text != c.want {
 			t.Errorf("%s %v = %v %q\nwant %q", c.tool, c.args, isErr, text, c.want)
 		}
 	}

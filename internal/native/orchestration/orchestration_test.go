@@ -1,8 +1,6 @@
 package orchestration_test
 
 import (
-	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,30 +21,10 @@ import (
 // approval.
 var admin = map[string]string{"EVOKORE_ROLE": "admin"}
 
-func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (string, bool) {
-	t.Helper()
-	res := routertest.Call(t, cs, name, args)
-	return routertest.Text(res), res.IsError
-}
-
-func decode[T any](t *testing.T, text string) T {
-	t.Helper()
-	var v T
-	if err := json.Unmarshal([]byte(text), &v); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, text)
-	}
-	return v
-}
-
-func gone(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return errors.Is(err, syscall.ESRCH) || !procgroup.Alive(pid)
-}
-
 func claimList(t *testing.T, cs *mcp.ClientSession) map[string]claims.Status {
 	t.Helper()
-	text, _ := call(t, cs, "claim_list", map[string]any{})
-	l := decode[struct {
+	text, _ := routertest.CallText(t, cs, "claim_list", map[string]any{})
+	l := routertest.DecodeJSON[struct {
 		Claims []claims.Status `json:"claims"`
 	}](t, text)
 	out := map[string]claims.Status{}
@@ -58,11 +36,11 @@ func claimList(t *testing.T, cs *mcp.ClientSession) map[string]claims.Status {
 
 func status(t *testing.T, cs *mcp.ClientSession, runID string) orchestration.Run {
 	t.Helper()
-	text, isErr := call(t, cs, "orchestration_status", map[string]any{"runId": runID})
+	text, isErr := routertest.CallText(t, cs, "orchestration_status", map[string]any{"runId": runID})
 	if isErr {
 		t.Fatal(text)
 	}
-	return decode[orchestration.Run](t, text)
+	return routertest.DecodeJSON[orchestration.Run](t, text)
 }
 
 // family is an agent spec whose process starts a grandchild in its group
@@ -90,7 +68,7 @@ func TestStartDegradeAndStop(t *testing.T) {
 	h := routertest.New(t, map[string]any{}, admin)
 	cs := h.Connect(nil)
 	first, grandchild := family(t, "repo:docs")
-	text, isErr := call(t, cs, "orchestration_start", map[string]any{"name": "docs-sweep", "agents": []any{
+	text, isErr := routertest.CallText(t, cs, "orchestration_start", map[string]any{"name": "docs-sweep", "agents": []any{
 		first,
 		map[string]any{"command": "sleep", "args": []string{"300"}, "agentLabel": "helper", "resource": "repo:tests", "ttlMs": 600000},
 		map[string]any{"command": "sleep", "args": []string{"300"}},
@@ -98,7 +76,7 @@ func TestStartDegradeAndStop(t *testing.T) {
 	if isErr {
 		t.Fatal(text)
 	}
-	r := decode[orchestration.Run](t, text)
+	r := routertest.DecodeJSON[orchestration.Run](t, text)
 	if r.RunID != "ORCH-001" || r.Name != "docs-sweep" || r.Status != "running" || r.StartedAt == 0 || r.StoppedAt != nil ||
 		len(r.Agents) != 3 || len(r.DegradedReasons) != 0 || !strings.Contains(text, `"stoppedAt": null`) || !strings.Contains(text, `"degradedReasons": []`) {
 		t.Fatalf("run = %s", text)
@@ -140,16 +118,16 @@ func TestStartDegradeAndStop(t *testing.T) {
 		t.Error("the dead agent's claim was not released")
 	}
 
-	text, _ = call(t, cs, "orchestration_status", map[string]any{})
-	all := decode[struct {
+	text, _ = routertest.CallText(t, cs, "orchestration_status", map[string]any{})
+	all := routertest.DecodeJSON[struct {
 		Runs []orchestration.Run `json:"runs"`
 	}](t, text)
 	if len(all.Runs) != 1 || all.Runs[0].RunID != "ORCH-001" {
 		t.Errorf("all runs = %s", text)
 	}
 
-	text, isErr = call(t, cs, "orchestration_stop", map[string]any{"runId": "ORCH-001"})
-	r = decode[orchestration.Run](t, text)
+	text, isErr = routertest.CallText(t, cs, "orchestration_stop", map[string]any{"runId": "ORCH-001"})
+	r = routertest.DecodeJSON[orchestration.Run](t, text)
 	if isErr || r.Status != "stopped" || r.StoppedAt == nil {
 		t.Fatalf("stop = %s", text)
 	}
@@ -157,15 +135,15 @@ func TestStartDegradeAndStop(t *testing.T) {
 		if a.Liveness != "dead" || a.ClaimedResource != nil {
 			t.Errorf("agent after stop = %+v", a)
 		}
-		if !gone(a.PID) {
+		if procgroup.Alive(a.PID) {
 			t.Errorf("agent %s (pid %d) survived the stop", a.AgentID, a.PID)
 		}
 	}
-	routertest.WaitFor(t, "the grandchild to be gone", func() bool { return gone(gpid) })
+	routertest.WaitFor(t, "the grandchild to be gone", func() bool { return !procgroup.Alive(gpid) })
 	if l := claimList(t, cs); len(l) != 0 {
 		t.Errorf("claims after stop = %+v", l)
 	}
-	again, _ := call(t, cs, "orchestration_stop", map[string]any{"runId": "ORCH-001"})
+	again, _ := routertest.CallText(t, cs, "orchestration_stop", map[string]any{"runId": "ORCH-001"})
 	if again != text {
 		t.Errorf("a second stop changed the record:\n%s\nwas\n%s", again, text)
 	}
@@ -174,10 +152,10 @@ func TestStartDegradeAndStop(t *testing.T) {
 func TestStartRollsBackWhenAClaimIsHeld(t *testing.T) {
 	h := routertest.New(t, map[string]any{}, admin)
 	cs := h.Connect(nil)
-	if text, isErr := call(t, cs, "claim_acquire", map[string]any{"resource": "db:prod", "agentId": "human", "ttlMs": 600000}); isErr {
+	if text, isErr := routertest.CallText(t, cs, "claim_acquire", map[string]any{"resource": "db:prod", "agentId": "human", "ttlMs": 600000}); isErr {
 		t.Fatal(text)
 	}
-	text, isErr := call(t, cs, "orchestration_start", map[string]any{"name": "migrate", "agents": []any{
+	text, isErr := routertest.CallText(t, cs, "orchestration_start", map[string]any{"name": "migrate", "agents": []any{
 		map[string]any{"command": "sleep", "args": []string{"300"}, "resource": "db:staging"},
 		map[string]any{"command": "sleep", "args": []string{"300"}, "resource": "db:prod"},
 	}})
@@ -190,7 +168,7 @@ func TestStartRollsBackWhenAClaimIsHeld(t *testing.T) {
 		t.Errorf("record = %+v", r)
 	}
 	for _, a := range r.Agents {
-		if !gone(a.PID) {
+		if procgroup.Alive(a.PID) {
 			t.Errorf("agent %s (pid %d) survived the rollback", a.AgentID, a.PID)
 		}
 	}
@@ -203,7 +181,7 @@ func TestStartRollsBackWhenAClaimIsHeld(t *testing.T) {
 func TestStartRollsBackWhenAnAgentCannotStart(t *testing.T) {
 	h := routertest.New(t, map[string]any{}, admin)
 	cs := h.Connect(nil)
-	text, isErr := call(t, cs, "orchestration_start", map[string]any{"name": "broken", "agents": []any{
+	text, isErr := routertest.CallText(t, cs, "orchestration_start", map[string]any{"name": "broken", "agents": []any{
 		map[string]any{"command": "sleep", "args": []string{"300"}, "resource": "r1"},
 		map[string]any{"command": "evokore-no-such-command"},
 	}})
@@ -211,7 +189,7 @@ func TestStartRollsBackWhenAnAgentCannotStart(t *testing.T) {
 		t.Fatalf("start = %v %q", isErr, text)
 	}
 	r := status(t, cs, "ORCH-001")
-	if len(r.Agents) != 1 || !gone(r.Agents[0].PID) || r.Status != "error" {
+	if len(r.Agents) != 1 || procgroup.Alive(r.Agents[0].PID) || r.Status != "error" {
 		t.Errorf("record = %+v", r)
 	}
 	if l := claimList(t, cs); len(l) != 0 {
@@ -224,11 +202,11 @@ func TestRouterExitStopsRuns(t *testing.T) {
 	cs := h.Connect(nil)
 	a, ga := family(t, "res:a")
 	b, gb := family(t, "")
-	text, isErr := call(t, cs, "orchestration_start", map[string]any{"name": "left-running", "agents": []any{a, b}})
+	text, isErr := routertest.CallText(t, cs, "orchestration_start", map[string]any{"name": "left-running", "agents": []any{a, b}})
 	if isErr {
 		t.Fatal(text)
 	}
-	r := decode[orchestration.Run](t, text)
+	r := routertest.DecodeJSON[orchestration.Run](t, text)
 	pids := []int{r.Agents[0].PID, r.Agents[1].PID, ga(), gb()}
 	lock := claims.NewStore(filepath.Join(h.Dir, "home", ".claims")).PathFor("res:a")
 	if _, err := os.Stat(lock); err != nil {
@@ -237,7 +215,7 @@ func TestRouterExitStopsRuns(t *testing.T) {
 	h.Server.Close()
 	routertest.WaitFor(t, "every process of the run to be gone", func() bool {
 		for _, p := range pids {
-			if !gone(p) {
+			if procgroup.Alive(p) {
 				return false
 			}
 		}
@@ -251,7 +229,7 @@ func TestRouterExitStopsRuns(t *testing.T) {
 func TestClaimsAreRenewedWhileTheAgentLives(t *testing.T) {
 	h := routertest.New(t, map[string]any{}, admin)
 	cs := h.Connect(nil)
-	text, isErr := call(t, cs, "orchestration_start", map[string]any{"name": "long", "agents": []any{
+	text, isErr := routertest.CallText(t, cs, "orchestration_start", map[string]any{"name": "long", "agents": []any{
 		map[string]any{"command": "sleep", "args": []string{"300"}, "resource": "lease", "ttlMs": 200},
 	}})
 	if isErr {
@@ -279,14 +257,14 @@ func TestOrchestrationErrors(t *testing.T) {
 		{"orchestration_status", map[string]any{"runId": "ORCH-999"}, "Unknown runId: ORCH-999"},
 	}
 	for _, c := range cases {
-		if text, isErr := call(t, cs, c.tool, c.args); !isErr || text != c.want {
+		if text, isErr := routertest.CallText(t, cs, c.tool, c.args); !isErr || text != c.want {
 			t.Errorf("%s %v = %v %q, want %q", c.tool, c.args, isErr, text, c.want)
 		}
 	}
-	if text, isErr := call(t, cs, "orchestration_start", map[string]any{"name": "n", "agents": []any{}}); !isErr || text != "Missing required argument: agents (non-empty array)" {
+	if text, isErr := routertest.CallText(t, cs, "orchestration_start", map[string]any{"name": "n", "agents": []any{}}); !isErr || text != "Missing required argument: agents (non-empty array)" {
 		t.Errorf("empty agents = %v %q", isErr, text)
 	}
-	if text, _ := call(t, cs, "orchestration_status", map[string]any{}); text != "{\n  \"runs\": []\n}" {
+	if text, _ := routertest.CallText(t, cs, "orchestration_status", map[string]any{}); text != "{\n  \"runs\": []\n}" {
 		t.Errorf("no runs = %s", text)
 	}
 }

@@ -25,12 +25,6 @@ import (
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
-func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (string, bool) {
-	t.Helper()
-	res := routertest.Call(t, cs, name, args)
-	return routertest.Text(res), res.IsError
-}
-
 // install copies plugin folders (from examples/ or testdata/) into dir.
 func install(t *testing.T, dir string, folders ...string) {
 	t.Helper()
@@ -73,7 +67,7 @@ func TestReloadPublishesTheExamplePlugin(t *testing.T) {
 		t.Errorf("stderr = %s", h.Stderr.String())
 	}
 
-	text, isErr := call(t, cs, "reload_plugins", map[string]any{})
+	text, isErr := routertest.CallText(t, cs, "reload_plugins", map[string]any{})
 	want := "Plugins reloaded from " + dir + " in 0ms: 2 loaded, 3 problem(s), 2 tool(s).\n" +
 		"Loaded:\n" +
 		"- hello 1.0.0: hello_world\n" +
@@ -97,7 +91,7 @@ func TestHelloPlugin(t *testing.T) {
 	install(t, dir, "examples/hello")
 	h := routertest.New(t, map[string]any{}, map[string]string{"EVOKORE_PLUGINS_DIR": dir, "EVOKORE_TOOL_DISCOVERY_MODE": "legacy"})
 	cs := h.Connect(nil)
-	if text, _ := call(t, cs, "reload_plugins", map[string]any{}); !strings.Contains(text, "1 loaded, 0 problem(s), 1 tool(s).\nLoaded:\n- hello 1.0.0: hello_world") {
+	if text, _ := routertest.CallText(t, cs, "reload_plugins", map[string]any{}); !strings.Contains(text, "1 loaded, 0 problem(s), 1 tool(s).\nLoaded:\n- hello 1.0.0: hello_world") {
 		t.Fatalf("reload = %s", text)
 	}
 	res, err := cs.ListTools(context.Background(), nil)
@@ -129,13 +123,13 @@ func TestHelloPlugin(t *testing.T) {
 		hello.Description != "Say hello to someone (or to the world)." {
 		t.Errorf("hello_world = %+v %+v", hello, hello.Annotations)
 	}
-	if text, isErr := call(t, cs, "hello_world", map[string]any{"name": "Ada"}); isErr || text != "Hello, Ada! (from the hello_world tool of an evokore plugin)" {
+	if text, isErr := routertest.CallText(t, cs, "hello_world", map[string]any{"name": "Ada"}); isErr || text != "Hello, Ada! (from the hello_world tool of an evokore plugin)" {
 		t.Errorf("hello_world Ada = %v %q", isErr, text)
 	}
-	if text, _ := call(t, cs, "hello_world", map[string]any{}); text != "Hello, World! (from the hello_world tool of an evokore plugin)" {
+	if text, _ := routertest.CallText(t, cs, "hello_world", map[string]any{}); text != "Hello, World! (from the hello_world tool of an evokore plugin)" {
 		t.Errorf("hello_world = %q", text)
 	}
-	if text, isErr := call(t, cs, "hello_world", map[string]any{"name": 7}); !isErr || !strings.Contains(text, "Invalid arguments for 'hello_world'") {
+	if text, isErr := routertest.CallText(t, cs, "hello_world", map[string]any{"name": 7}); !isErr || !strings.Contains(text, "Invalid arguments for 'hello_world'") {
 		t.Errorf("the plugin's schema is enforced: %v %q", isErr, text)
 	}
 
@@ -143,7 +137,7 @@ func TestHelloPlugin(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(dir, "hello")); err != nil {
 		t.Fatal(err)
 	}
-	if text, _ := call(t, cs, "reload_plugins", map[string]any{}); !strings.Contains(text, ": 0 loaded, 0 problem(s), 0 tool(s).") {
+	if text, _ := routertest.CallText(t, cs, "reload_plugins", map[string]any{}); !strings.Contains(text, ": 0 loaded, 0 problem(s), 0 tool(s).") {
 		t.Errorf("reload after removal = %s", text)
 	}
 	if slices.Contains(routertest.ToolNames(t, cs), "hello_world") {
@@ -161,11 +155,11 @@ func TestMisbehavingPluginTools(t *testing.T) {
 	install(t, dir, "testdata/faulty")
 	h := routertest.New(t, map[string]any{}, map[string]string{"EVOKORE_PLUGINS_DIR": dir, "ROUTER_SECRET": "do-not-leak"})
 	cs := h.Connect(nil)
-	if text, _ := call(t, cs, "reload_plugins", map[string]any{}); !strings.Contains(text, "1 loaded, 0 problem(s), 6 tool(s).") {
+	if text, _ := routertest.CallText(t, cs, "reload_plugins", map[string]any{}); !strings.Contains(text, "1 loaded, 0 problem(s), 6 tool(s).") {
 		t.Fatalf("reload = %s", text)
 	}
 
-	text, isErr := call(t, cs, "sleepy", map[string]any{})
+	text, isErr := routertest.CallText(t, cs, "sleepy", map[string]any{})
 	if !isErr || text != "Plugin tool 'sleepy' timed out after 1500ms; its processes were stopped." {
 		t.Errorf("sleepy = %v %q", isErr, text)
 	}
@@ -186,7 +180,7 @@ func TestMisbehavingPluginTools(t *testing.T) {
 		"refuses": "bad input",
 	}
 	for tool, want := range cases {
-		if text, isErr := call(t, cs, tool, map[string]any{}); !isErr || text != want {
+		if text, isErr := routertest.CallText(t, cs, tool, map[string]any{}); !isErr || text != want {
 			t.Errorf("%s = %v %q, want %q", tool, isErr, text, want)
 		}
 	}
@@ -197,7 +191,7 @@ func TestMisbehavingPluginTools(t *testing.T) {
 		t.Errorf("echo_args = %+v %s", res, got)
 	}
 
-	text, _ = call(t, cs, "show_env", map[string]any{})
+	text, _ = routertest.CallText(t, cs, "show_env", map[string]any{})
 	names, greeting, _ := strings.Cut(text, "| ")
 	env := strings.Fields(names)
 	for _, want := range []string{"EVOKORE_PLUGIN_DIR", "EVOKORE_SESSION_ID", "EVOKORE_TOOL_NAME", "GREETING", "PATH"} {
@@ -239,7 +233,7 @@ func TestNoPluginsDirectory(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "none")
 	h := routertest.New(t, map[string]any{}, map[string]string{"EVOKORE_PLUGINS_DIR": dir})
 	cs := h.Connect(nil)
-	text, isErr := call(t, cs, "reload_plugins", map[string]any{})
+	text, isErr := routertest.CallText(t, cs, "reload_plugins", map[string]any{})
 	if got := took.ReplaceAllString(text, " in 0ms:"); isErr || got != "Plugins reloaded from "+dir+" in 0ms: 0 loaded, 0 problem(s), 0 tool(s)." {
 		t.Errorf("reload = %q", text)
 	}

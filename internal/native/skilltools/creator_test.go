@@ -14,7 +14,7 @@ import (
 func TestSkillCreatorWritesIntoTheLibrary(t *testing.T) {
 	dir := library(t, map[string]string{"cat/existing/SKILL.md": doc("existing", "Here already.")})
 	_, cs := withSkills(t, dir, admin)
-	text, isErr := call(t, cs, "skill_creator", map[string]any{"skill_name": "api-smoke-test", "target_dir": "testing", "description": "Smoke-test an API: call each endpoint once."})
+	text, isErr := routertest.CallText(t, cs, "skill_creator", map[string]any{"skill_name": "api-smoke-test", "target_dir": "testing", "description": "Smoke-test an API: call each endpoint once."})
 	file := filepath.Join(dir, "testing", "api-smoke-test", "SKILL.md")
 	if isErr || text != "Created skill 'api-smoke-test' at "+file+". Index refreshed: it is indexed as skill://testing/api-smoke-test (2 skills in all)." {
 		t.Fatalf("%v %q", isErr, text)
@@ -27,7 +27,7 @@ func TestSkillCreatorWritesIntoTheLibrary(t *testing.T) {
 	if !ok || ds != nil || fm.Name != "api-smoke-test" || fm.Description != "Smoke-test an API: call each endpoint once." || fm.Version != "0.1.0" {
 		t.Fatalf("scaffold does not validate: %v %v\n%s", ds, fm, b)
 	}
-	help, _ := call(t, cs, "get_skill_help", map[string]any{"skill_name": "api-smoke-test"})
+	help, _ := routertest.CallText(t, cs, "get_skill_help", map[string]any{"skill_name": "api-smoke-test"})
 	if !strings.Contains(help, "## Skill Overview: api-smoke-test") {
 		t.Errorf("not indexed: %q", help)
 	}
@@ -43,7 +43,7 @@ func TestSkillCreatorWritesIntoTheLibrary(t *testing.T) {
 		{map[string]any{"skill_name": "ok", "target_dir": filepath.Dir(dir), "description": "x"}, "is outside the skills directory"},
 		{map[string]any{"skill_name": "ok", "target_dir": "  ", "description": "x"}, "target_dir is empty."},
 	} {
-		text, isErr := call(t, cs, "skill_creator", c.args)
+		text, isErr := routertest.CallText(t, cs, "skill_creator", c.args)
 		if !isErr || !strings.Contains(text, c.want) {
 			t.Errorf("%v: isError=%v %q", c.args, isErr, text)
 		}
@@ -57,7 +57,7 @@ func TestSkillCreatorReportsFailureHonestly(t *testing.T) {
 	// No filesystem server and no skills directory: nothing can be
 	// written, and the tool says so.
 	h := routertest.New(t, map[string]any{}, admin)
-	text, isErr := call(t, h.Connect(nil), "skill_creator", map[string]any{"skill_name": "x", "target_dir": "cat", "description": "x"})
+	text, isErr := routertest.CallText(t, h.Connect(nil), "skill_creator", map[string]any{"skill_name": "x", "target_dir": "cat", "description": "x"})
 	if !isErr || !strings.Contains(text, "no filesystem server named 'fs' is configured") {
 		t.Errorf("%v %q", isErr, text)
 	}
@@ -67,7 +67,7 @@ func TestSkillCreatorReportsFailureHonestly(t *testing.T) {
 	h = routertest.New(t, map[string]any{"fs": map[string]any{"command": filepath.Join(t.TempDir(), "no-such-binary")}}, admin)
 	cs := h.Connect(nil)
 	h.Booted()
-	text, isErr = call(t, cs, "skill_creator", map[string]any{"skill_name": "x", "target_dir": t.TempDir(), "description": "x"})
+	text, isErr = routertest.CallText(t, cs, "skill_creator", map[string]any{"skill_name": "x", "target_dir": t.TempDir(), "description": "x"})
 	if !isErr || !strings.Contains(text, "Failed to create the skill 'x' through the filesystem server: fs_create_directory failed: ") || !strings.Contains(text, "Nothing was written.") {
 		t.Errorf("%v %q", isErr, text)
 	}
@@ -81,7 +81,7 @@ func TestSkillCreatorThroughTheFilesystemServer(t *testing.T) {
 	h := routertest.New(t, map[string]any{"fs": map[string]any{"command": "node", "args": []any{script, allowed}}}, admin)
 	cs := h.Connect(nil)
 	h.Booted()
-	text, isErr := call(t, cs, "skill_creator", map[string]any{"skill_name": "via-fs", "target_dir": allowed, "description": "Written by the filesystem child."})
+	text, isErr := routertest.CallText(t, cs, "skill_creator", map[string]any{"skill_name": "via-fs", "target_dir": allowed, "description": "Written by the filesystem child."})
 	file := filepath.Join(allowed, "via-fs", "SKILL.md")
 	if isErr || !strings.HasPrefix(text, "Created skill 'via-fs' at "+file+" through the filesystem server (fs_write_file).") {
 		t.Fatalf("%v %q", isErr, text)
@@ -97,7 +97,7 @@ func TestSkillCreatorThroughTheFilesystemServer(t *testing.T) {
 	// Outside the server's allowed directories the child refuses, and the
 	// tool passes the refusal on instead of reporting success.
 	outside := t.TempDir()
-	text, isErr = call(t, cs, "skill_creator", map[string]any{"skill_name": "nope", "target_dir": outside, "description": "x"})
+	text, isErr = routertest.CallText(t, cs, "skill_creator", map[string]any{"skill_name": "nope", "target_dir": outside, "description": "x"})
 	if !isErr || !strings.Contains(text, "through the filesystem server") || !strings.Contains(text, "returned an error") {
 		t.Errorf("%v %q", isErr, text)
 	}
@@ -110,7 +110,7 @@ func TestSkillCreatorThroughTheFilesystemServer(t *testing.T) {
 	h = routertest.New(t, map[string]any{"fs": map[string]any{"command": "node", "args": []any{script, allowed}}}, nil)
 	cs = h.Connect(nil)
 	h.Booted()
-	text, isErr = call(t, cs, "skill_creator", map[string]any{"skill_name": "needs-approval", "target_dir": allowed, "description": "x"})
+	text, isErr = routertest.CallText(t, cs, "skill_creator", map[string]any{"skill_name": "needs-approval", "target_dir": allowed, "description": "x"})
 	if !isErr || !strings.Contains(text, "Failed to write "+filepath.Join(allowed, "needs-approval", "SKILL.md")+" through the filesystem server: fs_write_file returned an error: ") ||
 		!strings.Contains(text, "The skill was not created") {
 		t.Errorf("%v %q", isErr, text)
@@ -127,7 +127,7 @@ func TestDocsArchitect(t *testing.T) {
 
 	// Without a filesystem server the manifests are read from disk.
 	h := routertest.New(t, map[string]any{}, nil)
-	text, isErr := call(t, h.Connect(nil), "docs_architect", map[string]any{"target_dir": project})
+	text, isErr := routertest.CallText(t, h.Connect(nil), "docs_architect", map[string]any{"target_dir": project})
 	for _, want := range []string{
 		"You are the documentation architect for the project at " + project,
 		"### package.json\n```\n{\"name\": \"demo-app\", \"version\": \"2.1.0\"}\n```",
@@ -151,7 +151,7 @@ func TestDocsArchitectThroughTheFilesystemServer(t *testing.T) {
 	h := routertest.New(t, map[string]any{"fs": map[string]any{"command": "node", "args": []any{script, project}}}, admin)
 	cs := h.Connect(nil)
 	h.Booted()
-	text, isErr := call(t, cs, "docs_architect", map[string]any{"target_dir": project})
+	text, isErr := routertest.CallText(t, cs, "docs_architect", map[string]any{"target_dir": project})
 	if isErr || !strings.Contains(text, "### package.json\n```\n{\"name\": \"fs-demo\"}\n```") || !strings.Contains(text, "- go.mod: fs_read_text_file returned an error") {
 		t.Errorf("%v\n%s", isErr, text)
 	}
@@ -159,7 +159,7 @@ func TestDocsArchitectThroughTheFilesystemServer(t *testing.T) {
 	// were project content.
 	other, _ := filepath.EvalSymlinks(t.TempDir())
 	testutil.WriteFile(t, other, "package.json", `{"name": "secret-project"}`)
-	text, _ = call(t, cs, "docs_architect", map[string]any{"target_dir": other})
+	text, _ = routertest.CallText(t, cs, "docs_architect", map[string]any{"target_dir": other})
 	if strings.Contains(text, "secret-project") || !strings.Contains(text, "No project manifest could be read through the filesystem server (fs_read_text_file)") {
 		t.Errorf("outside the allowed directories:\n%s", text)
 	}

@@ -52,7 +52,7 @@ func TestExecuteSkillListsAndRunsSteps(t *testing.T) {
 	})
 	_, cs := withSkills(t, dir, env(map[string]string{"PARENT_SECRET": "s3cr3t"}))
 
-	text, isErr := call(t, cs, "execute_skill", map[string]any{"skill_name": "runner"})
+	text, isErr := routertest.CallText(t, cs, "execute_skill", map[string]any{"skill_name": "runner"})
 	for _, want := range []string{
 		"Skill 'runner' has 5 code block(s).",
 		"Step 1 [bash] (runnable), line 11:\n```bash\necho \"hello from $GREETING\"",
@@ -105,7 +105,7 @@ func TestExecuteSkillListsAndRunsSteps(t *testing.T) {
 		{map[string]any{"skill_name": "runner", "step": 1, "env": map[string]any{"BAD NAME": "x"}}, `"BAD NAME" is not a valid variable name`},
 		{map[string]any{"skill_name": "runer"}, "Skill 'runer' not found. execute_skill needs an exact skill name or category/name key. Did you mean: runner"},
 	} {
-		text, isErr := call(t, cs, "execute_skill", c.args)
+		text, isErr := routertest.CallText(t, cs, "execute_skill", c.args)
 		if !isErr || !strings.Contains(text, c.want) {
 			t.Errorf("%v: isError=%v %q", c.args, isErr, text)
 		}
@@ -118,7 +118,7 @@ func TestExecuteSkillRunsPythonWhenPresent(t *testing.T) {
 	}
 	dir := library(t, map[string]string{"cat/runner/SKILL.md": runnable})
 	_, cs := withSkills(t, dir, admin)
-	text, isErr := call(t, cs, "execute_skill", map[string]any{"skill_name": "runner", "step": 5})
+	text, isErr := routertest.CallText(t, cs, "execute_skill", map[string]any{"skill_name": "runner", "step": 5})
 	if isErr || !strings.Contains(text, "--- stdout ---\npy 42\n") {
 		t.Errorf("python step: %v\n%s", isErr, text)
 	}
@@ -225,11 +225,11 @@ func TestExecuteSkillListingSaysWhatCannotRunHere(t *testing.T) {
 	}
 	dir := library(t, map[string]string{"cat/ts/SKILL.md": "---\nname: ts\ndescription: TypeScript.\n---\n\n```ts\nconsole.log(1)\n```\n"})
 	_, cs := withSkills(t, dir, admin)
-	text, _ := call(t, cs, "execute_skill", map[string]any{"skill_name": "ts"})
+	text, _ := routertest.CallText(t, cs, "execute_skill", map[string]any{"skill_name": "ts"})
 	if !strings.Contains(text, "Step 1 [ts] (not runnable here: no ts interpreter (tsx) on PATH)") {
 		t.Errorf("%s", text)
 	}
-	text, isErr := call(t, cs, "execute_skill", map[string]any{"skill_name": "ts", "step": 1})
+	text, isErr := routertest.CallText(t, cs, "execute_skill", map[string]any{"skill_name": "ts", "step": 1})
 	if !isErr || !strings.Contains(text, "Cannot run step 1 of 'ts': no ts interpreter (tsx) on PATH.") {
 		t.Errorf("%v %q", isErr, text)
 	}

@@ -65,7 +65,7 @@ func TestFetchSkill(t *testing.T) {
 	target := filepath.Join(dir, "Fetched", "remote-lint", "SKILL.md")
 
 	// Checksum mismatch: nothing is written.
-	text, isErr := call(t, cs, "fetch_skill", map[string]any{"url": srv.URL + "/skills/remote-lint/SKILL.md", "checksum": strings.Repeat("ab", 32)})
+	text, isErr := routertest.CallText(t, cs, "fetch_skill", map[string]any{"url": srv.URL + "/skills/remote-lint/SKILL.md", "checksum": strings.Repeat("ab", 32)})
 	if !isErr || !strings.HasPrefix(text, "Checksum verification failed: expected sha256 abab") || !strings.Contains(text, "got "+good) {
 		t.Fatalf("mismatch: %v %q", isErr, text)
 	}
@@ -74,7 +74,7 @@ func TestFetchSkill(t *testing.T) {
 	}
 
 	// Success with the right checksum (upper case is fine), through a redirect.
-	text, isErr = call(t, cs, "fetch_skill", map[string]any{"url": srv.URL + "/redirect", "checksum": strings.ToUpper(good), "name": "remote-lint"})
+	text, isErr = routertest.CallText(t, cs, "fetch_skill", map[string]any{"url": srv.URL + "/redirect", "checksum": strings.ToUpper(good), "name": "remote-lint"})
 	if isErr || !strings.Contains(text, "Fetched skill 'remote-lint'") || !strings.Contains(text, "sha256 "+good) || !strings.HasSuffix(text, "Index auto-refreshed: 2 skills.") {
 		t.Fatalf("fetch: %v %q", isErr, text)
 	}
@@ -82,23 +82,23 @@ func TestFetchSkill(t *testing.T) {
 	if err != nil || string(b) != remoteSkill {
 		t.Fatalf("written file: %v %q", err, b)
 	}
-	if found, _ := call(t, cs, "search_skills", map[string]any{"query": "remote-lint"}); !strings.HasPrefix(found, "- **remote-lint** [Fetched]") {
+	if found, _ := routertest.CallText(t, cs, "search_skills", map[string]any{"query": "remote-lint"}); !strings.HasPrefix(found, "- **remote-lint** [Fetched]") {
 		t.Errorf("not searchable after the auto-refresh: %q", found)
 	}
 
 	// Existing file: refused without overwrite, replaced with it.
-	text, isErr = call(t, cs, "fetch_skill", map[string]any{"url": srv.URL + "/skills/remote-lint/SKILL.md"})
+	text, isErr = routertest.CallText(t, cs, "fetch_skill", map[string]any{"url": srv.URL + "/skills/remote-lint/SKILL.md"})
 	if !isErr || !strings.Contains(text, "Pass overwrite: true to replace it.") {
 		t.Errorf("no overwrite: %v %q", isErr, text)
 	}
-	text, isErr = call(t, cs, "fetch_skill", map[string]any{"url": srv.URL + "/skills/remote-lint/SKILL.md", "overwrite": true})
+	text, isErr = routertest.CallText(t, cs, "fetch_skill", map[string]any{"url": srv.URL + "/skills/remote-lint/SKILL.md", "overwrite": true})
 	if isErr {
 		t.Errorf("overwrite: %q", text)
 	}
 
 	// Name taken from the URL when the frontmatter has none is covered by
 	// remote-lint's directory; a category argument wins over the file's.
-	text, isErr = call(t, cs, "fetch_skill", map[string]any{"url": srv.URL + "/skills/remote-lint/SKILL.md", "category": "Mine", "name": "copy"})
+	text, isErr = routertest.CallText(t, cs, "fetch_skill", map[string]any{"url": srv.URL + "/skills/remote-lint/SKILL.md", "category": "Mine", "name": "copy"})
 	if isErr {
 		t.Fatalf("category argument: %q", text)
 	}
@@ -107,7 +107,7 @@ func TestFetchSkill(t *testing.T) {
 	}
 
 	// Characters that are unsafe in file names are replaced.
-	text, isErr = call(t, cs, "fetch_skill", map[string]any{"url": srv.URL + "/skills/remote-lint/SKILL.md", "name": "we<ird>:na\x01me?"})
+	text, isErr = routertest.CallText(t, cs, "fetch_skill", map[string]any{"url": srv.URL + "/skills/remote-lint/SKILL.md", "name": "we<ird>:na\x01me?"})
 	if isErr || !strings.Contains(text, "Fetched skill 'we_ird__na_me_'") {
 		t.Fatalf("sanitised name: %q", text)
 	}
@@ -140,7 +140,7 @@ func TestFetchSkillRefusesBadInput(t *testing.T) {
 		{map[string]any{"url": srv.URL + "/loop/"}, "stopped after 5 redirects"},
 	}
 	for _, c := range cases {
-		text, isErr := call(t, cs, "fetch_skill", c.args)
+		text, isErr := routertest.CallText(t, cs, "fetch_skill", c.args)
 		if !isErr || !strings.Contains(text, c.want) {
 			t.Errorf("%v: isError=%v %q, want %q", c.args, isErr, text, c.want)
 		}
@@ -161,7 +161,7 @@ func TestFetchSkillBlocksPrivateAddressesWithoutTheFlag(t *testing.T) {
 		"http://localhost:" + port + "/skills/remote-lint/SKILL.md", // a name that resolves to loopback
 		"http://[::ffff:127.0.0.1]:" + port + "/x.md",               // IPv4-mapped IPv6
 	} {
-		text, isErr := call(t, cs, "fetch_skill", map[string]any{"url": u})
+		text, isErr := routertest.CallText(t, cs, "fetch_skill", map[string]any{"url": u})
 		if !isErr || !strings.Contains(text, "blocked: ") || !strings.Contains(text, "EVOKORE_HTTP_ALLOW_PRIVATE=true") {
 			t.Errorf("%s: isError=%v %q", u, isErr, text)
 		}
@@ -178,7 +178,7 @@ func TestFetchSkillNeedsAWritableDirectory(t *testing.T) {
 	srv, hits := skillServer(t)
 	h := routertest.New(t, map[string]any{}, map[string]string{"EVOKORE_HTTP_ALLOW_PRIVATE": "true"})
 	cs := h.Connect(nil)
-	text, isErr := call(t, cs, "fetch_skill", map[string]any{"url": srv.URL + "/skills/remote-lint/SKILL.md"})
+	text, isErr := routertest.CallText(t, cs, "fetch_skill", map[string]any{"url": srv.URL + "/skills/remote-lint/SKILL.md"})
 	if !isErr || !strings.Contains(text, "does not exist, so the built-in starter library is being served") {
 		t.Errorf("isError=%v %q", isErr, text)
 	}
@@ -223,7 +223,7 @@ func TestListRegistry(t *testing.T) {
 	h := routertest.NewWithConfig(t, dir, testutil.WriteJSON(t, dir, "mcp.config.json", cfg), map[string]string{"EVOKORE_HTTP_ALLOW_PRIVATE": "true"})
 	cs := h.Connect(nil)
 
-	text, isErr := call(t, cs, "list_registry", map[string]any{})
+	text, isErr := routertest.CallText(t, cs, "list_registry", map[string]any{})
 	for _, want := range []string{
 		"Registry main (2 of 2 skills):",
 		"- **db-backup** (v0.3.0) [database]: Back up a database.\n  https://example.com/db.md",
@@ -238,18 +238,18 @@ func TestListRegistry(t *testing.T) {
 	if isErr {
 		t.Error("partial failure is not an error")
 	}
-	text, _ = call(t, cs, "list_registry", map[string]any{"registry": "main", "query": "lint ci"})
+	text, _ = routertest.CallText(t, cs, "list_registry", map[string]any{"registry": "main", "query": "lint ci"})
 	if !strings.Contains(text, "Registry main (1 of 2 skills):\n- **remote-lint**") || strings.Contains(text, "db-backup") || strings.Contains(text, "other") {
 		t.Errorf("filtered:\n%s", text)
 	}
-	text, isErr = call(t, cs, "list_registry", map[string]any{"registry": "nope"})
+	text, isErr = routertest.CallText(t, cs, "list_registry", map[string]any{"registry": "nope"})
 	if !isErr || text != "No skill registry named 'nope'. Configured: main, other, down." {
 		t.Errorf("unknown registry: %v %q", isErr, text)
 	}
 
 	// Without the flag the registry on 127.0.0.1 is refused too.
 	h2 := routertest.NewWithConfig(t, t.TempDir(), testutil.WriteJSON(t, t.TempDir(), "mcp.config.json", cfg), nil)
-	text, isErr = call(t, h2.Connect(nil), "list_registry", map[string]any{"registry": "main"})
+	text, isErr = routertest.CallText(t, h2.Connect(nil), "list_registry", map[string]any{"registry": "main"})
 	if !isErr || !strings.Contains(text, "- main: blocked: 127.0.0.1") {
 		t.Errorf("private registry without the flag: %v %q", isErr, text)
 	}
@@ -257,7 +257,7 @@ func TestListRegistry(t *testing.T) {
 
 func TestListRegistryWithoutRegistries(t *testing.T) {
 	h := routertest.New(t, map[string]any{}, nil)
-	text, isErr := call(t, h.Connect(nil), "list_registry", map[string]any{})
+	text, isErr := routertest.CallText(t, h.Connect(nil), "list_registry", map[string]any{})
 	if isErr || !strings.HasPrefix(text, "No skill registries configured.") {
 		t.Errorf("%v %q", isErr, text)
 	}

@@ -50,16 +50,10 @@ func withSkills(t *testing.T, dir string, env map[string]string) (*routertest.Ha
 	return h, h.Connect(nil)
 }
 
-func call(t *testing.T, cs *mcp.ClientSession, tool string, args map[string]any) (string, bool) {
-	t.Helper()
-	res := routertest.Call(t, cs, tool, args)
-	return routertest.Text(res), res.IsError
-}
-
 func TestResolveWorkflowInjectsSkillsAndRecordsTelemetry(t *testing.T) {
 	h := routertest.New(t, map[string]any{}, nil) // no skills directory: the starter library
 	cs := h.Connect(nil)
-	text, isErr := call(t, cs, "resolve_workflow", map[string]any{"objective": "review a pull request"})
+	text, isErr := routertest.CallText(t, cs, "resolve_workflow", map[string]any{"objective": "review a pull request"})
 	for _, want := range []string{
 		"EVOKORE-MCP injected 3 workflow(s) for: review a pull request",
 		"--- WORKFLOW: pr-review [code-review] ---",
@@ -75,7 +69,7 @@ func TestResolveWorkflowInjectsSkillsAndRecordsTelemetry(t *testing.T) {
 	if isErr || strings.Count(text, "--- WORKFLOW: ") != 3 {
 		t.Errorf("want three workflows, isError=%v", isErr)
 	}
-	text, _ = call(t, cs, "resolve_workflow", map[string]any{"objective": "qqzx vvwy"})
+	text, _ = routertest.CallText(t, cs, "resolve_workflow", map[string]any{"objective": "qqzx vvwy"})
 	if text != "No specific workflows found for 'qqzx vvwy'. Proceed using your general knowledge." {
 		t.Errorf("no match: %q", text)
 	}
@@ -107,7 +101,7 @@ func TestResolveWorkflowReportsDependencyProblems(t *testing.T) {
 		"ops/legacy-deploy/SKILL.md": doc("legacy-deploy", "The old deploy script."),
 	})
 	_, cs := withSkills(t, dir, nil)
-	text, _ := call(t, cs, "resolve_workflow", map[string]any{"objective": "deploy the application"})
+	text, _ := routertest.CallText(t, cs, "resolve_workflow", map[string]any{"objective": "deploy the application"})
 	for _, want := range []string{
 		"Dependency warnings:",
 		`- deploy-app: build-app version 1.5.0 does not satisfy ">=2.0.0"`,
@@ -118,7 +112,7 @@ func TestResolveWorkflowReportsDependencyProblems(t *testing.T) {
 			t.Errorf("missing %q in:\n%s", want, text)
 		}
 	}
-	help, _ := call(t, cs, "get_skill_help", map[string]any{"skill_name": "deploy-app"})
+	help, _ := routertest.CallText(t, cs, "get_skill_help", map[string]any{"skill_name": "deploy-app"})
 	if !strings.Contains(help, "### Dependency warnings:\n- build-app version 1.5.0") || !strings.Contains(help, "- **Requires:** build-app (>=2.0.0), missing-skill") {
 		t.Errorf("help:\n%s", help)
 	}
@@ -127,7 +121,7 @@ func TestResolveWorkflowReportsDependencyProblems(t *testing.T) {
 func TestSearchSkills(t *testing.T) {
 	h := routertest.New(t, map[string]any{}, nil)
 	cs := h.Connect(nil)
-	text, _ := call(t, cs, "search_skills", map[string]any{"query": "Release"})
+	text, _ := routertest.CallText(t, cs, "search_skills", map[string]any{"query": "Release"})
 	lines := strings.Split(text, "\n")
 	if len(lines) < 5 || len(lines) > 15 {
 		t.Fatalf("%d lines:\n%s", len(lines), text)
@@ -135,11 +129,11 @@ func TestSearchSkills(t *testing.T) {
 	if !strings.HasPrefix(lines[0], "- **release-tagging** [release]: Tag and publish a release") || !strings.Contains(lines[0], " | matched on name prefix: release-tagging") {
 		t.Errorf("first line %q", lines[0])
 	}
-	text, _ = call(t, cs, "search_skills", map[string]any{"query": "severity levels"})
+	text, _ = routertest.CallText(t, cs, "search_skills", map[string]any{"query": "severity levels"})
 	if !strings.Contains(text, "- **review-severity-levels** [code-review > pr-review/references]: ") {
 		t.Errorf("subcategory shown as [category > sub]:\n%s", text)
 	}
-	text, isErr := call(t, cs, "search_skills", map[string]any{"query": "qqzx"})
+	text, isErr := routertest.CallText(t, cs, "search_skills", map[string]any{"query": "qqzx"})
 	if text != "No skills found matching that query." || isErr {
 		t.Errorf("no match: %q %v", text, isErr)
 	}
@@ -149,7 +143,7 @@ func TestGetSkillHelp(t *testing.T) {
 	h := routertest.New(t, map[string]any{}, nil)
 	cs := h.Connect(nil)
 	for _, name := range []string{"release-readiness", "release/release-readiness", "RELEASE-READINESS"} {
-		text, _ := call(t, cs, "get_skill_help", map[string]any{"skill_name": name})
+		text, _ := routertest.CallText(t, cs, "get_skill_help", map[string]any{"skill_name": name})
 		for _, want := range []string{
 			"## Skill Overview: release-readiness", "- **Category:** release", "- **Version:** 1.3.0",
 			"- **Requires:** changelog-writing (>=1.0.0), semver-versioning (^1.0.0)", "- **Resource:** skill://release/release-readiness",
@@ -163,11 +157,11 @@ func TestGetSkillHelp(t *testing.T) {
 			t.Errorf("%s: the starter skill's dependencies resolve and the name is exact:\n%s", name, text)
 		}
 	}
-	text, _ := call(t, cs, "get_skill_help", map[string]any{"skill_name": "relese readiness"})
+	text, _ := routertest.CallText(t, cs, "get_skill_help", map[string]any{"skill_name": "relese readiness"})
 	if !strings.HasPrefix(text, "No skill is named 'relese readiness'; showing the closest match, 'release-readiness'.") {
 		t.Errorf("fallback: %q", text[:min(len(text), 120)])
 	}
-	text, isErr := call(t, cs, "get_skill_help", map[string]any{"skill_name": "QQZX"})
+	text, isErr := routertest.CallText(t, cs, "get_skill_help", map[string]any{"skill_name": "QQZX"})
 	if text != "Could not find a skill named 'qqzx'." || isErr {
 		t.Errorf("unknown: %q isError=%v", text, isErr)
 	}
@@ -189,7 +183,7 @@ func TestRefreshSkillsReportsAndNotifies(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(dir, "cat", "one")); err != nil {
 		t.Fatal(err)
 	}
-	text, isErr := call(t, cs, "refresh_skills", map[string]any{})
+	text, isErr := routertest.CallText(t, cs, "refresh_skills", map[string]any{})
 	first, rest, _ := strings.Cut(text, "\n")
 	if isErr || !strings.HasPrefix(first, "Skills refreshed in ") || !strings.HasSuffix(first, "ms: 1 added, 1 removed, 1 unchanged/updated, 2 total skills indexed.") {
 		t.Errorf("first line %q", first)
@@ -219,7 +213,7 @@ func TestWatcherPublishesNewSkills(t *testing.T) {
 	cs := h.Connect(&mcp.ClientOptions{ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { changed.Add(1) }})
 	testutil.WriteFile(t, dir, "fresh/new-one/SKILL.md", doc("new-one", "Arrived while serving."))
 	routertest.WaitFor(t, "the watcher to index the new skill", func() bool {
-		text, _ := call(t, cs, "search_skills", map[string]any{"query": "new-one"})
+		text, _ := routertest.CallText(t, cs, "search_skills", map[string]any{"query": "new-one"})
 		return strings.HasPrefix(text, "- **new-one**")
 	})
 	routertest.WaitFor(t, "resources/list_changed", func() bool { return changed.Load() > 0 })

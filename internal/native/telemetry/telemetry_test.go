@@ -16,15 +16,9 @@ import (
 
 var enabled = map[string]string{"EVOKORE_TELEMETRY": "true"}
 
-func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (string, bool) {
-	t.Helper()
-	res := routertest.Call(t, cs, name, args)
-	return routertest.Text(res), res.IsError
-}
-
 func metrics(t *testing.T, cs *mcp.ClientSession) telemetry.Metrics {
 	t.Helper()
-	text, isErr := call(t, cs, "get_telemetry", map[string]any{})
+	text, isErr := routertest.CallText(t, cs, "get_telemetry", map[string]any{})
 	if isErr {
 		t.Fatal(text)
 	}
@@ -58,7 +52,7 @@ func TestDisabledByDefault(t *testing.T) {
 	h := routertest.New(t, map[string]any{}, nil)
 	cs := h.Connect(nil)
 	for _, tool := range []string{"get_telemetry", "reset_telemetry"} {
-		if text, isErr := call(t, cs, tool, map[string]any{}); isErr || text != "Telemetry is disabled. Set EVOKORE_TELEMETRY=true to enable." {
+		if text, isErr := routertest.CallText(t, cs, tool, map[string]any{}); isErr || text != "Telemetry is disabled. Set EVOKORE_TELEMETRY=true to enable." {
 			t.Errorf("%s = %v %q", tool, isErr, text)
 		}
 	}
@@ -71,13 +65,13 @@ func TestDisabledByDefault(t *testing.T) {
 func TestCountsCallsErrorsAndSessions(t *testing.T) {
 	h := routertest.New(t, map[string]any{}, enabled)
 	cs := h.Connect(nil)
-	call(t, cs, "claim_list", map[string]any{})
-	call(t, cs, "memory_list", map[string]any{"session_id": "s"})
-	if _, isErr := call(t, cs, "nav_get_map", map[string]any{"path": "/no/such/file"}); !isErr {
+	routertest.CallText(t, cs, "claim_list", map[string]any{})
+	routertest.CallText(t, cs, "memory_list", map[string]any{"session_id": "s"})
+	if _, isErr := routertest.CallText(t, cs, "nav_get_map", map[string]any{"path": "/no/such/file"}); !isErr {
 		t.Fatal("want an isError result to count")
 	}
 	// Refused by the schema: never ran, so not counted.
-	call(t, cs, "nav_get_map", map[string]any{})
+	routertest.CallText(t, cs, "nav_get_map", map[string]any{})
 
 	m := metrics(t, cs)
 	if m.TelemetryVersion != 2 || m.ToolCallCount != 3 || m.ToolErrorCount != 1 || m.SessionCount != 1 || m.AvgLatencyMs < 0 {
@@ -93,7 +87,7 @@ func TestCountsCallsErrorsAndSessions(t *testing.T) {
 
 	// A second session comes and goes.
 	cs2 := h.Connect(nil)
-	call(t, cs2, "claim_list", map[string]any{})
+	routertest.CallText(t, cs2, "claim_list", map[string]any{})
 	m = metrics(t, cs)
 	if m.Sessions.ActiveCount != 2 || m.Sessions.TotalCreated != 2 || m.SessionCount != 2 || m.ToolCallCount != 5 {
 		t.Errorf("with two sessions: %+v", m)
@@ -117,7 +111,7 @@ func TestFlushResetAndRestart(t *testing.T) {
 	}
 	cs1 := h1.Connect(nil)
 	for range 4 {
-		call(t, cs1, "claim_list", map[string]any{})
+		routertest.CallText(t, cs1, "claim_list", map[string]any{})
 	}
 	// Written shortly after the last change, without waiting for Close.
 	routertest.WaitFor(t, "metrics.json to hold the calls", func() bool {
@@ -126,14 +120,14 @@ func TestFlushResetAndRestart(t *testing.T) {
 	})
 
 	// Reset zeroes memory and file; the reset call itself is then counted.
-	if text, isErr := call(t, cs1, "reset_telemetry", map[string]any{}); isErr || text != "Telemetry metrics have been reset." {
+	if text, isErr := routertest.CallText(t, cs1, "reset_telemetry", map[string]any{}); isErr || text != "Telemetry metrics have been reset." {
 		t.Fatalf("reset = %v %q", isErr, text)
 	}
 	m := metrics(t, cs1)
 	if m.ToolCallCount != 1 || m.ToolErrorCount != 0 || m.SessionCount != 0 || m.Sessions.ActiveCount != 1 {
 		t.Errorf("after reset: %+v", m)
 	}
-	call(t, cs1, "nav_get_map", map[string]any{"path": "/nope"})
+	routertest.CallText(t, cs1, "nav_get_map", map[string]any{"path": "/nope"})
 	_ = cs1.Close()
 	h1.Server.Close()
 	f, ok := readFile(t, home)

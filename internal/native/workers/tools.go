@@ -24,10 +24,6 @@ func Register(t *native.Table, host *native.Host) *Manager {
 	return m
 }
 
-func missing(name string) *mcp.CallToolResult {
-	return native.Errorf("Missing required argument: %s", name)
-}
-
 func (m *Manager) dispatchTool(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
 	var in struct {
 		SessionID  string         `json:"session_id"`
@@ -39,9 +35,9 @@ func (m *Manager) dispatchTool(_ context.Context, call *native.Call) (*mcp.CallT
 	}
 	switch {
 	case in.SessionID == "":
-		return missing("session_id"), nil
+		return native.MissingArgument("session_id"), nil
 	case in.WorkerType == "":
-		return missing("worker_type"), nil
+		return native.MissingArgument("worker_type"), nil
 	}
 	work, err := m.plan(in.WorkerType, in.Options)
 	if err != nil {
@@ -70,9 +66,9 @@ func (m *Manager) contextTool(_ context.Context, call *native.Call) (*mcp.CallTo
 	}
 	switch {
 	case in.SessionID == "":
-		return missing("session_id"), nil
+		return native.MissingArgument("session_id"), nil
 	case in.WorkerID == "":
-		return missing("worker_id"), nil
+		return native.MissingArgument("worker_id"), nil
 	}
 	st, ok, err := m.Read(in.SessionID, in.WorkerID)
 	switch {

@@ -23,21 +23,6 @@ import (
 // without an approval.
 var admin = map[string]string{"EVOKORE_ROLE": "admin"}
 
-func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (string, bool) {
-	t.Helper()
-	res := routertest.Call(t, cs, name, args)
-	return routertest.Text(res), res.IsError
-}
-
-func decode[T any](t *testing.T, text string) T {
-	t.Helper()
-	var v T
-	if err := json.Unmarshal([]byte(text), &v); err != nil {
-		t.Fatalf("not JSON: %v\n%s", err, text)
-	}
-	return v
-}
-
 type dispatched struct {
 	WorkerID   string `json:"workerId"`
 	WorkerType string `json:"workerType"`
@@ -52,11 +37,11 @@ func dispatch(t *testing.T, cs *mcp.ClientSession, session, typ string, options 
 	if options != nil {
 		args["options"] = options
 	}
-	text, isErr := call(t, cs, "worker_dispatch", args)
+	text, isErr := routertest.CallText(t, cs, "worker_dispatch", args)
 	if isErr {
 		t.Fatalf("dispatch %s: %s", typ, text)
 	}
-	d := decode[dispatched](t, text)
+	d := routertest.DecodeJSON[dispatched](t, text)
 	if d.WorkerType != typ || d.SessionID != session || d.Status != "pending" || !strings.HasPrefix(d.WorkerID, typ+"-") ||
 		d.Hint != "Poll worker_context with this workerId to read the result." {
 		t.Errorf("dispatch = %s", text)
@@ -69,11 +54,11 @@ func finished(t *testing.T, cs *mcp.ClientSession, session, id string) workers.S
 	t.Helper()
 	var st workers.State
 	routertest.WaitFor(t, "worker "+id+" to finish", func() bool {
-		text, isErr := call(t, cs, "worker_context", map[string]any{"session_id": session, "worker_id": id})
+		text, isErr := routertest.CallText(t, cs, "worker_context", map[string]any{"session_id": session, "worker_id": id})
 		if isErr {
 			t.Fatal(text)
 		}
-		st = decode[workers.State](t, text)
+		st = routertest.DecodeJSON[workers.State](t, text)
 		return st.Status == "complete" || st.Status == "error"
 	})
 	return st
@@ -284,15 +269,15 @@ func TestDispatchRefusals(t *testing.T) {
 		{map[string]any{"session_id": "s", "worker_type": "test_run", "options": map[string]any{"command": []string{}}}, "options.command must be a non-empty array of strings, not []"},
 	}
 	for _, c := range cases {
-		if text, isErr := call(t, cs, "worker_dispatch", c.args); !isErr || text != c.want {
+		if text, isErr := routertest.CallText(t, cs, "worker_dispatch", c.args); !isErr || text != c.want {
 			t.Errorf("dispatch %v = %v %q\nwant %q", c.args, isErr, text, c.want)
 		}
 	}
-	text, isErr := call(t, cs, "worker_dispatch", map[string]any{"session_id": "s", "worker_type": "test_run", "options": map[string]any{"command": "make test"}})
+	text, isErr := routertest.CallText(t, cs, "worker_dispatch", map[string]any{"session_id": "s", "worker_type": "test_run", "options": map[string]any{"command": "make test"}})
 	if !isErr || !strings.HasPrefix(text, "options do not fit test_run: ") {
 		t.Errorf("string command = %v %q", isErr, text)
 	}
-	if text, isErr := call(t, cs, "worker_dispatch", map[string]any{"session_id": "s", "worker_type": "lint"}); !isErr || !strings.Contains(text, "Invalid arguments for 'worker_dispatch'") {
+	if text, isErr := routertest.CallText(t, cs, "worker_dispatch", map[string]any{"session_id": "s", "worker_type": "lint"}); !isErr || !strings.Contains(text, "Invalid arguments for 'worker_dispatch'") {
 		t.Errorf("unknown type = %v %q", isErr, text)
 	}
 	if _, err := os.Stat(filepath.Join(h.Dir, "home", "workers")); !os.IsNotExist(err) {
@@ -313,7 +298,7 @@ func TestWorkerContextErrors(t *testing.T) {
 		{map[string]any{"session_id": "s", "worker_id": "../../etc/passwd"}, "Worker ../../etc/passwd not found for session s."},
 	}
 	for _, c := range cases {
-		if text, isErr := call(t, cs, "worker_context", c.args); !isErr || text != c.want {
+		if text, isErr := routertest.CallText(t, cs, "worker_context", c.args); !isErr || text != c.want {
 			t.Errorf("worker_context %v = %v %q, want %q", c.args, isErr, text, c.want)
 		}
 	}
@@ -336,8 +321,8 @@ func TestWorkersSurviveARestart(t *testing.T) {
 	}
 	h2 := routertest.New(t, map[string]any{}, env)
 	cs2 := h2.Connect(nil)
-	text, isErr := call(t, cs2, "worker_context", map[string]any{"session_id": "agent/one", "worker_id": d.WorkerID})
-	after := decode[workers.State](t, text)
+	text, isErr := routertest.CallText(t, cs2, "worker_context", map[string]any{"session_id": "agent/one", "worker_id": d.WorkerID})
+	after := routertest.DecodeJSON[workers.State](t, text)
 	if isErr || after.Status != "complete" || after.CompletedAt != before.CompletedAt || string(after.Result) == "" {
 		t.Errorf("after restart = %s", text)
 	}
@@ -375,8 +360,8 @@ func TestAWorkerOfADeadRouterReadsAsInterrupted(t *testing.T) {
 	state := workers.State{WorkerID: "benchmark-1-aaaaaa", WorkerScript: "benchmark", Status: "running",
 		StartedAt: time.Now().UTC().Format(time.RFC3339), Options: map[string]any{}, OwnerPID: dead.Process.Pid}
 	write(t, filepath.Join(h.Dir, "home", "workers", "s"), "benchmark-1-aaaaaa.json", func() string { b, _ := json.Marshal(state); return string(b) }())
-	text, _ := call(t, cs, "worker_context", map[string]any{"session_id": "s", "worker_id": "benchmark-1-aaaaaa"})
-	st := decode[workers.State](t, text)
+	text, _ := routertest.CallText(t, cs, "worker_context", map[string]any{"session_id": "s", "worker_id": "benchmark-1-aaaaaa"})
+	st := routertest.DecodeJSON[workers.State](t, text)
 	want := "interrupted: the router that ran it (pid " + strconv.Itoa(dead.Process.Pid) + ") exited before it finished"
 	if st.Status != "error" || st.Error != want || st.CompletedAt == "" {
 		t.Errorf("state = %s", text)

@@ -214,3 +214,21 @@ func ApprovalToken(t testing.TB, r *mcp.CallToolResult) string {
 	}
 	return m[1]
 }
+
+// CallText calls a tool and returns its text and whether it is an error
+// result.
+func CallText(t testing.TB, cs *mcp.ClientSession, name string, args map[string]any) (string, bool) {
+	t.Helper()
+	res := Call(t, cs, name, args)
+	return Text(res), res.IsError
+}
+
+// DecodeJSON decodes a tool's JSON text, failing the test when it is not.
+func DecodeJSON[T any](t testing.TB, text string) T {
+	t.Helper()
+	var v T
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, text)
+	}
+	return v
+}
