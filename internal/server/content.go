@@ -89,6 +89,15 @@ func (v *view) syncResources() {
 	for _, r := range c.Resources() {
 		now[r.URI] = r
 	}
+	if v.resourcesStale {
+		v.resourcesStale = false
+		var all []string
+		for uri := range v.mirroredRes {
+			all = append(all, uri)
+		}
+		v.mcp.RemoveResources(all...)
+		clear(v.mirroredRes)
+	}
 	var gone []string
 	for uri := range v.mirroredRes {
 		if now[uri] == nil {

@@ -24,8 +24,10 @@ type view struct {
 	// mirrored maps each listed name to the hash of the definition
 	// listed, so a changed definition is announced like a new tool.
 	mirrored map[string]string
-	// mirroredRes are the resource URIs mirrored for notifications.
-	mirroredRes map[string]bool
+	// mirroredRes are the resource URIs mirrored for notifications;
+	// resourcesStale asks the next sync to announce them all again.
+	mirroredRes    map[string]bool
+	resourcesStale bool
 }
 
 // mirrorSchema is the input schema of a mirrored name; clients never see
@@ -155,6 +157,11 @@ func (v *view) watch(ss *mcp.ServerSession) {
 		case <-snap.Superseded():
 		case <-changed:
 		case <-contentChanged:
+			// The skills were re-read (refresh_skills, fetch_skill, the
+			// watcher): clients list resources and tools again, as they
+			// did with EVOKORE-MCP, even when no name changed.
+			v.resourcesStale = true
+			v.sess.Invalidate()
 		case <-done:
 			v.srv.removeSession(v.sess)
 			return
