@@ -161,6 +161,9 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 		c.mu.Unlock()
 		return err
 	}
+	if level, ok := c.sup.logLevel.Load().(mcp.LoggingLevel); ok {
+		c.applyLogLevel(cs, level)
+	}
 	c.sup.register(c, tools, true)
 	if c.sup.opts.Home != "" {
 		if err := saveManifest(c.sup.opts.Home, c.spec, tools); err != nil {
@@ -311,6 +314,27 @@ func (c *child) session(ctx context.Context) (*mcp.ClientSession, error) {
 		}
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msgReconnecting(c.spec.ID)}
+}
+
+// setLogLevel applies a logging level to the connected child, if any.
+func (c *child) setLogLevel(level mcp.LoggingLevel) {
+	c.mu.Lock()
+	cs := c.cs
+	c.mu.Unlock()
+	if cs != nil {
+		c.applyLogLevel(cs, level)
+	}
+}
+
+func (c *child) applyLogLevel(cs *mcp.ClientSession, level mcp.LoggingLevel) {
+	if ir := cs.InitializeResult(); ir == nil || ir.Capabilities == nil || ir.Capabilities.Logging == nil {
+		return // the child does not log over MCP
+	}
+	ctx, cancel := context.WithTimeout(c.sup.ctx, c.sup.bootTimeout(c.spec))
+	defer cancel()
+	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
+		c.sup.logf("[EVOKORE] Cannot set the log level of '%s': %v", c.spec.ID, err)
+	}
 }
 
 // lost marks the child down as soon as a call sees its connection gone,

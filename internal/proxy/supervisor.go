@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -61,6 +62,10 @@ type Supervisor struct {
 	children []*child
 	byID     map[string]*child
 	routes   routes
+
+	// logLevel is the most verbose level a client asked for; children get
+	// it, so their log messages flow to the router to be passed on.
+	logLevel atomic.Value // mcp.LoggingLevel
 
 	startOnce sync.Once
 	ctx       context.Context
@@ -135,6 +140,26 @@ func (s *Supervisor) Start(caps *mcp.ClientCapabilities) {
 			close(s.booted)
 		}()
 	})
+}
+
+// SetLogLevel passes a client's logging/setLevel on to every child that
+// logs, now and when it boots later. Sessions filter what reaches each
+// client by their own level, so the most verbose request wins here.
+func (s *Supervisor) SetLogLevel(level mcp.LoggingLevel) {
+	if old, ok := s.logLevel.Load().(mcp.LoggingLevel); ok && moreVerbose(old, level) {
+		level = old
+	}
+	s.logLevel.Store(level)
+	for _, c := range s.children {
+		c.setLogLevel(level)
+	}
+}
+
+var levelOrder = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// moreVerbose reports whether a lets through more messages than b.
+func moreVerbose(a, b mcp.LoggingLevel) bool {
+	return slices.Index(levelOrder, a) < slices.Index(levelOrder, b)
 }
 
 // Booted is closed once every child has finished its first boot attempt.

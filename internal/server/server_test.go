@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -424,4 +425,50 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+func TestCancellationReachesTheChild(t *testing.T) {
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, nil)
+	cs := h.Connect(nil)
+	h.Booted()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fx_slow", Arguments: map[string]any{"ms": 20000}}); err == nil {
+		t.Fatal("the cancelled call should fail")
+	}
+	routertest.WaitFor(t, "the child to see the cancellation", func() bool {
+		return routertest.Text(routertest.Call(t, cs, "fx_read_cancelled", map[string]any{})) == "cancelled: 1"
+	})
+}
+
+func TestChildLogMessagesReachTheClient(t *testing.T) {
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, nil)
+	got := make(chan string, 4)
+	cs := h.Connect(&mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+		got <- fmt.Sprintf("%s %s %v", req.Params.Level, req.Params.Logger, req.Params.Data)
+	}})
+	h.Booted()
+	if err := cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	routertest.Call(t, cs, "fx_log", map[string]any{"message": "from the child"})
+	select {
+	case m := <-got:
+		if m != "info fx from the child" {
+			t.Errorf("log message = %q", m)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no log message reached the client")
+	}
+}
+
+func TestElicitationForwardedToClient(t *testing.T) {
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, nil)
+	cs := h.Connect(&mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "yes to " + req.Params.Message}}, nil
+	}})
+	h.Booted()
+	if got := routertest.Text(routertest.Call(t, cs, "fx_elicit", map[string]any{"message": "deploy?"})); got != "accept: yes to deploy?" {
+		t.Errorf("fx_elicit = %q", got)
+	}
 }

@@ -90,6 +90,15 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return res, nil
 		}
+		if method == "logging/setLevel" {
+			res, err := next(ctx, method, req)
+			if err == nil {
+				if p, ok := req.GetParams().(*mcp.SetLoggingLevelParams); ok {
+					v.srv.proxy.SetLogLevel(p.Level)
+				}
+			}
+			return res, err
+		}
 		if res, ok, err := v.contentMethod(ctx, method, req); ok {
 			if err != nil {
 				return nil, err

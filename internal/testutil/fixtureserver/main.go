@@ -4,6 +4,7 @@
 //
 //	echo {message}          "Echo: <message>"
 //	slow {ms}               sleeps, honouring cancellation
+//	read_cancelled {}       how many slow calls the client cancelled
 //	crash {}                exits the process in the middle of the call
 //	fail {message}          an isError result
 //	count {}                counts the calls that reached this process
@@ -12,6 +13,7 @@
 //	add_tool {name}         adds a tool (tools/list_changed)
 //	progress {steps}        reports progress steps, then answers
 //	sample {prompt}         asks the client for a sampling completion
+//	elicit {message}        asks the client to fill in a one-field form
 //	roots {}                asks the client for its roots
 //	log {message}           sends a log message to the client
 //	env {name}              the value of an environment variable
@@ -40,7 +42,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-var calls atomic.Int64
+var calls, cancelled atomic.Int64
 
 func text(format string, args ...any) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
@@ -106,8 +108,23 @@ func main() {
 		case <-time.After(time.Duration(in.Ms) * time.Millisecond):
 			return text("slept %dms", in.Ms), nil, nil
 		case <-ctx.Done():
+			cancelled.Add(1)
 			return nil, nil, ctx.Err()
 		}
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "read_cancelled", Description: "Counts cancelled slow calls."}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+		return text("cancelled: %d", cancelled.Load()), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "elicit", Description: "Asks the client for a value."}, func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: in.Message, RequestedSchema: map[string]any{
+			"type": "object", "properties": map[string]any{"answer": map[string]any{"type": "string"}},
+		}})
+		if err != nil {
+			r := text("elicitation failed: %v", err)
+			r.IsError = true
+			return r, nil, nil
+		}
+		return text("%s: %v", res.Action, res.Content["answer"]), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "crash", Description: "Exits the server mid-call."}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
 		os.Exit(3)
