@@ -59,8 +59,9 @@ func (v *view) connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession
 		},
 	})
 	v.mcp.AddReceivingMiddleware(v.middleware)
+	// Resources are mirrored by watch, after the handshake: reading them
+	// waits for the first skills index, which the handshake must not.
 	v.sync()
-	v.syncResources()
 	ss, err := v.mcp.Connect(ctx, t, nil)
 	if err != nil {
 		return nil, err

@@ -25,6 +25,8 @@ type Library struct {
 
 	cur       atomic.Pointer[Index]
 	refreshMu sync.Mutex
+	// ready is closed once the first index is built.
+	ready chan struct{}
 
 	mu      sync.Mutex
 	changed chan struct{}
@@ -34,27 +36,36 @@ type Library struct {
 
 // Open indexes the library in dir, or the embedded starter library when
 // dir does not exist. Problems are logged to log; nothing is fatal.
+//
+// The first index is built in the background, so a router answers the
+// client's handshake without waiting for it; Index waits for it.
 func Open(dir string, log io.Writer) *Library {
 	if log == nil {
 		log = io.Discard
 	}
-	l := &Library{dir: dir, log: log, changed: make(chan struct{})}
-	ix := Build(l.source())
-	l.cur.Store(ix)
-	if ix.Source.Dir == "" {
-		l.logf("[EVOKORE] Skills directory %s not found; serving the built-in starter library (%d skills).", dir, ix.Len())
-	} else {
-		l.logf("[EVOKORE] Indexed %d skills from %s in %s.", ix.Len(), dir, ix.Took.Round(time.Millisecond))
-	}
-	l.report(ix)
+	l := &Library{dir: dir, log: log, changed: make(chan struct{}), ready: make(chan struct{})}
+	go func() {
+		ix := Build(l.source())
+		l.cur.Store(ix)
+		close(l.ready)
+		if ix.Source.Dir == "" {
+			l.logf("[EVOKORE] Skills directory %s not found; serving the built-in starter library (%d skills).", dir, ix.Len())
+		} else {
+			l.logf("[EVOKORE] Indexed %d skills from %s in %s.", ix.Len(), dir, ix.Took.Round(time.Millisecond))
+		}
+		l.report(ix)
+	}()
 	return l
 }
 
 // Dir is the configured skills directory (it may not exist).
 func (l *Library) Dir() string { return l.dir }
 
-// Index returns the current snapshot.
-func (l *Library) Index() *Index { return l.cur.Load() }
+// Index returns the current snapshot, waiting for the first one.
+func (l *Library) Index() *Index {
+	<-l.ready
+	return l.cur.Load()
+}
 
 // Changed is closed the next time a refresh publishes a new index.
 func (l *Library) Changed() <-chan struct{} {
@@ -86,7 +97,7 @@ func (l *Library) Refresh() Refreshed {
 	l.refreshMu.Lock()
 	defer l.refreshMu.Unlock()
 	start := time.Now()
-	old := l.cur.Load()
+	old := l.Index()
 	ix := Build(l.source())
 	l.cur.Store(ix)
 	r := Refreshed{Total: ix.Len(), Took: time.Since(start), Index: ix}

@@ -103,6 +103,7 @@ func TestRefreshCountsAndSignals(t *testing.T) {
 		"c/b/SKILL.md": skillDoc("b", "B."),
 	})
 	lib := Open(root, nil)
+	lib.Index() // the first index is built in the background: wait for it
 	ch := lib.Changed()
 	write(t, filepath.Join(root, "c", "c.md"), skillDoc("c", "C."))
 	if err := os.RemoveAll(filepath.Join(root, "c", "a")); err != nil {
