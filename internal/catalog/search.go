@@ -253,18 +253,30 @@ func (s *Snapshot) Search(query string, limit int) []Match {
 	for _, c := range named {
 		cands = append(cands, c)
 	}
-	// Ties keep catalog order, so results are deterministic.
-	slices.SortFunc(cands, func(a, b candidate) int {
-		return cmp.Or(cmp.Compare(a.tier, b.tier), cmp.Compare(b.score, a.score), cmp.Compare(a.doc, b.doc))
-	})
-	out := make([]Match, 0, min(len(cands), limit))
+	// Keep the best limit in order (ties in catalog order, so results are
+	// deterministic) without sorting the thousands a broad query matches.
+	top := make([]candidate, 0, limit)
 	for _, c := range cands {
-		if len(out) == limit {
-			break
+		if len(top) == limit && !c.better(top[limit-1]) {
+			continue
 		}
-		if e := ix.entries[c.doc]; e.Quarantine == "" {
-			out = append(out, Match{Entry: e, Tier: c.tier, Score: c.score})
+		if ix.entries[c.doc].Quarantine != "" {
+			continue
 		}
+		i, _ := slices.BinarySearchFunc(top, c, func(t, c candidate) int {
+			if c.better(t) {
+				return 1
+			}
+			return -1
+		})
+		top = slices.Insert(top, i, c)
+		if len(top) > limit {
+			top = top[:limit]
+		}
+	}
+	out := make([]Match, len(top))
+	for i, c := range top {
+		out[i] = Match{Entry: ix.entries[c.doc], Tier: c.tier, Score: c.score}
 	}
 	return out
 }
@@ -274,6 +286,18 @@ type candidate struct {
 	doc   int32
 	tier  int
 	score float64
+}
+
+// better orders candidates: lower tier, then higher score, then catalog
+// order.
+func (c candidate) better(o candidate) bool {
+	if c.tier != o.tier {
+		return c.tier < o.tier
+	}
+	if c.score != o.score {
+		return c.score > o.score
+	}
+	return c.doc < o.doc
 }
 
 // synonymWeight discounts a match on a synonym against the typed word.
