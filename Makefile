@@ -5,7 +5,7 @@ BIN     ?= bin/evokore
 NPM_DIR := testdata/npm
 PKGS    := ./...
 
-.PHONY: all build generate generate-check lint test test-short bench run npm-deps inspector-check clean
+.PHONY: all build generate generate-check lint test test-short bench run npm-deps clean
 
 all: build
 

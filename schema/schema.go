@@ -22,4 +22,5 @@ const (
 	Shipped          = "#Shipped"
 	SkillFrontmatter = "#SkillFrontmatter"
 	Voices           = "#Voices"
+	PluginManifest   = "#PluginManifest"
 )

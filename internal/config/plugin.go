@@ -7,10 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
-)
 
-// pluginManifestDef is the definition plugin.json is validated against.
-const pluginManifestDef = "#PluginManifest"
+	"github.com/evokore/evokore/schema"
+)
 
 // PluginManifest is a plugin's plugin.json after validation.
 type PluginManifest struct {
@@ -70,7 +69,7 @@ func LoadPluginManifest(file string) (*PluginManifest, error) {
 // #PluginManifest, then checks what the schema cannot: every tool has a
 // command (its own or the plugin's) and tool names are unique.
 func ParsePluginManifest(file string, src []byte) (*PluginManifest, Diagnostics) {
-	doc, ds := validate(file, src, formatJSON, pluginManifestDef)
+	doc, ds := validate(file, src, formatJSON, schema.PluginManifest)
 	if ds != nil {
 		return nil, ds
 	}
