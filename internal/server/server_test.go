@@ -313,7 +313,7 @@ func TestSamplingRefusedWhenClientCannot(t *testing.T) {
 func TestRootsForwardedToClient(t *testing.T) {
 	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, nil)
 	c := mcp.NewClient(&mcp.Implementation{Name: "roots-client", Version: "1"}, nil)
-	c.AddRoots(&mcp.Root{URI: "file:///work/project", Name: "project"})
+	c.AddRoots(&mcp.Root{URI: "file:///home/dev/project", Name: "project"})
 	st, ct := mcp.NewInMemoryTransports()
 	if _, err := h.Server.Connect(context.Background(), st); err != nil {
 		t.Fatal(err)
@@ -324,7 +324,7 @@ func TestRootsForwardedToClient(t *testing.T) {
 	}
 	defer cs.Close()
 	h.Booted()
-	if got := routertest.Text(routertest.Call(t, cs, "fx_roots", map[string]any{})); got != "roots: file:///work/project" {
+	if got := routertest.Text(routertest.Call(t, cs, "fx_roots", map[string]any{})); got != "roots: file:///home/dev/project" {
 		t.Errorf("fx_roots = %q", got)
 	}
 }
