@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -471,4 +473,37 @@ func TestElicitationForwardedToClient(t *testing.T) {
 	if got := routertest.Text(routertest.Call(t, cs, "fx_elicit", map[string]any{"message": "deploy?"})); got != "accept: yes to deploy?" {
 		t.Errorf("fx_elicit = %q", got)
 	}
+}
+
+func TestStreamableHTTPChildWithHeaders(t *testing.T) {
+	addr := freeAddr(t)
+	child := exec.Command(testutil.FixtureServer(t), "-http", addr)
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
+	h := routertest.New(t, map[string]any{"remote": map[string]any{
+		"transport": "http",
+		"url":       "http://" + addr + "/",
+		"headers":   map[string]any{"X-Evokore-Test": "${EVOKORE_TEST_HEADER}"},
+	}}, map[string]string{"EVOKORE_TEST_HEADER": "from-config", "EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS": "10000"})
+	cs := h.Connect(nil)
+	routertest.WaitFor(t, "the HTTP child to connect", func() bool { return routertest.StatusOf(t, cs, "remote") == "connected" })
+	if got := routertest.Text(routertest.Call(t, cs, "remote_echo", map[string]any{"message": "over http"})); got != "Echo: over http" {
+		t.Errorf("remote_echo = %q", got)
+	}
+	if got := routertest.Text(routertest.Call(t, cs, "remote_header", map[string]any{"name": "X-Evokore-Test"})); got != "X-Evokore-Test: from-config" {
+		t.Errorf("remote_header = %q", got)
+	}
+}
+
+// freeAddr returns a loopback address nothing listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }

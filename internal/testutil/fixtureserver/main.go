@@ -20,6 +20,7 @@
 //	untyped {}              listed with an input schema lacking "type"
 //	pid {}                  this process's pid
 //	args {...}              the raw arguments it received, as JSON
+//	header {name}           an HTTP request header (streamable HTTP only)
 //
 // Flags: -name, -start-delay (sleep before answering anything), -extra N
 // (N generated tools), -alias NAME (echo again under NAME), -stderr TEXT
@@ -206,6 +207,12 @@ func main() {
 	})
 	s.AddTool(&mcp.Tool{Name: "args", Description: "Returns the raw arguments it received.", InputSchema: map[string]any{"type": "object"}}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return text("%s", req.Params.Arguments), nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "header", Description: "Returns an HTTP request header."}, func(_ context.Context, req *mcp.CallToolRequest, in nameIn) (*mcp.CallToolResult, any, error) {
+		if req.Extra == nil || req.Extra.Header == nil {
+			return text("no HTTP headers"), nil, nil
+		}
+		return text("%s: %s", in.Name, req.Extra.Header.Get(in.Name)), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Returns the process id."}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
 		return text("%d", os.Getpid()), nil, nil
