@@ -507,3 +507,23 @@ func freeAddr(t *testing.T) string {
 	defer l.Close()
 	return l.Addr().String()
 }
+
+func TestDisabledServerIsNeitherBootedNorResolved(t *testing.T) {
+	off := routertest.Fixture(t)
+	off["disabled"] = true
+	off["env"] = map[string]any{"TOKEN": "${EVOKORE_TEST_NEVER_SET}"}
+	h := routertest.New(t, map[string]any{"off": off, "on": routertest.Fixture(t)}, legacy)
+	cs := h.Connect(nil)
+	h.Booted()
+	if s := routertest.StatusOf(t, cs, "off"); s != "disabled" {
+		t.Errorf("off is %s", s)
+	}
+	for _, n := range routertest.ToolNames(t, cs) {
+		if strings.HasPrefix(n, "off_") {
+			t.Errorf("a disabled server's tool is listed: %s", n)
+		}
+	}
+	if strings.Contains(h.Stderr.String(), "EVOKORE_TEST_NEVER_SET") {
+		t.Errorf("a disabled server's placeholders are never resolved:\n%s", h.Stderr.String())
+	}
+}

@@ -1,0 +1,89 @@
+package vet
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/testutil"
+)
+
+func matrixSettings(t *testing.T) config.Settings {
+	s, _ := config.ReadSettings(config.NewEnv(map[string]string{"HOME": t.TempDir()}), config.Defaults{})
+	s.Home = t.TempDir()
+	return s
+}
+
+func TestMatrixOfTheShippedConfiguration(t *testing.T) {
+	dir := t.TempDir()
+	rows, err := Matrix(MatrixOptions{
+		ConfigPath:      filepath.Join(dir, "none.json"),
+		PermissionsPath: filepath.Join(dir, "none.yml"),
+		Settings:        matrixSettings(t),
+		Profile:         "default",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 4*native.NumTools {
+		t.Fatalf("%d rows, want 4 roles x %d natives", len(rows), native.NumTools)
+	}
+	count := map[[2]string]int{}
+	for _, r := range rows {
+		if !r.Visible || r.Profile != "default" || r.Source != "native" {
+			t.Errorf("row %+v", r)
+		}
+		count[[2]string{r.Role, r.Level}]++
+	}
+	want := map[[2]string]int{
+		{"admin", "allow"}: 37, {"developer", "allow"}: 20, {"developer", "approval"}: 17,
+		{"readonly", "allow"}: 20, {"readonly", "deny"}: 17, {NoRole, "allow"}: 33, {NoRole, "approval"}: 4,
+	}
+	for k, n := range want {
+		if count[k] != n {
+			t.Errorf("%v: %d, want %d", k, count[k], n)
+		}
+	}
+	if !slices.IsSortedFunc(rows, func(a, b Row) int {
+		if a.Role != b.Role {
+			return strings.Compare(a.Role, b.Role)
+		}
+		if a.Profile != b.Profile {
+			return strings.Compare(a.Profile, b.Profile)
+		}
+		return strings.Compare(a.Tool, b.Tool)
+	}) {
+		t.Error("rows must be sorted by role, profile, tool")
+	}
+}
+
+func TestMatrixFiltersAndCustomPermissions(t *testing.T) {
+	dir := t.TempDir()
+	perms := filepath.Join(dir, "permissions.yml")
+	testutil.WriteFile(t, dir, "permissions.yml", "roles:\n  ops:\n    default_permission: deny\n    overrides:\n      search_skills: allow\n")
+	cfg := filepath.Join(dir, "mcp.config.json")
+	testutil.WriteFile(t, dir, "mcp.config.json", `{"discovery": {"profiles": {"tiny": {"alwaysVisible": ["search_skills"]}}}}`)
+	rows, err := Matrix(MatrixOptions{ConfigPath: cfg, PermissionsPath: perms, Settings: matrixSettings(t), Role: "ops", Profile: "tiny"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		visible := r.Tool == "search_skills" || r.Tool == "describe_tool"
+		level := "deny"
+		if r.Tool == "search_skills" {
+			level = "allow"
+		}
+		if r.Role != "ops" || r.Profile != "tiny" || r.Visible != visible || r.Level != level {
+			t.Errorf("row %+v", r)
+		}
+	}
+	if _, err := Matrix(MatrixOptions{ConfigPath: cfg, PermissionsPath: perms, Settings: matrixSettings(t), Role: "nobody"}); err == nil {
+		t.Error("an unknown role is an error")
+	}
+	if _, err := Matrix(MatrixOptions{ConfigPath: cfg, PermissionsPath: perms, Settings: matrixSettings(t), Profile: "nope"}); err == nil {
+		t.Error("an unknown profile is an error")
+	}
+}
