@@ -160,7 +160,7 @@ func evaluate(snap *Snapshot, queries []retrievalQuery) retrievalScores {
 // closing note of the discovery issue. They sit a little under what the
 // ranker scores so that noise-free refactors pass and regressions fail.
 var retrievalFloor = retrievalScores{
-	Recall1: 0.62, Recall5: 0.82, Recall10: 0.86, MRR: 0.72, NDCG10: 0.75, ExactTop1: 1.0,
+	Recall1: 0.63, Recall5: 0.82, Recall10: 0.87, MRR: 0.73, NDCG10: 0.75, ExactTop1: 1.0,
 }
 
 func TestRetrievalQuality(t *testing.T) {

@@ -64,8 +64,10 @@ type index struct {
 	names    []string // lower-case names, for abbreviation matching
 
 	vocabOnce sync.Once
-	// vocab holds every indexed word by length, for typo matching.
-	vocab map[int][]string
+	// vocab holds every indexed word by length, for typo matching, and
+	// sortedVocab all of them in order, for prefix matching.
+	vocab       map[int][]string
+	sortedVocab []string
 
 	accumulators sync.Pool // *accumulator sized for entries
 }
@@ -326,6 +328,10 @@ func (ix *index) relevance(q string) []candidate {
 			// A word no tool uses may be a typo of one that some do.
 			alts = append(alts, ix.nearWords(alts[0])...)
 		}
+		if len(alts[0]) >= 4 {
+			// "config" also means "configuration", "auth" "authenticate".
+			alts = append(alts, ix.longerWords(alts[0])...)
+		}
 		c := concept{alts: make([]string, len(alts))}
 		known := false
 		for k, term := range alts {
@@ -400,24 +406,47 @@ func (ix *index) relevance(q string) []candidate {
 	return out
 }
 
+func (ix *index) buildVocab() {
+	ix.vocab = map[int][]string{}
+	for t := range ix.postings {
+		ix.vocab[len(t)] = append(ix.vocab[len(t)], t)
+		ix.sortedVocab = append(ix.sortedVocab, t)
+	}
+	for _, words := range ix.vocab {
+		slices.Sort(words)
+	}
+	slices.Sort(ix.sortedVocab)
+}
+
 // nearWords returns the indexed words one edit (insertion, deletion,
 // substitution or adjacent swap) away from w.
 func (ix *index) nearWords(w string) []string {
-	ix.vocabOnce.Do(func() {
-		ix.vocab = map[int][]string{}
-		for t := range ix.postings {
-			ix.vocab[len(t)] = append(ix.vocab[len(t)], t)
-		}
-		for _, words := range ix.vocab {
-			slices.Sort(words)
-		}
-	})
+	ix.vocabOnce.Do(ix.buildVocab)
 	var out []string
 	for n := len(w) - 1; n <= len(w)+1; n++ {
 		for _, t := range ix.vocab[n] {
 			if oneEdit(w, t) {
 				out = append(out, t)
 			}
+		}
+	}
+	return out
+}
+
+// maxLongerWords bounds the words a prefix expands to.
+const maxLongerWords = 8
+
+// longerWords returns indexed words that start with w and are longer.
+func (ix *index) longerWords(w string) []string {
+	ix.vocabOnce.Do(ix.buildVocab)
+	from, _ := slices.BinarySearch(ix.sortedVocab, w)
+	var out []string
+	for _, t := range ix.sortedVocab[from:] {
+		if !strings.HasPrefix(t, w) || len(out) == maxLongerWords {
+			break
+		}
+		if t != w {
+			out = append(out, t)
 		}
 	}
 	return out
