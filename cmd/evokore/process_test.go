@@ -81,31 +81,6 @@ func (r *router) childPids(t *testing.T) []int {
 	return pids
 }
 
-func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || err == syscall.EPERM
-}
-
-func waitGone(t *testing.T, pids []int, within time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		var left []int
-		for _, p := range pids {
-			if alive(p) {
-				left = append(left, p)
-			}
-		}
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("children still running after %s: %v", within, left)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestStdinEOFExitsCleanlyAndStopsChildren(t *testing.T) {
 	r := startRouter(t)
 	pids := r.childPids(t)
@@ -120,7 +95,7 @@ func TestStdinEOFExitsCleanlyAndStopsChildren(t *testing.T) {
 	if code := r.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Errorf("exit code %d", code)
 	}
-	waitGone(t, pids, 2*time.Second)
+	routertest.WaitGone(t, 2*time.Second, pids...)
 	if !strings.Contains(r.stderr.String(), "[one] fixture one says hello") {
 		t.Errorf("child stderr should be forwarded with its prefix:\n%s", r.stderr.String())
 	}
@@ -132,7 +107,7 @@ func TestSIGKILLOfRouterLeavesNoChild(t *testing.T) {
 	if err := r.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, pids, 2*time.Second)
+	routertest.WaitGone(t, 2*time.Second, pids...)
 }
 
 func TestSIGTERMStopsChildren(t *testing.T) {
@@ -141,5 +116,5 @@ func TestSIGTERMStopsChildren(t *testing.T) {
 	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, pids, 5*time.Second)
+	routertest.WaitGone(t, 5*time.Second, pids...)
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -133,14 +134,7 @@ func TestRouterExitLeavesNoProcessBehind(t *testing.T) {
 		pids = append(pids, pid, grandchild)
 	}
 	h.Server.Close()
-	routertest.WaitFor(t, "every agent and grandchild to be gone", func() bool {
-		for _, p := range pids {
-			if procgroup.Alive(p) {
-				return false
-			}
-		}
-		return true
-	})
+	routertest.WaitGone(t, 30*time.Second, pids...)
 }
 
 func TestFleetErrors(t *testing.T) {

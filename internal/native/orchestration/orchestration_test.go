@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -213,14 +214,7 @@ func TestRouterExitStopsRuns(t *testing.T) {
 		t.Fatalf("no claim file: %v", err)
 	}
 	h.Server.Close()
-	routertest.WaitFor(t, "every process of the run to be gone", func() bool {
-		for _, p := range pids {
-			if procgroup.Alive(p) {
-				return false
-			}
-		}
-		return true
-	})
+	routertest.WaitGone(t, 30*time.Second, pids...)
 	if _, err := os.Stat(lock); !os.IsNotExist(err) {
 		t.Errorf("the run's claim outlived the router: %v", err)
 	}

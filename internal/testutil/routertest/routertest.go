@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/procgroup"
 	"github.com/evokore/evokore/internal/server"
 	"github.com/evokore/evokore/internal/testutil"
 )
@@ -125,10 +127,32 @@ func (h *Harness) Booted() {
 // WaitFor polls cond until it holds, failing after 30 s.
 func WaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	waitWithin(t, 30*time.Second, cond, func() string { return "timed out waiting for " + what })
+}
+
+// WaitGone waits until none of pids is alive (a zombie counts as gone) and
+// fails after within, naming the processes still running.
+func WaitGone(t testing.TB, within time.Duration, pids ...int) {
+	t.Helper()
+	var left []int
+	gone := func() bool {
+		left = left[:0]
+		for _, p := range pids {
+			if procgroup.Alive(p) {
+				left = append(left, p)
+			}
+		}
+		return len(left) == 0
+	}
+	waitWithin(t, within, gone, func() string { return fmt.Sprintf("processes still running after %s: %v", within, left) })
+}
+
+func waitWithin(t testing.TB, within time.Duration, cond func() bool, failure func() string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+			t.Fatal(failure())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
