@@ -60,13 +60,29 @@ func New(o Options) *Policy {
 	return p
 }
 
-// Install makes the policy the router's stages.
-func (p *Policy) Install(r *router.Router) {
-	r.Permission = permissionStage{p}
-	r.Approval = approvalStage{p}
-	r.RateLimit = rateLimitStage{p}
-	r.Cooldown = cooldownStage{p}
-	r.Observers = append(r.Observers, cooldownStage{p})
+// Stages are the policy's pipeline stages by name. The composition root
+// puts them in order around the router's own (quarantine, validation).
+type Stages struct {
+	Permission router.Stage
+	Approval   router.Stage
+	RateLimit  router.Stage
+	Cooldown   router.Stage
+}
+
+// Stages returns the policy's stages.
+func (p *Policy) Stages() Stages {
+	return Stages{
+		Permission: permissionStage{p},
+		Approval:   approvalStage{p},
+		RateLimit:  rateLimitStage{p},
+		Cooldown:   cooldownStage{p},
+	}
+}
+
+// Observers return what the policy must see of every dispatched call: the
+// cooldown starts after a failure.
+func (p *Policy) Observers() []router.Observer {
+	return []router.Observer{cooldownStage{p}}
 }
 
 // DeniedText is the refusal of a denied tool, as EVOKORE-MCP words it.

@@ -138,13 +138,12 @@ func BenchmarkPolicyStages(b *testing.B) {
 	rpm := 1e9
 	servers := []config.Server{{ID: "fx", RateLimit: &config.RateLimit{RequestsPerMinute: &rpm}}}
 	p := New(Options{Permissions: &ShippedPermissions, Servers: servers, ApprovalTTL: time.Minute, Cooldown: 10 * time.Second})
-	r := &router.Router{}
-	p.Install(r)
+	st := p.Stages()
 	entry := catalog.NewProxyEntry("fx", &mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}})
 	sess := session.New("s", "developer")
 	args := json.RawMessage(`{"message":"a longer benchmark message","n":3}`)
 	ctx := context.Background()
-	stages := []router.Stage{r.Permission, r.Approval, r.RateLimit, r.Cooldown}
+	stages := []router.Stage{st.Permission, st.Approval, st.RateLimit, st.Cooldown}
 	sess.Role = ""
 	b.ReportAllocs()
 	for b.Loop() {
@@ -161,14 +160,13 @@ func BenchmarkPolicyStages(b *testing.B) {
 // down, so the cooldown stage canonicalises the arguments.
 func BenchmarkPolicyStagesWhileCooling(b *testing.B) {
 	p := New(Options{Permissions: &ShippedPermissions, ApprovalTTL: time.Minute, Cooldown: 10 * time.Second})
-	r := &router.Router{}
-	p.Install(r)
+	st := p.Stages()
 	entry := catalog.NewProxyEntry("fx", &mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}})
 	p.Cooldowns.Fail("fx_other", json.RawMessage(`{}`), time.Hour)
 	sess := session.New("s", "")
 	args := json.RawMessage(`{"message":"a longer benchmark message","n":3}`)
 	ctx := context.Background()
-	stages := []router.Stage{r.Permission, r.Approval, r.RateLimit, r.Cooldown}
+	stages := []router.Stage{st.Permission, st.Approval, st.RateLimit, st.Cooldown}
 	b.ReportAllocs()
 	for b.Loop() {
 		c := &router.Call{Entry: entry, Session: sess, Args: args}
