@@ -49,6 +49,9 @@ type Settings struct {
 
 	Role        string // EVOKORE_ROLE
 	DefaultDeny bool   // EVOKORE_SECURITY_DEFAULT_DENY
+	// ApprovalMode is EVOKORE_APPROVALS_MODE (auto, operator or token);
+	// "" defers to mcp.config.json, then auto.
+	ApprovalMode string
 
 	ChildBootTimeout    time.Duration // EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS
 	ProxyRequestTimeout time.Duration // EVOKORE_PROXY_REQUEST_TIMEOUT_MS
@@ -95,6 +98,7 @@ func ReadSettings(env Env, d Defaults) (Settings, []string) {
 		DiscoveryProfile:    strings.TrimSpace(env.Get("EVOKORE_DISCOVERY_PROFILE")),
 		Role:                strings.TrimSpace(env.Get("EVOKORE_ROLE")),
 		DefaultDeny:         env.Bool("EVOKORE_SECURITY_DEFAULT_DENY"),
+		ApprovalMode:        strings.ToLower(strings.TrimSpace(env.Get("EVOKORE_APPROVALS_MODE"))),
 		ChildBootTimeout:    ms("EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS", d.ChildBootTimeout),
 		ProxyRequestTimeout: ms("EVOKORE_PROXY_REQUEST_TIMEOUT_MS", d.ProxyRequestTimeout),
 		Cooldown:            d.Cooldown,

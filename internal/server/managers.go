@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/native/analytics"
@@ -29,6 +30,9 @@ type contributions struct {
 	// Starters begin background work at Start, in this order: plugins
 	// publish the tools they loaded, the skills are indexed.
 	Starters []func(ctx context.Context)
+	// Binders add to the approval binding of a tool what must not change
+	// between approval and run (execute_skill: the step's code).
+	Binders map[string]func(args json.RawMessage) (string, error)
 	// Closers stop background work (workers, fleet agents) at shutdown;
 	// they run in reverse order.
 	Closers []func()
@@ -56,6 +60,7 @@ func registerManagers(t *native.Table, host *native.Host, s *Server) contributio
 	c.Closers = append(c.Closers, counters.Close, background.Close, agents.Close, runs.Close)
 	library := skilltools.Register(t, host)
 	c.Starters = append(c.Starters, func(context.Context) { library.Start() })
+	c.Binders = map[string]func(json.RawMessage) (string, error){native.ExecuteSkill.String(): library.Tools.StepBinding}
 	c.Content = resources.New(resources.Options{Library: library.Library, Status: s.Status, Snapshot: s.Snapshot, Config: host.Config,
 		DiscoveryMode: host.Settings.DiscoveryMode, Name: serverName, Version: s.opts.Version})
 	c.Closers = append(c.Closers, library.Close)

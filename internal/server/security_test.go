@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,9 +39,18 @@ func (c *clock) Advance(d time.Duration) {
 }
 
 // secured is a router over a fixture child with the given permissions.yml
-// (empty: the shipped permissions) and extra server config.
+// (empty: the shipped permissions) and extra server config. Unless env
+// says otherwise it approves in token mode, EVOKORE-MCP's flow, which the
+// token tests exercise; the out-of-band modes have tests of their own.
 func secured(t *testing.T, permissions string, server map[string]any, env map[string]string, clk *clock) *routertest.Harness {
 	t.Helper()
+	if _, ok := env["EVOKORE_APPROVALS_MODE"]; !ok {
+		env = maps.Clone(env)
+		if env == nil {
+			env = map[string]string{}
+		}
+		env["EVOKORE_APPROVALS_MODE"] = "token"
+	}
 	dir := t.TempDir()
 	fx := routertest.Fixture(t)
 	for k, v := range server {
@@ -219,7 +229,10 @@ func TestDeniedApprovalNeverRuns(t *testing.T) {
 	if err := policy.DenyApproval(home, pending[0].ID, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	routertest.ApprovalToken(t, routertest.Call(t, cs, "fx_count", map[string]any{"_evokore_approval_token": token}))
+	res := routertest.Call(t, cs, "fx_count", map[string]any{"_evokore_approval_token": token})
+	if !res.IsError || routertest.Text(res) != policy.DeniedApprovalText("fx_count", pending[0].ID) {
+		t.Errorf("a denied approval's retry = %q", routertest.Text(res))
+	}
 	if got := routertest.Text(routertest.Call(t, cs, "fx_read_count", map[string]any{})); got != "calls: 0" {
 		t.Errorf("a denied approval ran: %q", got)
 	}

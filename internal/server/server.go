@@ -99,7 +99,7 @@ func New(opts Options) *Server {
 	s.bg, s.stopBG = context.WithCancel(context.Background())
 
 	s.config = s.loadConfig()
-	perms := s.loadPermissions()
+	perms, failClosed := s.loadPermissions()
 	s.pins = s.openPins()
 
 	var ids []string
@@ -124,6 +124,8 @@ func New(opts Options) *Server {
 	s.starters = append(s.starters, contrib.Starters...)
 	s.closers = append(s.closers, contrib.Closers...)
 	s.catalog.SetNatives(table.Entries())
+	s.policy = s.buildPolicy(perms, failClosed, contrib.Binders)
+	s.closers = append(s.closers, s.policy.Approvals.Close)
 
 	s.proxy = proxy.New(proxy.Options{
 		Servers:        s.config.Servers,
@@ -164,7 +166,6 @@ func New(opts Options) *Server {
 	if s.profile.Warning != "" {
 		s.logf("[EVOKORE] %s", s.profile.Warning)
 	}
-	_ = perms
 	return s
 }
 
@@ -212,35 +213,51 @@ func (s *Server) loadConfig() *config.MCPConfig {
 	return cfg
 }
 
-func (s *Server) loadPermissions() *config.Permissions {
-	opts := s.opts
-	perms, err := config.LoadPermissions(opts.Settings.PermissionsPath, policy.ShippedPermissions)
-	failClosed := false
+// loadPermissions reads permissions.yml; a broken file fails closed.
+func (s *Server) loadPermissions() (*config.Permissions, bool) {
+	perms, err := config.LoadPermissions(s.opts.Settings.PermissionsPath, policy.ShippedPermissions)
 	if err != nil {
 		// Failing open would drop every deny the user wrote.
 		s.logf("Failed to load permissions.yml: %v", err)
 		s.logf("Until it is fixed, tools no shipped rule names are denied.")
 		shipped := policy.ShippedPermissions
-		perms, failClosed = &shipped, true
+		return &shipped, true
 	}
-	s.policy = policy.New(policy.Options{
-		Permissions: perms,
-		Servers:     s.config.Servers,
-		DefaultDeny: opts.Settings.DefaultDeny || failClosed,
-		Home:        opts.Settings.Home,
-		ApprovalTTL: opts.Settings.ApprovalTTL,
-		Cooldown:    opts.Settings.Cooldown,
-		Now:         opts.Now,
+	return perms, false
+}
+
+// buildPolicy assembles the per-call decisions and settles the role
+// sessions run under.
+func (s *Server) buildPolicy(perms *config.Permissions, failClosed bool, binders map[string]func(json.RawMessage) (string, error)) *policy.Policy {
+	opts := s.opts
+	mode := opts.Settings.ApprovalMode
+	if mode == "" {
+		mode = s.config.Approvals.Mode
+	}
+	if mode != "" && !policy.ValidMode(mode) {
+		s.logf("[EVOKORE] Unknown approvals mode '%s'; using %s.", mode, policy.ModeAuto)
+		mode = ""
+	}
+	p := policy.New(policy.Options{
+		Permissions:  perms,
+		Servers:      s.config.Servers,
+		DefaultDeny:  opts.Settings.DefaultDeny || failClosed,
+		Home:         opts.Settings.Home,
+		ApprovalTTL:  opts.Settings.ApprovalTTL,
+		Cooldown:     opts.Settings.Cooldown,
+		Now:          opts.Now,
+		ApprovalMode: mode,
+		Binders:      binders,
 	})
 	s.role = opts.Settings.Role
 	if s.role == "" {
 		s.role = perms.ActiveRole
 	}
-	if s.role != "" && !s.policy.RBAC.HasRole(s.role) {
+	if s.role != "" && !p.RBAC.HasRole(s.role) {
 		s.logf("[EVOKORE] Role '%s' is not defined in %s; running with no role (flat rules).", s.role, perms.File)
 		s.role = ""
 	}
-	return perms
+	return p
 }
 
 func (s *Server) openPins() *policy.Pins {

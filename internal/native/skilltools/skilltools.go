@@ -86,12 +86,15 @@ func Register(t *native.Table, host *native.Host) *Library {
 	t.Bind(native.ExecuteSkill, tools.executeSkill)
 	t.Bind(native.SkillCreator, tools.skillCreator)
 	t.Bind(native.DocsArchitect, tools.docsArchitect)
-	return &Library{Library: lib, watch: host.Settings.SkillWatcher, log: host.Log}
+	return &Library{Library: lib, Tools: tools, watch: host.Settings.SkillWatcher, log: host.Log}
 }
 
 // Library is the skill library as the composition root runs it.
 type Library struct {
 	*skills.Library
+	// Tools are the bound skill tools, for the approval binding of
+	// execute_skill.
+	Tools *Tools
 	watch bool
 	log   io.Writer
 }
