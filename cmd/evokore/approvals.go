@@ -28,7 +28,7 @@ when the model retries it, 'approvals deny ID' makes sure it never runs.`,
 		Short: "List the approvals of running routers",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, _ := p.settings()
+			s, _ := p.servingSettings()
 			pending, err := policy.ListPending(s.Home, time.Now())
 			if err != nil {
 				return &exitError{1, err}
@@ -59,7 +59,7 @@ when the model retries it, 'approvals deny ID' makes sure it never runs.`,
 			Short: short,
 			Args:  cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				s, _ := p.settings()
+				s, _ := p.servingSettings()
 				id := strings.TrimSpace(args[0])
 				if err := policy.Decide(s.Home, id, verdict, time.Now()); err != nil {
 					return &exitError{1, err}
@@ -88,7 +88,7 @@ quarantined until you accept the new definition.`,
 		Short: "List quarantined tools",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, _ := p.settings()
+			s, _ := p.servingSettings()
 			pins, err := policy.OpenPins(s.Home, nil)
 			if err != nil {
 				return &exitError{1, err}
@@ -108,7 +108,7 @@ quarantined until you accept the new definition.`,
 		Short: "Trust the definitions a server (or one tool) serves now",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, _ := p.settings()
+			s, _ := p.servingSettings()
 			pins, err := policy.OpenPins(s.Home, nil)
 			if err != nil {
 				return &exitError{1, err}

@@ -39,7 +39,7 @@ func serve(ctx context.Context, p *paths) error {
 		<-ctx.Done()
 		stop()
 	}()
-	s, warnings := p.settings()
+	s, warnings := p.servingSettings()
 	for _, w := range warnings {
 		fmt.Fprintln(os.Stderr, w)
 	}

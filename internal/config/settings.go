@@ -69,6 +69,12 @@ type Settings struct {
 	SkillWatcher     bool // EVOKORE_SKILL_WATCHER
 	HTTPAllowPrivate bool // EVOKORE_HTTP_ALLOW_PRIVATE
 
+	// UntrustedConfig is set when mcp.config.json is the project
+	// directory's own (found in the working directory, not named by a
+	// flag or the real environment) and the user has not trusted it: its
+	// settings may then only make evokore stricter.
+	UntrustedConfig bool
+
 	// Env is the environment the settings were read from; children and
 	// placeholders resolve against it.
 	Env Env
@@ -122,6 +128,11 @@ func ReadSettings(env Env, d Defaults) (Settings, []string) {
 		s.Home = filepath.Join(home, ".evokore")
 	}
 	s.PluginsDir = or(env.Get("EVOKORE_PLUGINS_DIR"), filepath.Join(s.Home, "plugins"))
+	// A relative directory would follow whatever directory the client
+	// happened to start evokore in.
+	if abs, err := filepath.Abs(s.PluginsDir); err == nil {
+		s.PluginsDir = abs
+	}
 
 	raw, set := env.Lookup("EVOKORE_TOOL_DISCOVERY_MODE")
 	mode := strings.ToLower(strings.TrimSpace(raw))

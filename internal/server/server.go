@@ -233,6 +233,12 @@ func (s *Server) buildPolicy(perms *config.Permissions, failClosed bool, binders
 	mode := opts.Settings.ApprovalMode
 	if mode == "" {
 		mode = s.config.Approvals.Mode
+		// A project's own config may make approvals stricter, never
+		// hand the model its tokens.
+		if mode == policy.ModeToken && opts.Settings.UntrustedConfig {
+			s.logf("[EVOKORE] Ignoring approvals.mode \"token\" in %s: the project directory is not trusted. Run 'evokore trust' there to honour it.", s.config.File)
+			mode = ""
+		}
 	}
 	if mode != "" && !policy.ValidMode(mode) {
 		s.logf("[EVOKORE] Unknown approvals mode '%s'; using %s.", mode, policy.ModeAuto)
