@@ -36,6 +36,13 @@ type ElevenLabs struct {
 	Logger       *slog.Logger
 }
 
+func (p *ElevenLabs) log() *slog.Logger {
+	if p.Logger == nil {
+		return slog.Default()
+	}
+	return p.Logger
+}
+
 // Name implements Provider.
 func (*ElevenLabs) Name() string { return "elevenlabs" }
 
@@ -109,7 +116,7 @@ func (p *ElevenLabs) Open(ctx context.Context, v config.VoiceConfig) (Stream, er
 		if attempt >= len(p.Backoff) {
 			return nil, fmt.Errorf("connect to ElevenLabs (%d attempts): %w", attempt+1, err)
 		}
-		p.Logger.Warn("ElevenLabs connect failed; retrying", "attempt", attempt+1, "wait", p.Backoff[attempt], "err", err)
+		p.log().Warn("ElevenLabs connect failed; retrying", "attempt", attempt+1, "wait", p.Backoff[attempt], "err", err)
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -163,7 +170,7 @@ func (s *elevenStream) collect() {
 		}
 		var r elevenReply
 		if err := json.Unmarshal(data, &r); err != nil {
-			s.p.Logger.Warn("ElevenLabs sent a message that is not JSON", "bytes", len(data))
+			s.p.log().Warn("ElevenLabs sent a message that is not JSON", "bytes", len(data))
 			continue
 		}
 		s.mu.Lock()
@@ -171,7 +178,7 @@ func (s *elevenStream) collect() {
 			chunk, err := base64.StdEncoding.DecodeString(*r.Audio)
 			switch {
 			case err != nil:
-				s.p.Logger.Warn("ElevenLabs sent audio that is not base64", "err", err)
+				s.p.log().Warn("ElevenLabs sent audio that is not base64", "err", err)
 			case len(s.audio)+len(chunk) > maxAudio:
 				s.problem = "ElevenLabs returned more audio than one utterance may hold"
 			default:
@@ -219,7 +226,7 @@ func (s *elevenStream) Finish(ctx context.Context) (Audio, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if timedOut {
-		s.p.Logger.Warn("ElevenLabs flush timed out; using the audio received so far", "timeout", s.p.FlushTimeout, "bytes", len(s.audio))
+		s.p.log().Warn("ElevenLabs flush timed out; using the audio received so far", "timeout", s.p.FlushTimeout, "bytes", len(s.audio))
 	}
 	if len(s.audio) == 0 {
 		if s.problem != "" {
