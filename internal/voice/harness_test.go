@@ -14,12 +14,15 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/evokore/evokore/internal/testutil"
 )
 
 // syncBuffer collects the sidecar's log lines for assertions.
@@ -369,4 +372,15 @@ func newFakeWhisper(t *testing.T) *fakeWhisper {
 	}))
 	t.Cleanup(f.Close)
 	return f
+}
+
+type websocketConn = websocket.Conn
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// helperArgv is the command line that runs the fake helper program (see
+// testdata/fakehelper) in mode with args.
+func helperArgv(t *testing.T, mode string, args ...string) []string {
+	bin := testutil.Build(t, "./internal/voice/testdata/fakehelper", "voice-fakehelper")
+	return slices.Clip(append([]string{bin, mode}, args...))
 }

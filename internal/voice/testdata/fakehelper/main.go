@@ -1,49 +1,51 @@
-package voice
+// Command fakehelper stands in for the programs the voice sidecar runs, so
+// its tests need no audio hardware, ffmpeg or whisper:
+//
+//	fakehelper player LOG EXIT FILE    append "start PID BYTES SHA256 NAME", play
+//	                                   for a moment, append "end PID", exit EXIT
+//	fakehelper ffmpeg LOG ARGS...      record ARGS, copy -i's file to the last arg
+//	fakehelper whisper FILE FLAGS...   write <output_dir>/<stem>.json
+package main
 
 import (
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"testing"
 	"time"
 )
 
-// TestMain lets the test binary stand in for the helper programs the
-// sidecar runs (a player, ffmpeg, a local whisper): the tests point the
-// sidecar at os.Args[0] with "voice-helper" as the first argument.
-func TestMain(m *testing.M) {
-	if len(os.Args) > 2 && os.Args[1] == "voice-helper" {
-		os.Exit(runHelper(os.Args[2], os.Args[3:]))
+func main() {
+	if len(os.Args) < 3 {
+		fmt.Fprintln(os.Stderr, "usage: fakehelper MODE ARGS...")
+		os.Exit(2)
 	}
-	os.Exit(m.Run())
+	os.Exit(run(os.Args[1], os.Args[2:]))
 }
 
-// helperArgv is the command line that runs helper mode with args.
-func helperArgv(mode string, args ...string) []string {
-	return append([]string{os.Args[0], "voice-helper", mode}, args...)
-}
-
-func runHelper(mode string, args []string) int {
+func run(mode string, args []string) int {
 	switch mode {
 	case "player":
-		// player LOG EXIT FILE: append "start PID BYTES MP3OK", play for a
-		// moment (as real audio takes time), append "end PID", exit EXIT.
 		log, exit, file := args[0], args[1], args[2]
 		data, err := os.ReadFile(file)
-		ok := err == nil && validMP3(data) == nil
-		appendLine(log, fmt.Sprintf("start %d %d %v %s", os.Getpid(), len(data), ok, filepath.Base(file)))
+		if err != nil {
+			appendLine(log, fmt.Sprintf("start %d 0 missing %s", os.Getpid(), filepath.Base(file)))
+		} else {
+			appendLine(log, fmt.Sprintf("start %d %d %x %s", os.Getpid(), len(data), sha256.Sum256(data), filepath.Base(file)))
+		}
+		// Real audio takes time to play; a moment is enough for two
+		// players started together to overlap.
 		time.Sleep(20 * time.Millisecond)
 		appendLine(log, fmt.Sprintf("end %d", os.Getpid()))
 		if exit != "0" {
+			fmt.Fprintln(os.Stderr, "fake player failed on purpose")
 			return 1
 		}
 		return 0
 	case "ffmpeg":
-		// ffmpeg LOG <ffmpeg args>: record the arguments, copy -i's file to
-		// the last argument.
 		log, rest := args[0], args[1:]
 		appendLine(log, strings.Join(rest, " "))
 		var in string
@@ -53,16 +55,11 @@ func runHelper(mode string, args []string) int {
 			}
 		}
 		src, err := os.ReadFile(in)
-		if err != nil {
-			return 1
-		}
-		if os.WriteFile(rest[len(rest)-1], src, 0o600) != nil {
+		if err != nil || os.WriteFile(rest[len(rest)-1], src, 0o600) != nil {
 			return 1
 		}
 		return 0
 	case "whisper":
-		// whisper FILE --model M --output_format json --output_dir D
-		// [--language L]: write D/<stem>.json naming what it was given.
 		file := args[0]
 		flags := map[string]string{}
 		for i := 1; i+1 < len(args); i += 2 {
@@ -84,7 +81,7 @@ func runHelper(mode string, args []string) int {
 		}
 		return 0
 	}
-	fmt.Fprintln(os.Stderr, "unknown helper mode", mode)
+	fmt.Fprintln(os.Stderr, "unknown mode", mode)
 	return 2
 }
 
