@@ -51,8 +51,9 @@ type Options struct {
 	TempDir string
 	// Player plays one file; nil picks the platform's player at start.
 	Player func(file string) []string
-	// FFmpeg is the ffmpeg binary for tempo changes; empty skips them.
-	FFmpeg string
+	// FFmpeg is the ffmpeg command (program, then any leading arguments)
+	// for tempo changes; empty skips them.
+	FFmpeg []string
 
 	Logger *slog.Logger
 }
@@ -118,7 +119,7 @@ func ReadOptions(env config.Env, log *slog.Logger) (Options, []string, error) {
 		Logger:          log,
 	}
 	if ff, err := exec.LookPath("ffmpeg"); err == nil {
-		o.FFmpeg = ff
+		o.FFmpeg = []string{ff}
 	}
 
 	switch provider := strings.ToLower(strings.TrimSpace(env.Get("EVOKORE_TTS_PROVIDER"))); provider {

@@ -2,6 +2,7 @@ package voice
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -24,6 +25,6 @@ func atempoChain(tempo float64) string {
 }
 
 // changeTempo writes in, played at tempo, to out.
-func changeTempo(ctx context.Context, ffmpeg, in, out string, tempo float64) error {
-	return runProcess(ctx, []string{ffmpeg, "-y", "-nostdin", "-loglevel", "error", "-i", in, "-filter:a", atempoChain(tempo), out})
+func changeTempo(ctx context.Context, ffmpeg []string, in, out string, tempo float64) error {
+	return runProcess(ctx, append(slices.Clip(ffmpeg), "-y", "-nostdin", "-loglevel", "error", "-i", in, "-filter:a", atempoChain(tempo), out))
 }

@@ -49,7 +49,7 @@ func (s *Server) deliver(ctx context.Context, audio Audio, v config.VoiceConfig)
 	play := f.Name()
 
 	if v.PostProcessTempo > 0 && v.PostProcessTempo != 1 {
-		if s.opts.FFmpeg == "" {
+		if len(s.opts.FFmpeg) == 0 {
 			s.log.Debug("postProcessTempo is set but ffmpeg is not installed; playing at the provider's tempo")
 		} else {
 			out := strings.TrimSuffix(play, "."+ext) + "-tempo." + ext
@@ -80,7 +80,8 @@ func (s *Server) deliver(ctx context.Context, audio Audio, v config.VoiceConfig)
 
 // copyArtifact copies src into dir as evokore-voice-<ms>.<ext>; utterances
 // finished in the same millisecond get -2, -3 … rather than overwrite one
-// another.
+// another. The copy is written under a hidden name and linked into place
+// whole, so whoever watches dir never sees half a file.
 func copyArtifact(src, dir, stamp, ext string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
@@ -90,25 +91,37 @@ func copyArtifact(src, dir, stamp, ext string) (string, error) {
 		return "", err
 	}
 	defer in.Close()
+	tmp, err := os.CreateTemp(dir, "."+tempPrefix+"*.partial")
+	if err != nil {
+		return "", err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = io.Copy(tmp, in)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", err
+	}
 	for n := 1; n < 1000; n++ {
 		name := tempPrefix + stamp + "." + ext
 		if n > 1 {
 			name = tempPrefix + stamp + "-" + strconv.Itoa(n) + "." + ext
 		}
 		path := filepath.Join(dir, name)
-		out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		err := os.Link(tmp.Name(), path)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}
 		if err != nil {
-			return "", err
-		}
-		_, err = io.Copy(out, in)
-		if cerr := out.Close(); err == nil {
-			err = cerr
+			// No hard links on this file system: rename, which replaces
+			// silently, so check first.
+			if _, serr := os.Lstat(path); serr == nil {
+				continue
+			}
+			err = os.Rename(tmp.Name(), path)
 		}
 		if err != nil {
-			os.Remove(path)
 			return "", err
 		}
 		return path, nil

@@ -4,7 +4,8 @@
 //	fakehelper player LOG EXIT FILE    append "start PID BYTES SHA256 NAME", play
 //	                                   for a moment, append "end PID", exit EXIT
 //	fakehelper ffmpeg LOG ARGS...      record ARGS, copy -i's file to the last arg
-//	fakehelper whisper FILE FLAGS...   write <output_dir>/<stem>.json
+//	fakehelper whisper FILE FLAGS...   write <output_dir>/<stem>.json (also
+//	                                   when the program is named "whisper")
 package main
 
 import (
@@ -19,6 +20,11 @@ import (
 )
 
 func main() {
+	// Installed under the name "whisper" it acts as whisper, for callers
+	// that take a program path and no leading arguments.
+	if strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe") == "whisper" {
+		os.Exit(run("whisper", os.Args[1:]))
+	}
 	if len(os.Args) < 3 {
 		fmt.Fprintln(os.Stderr, "usage: fakehelper MODE ARGS...")
 		os.Exit(2)
