@@ -23,25 +23,8 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/evokore/evokore/internal/testutil"
+	"github.com/evokore/evokore/internal/testutil/routertest"
 )
-
-// syncBuffer collects the sidecar's log lines for assertions.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // sidecar is a Server under test on a loopback port.
 type sidecar struct {
@@ -49,14 +32,14 @@ type sidecar struct {
 	url       string
 	artifacts string
 	temp      string
-	log       *syncBuffer
+	log       *routertest.Buffer
 }
 
 // startSidecar runs a server with opts on 127.0.0.1:0. Unless the test
 // says otherwise, playback is off and artefacts go to a temporary dir.
 func startSidecar(t *testing.T, opts Options) *sidecar {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &routertest.Buffer{}
 	opts.Logger = slog.New(slog.NewTextHandler(io.MultiWriter(logs, testLogWriter{t}), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	if opts.ArtifactDir == "" {
 		opts.ArtifactDir = t.TempDir()
@@ -137,18 +120,8 @@ func receive(t *testing.T, c *websocket.Conn) map[string]any {
 	return m
 }
 
-// waitFor polls cond until it holds, failing after a generous deadline;
-// it waits for a positive signal, never a fixed time.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
+// waitFor waits for a positive signal, never a fixed time.
+var waitFor = routertest.WaitFor
 
 // artefacts lists the MP3 files in dir.
 func artefacts(t *testing.T, dir string) []string {
@@ -185,6 +158,10 @@ func readFile(t *testing.T, path string) []byte {
 type fakeOpenAI struct {
 	*httptest.Server
 	mp3 []byte
+	// hold, when set, keeps each request waiting until it is closed;
+	// arrived receives a value as each request arrives.
+	hold    chan struct{}
+	arrived chan struct{}
 
 	mu       sync.Mutex
 	requests []speechCall
@@ -209,6 +186,14 @@ func newFakeOpenAI(t *testing.T) *fakeOpenAI {
 		f.mu.Lock()
 		f.requests = append(f.requests, call)
 		f.mu.Unlock()
+		if f.hold != nil {
+			f.arrived <- struct{}{}
+			select {
+			case <-f.hold:
+			case <-r.Context().Done():
+				return
+			}
+		}
 		if in, _ := call.Body["input"].(string); strings.Contains(in, "FAIL") {
 			http.Error(w, `{"error":{"message":"voice engine exploded"}}`, http.StatusInternalServerError)
 			return

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/evokore/evokore/internal/testutil"
+	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
 // testVoices is a voices.json with a persona that overrides some fields.
@@ -147,7 +148,7 @@ func TestElevenLabsFlushTimeoutKeepsTheAudioSoFar(t *testing.T) {
 	fake := newFakeElevenLabs(t, 0, true) // streams audio, never isFinal
 	p := fake.provider(t)
 	p.FlushTimeout = 200 * time.Millisecond
-	logs := &syncBuffer{}
+	logs := &routertest.Buffer{}
 	p.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	sc := startSidecar(t, Options{TTS: p})
 	c := dial(t, sc.url)

@@ -190,3 +190,65 @@ func TestHeartbeatDropsUnresponsiveClient(t *testing.T) {
 func asCloseError(err error, ce *websocket.CloseError) bool {
 	return errors.As(err, ce)
 }
+
+func TestMessageOverOneMegabyteClosesWith1009(t *testing.T) {
+	sc := startSidecar(t, Options{TTS: newFakeOpenAI(t).provider()})
+	c := dial(t, sc.url)
+	send(t, c, map[string]any{"text": strings.Repeat("a", MaxMessageBytes)})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, _, err := c.Read(ctx)
+	if websocket.CloseStatus(err) != websocket.StatusMessageTooBig {
+		t.Errorf("over the cap: %v, want close 1009", err)
+	}
+}
+
+func TestShutdownFinishesUtterancesInProgress(t *testing.T) {
+	fake := newFakeOpenAI(t)
+	fake.hold, fake.arrived = make(chan struct{}), make(chan struct{}, 1)
+	sc := startSidecar(t, Options{TTS: fake.provider()})
+	c := dial(t, sc.url)
+	send(t, c, Speak{Text: "last words", Flush: true})
+	<-fake.arrived
+
+	shut := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		shut <- sc.srv.Shutdown(ctx)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, _, err := c.Read(ctx)
+	if websocket.CloseStatus(err) != websocket.StatusGoingAway {
+		t.Fatalf("client: %v, want 1001", err)
+	}
+	// The client is gone, the utterance it flushed is still on its way.
+	close(fake.hold)
+	if err := <-shut; err != nil {
+		t.Errorf("Shutdown: %v", err)
+	}
+	waitArtefacts(t, sc.artifacts, 1)
+	// New clients are refused once the drain has begun.
+	if _, _, err := websocket.Dial(ctx, sc.url, nil); err == nil {
+		t.Error("a client connected after Shutdown")
+	}
+}
+
+func TestShutdownCutsAStuckProviderShortAtTheDeadline(t *testing.T) {
+	fake := newFakeOpenAI(t)
+	fake.hold, fake.arrived = make(chan struct{}), make(chan struct{}, 1)
+	defer close(fake.hold)
+	sc := startSidecar(t, Options{TTS: fake.provider()})
+	c := dial(t, sc.url)
+	send(t, c, Speak{Text: "never answered", Flush: true})
+	<-fake.arrived
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the drain time is already over
+	if err := sc.srv.Shutdown(ctx); err == nil || !strings.Contains(err.Error(), "drain cut short") {
+		t.Errorf("Shutdown: %v", err)
+	}
+	if n := len(artefacts(t, sc.artifacts)); n != 0 {
+		t.Errorf("%d artefacts from an abandoned utterance", n)
+	}
+}
