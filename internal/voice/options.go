@@ -22,6 +22,8 @@ const (
 	DefaultMaxConnections = 5
 	DefaultHeartbeat      = 30 * time.Second
 	DefaultDrain          = 2 * time.Second
+	// DefaultFlushTimeout bounds the wait for ElevenLabs' final audio.
+	DefaultFlushTimeout = 30 * time.Second
 	// MaxMessageBytes caps one client message.
 	MaxMessageBytes = 1 << 20
 )
@@ -133,7 +135,7 @@ func ReadOptions(env config.Env, log *slog.Logger) (Options, []string, error) {
 			BaseURL:        firstNonEmpty(strings.TrimSpace(env.Get("EVOKORE_ELEVENLABS_BASE_URL")), "wss://api.elevenlabs.io"),
 			ConnectTimeout: 10 * time.Second,
 			Backoff:        []time.Duration{500 * time.Millisecond, 1000 * time.Millisecond},
-			FlushTimeout:   30 * time.Second,
+			FlushTimeout:   DefaultFlushTimeout,
 			Logger:         log,
 		}
 		if err := el.checkBaseURL(); err != nil {
