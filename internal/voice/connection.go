@@ -14,7 +14,7 @@ import (
 
 // pendingMessages bounds the messages a client may have waiting behind a
 // slow utterance.
-const pendingMessages = 64
+const pendingMessages = 16
 
 // connection is one client. serve's goroutine owns reading; the worker
 // owns the utterance in progress; the heartbeat owns pinging. The socket
