@@ -19,7 +19,7 @@
 //
 // A minimal sidecar:
 //
-//	opts, _, err := voice.ReadOptions(config.ProcessEnv())
+//	opts, warnings, err := voice.ReadOptions(config.ProcessEnv(), slog.Default())
 //	if err != nil { ... }
 //	srv, err := voice.NewServer(opts)
 //	if err != nil { ... }

@@ -106,13 +106,6 @@ func (q *Queue) Close() {
 	}
 }
 
-// Len reports how many utterances wait, not counting the one playing.
-func (q *Queue) Len() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.items)
-}
-
 func removeAll(log *slog.Logger, files []string) {
 	for _, f := range files {
 		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
