@@ -12,6 +12,14 @@ import (
 	"github.com/evokore/evokore/internal/config"
 )
 
+// Bounds on one step of an utterance or a transcription, so that a
+// provider or program that hangs costs its own request and not the
+// connection's whole life.
+const (
+	stepTimeout       = 2 * time.Minute
+	transcribeTimeout = 10 * time.Minute
+)
+
 // pendingMessages bounds the messages a client may have waiting behind a
 // slow utterance.
 const pendingMessages = 16
@@ -124,7 +132,9 @@ func (c *connection) work(messages <-chan inbound, log *slog.Logger) {
 			if m.text != "" {
 				if stream == nil {
 					voice = c.s.voices.resolve(m.persona)
-					st, err := c.s.opts.TTS.Open(c.s.ctx, voice)
+					ctx, cancel := context.WithTimeout(c.s.ctx, stepTimeout)
+					st, err := c.s.opts.TTS.Open(ctx, voice)
+					cancel()
 					if err != nil {
 						log.Warn("cannot start an utterance", "err", err)
 						c.reply(errorReply{Error: err.Error()})
@@ -132,7 +142,10 @@ func (c *connection) work(messages <-chan inbound, log *slog.Logger) {
 					}
 					stream = st
 				}
-				if err := stream.Send(c.s.ctx, m.text); err != nil {
+				ctx, cancel := context.WithTimeout(c.s.ctx, stepTimeout)
+				err := stream.Send(ctx, m.text)
+				cancel()
+				if err != nil {
 					log.Warn("cannot send text to the provider", "err", err)
 					c.reply(errorReply{Error: err.Error()})
 					stream.Close()
@@ -143,13 +156,15 @@ func (c *connection) work(messages <-chan inbound, log *slog.Logger) {
 			if m.flush && stream != nil {
 				st := stream
 				stream = nil
-				audio, err := st.Finish(c.s.ctx)
+				ctx, cancel := context.WithTimeout(c.s.ctx, stepTimeout)
+				defer cancel()
+				audio, err := st.Finish(ctx)
 				if err != nil {
 					log.Warn("the provider returned no audio", "err", err)
 					c.reply(errorReply{Error: err.Error()})
 					return
 				}
-				if err := c.s.deliver(c.s.ctx, audio, voice); err != nil {
+				if err := c.s.deliver(ctx, audio, voice); err != nil {
 					log.Warn("cannot queue the audio", "err", err)
 					c.reply(errorReply{Error: err.Error()})
 				}
@@ -163,7 +178,9 @@ func (c *connection) transcribe(m inbound, log *slog.Logger) {
 		c.reply(sttError{Type: "stt_error", Error: msgSTTDisabled})
 		return
 	}
-	t, err := c.s.opts.STT.Transcribe(c.s.ctx, m.audio, m.language, m.model)
+	ctx, cancel := context.WithTimeout(c.s.ctx, transcribeTimeout)
+	defer cancel()
+	t, err := c.s.opts.STT.Transcribe(ctx, m.audio, m.language, m.model)
 	if err != nil {
 		log.Warn("transcription failed", "err", err)
 		c.reply(sttError{Type: "stt_error", Error: err.Error()})
