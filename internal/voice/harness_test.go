@@ -230,6 +230,7 @@ type fakeElevenLabs struct {
 	mu       sync.Mutex
 	attempts int
 	streams  []elevenCall
+	sent     int // audio bursts sent
 }
 
 type elevenCall struct {
@@ -272,6 +273,9 @@ func (f *fakeElevenLabs) serve(w http.ResponseWriter, r *http.Request) {
 		if final {
 			c.Write(ctx, websocket.MessageText, []byte(`{"audio":null,"isFinal":true}`))
 		}
+		f.mu.Lock()
+		f.sent++
+		f.mu.Unlock()
 	}
 	for {
 		_, b, err := c.Read(ctx)
@@ -293,6 +297,12 @@ func (f *fakeElevenLabs) serve(w http.ResponseWriter, r *http.Request) {
 			sendAudio(true)
 		}
 	}
+}
+
+func (f *fakeElevenLabs) audioSent() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.sent
 }
 
 func (f *fakeElevenLabs) calls() (attempts int, streams []elevenCall) {

@@ -147,12 +147,13 @@ func TestElevenLabsRetriesTheConnection(t *testing.T) {
 func TestElevenLabsFlushTimeoutKeepsTheAudioSoFar(t *testing.T) {
 	fake := newFakeElevenLabs(t, 0, true) // streams audio, never isFinal
 	p := fake.provider(t)
-	p.FlushTimeout = 200 * time.Millisecond
+	p.FlushTimeout = time.Second
 	logs := &routertest.Buffer{}
 	p.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	sc := startSidecar(t, Options{TTS: p})
 	c := dial(t, sc.url)
 	send(t, c, Speak{Text: "a provider that never finishes"})
+	waitFor(t, "the audio sent", func() bool { return fake.audioSent() == 1 })
 	send(t, c, Speak{Flush: true})
 	got := waitArtefacts(t, sc.artifacts, 1)
 	if b := readFile(t, got[0]); !bytes.Equal(b, fake.mp3) {

@@ -145,7 +145,7 @@ func TestRefusesNonLoopbackPeersAndHosts(t *testing.T) {
 }
 
 func TestHeartbeatDropsUnresponsiveClient(t *testing.T) {
-	sc := startSidecar(t, Options{TTS: newFakeOpenAI(t).provider(), Heartbeat: 250 * time.Millisecond})
+	sc := startSidecar(t, Options{TTS: newFakeOpenAI(t).provider(), Heartbeat: 500 * time.Millisecond})
 	// A coder/websocket client answers pings only while it reads; this one
 	// never reads, so it is dead to the heartbeat.
 	dead := dial(t, sc.url)
