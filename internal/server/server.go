@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -20,6 +22,7 @@ import (
 	"github.com/evokore/evokore/internal/proxy"
 	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/session"
+	"github.com/evokore/evokore/internal/stdio"
 )
 
 // Options configure a Server.
@@ -278,7 +281,7 @@ func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSessi
 // stdin or ctx ends, then stops the children.
 func (s *Server) ServeStdio(ctx context.Context) error {
 	s.logf("%s", s.Banner("stdio"))
-	ss, err := s.Connect(ctx, &mcp.StdioTransport{})
+	ss, err := s.Connect(ctx, stdio.NewTransport(os.Stdin, os.Stdout, slog.New(slog.NewTextHandler(s.log, nil))))
 	if err != nil {
 		s.Close()
 		return err
