@@ -73,12 +73,16 @@ type File struct {
 var pseudoRoots = []string{"/proc", "/sys", "/dev"}
 
 // Open opens path for reading if it is a regular file the router may read.
-// path must be absolute. Any refusal is ErrUnavailable.
+// A relative path is taken from the working directory. Any refusal is
+// ErrUnavailable.
 func Open(path string, opts Options) (*File, error) {
-	if !filepath.IsAbs(path) {
+	if path == "" {
 		return nil, ErrUnavailable
 	}
-	clean := filepath.Clean(path)
+	clean, err := filepath.Abs(path)
+	if err != nil {
+		return nil, ErrUnavailable
+	}
 	for _, root := range pseudoRoots {
 		if clean == root || strings.HasPrefix(clean, root+"/") {
 			return nil, ErrUnavailable

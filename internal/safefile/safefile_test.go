@@ -70,7 +70,7 @@ func TestOpenRefusesEverythingButRegularFilesWithOneError(t *testing.T) {
 		"/proc/self/environ", "/proc/self/status", "/proc/self/fd/0", "/proc/self/fd/1",
 		"/sys/kernel/mm/transparent_hugepage/enabled",
 		fifo, sock, toProc, filepath.Join(toProcDir, "status"), dir,
-		filepath.Join(dir, "missing"), "relative.txt", "",
+		filepath.Join(dir, "missing"), "relative-and-missing.txt", "",
 	}
 	for _, p := range paths {
 		f, err := safefile.Open(p, safefile.Options{})
