@@ -140,12 +140,13 @@ func TestDecode(t *testing.T) {
 	}
 }
 
-// FuzzFrameReader checks the frame reader against a plain model of the
-// framing, and that every frame it yields is either decoded or rejected
-// with a well-formed JSON-RPC error — never a panic.
+// FuzzFrameReader checks the frame reader, at limits from 1 to 4096
+// bytes, against a plain model of the framing, and that every frame it
+// yields is either decoded or rejected with a well-formed JSON-RPC error —
+// never a panic.
 func FuzzFrameReader(f *testing.F) {
-	const limit = 64
-	f.Fuzz(func(t *testing.T, data []byte) {
+	f.Fuzz(func(t *testing.T, data []byte, max uint16) {
+		limit := int(max%4096) + 1
 		var want []string
 		lines := bytes.Split(data, []byte{'\n'})
 		for i, line := range lines {
@@ -200,5 +201,15 @@ func checkDecode(t *testing.T, frame []byte) {
 	e, _ := ans["error"].(map[string]any)
 	if _, hasID := ans["id"]; !hasID || e == nil || (e["code"] != float64(stdio.CodeParseError) && e["code"] != float64(stdio.CodeInvalidRequest)) {
 		t.Fatalf("answer to %q: %s", frame, rej.Answer())
+	}
+}
+
+func BenchmarkDecodeToolsCall(b *testing.B) {
+	frame := []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"nav_read_anchor","arguments":{"path":"/src/service.go","anchor_id":"handlers","lines_before":20,"lines_after":10},"_meta":{"progressToken":"p-1"}}}`)
+	b.SetBytes(int64(len(frame)))
+	for b.Loop() {
+		if _, rej := stdio.Decode(frame); rej != nil {
+			b.Fatal(rej.Reason)
+		}
 	}
 }

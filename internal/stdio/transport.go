@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,6 +20,8 @@ type Transport struct {
 	in  io.Reader
 	out io.Writer
 	log *slog.Logger
+
+	connected atomic.Bool
 }
 
 // NewTransport serves MCP over in and out with newline-delimited JSON-RPC.
@@ -31,8 +34,12 @@ func NewTransport(in io.Reader, out io.Writer, log *slog.Logger) mcp.Transport {
 	return &Transport{in: in, out: out, log: log}
 }
 
-// Connect starts reading in and returns the connection.
+// Connect starts reading in and returns the connection. A second Connect
+// fails: two readers of one stream would split its frames between them.
 func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
+	if t.connected.Swap(true) {
+		return nil, errors.New("stdio: the transport is already connected")
+	}
 	c := &Conn{
 		in:       t.in,
 		out:      t.out,
