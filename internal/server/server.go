@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -21,6 +23,7 @@ import (
 	"github.com/evokore/evokore/internal/proxy"
 	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/session"
+	"github.com/evokore/evokore/internal/stdio"
 )
 
 // Options configure a Server.
@@ -466,7 +469,7 @@ func (s *Server) ConnectAs(ctx context.Context, t mcp.Transport, so SessionOptio
 // grace. It returns the session's error, if any.
 func (s *Server) ServeStdio(ctx context.Context) error {
 	s.logf("%s", s.Banner("stdio"))
-	ss, err := s.Connect(ctx, &mcp.StdioTransport{})
+	ss, err := s.Connect(ctx, stdio.NewTransport(os.Stdin, os.Stdout, slog.New(slog.NewTextHandler(s.log, nil))))
 	if err != nil {
 		_ = s.Close()
 		return err
