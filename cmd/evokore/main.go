@@ -11,10 +11,10 @@
 package main
 
 import (
-	"path/filepath"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 
