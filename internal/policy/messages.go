@@ -19,6 +19,15 @@ func DeniedText(tool string) string {
 	return "Execution of '" + tool + "' is strictly denied by EVOKORE-MCP security policies."
 }
 
+// UndefinedRoleText refuses every call of a session whose named role is
+// not defined.
+func UndefinedRoleText(role, file string) string {
+	if file == "" {
+		file = "the shipped permissions"
+	}
+	return fmt.Sprintf("Role %q is not defined in %s, so evokore refuses every tool but its read-only natives until the role is defined or corrected.", role, file)
+}
+
 // InterceptionText is the token-mode interception, in EVOKORE-MCP's exact
 // words: it trusts the model to ask the user before retrying.
 func InterceptionText(tool, token string) string {

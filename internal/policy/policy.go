@@ -101,6 +101,12 @@ func (p *Policy) Observers() []router.Observer {
 type permissionStage struct{ p *Policy }
 
 func (s permissionStage) Check(_ context.Context, c *router.Call) (*mcp.CallToolResult, error) {
+	if role := c.Session.Role; role != "" && !s.p.RBAC.HasRole(role) {
+		if readOnlyNative(c.Entry) {
+			return nil, nil
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: UndefinedRoleText(role, s.p.RBAC.File())}
+	}
 	switch s.p.RBAC.Level(c.Session.Role, c.Entry.Name) {
 	case Deny:
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: DeniedText(c.Entry.Name)}
@@ -108,6 +114,12 @@ func (s permissionStage) Check(_ context.Context, c *router.Call) (*mcp.CallTool
 		c.NeedsApproval = true
 	}
 	return nil, nil
+}
+
+// readOnlyNative reports whether e is one of evokore's own tools that only
+// read state: the ones still served under an undefined role.
+func readOnlyNative(e *catalog.Entry) bool {
+	return e.Source == catalog.SourceNative && e.Tool.Annotations != nil && e.Tool.Annotations.ReadOnlyHint
 }
 
 type approvalStage struct{ p *Policy }

@@ -66,6 +66,9 @@ type Server struct {
 	// says otherwise: EVOKORE_ROLE, else the active_role of
 	// permissions.yml; "" for none.
 	role string
+	// problems keep the router from serving as configured; they are set
+	// while it is built and shown in evokore://server/status.
+	problems []string
 
 	// Schema-deferred listing: armed by the first deferred listing,
 	// satisfied by any describe_tool call, given up on by the fallback.
@@ -263,8 +266,14 @@ func (s *Server) buildPolicy(perms *config.Permissions, failClosed bool, binders
 		s.role = perms.ActiveRole
 	}
 	if s.role != "" && !p.RBAC.HasRole(s.role) {
-		s.logf("[EVOKORE] Role '%s' is not defined in %s; running with no role (flat rules).", s.role, perms.File)
-		s.role = ""
+		// A typo, a look-alike or an invisible character must not fall
+		// back to the permissive flat rules: refuse instead.
+		msg := policy.UndefinedRoleText(s.role, perms.File)
+		s.logf("[EVOKORE] %s", msg)
+		s.problems = append(s.problems, msg)
+	}
+	if failClosed {
+		s.problems = append(s.problems, "permissions.yml could not be read; tools no shipped rule names are denied until it is fixed")
 	}
 	return p
 }

@@ -184,6 +184,9 @@ func Call(t testing.TB, cs *mcp.ClientSession, name string, args any) *mcp.CallT
 
 // Text joins a result's text blocks.
 func Text(r *mcp.CallToolResult) string {
+	if r == nil {
+		return "<no result>"
+	}
 	var parts []string
 	for _, c := range r.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {
