@@ -29,6 +29,12 @@ type router struct {
 // write their pids into dir.
 func startRouter(t *testing.T, extraEnv ...string) *router {
 	t.Helper()
+	return startRouterWith(t, nil, extraEnv...)
+}
+
+// startRouterWith is startRouter with client options (handlers).
+func startRouterWith(t *testing.T, opts *mcp.ClientOptions, extraEnv ...string) *router {
+	t.Helper()
 	dir := t.TempDir()
 	fx := testutil.FixtureServer(t)
 	testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{
@@ -45,7 +51,7 @@ func startRouter(t *testing.T, extraEnv ...string) *router {
 	}, extraEnv...)
 	r := &router{cmd: cmd, stderr: &routertest.Buffer{}, dir: dir}
 	cmd.Stderr = r.stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "process-test", Version: "1"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "process-test", Version: "1"}, opts)
 	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, r.stderr.String())

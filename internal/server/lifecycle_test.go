@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"runtime"
-	"strconv"
 	"testing"
 	"time"
 
@@ -34,30 +33,6 @@ func TestNewStartsNothing(t *testing.T) {
 	if after := runtime.NumGoroutine(); after > before {
 		t.Errorf("%d goroutines outlive Shutdown", after-before)
 	}
-}
-
-// A call in flight when shutdown begins is answered if it finishes
-// within the grace, and the children stop after it.
-func TestShutdownWaitsForCallsInFlight(t *testing.T) {
-	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, nil)
-	cs := h.Connect(nil)
-	h.Booted()
-	pid, _ := strconv.Atoi(routertest.Text(routertest.Call(t, cs, "fx_pid", map[string]any{})))
-	done := make(chan *mcp.CallToolResult, 1)
-	go func() {
-		res, _ := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "fx_slow", Arguments: map[string]any{"ms": 300}})
-		done <- res
-	}()
-	routertest.WaitFor(t, "the slow call to be open", func() bool { return h.Server.OpenCalls("fx") == 1 })
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := h.Server.Shutdown(ctx); err != nil {
-		t.Fatalf("Shutdown = %v", err)
-	}
-	if res := <-done; res == nil || res.IsError {
-		t.Errorf("the call in flight was not answered: %v", res)
-	}
-	routertest.WaitGone(t, 10*time.Second, pid)
 }
 
 // Calls still running when the shutdown context ends are cancelled, the

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -106,7 +107,7 @@ func (s *Server) schemasDeferred() bool {
 				return
 			}
 			s.deferFallback.Store(true)
-			s.logf("[EVOKORE] Schema-deferral fallback: client did not call describe_tool within %s; listing full schemas from now on.", delay)
+			s.log.Info(fmt.Sprintf("[EVOKORE] Schema-deferral fallback: client did not call describe_tool within %s; listing full schemas from now on.", delay))
 			for _, sess := range s.Sessions() {
 				sess.Invalidate()
 			}

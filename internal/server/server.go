@@ -17,6 +17,7 @@ import (
 
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/logging"
 	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/native/routing"
 	"github.com/evokore/evokore/internal/policy"
@@ -31,8 +32,10 @@ type Options struct {
 	Settings config.Settings
 	// Version is what initialize reports.
 	Version string
-	// Log receives what the router reports on stderr.
-	Log io.Writer
+	// Log receives what the router reports on stderr, through
+	// logging.New; Logger, when set, is used instead.
+	Log    io.Writer
+	Logger *slog.Logger
 	// Now is the clock of approvals, rate limits and cooldowns; nil means
 	// time.Now. Tests move it.
 	Now func() time.Time
@@ -52,7 +55,7 @@ var ErrServerClosed = errors.New("evokore: server closed")
 // construction order.
 type Server struct {
 	opts    Options
-	log     io.Writer
+	log     *slog.Logger
 	config  *config.MCPConfig
 	catalog *catalog.Store
 	proxy   *proxy.Supervisor
@@ -88,6 +91,7 @@ type Server struct {
 	stopBG       context.CancelFunc
 	wg           sync.WaitGroup
 	calls        inflight
+	flushers     []func(context.Context)
 
 	mu      sync.Mutex
 	closing bool
@@ -101,7 +105,10 @@ func New(opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	s := &Server{opts: opts, log: opts.Log, legacy: opts.Settings.DiscoveryMode == config.ModeLegacy}
+	if opts.Logger == nil {
+		opts.Logger = logging.New(opts.Log, slog.LevelInfo)
+	}
+	s := &Server{opts: opts, log: opts.Logger, legacy: opts.Settings.DiscoveryMode == config.ModeLegacy}
 	s.bg, s.stopBG = context.WithCancel(context.Background())
 
 	s.config = s.loadConfig()
@@ -170,7 +177,7 @@ func New(opts Options) *Server {
 	}
 	s.profile = catalog.Resolve(opts.Settings, s.config.Discovery.ActiveProfile, user)
 	if s.profile.Warning != "" {
-		s.logf("[EVOKORE] %s", s.profile.Warning)
+		s.log.Info(fmt.Sprintf("[EVOKORE] %s", s.profile.Warning))
 	}
 	return s
 }
@@ -200,7 +207,7 @@ func (s *Server) middleware() []router.Middleware {
 		s.calls.track,
 		router.NativeDeadline(s.opts.Settings.ProxyRequestTimeout),
 		router.Recover(func(c *router.Call, v any, stack []byte) {
-			s.logf("[EVOKORE] panic in %s: %v\n%s", c.Entry.Name, v, stack)
+			s.log.Error("[EVOKORE] A tool call panicked; the call answered an internal error and the router goes on", "tool", c.Entry.Name, "panic", fmt.Sprint(v), "stack", string(stack))
 		}),
 	}
 }
@@ -209,12 +216,12 @@ func (s *Server) loadConfig() *config.MCPConfig {
 	path := s.opts.Settings.ConfigPath
 	cfg, err := config.LoadMCPConfig(path)
 	if err != nil {
-		s.logf("Failed to load mcp.config.json: %v", err)
-		s.logf("No child servers will start; the native tools are available.")
+		s.log.Info(fmt.Sprintf("Failed to load mcp.config.json: %v", err))
+		s.log.Info("No child servers will start; the native tools are available.")
 		return &config.MCPConfig{File: path}
 	}
 	if cfg.Missing {
-		s.logf("No mcp.config.json found. Running EVOKORE without proxy execution tools.")
+		s.log.Info("No mcp.config.json found. Running EVOKORE without proxy execution tools.")
 	}
 	return cfg
 }
@@ -224,8 +231,8 @@ func (s *Server) loadPermissions() (*config.Permissions, bool) {
 	perms, err := config.LoadPermissions(s.opts.Settings.PermissionsPath, policy.ShippedPermissions)
 	if err != nil {
 		// Failing open would drop every deny the user wrote.
-		s.logf("Failed to load permissions.yml: %v", err)
-		s.logf("Until it is fixed, tools no shipped rule names are denied.")
+		s.log.Info(fmt.Sprintf("Failed to load permissions.yml: %v", err))
+		s.log.Info("Until it is fixed, tools no shipped rule names are denied.")
 		shipped := policy.ShippedPermissions
 		return &shipped, true
 	}
@@ -242,12 +249,12 @@ func (s *Server) buildPolicy(perms *config.Permissions, failClosed bool, binders
 		// A project's own config may make approvals stricter, never
 		// hand the model its tokens.
 		if mode == policy.ModeToken && opts.Settings.UntrustedConfig {
-			s.logf("[EVOKORE] Ignoring approvals.mode \"token\" in %s: the project directory is not trusted. Run 'evokore trust' there to honour it.", s.config.File)
+			s.log.Info(fmt.Sprintf("[EVOKORE] Ignoring approvals.mode \"token\" in %s: the project directory is not trusted. Run 'evokore trust' there to honour it.", s.config.File))
 			mode = ""
 		}
 	}
 	if mode != "" && !policy.ValidMode(mode) {
-		s.logf("[EVOKORE] Unknown approvals mode '%s'; using %s.", mode, policy.ModeAuto)
+		s.log.Info(fmt.Sprintf("[EVOKORE] Unknown approvals mode '%s'; using %s.", mode, policy.ModeAuto))
 		mode = ""
 	}
 	p := policy.New(policy.Options{
@@ -269,7 +276,7 @@ func (s *Server) buildPolicy(perms *config.Permissions, failClosed bool, binders
 		// A typo, a look-alike or an invisible character must not fall
 		// back to the permissive flat rules: refuse instead.
 		msg := policy.UndefinedRoleText(s.role, perms.File)
-		s.logf("[EVOKORE] %s", msg)
+		s.log.Info(fmt.Sprintf("[EVOKORE] %s", msg))
 		s.problems = append(s.problems, msg)
 	}
 	if failClosed {
@@ -281,7 +288,7 @@ func (s *Server) buildPolicy(perms *config.Permissions, failClosed bool, binders
 func (s *Server) openPins() *policy.Pins {
 	pins, err := policy.OpenPins(s.opts.Settings.Home, s.opts.Now)
 	if err != nil {
-		s.logf("[EVOKORE] Tool pinning is off: %v", err)
+		s.log.Info(fmt.Sprintf("[EVOKORE] Tool pinning is off: %v", err))
 		return nil
 	}
 	return pins
@@ -327,6 +334,11 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			wctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			s.calls.wait(wctx)
 			cancel()
+		}
+		// A call's answer is written after its dispatch returns; let the
+		// transports that can tell finish writing before the sessions go.
+		for _, flush := range s.flushers {
+			flush(ctx)
 		}
 		for _, v := range views {
 			v.close()
@@ -413,10 +425,6 @@ func (s *Server) Banner(transport string) string {
 		s.opts.Version, transport, mode, s.profile.Profile.Name, s.profile.Source)
 }
 
-func (s *Server) logf(format string, args ...any) {
-	fmt.Fprintf(s.log, format+"\n", args...)
-}
-
 // attach records a view whose session is bound; false once Shutdown began.
 func (s *Server) attach(v *view) bool {
 	s.mu.Lock()
@@ -477,12 +485,15 @@ func (s *Server) ConnectAs(ctx context.Context, t mcp.Transport, so SessionOptio
 // stdin or ctx ends, then shuts down, giving calls in flight the shutdown
 // grace. It returns the session's error, if any.
 func (s *Server) ServeStdio(ctx context.Context) error {
-	s.logf("%s", s.Banner("stdio"))
-	t := stdio.NewTransport(os.Stdin, os.Stdout, slog.New(slog.NewTextHandler(s.log, nil)))
+	s.log.Info(s.Banner("stdio"))
+	t := stdio.NewTransport(os.Stdin, os.Stdout, s.log)
 	// A client that writes its requests and closes stdin at once is
 	// answered first, each within the per-call timeout.
 	t.Drain = s.opts.Settings.ProxyRequestTimeout + time.Second
-	ss, err := s.Connect(ctx, t)
+	s.flushers = append(s.flushers, t.Answered)
+	// ctx ends the serving, through Shutdown; the session must not die
+	// with it, or the answers of calls in flight are lost.
+	ss, err := s.Connect(context.WithoutCancel(ctx), t)
 	if err != nil {
 		_ = s.Close()
 		return err

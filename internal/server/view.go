@@ -3,12 +3,14 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/logging"
 	"github.com/evokore/evokore/internal/session"
 )
 
@@ -57,6 +59,7 @@ func (s *Server) newView(so SessionOptions) *view {
 	v.sess.TTL = s.opts.Settings.SessionTTL
 	v.mcp = mcp.NewServer(&mcp.Implementation{Name: serverName, Version: s.opts.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
+		Logger:       logging.AtLeast(s.log, slog.LevelWarn),
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:     &mcp.ToolCapabilities{ListChanged: true},
 			Resources: &mcp.ResourceCapabilities{ListChanged: true},

@@ -26,6 +26,16 @@ type Transport struct {
 	Drain time.Duration
 
 	connected atomic.Bool
+	conn      atomic.Pointer[Conn]
+}
+
+// Answered waits until every request read so far has been answered, or
+// ctx ends. A server shutting down calls it before it closes the session,
+// whose closing would otherwise drop an answer still on its way out.
+func (t *Transport) Answered(ctx context.Context) {
+	if c := t.conn.Load(); c != nil {
+		c.waitAnswers(ctx)
+	}
 }
 
 // NewTransport serves MCP over in and out with newline-delimited JSON-RPC.
@@ -56,6 +66,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 	if c.drain <= 0 {
 		c.drain = 30 * time.Second
 	}
+	t.conn.Store(c)
 	go c.readLoop(NewFrameReader(t.in, MaxFrame))
 	return c, nil
 }
@@ -163,13 +174,24 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // awaitAnswers waits until every request read has been answered, the
 // drain bound passes, or the connection closes.
 func (c *Conn) awaitAnswers() {
-	deadline := time.NewTimer(c.drain)
-	defer deadline.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), c.drain)
+	defer cancel()
+	if !c.waitAnswers(ctx) {
+		c.openMu.Lock()
+		n := len(c.open)
+		c.openMu.Unlock()
+		c.log.Warn("[EVOKORE] Input ended with requests still unanswered", "open", n)
+	}
+}
+
+// waitAnswers reports whether every request read was answered before ctx
+// ended or the connection closed.
+func (c *Conn) waitAnswers(ctx context.Context) bool {
 	for {
 		c.openMu.Lock()
 		if len(c.open) == 0 {
 			c.openMu.Unlock()
-			return
+			return true
 		}
 		if c.answered == nil {
 			c.answered = make(chan struct{})
@@ -178,14 +200,10 @@ func (c *Conn) awaitAnswers() {
 		c.openMu.Unlock()
 		select {
 		case <-answered:
-		case <-deadline.C:
-			c.openMu.Lock()
-			n := len(c.open)
-			c.openMu.Unlock()
-			c.log.Warn("[EVOKORE] Input ended with requests still unanswered", "open", n)
-			return
+		case <-ctx.Done():
+			return false
 		case <-c.closed:
-			return
+			return false
 		}
 	}
 }
@@ -198,10 +216,11 @@ func (c *Conn) reject(size int64, r *Rejection) error {
 }
 
 // Write sends one message as one line.
-func (c *Conn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+//
+// A cancelled ctx does not stop it: the SDK writes the answer of a call
+// under that call's context, which closing the connection cancels, and
+// an answer computed is an answer owed.
+func (c *Conn) Write(_ context.Context, msg jsonrpc.Message) error {
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return err
@@ -219,29 +238,23 @@ func (c *Conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return err
 }
 
+// writeLine writes one line. It still writes after Close: the output is
+// the process's stdout, and the SDK may send the answer of the last call
+// after it began closing the connection.
 func (c *Conn) writeLine(data []byte) error {
-	select {
-	case <-c.closed:
-		return mcp.ErrConnectionClosed
-	default:
-	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
 	_, err := c.out.Write(append(data, '\n'))
 	return err
 }
 
-// Close stops reading and closes the input when it is closable, as the
-// go-sdk's stdio transport does. The output stays open: it is the
-// process's stdout.
+// Close stops reading. It does not close the input: closing a blocking
+// stdin waits for the read in progress to return, which holds shutdown
+// hostage to a client that keeps its end open. The blocked read ends with
+// the process; it holds no more than one frame.
 func (c *Conn) Close() error {
-	c.closeOnce.Do(func() {
-		close(c.closed)
-		if cl, ok := c.in.(io.Closer); ok {
-			c.closeErr = cl.Close()
-		}
-	})
-	return c.closeErr
+	c.closeOnce.Do(func() { close(c.closed) })
+	return nil
 }
 
 // SessionID is empty: a stdio connection is the only session of its
