@@ -18,6 +18,8 @@ var FS embed.FS
 // Definition names the top-level definitions other packages look up.
 const (
 	MCPConfig        = "#MCPConfig"
+	ForeignConfig    = "#ForeignConfig"
+	Server           = "#Server"
 	Permissions      = "#Permissions"
 	Shipped          = "#Shipped"
 	SkillFrontmatter = "#SkillFrontmatter"
