@@ -21,6 +21,7 @@ const (
 	ForeignConfig    = "#ForeignConfig"
 	Server           = "#Server"
 	Permissions      = "#Permissions"
+	Role             = "#Role"
 	Shipped          = "#Shipped"
 	SkillFrontmatter = "#SkillFrontmatter"
 	Voices           = "#Voices"

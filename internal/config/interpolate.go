@@ -51,7 +51,7 @@ func (s Server) Placeholders() []Placeholder {
 	var out []Placeholder
 	for _, f := range s.fields() {
 		for _, m := range placeholder.FindAllStringSubmatch(f.val, -1) {
-			out = append(out, Placeholder{Key: f.key, Path: append([]string{"servers", s.ID}, f.path...), Var: m[1]})
+			out = append(out, Placeholder{Key: f.key, Path: append(s.Path(), f.path...), Var: m[1]})
 		}
 	}
 	return out

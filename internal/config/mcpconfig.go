@@ -77,8 +77,14 @@ type Server struct {
 	// start evokore. [Server.Resolve] sets it.
 	Dir string `json:"-"`
 	// base is the absolute folder of the config file that defined the
-	// server.
-	base string
+	// server; section the top-level key it was written under.
+	base, section string
+}
+
+// Path is where the server is written in its file: servers.<id>, or
+// mcpServers.<id> in a file written for another client.
+func (s *Server) Path() []string {
+	return []string{cmp.Or(s.section, "servers"), s.ID}
 }
 
 // IsHTTP reports whether the server is reached over streamable HTTP.
@@ -462,7 +468,7 @@ func (cfg *MCPConfig) addServers(file string, root, section cue.Value, label str
 			}
 			cfg.ServerProblems = append(cfg.ServerProblems, ds...)
 		}
-		s.base = base
+		s.base, s.section = base, label
 		cfg.Servers = append(cfg.Servers, s)
 	}
 	return nil

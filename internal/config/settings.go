@@ -41,6 +41,12 @@ type Settings struct {
 	Home            string // EVOKORE_HOME, default ~/.evokore
 	PluginsDir      string // EVOKORE_PLUGINS_DIR, default <Home>/plugins
 
+	// ConfigPathFrom and PermissionsPathFrom name what chose the path (a
+	// variable, or a flag the caller applied), or are empty for the
+	// default. A default path may be absent; a chosen one must exist.
+	ConfigPathFrom      string
+	PermissionsPathFrom string
+
 	// DiscoveryMode is dynamic or legacy; DiscoveryModeSet records whether
 	// the variable was set at all, which profile precedence needs.
 	DiscoveryMode    string
@@ -127,6 +133,12 @@ func ReadSettings(env Env, d Defaults) (Settings, []string) {
 		SkillWatcher:        boolean("EVOKORE_SKILL_WATCHER"),
 		HTTPAllowPrivate:    boolean("EVOKORE_HTTP_ALLOW_PRIVATE"),
 		Env:                 env,
+	}
+	if strings.TrimSpace(env.Get("EVOKORE_MCP_CONFIG_PATH")) != "" {
+		s.ConfigPathFrom = "EVOKORE_MCP_CONFIG_PATH"
+	}
+	if strings.TrimSpace(env.Get("EVOKORE_PERMISSIONS_PATH")) != "" {
+		s.PermissionsPathFrom = "EVOKORE_PERMISSIONS_PATH"
 	}
 	if s.Home == "" {
 		home, err := os.UserHomeDir()
