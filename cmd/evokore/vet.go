@@ -30,8 +30,13 @@ and names no booted server serves. With --skills DIR it also indexes that
 skill library and reports malformed frontmatter, collisions, and missing,
 out-of-range or conflicting dependencies.
 
+Each section, server and role is checked on its own, so one schema error
+hides nothing else. A config or permissions path named by a flag or variable
+must exist; vet names the files it read. Variables evokore does not know
+(EVOKORE_*, VOICE_SIDECAR_*) are warnings.
+
 Every problem is reported as file:line:col. Exit 0 when there are no errors,
-1 when there are.`,
+1 when there are; 2 for bad usage, such as a --role no roles list defines.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if format != "text" && format != "json" {
