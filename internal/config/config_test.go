@@ -632,7 +632,8 @@ func TestYAMLWithCarriageReturnsParses(t *testing.T) {
 func TestParseMCPConfigOtherClientsShapes(t *testing.T) {
 	cfg := parseConfig(t, `{
   "numStartups": 3,
-  "projects": {"/p": {"mcpServers": {}}},
+  "projects": {"/p": {"mcpServers": {},
+    "history": ["ünïcödé", {"x": [1, 2]}]}},
   "servers": {"own": {"command": "a"}},
   "mcpServers": {
     "plain":    {"command": "b"},
@@ -663,6 +664,10 @@ func TestParseMCPConfigOtherClientsShapes(t *testing.T) {
 	}
 	if strings.Join(got, " ") != "own plain typed remote stream both clash legacy typo" {
 		t.Errorf("servers %v", got)
+	}
+	// The other client's keys are skipped without moving a position.
+	if p := cfg.Pos("mcpServers", "plain", "command"); p.Line != 7 || p.Col != 29 {
+		t.Errorf("mcpServers.plain.command at %v, want line 7 col 29", p)
 	}
 	if s, _ := cfg.Server("typo"); !s.Disabled {
 		t.Error("a disabled server with a problem must stay disabled")

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -345,12 +346,12 @@ func parseMCPConfig(file string, src []byte) (cfg *MCPConfig, ds Diagnostics) {
 		base = abs
 	}
 	ds = withEvaluator(file, func(ev *evaluator) Diagnostics {
-		data, pos, ds := ev.parse(file, src, formatJSON)
+		own := ev.definition(schema.MCPConfig)
+		data, pos, ds := ev.parse(file, blankForeign(src, own), formatJSON)
 		if ds != nil {
 			return ds
 		}
 		cfg = &MCPConfig{File: file, pos: pos}
-		own := ev.definition(schema.MCPConfig)
 		// A file written for another client (~/.claude.json) carries that
 		// client's settings beside mcpServers: those are not typos.
 		top := own
@@ -391,6 +392,56 @@ func parseMCPConfig(file string, src []byte) (cfg *MCPConfig, ds Diagnostics) {
 	})
 	ds.Sort()
 	return cfg, ds
+}
+
+// blankForeign returns src with the values of the top-level keys evokore
+// does not know overwritten by a number padded with spaces, when src is a
+// file written for another client (it has mcpServers). Those values are
+// ignored anyway, and a ~/.claude.json can hold megabytes of them (project
+// histories) that would take seconds to parse. Every other byte keeps its
+// offset, line and column, so positions stay true.
+func blankForeign(src []byte, own cue.Value) []byte {
+	if !json.Valid(src) {
+		return src
+	}
+	type span struct{ from, to int64 }
+	var spans []span
+	foreign := false
+	dec := json.NewDecoder(bytes.NewReader(src))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return src
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		key, ok := tok.(string)
+		if err != nil || !ok {
+			return src
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return src
+		}
+		end := dec.InputOffset()
+		if key == "mcpServers" {
+			foreign = true
+		}
+		if !own.Allows(cue.Str(key)) {
+			spans = append(spans, span{end - int64(len(raw)), end})
+		}
+	}
+	if !foreign || len(spans) == 0 {
+		return src
+	}
+	out := bytes.Clone(src)
+	for _, sp := range spans {
+		out[sp.from] = '0'
+		for i := sp.from + 1; i < sp.to; i++ {
+			if out[i] != '\n' && out[i] != '\r' {
+				out[i] = ' '
+			}
+		}
+	}
+	return out
 }
 
 // decodeSection decodes one validated top-level section.
