@@ -18,7 +18,10 @@ var FS embed.FS
 // Definition names the top-level definitions other packages look up.
 const (
 	MCPConfig        = "#MCPConfig"
+	ForeignConfig    = "#ForeignConfig"
+	Server           = "#Server"
 	Permissions      = "#Permissions"
+	Role             = "#Role"
 	Shipped          = "#Shipped"
 	SkillFrontmatter = "#SkillFrontmatter"
 	Voices           = "#Voices"

@@ -95,10 +95,10 @@ func (p *paths) apply(env config.Env, ds config.Diagnostics, warnings []string) 
 		warnings = append(warnings, d.String())
 	}
 	if p.config != "" {
-		s.ConfigPath = p.config
+		s.ConfigPath, s.ConfigPathFrom = p.config, "--config"
 	}
 	if p.permissions != "" {
-		s.PermissionsPath = p.permissions
+		s.PermissionsPath, s.PermissionsPathFrom = p.permissions, "--permissions"
 	}
 	if p.skills != "" {
 		s.SkillsDir = p.skills

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/signal"
 	"syscall"
@@ -42,6 +44,14 @@ func serve(ctx context.Context, p *paths) error {
 	s, warnings := p.servingSettings()
 	for _, w := range warnings {
 		fmt.Fprintln(os.Stderr, w)
+	}
+	// A config or permissions file a flag or variable names must exist: a
+	// typo in its path would otherwise serve no children, or drop the
+	// user's rules for the shipped ones.
+	for _, f := range []struct{ path, from string }{{s.ConfigPath, s.ConfigPathFrom}, {s.PermissionsPath, s.PermissionsPathFrom}} {
+		if _, err := os.Stat(f.path); f.from != "" && errors.Is(err, fs.ErrNotExist) {
+			return &exitError{1, fmt.Errorf("%s names %s, which does not exist", f.from, f.path)}
+		}
 	}
 	srv := server.New(server.Options{Settings: s, Version: buildVersion(), Log: os.Stderr})
 	return srv.ServeStdio(ctx)

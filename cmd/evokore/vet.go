@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/vet"
 )
 
@@ -28,14 +30,24 @@ and names no booted server serves. With --skills DIR it also indexes that
 skill library and reports malformed frontmatter, collisions, and missing,
 out-of-range or conflicting dependencies.
 
+Each section, server and role is checked on its own, so one schema error
+hides nothing else. A config or permissions path named by a flag or variable
+must exist; vet names the files it read. Variables evokore does not know
+(EVOKORE_*, VOICE_SIDECAR_*) are warnings.
+
 Every problem is reported as file:line:col. Exit 0 when there are no errors,
-1 when there are.`,
+1 when there are; 2 for bad usage, such as a --role no roles list defines.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if format != "text" && format != "json" {
 				return &exitError{2, fmt.Errorf("--format must be text or json, not %q", format)}
 			}
 			s, _ := p.settings()
+			if role != "" && role != vet.NoRole {
+				if err := knownRole(s, role); err != nil {
+					return &exitError{2, err}
+				}
+			}
 			if matrix {
 				rows, err := vet.Matrix(vet.MatrixOptions{
 					ConfigPath: s.ConfigPath, PermissionsPath: s.PermissionsPath, Settings: s,
@@ -51,14 +63,28 @@ Every problem is reported as file:line:col. Exit 0 when there are no errors,
 				}
 				return writeMatrix(cmd.OutOrStdout(), format, rows)
 			}
-			ds := vet.Run(vet.Options{
+			ds, files := vet.RunReport(vet.Options{
 				ConfigPath:      s.ConfigPath,
 				PermissionsPath: s.PermissionsPath,
+				ConfigFrom:      s.ConfigPathFrom,
+				PermissionsFrom: s.PermissionsPathFrom,
 				Env:             s.Env,
 				Strict:          strict,
 				Live:            live,
 				Settings:        s,
 			})
+			if p.skills != "" {
+				files = append(files, "skills: "+p.skills)
+			}
+			// The list of files goes to stdout beside text diagnostics and
+			// to stderr with --format json, whose stdout is the list alone.
+			fw := cmd.OutOrStdout()
+			if format == "json" {
+				fw = cmd.ErrOrStderr()
+			}
+			for _, f := range files {
+				fmt.Fprintln(fw, "read "+f)
+			}
 			if p.skills != "" {
 				ds = append(ds, vet.Skills(p.skills, strict)...)
 				ds.Sort()
@@ -122,4 +148,21 @@ func writeDiagnostics(w io.Writer, format string, ds config.Diagnostics) error {
 	}
 	fmt.Fprintf(w, "%d error(s), %d warning(s)\n", errs, warns)
 	return nil
+}
+
+// knownRole fails for a --role that no roles list defines, naming the
+// roles there are: a typo would otherwise print an empty matrix.
+func knownRole(s config.Settings, role string) error {
+	perms, err := config.LoadPermissions(s.PermissionsPath, policy.ShippedPermissions)
+	if err != nil {
+		return nil // vet reports the broken file itself
+	}
+	names := []string{vet.NoRole}
+	for _, r := range perms.Roles {
+		if r.Name == role {
+			return nil
+		}
+		names = append(names, r.Name)
+	}
+	return fmt.Errorf("--role %q is not a role in %s; the roles are: %s", role, perms.File, strings.Join(names, ", "))
 }

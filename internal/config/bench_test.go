@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -99,6 +100,30 @@ func BenchmarkLoadPermissions500(b *testing.B) {
 		}
 		if len(p.Rules) != 500 || len(p.Roles) != 3 {
 			b.Fatalf("decoded %d rules, %d roles", len(p.Rules), len(p.Roles))
+		}
+	}
+}
+
+// BenchmarkParseLargeClaudeJSON reads a ~/.claude.json-sized file: a
+// megabyte of another client's project history beside one mcpServers
+// entry, which must not be parsed.
+func BenchmarkParseLargeClaudeJSON(b *testing.B) {
+	projects := map[string]any{}
+	for i := range 300 {
+		var history []any
+		for j := range 50 {
+			history = append(history, map[string]any{"display": fmt.Sprintf("prompt %d of project %d, long enough to look like a real one", j, i)})
+		}
+		projects[fmt.Sprintf("/home/u/p%d", i)] = map[string]any{"history": history, "allowedTools": []string{"a"}}
+	}
+	src, err := json.Marshal(map[string]any{"projects": projects, "mcpServers": map[string]any{"a": map[string]any{"type": "stdio", "command": "x"}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		if cfg, ds := config.ParseMCPConfig("claude.json", src); ds != nil || len(cfg.Servers) != 1 {
+			b.Fatal(ds)
 		}
 	}
 }

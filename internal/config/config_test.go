@@ -3,6 +3,7 @@ package config_test
 import (
 	"encoding/json"
 	"maps"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -132,9 +133,8 @@ func TestParseMCPConfigDiagnostics(t *testing.T) {
 		frag string
 	}{
 		"syntax":    {"{\n  \"servers\": {,}\n}", 2, "invalid JSON"},
-		"unknown":   {"{\n  \"servers\": {\"a\": {\"comand\": \"x\"}}\n}", 2, "field not allowed"},
-		"type":      {"{\n  \"servers\": {\n    \"a\": {\"command\": 7}\n  }\n}", 3, "conflicting values"},
 		"top-level": {"{\n  \"server\": {}\n}", 2, "field not allowed"},
+		"section":   {"{\n  \"servers\": {\"a\": {\"command\": \"x\"}},\n  \"approvals\": {\"mode\": \"tokn\"}\n}", 3, "approvals.mode"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg, ds := config.ParseMCPConfig("c.json", []byte(tc.src))
@@ -219,9 +219,12 @@ func TestRateLimitForms(t *testing.T) {
 }
 
 func TestRateLimitRejectsMisspelling(t *testing.T) {
-	_, ds := config.ParseMCPConfig("c.json", []byte(`{"servers": {"a": {"command": "x", "rateLimit": {"requestPerMinute": 60}}}}`))
-	if !ds.HasErrors() || !strings.Contains(ds.Error(), "requestPerMinute") {
+	cfg := parseConfig(t, `{"servers": {"a": {"command": "x", "rateLimit": {"requestPerMinute": 60}}}}`)
+	if ds := cfg.ServerProblems; !ds.HasErrors() || !strings.Contains(ds.Error(), "requestPerMinute") {
 		t.Errorf("want an error naming requestPerMinute, got %v", ds)
+	}
+	if s, _ := cfg.Server("a"); !strings.Contains(s.Invalid, "requestPerMinute") {
+		t.Errorf("server a is not failed by the misspelling: %+v", s)
 	}
 }
 
@@ -338,6 +341,7 @@ func TestServerResolve(t *testing.T) {
 		Command: "node",
 		Args:    []string{"--token=t0k", "plain", "a"},
 		Cwd:     "base/sub",
+		Dir:     "base/sub",
 		URL:     "https://mcp.example.com/mcp",
 		Headers: map[string]string{"Authorization": "Bearer t0k"},
 		Env:     map[string]string{"KEY": "s3", "LITERAL": "no placeholder"},
@@ -622,5 +626,83 @@ func TestYAMLWithCarriageReturnsParses(t *testing.T) {
 	p, ds := config.ParsePermissions("p.yml", []byte("rules:\r  fs_read_file: allow\r  x_y: deny\r"))
 	if ds != nil || p.Rules["x_y"] != "deny" {
 		t.Fatalf("got %v %v", p, ds)
+	}
+}
+
+func TestParseMCPConfigOtherClientsShapes(t *testing.T) {
+	cfg := parseConfig(t, `{
+  "numStartups": 3,
+  "projects": {"/p": {"mcpServers": {},
+    "history": ["ünïcödé", {"x": [1, 2]}]}},
+  "servers": {"own": {"command": "a"}},
+  "mcpServers": {
+    "plain":    {"command": "b"},
+    "typed":    {"type": "stdio", "command": "c"},
+    "remote":   {"type": "http", "url": "https://example.com/mcp"},
+    "stream":   {"type": "streamable-http", "url": "https://example.com/mcp"},
+    "both":     {"type": "http", "transport": "http", "url": "https://example.com/mcp"},
+    "clash":    {"type": "stdio", "transport": "http", "command": "d"},
+    "legacy":   {"type": "sse", "url": "https://example.com/sse"},
+    "own":      {"command": "again"},
+    "typo":     {"command": "e", "disabled": true, "autoApprove": []}
+  }
+}`)
+	want := map[string]string{
+		"own": "stdio", "plain": "stdio", "typed": "stdio", "remote": "http", "stream": "http", "both": "http",
+		"clash": "stdio", "legacy": "stdio", "typo": "stdio",
+	}
+	invalid := map[string]string{"clash": "disagree", "legacy": "not supported yet", "typo": "autoApprove: field not allowed"}
+	var got []string
+	for _, s := range cfg.Servers {
+		got = append(got, s.ID)
+		if s.Transport != want[s.ID] {
+			t.Errorf("%s: transport %q, want %q", s.ID, s.Transport, want[s.ID])
+		}
+		if frag := invalid[s.ID]; (frag == "") != (s.Invalid == "") || !strings.Contains(s.Invalid, frag) {
+			t.Errorf("%s: Invalid %q, want %q", s.ID, s.Invalid, frag)
+		}
+	}
+	if strings.Join(got, " ") != "own plain typed remote stream both clash legacy typo" {
+		t.Errorf("servers %v", got)
+	}
+	// The other client's keys are skipped without moving a position.
+	if p := cfg.Pos("mcpServers", "plain", "command"); p.Line != 7 || p.Col != 29 {
+		t.Errorf("mcpServers.plain.command at %v, want line 7 col 29", p)
+	}
+	if s, _ := cfg.Server("typo"); !s.Disabled {
+		t.Error("a disabled server with a problem must stay disabled")
+	}
+	if s, _ := cfg.Server("own"); s.Command != "a" {
+		t.Errorf("the first definition of a duplicate id wins, got %+v", s)
+	}
+	if !strings.Contains(cfg.ServerProblems.Error(), "mcpServers.own: server 'own' is defined twice") {
+		t.Errorf("duplicate not reported: %v", cfg.ServerProblems)
+	}
+}
+
+func TestServerDirIsRelativeToTheConfigFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcp.config.json")
+	if err := os.WriteFile(path, []byte(`{"servers": {
+  "none": {"command": "x"},
+  "rel": {"command": "x", "cwd": "./sub"},
+  "abs": {"command": "x", "cwd": "/opt"},
+  "var": {"command": "x", "cwd": "${D}/deeper"}
+}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.LoadMCPConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"none": dir, "rel": filepath.Join(dir, "sub"), "abs": "/opt", "var": filepath.Join(dir, "in", "deeper")}
+	for _, s := range cfg.Servers {
+		r, err := s.Resolve(config.NewEnv(map[string]string{"D": "in"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Dir != want[s.ID] {
+			t.Errorf("%s: Dir %q, want %q", s.ID, r.Dir, want[s.ID])
+		}
 	}
 }

@@ -72,6 +72,28 @@ type document struct {
 // checks that the result is concrete. Every problem becomes a Diagnostic
 // positioned in file.
 func validate(file string, src []byte, fm format, def string) (doc *document, ds Diagnostics) {
+	ds = withEvaluator(file, func(ev *evaluator) Diagnostics {
+		data, pos, ds := ev.parse(file, src, fm)
+		if ds != nil {
+			return ds
+		}
+		value, ds := check(file, data, data, ev.definition(def), nil, pos)
+		if ds != nil {
+			return ds
+		}
+		doc = &document{file: file, value: value, pos: pos}
+		return nil
+	})
+	if ds != nil {
+		return nil, ds
+	}
+	return doc, nil
+}
+
+// withEvaluator runs fn holding the evaluator. A panic inside CUE becomes
+// a diagnostic: a parser bug must not take the router down with a user's
+// file.
+func withEvaluator(file string, fn func(ev *evaluator) Diagnostics) (ds Diagnostics) {
 	ev, err := loadEvaluator()
 	if err != nil {
 		// The schema is embedded and tested; this is a build defect.
@@ -79,28 +101,37 @@ func validate(file string, src []byte, fm format, def string) (doc *document, ds
 	}
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
-	// A parser bug must not take the router down with a user's file.
 	defer func() {
 		if r := recover(); r != nil {
-			doc, ds = nil, Diagnostics{errAt(Position{File: file}, "syntax", "cannot parse the file: %v", r)}
+			ds = Diagnostics{errAt(Position{File: file}, "syntax", "cannot parse the file: %v", r)}
 		}
 	}()
+	return fn(ev)
+}
 
+// definition returns the schema definition named def, such as "#Server".
+func (ev *evaluator) definition(def string) cue.Value {
+	return ev.schema.LookupPath(cue.MakePath(cue.Def(def)))
+}
+
+// parse reads src as fm into a CUE value holding a mapping, with the
+// positions of everything it wrote.
+func (ev *evaluator) parse(file string, src []byte, fm format) (cue.Value, positions, Diagnostics) {
 	var data cue.Value
 	switch fm {
 	case formatJSON:
 		if !json.Valid(src) {
-			return nil, jsonSyntax(file, src)
+			return data, positions{}, jsonSyntax(file, src)
 		}
 		expr, err := cuejson.Extract(file, src)
 		if err != nil {
-			return nil, fromCUE(file, err, "syntax", cue.Value{}, positions{})
+			return data, positions{}, fromCUE(file, err, "syntax", cue.Value{}, positions{})
 		}
 		data = ev.ctx.BuildExpr(expr)
 	case formatYAML:
 		src = unixNewlines(src)
 		if ds := checkYAML(file, src); ds != nil {
-			return nil, ds
+			return data, positions{}, ds
 		}
 		if len(bytes.TrimSpace(src)) == 0 {
 			// An empty YAML document is an empty mapping, not null.
@@ -108,7 +139,7 @@ func validate(file string, src []byte, fm format, def string) (doc *document, ds
 		}
 		f, err := cueyaml.Extract(file, src)
 		if err != nil {
-			return nil, fromCUE(file, err, "syntax", cue.Value{}, positions{})
+			return data, positions{}, fromCUE(file, err, "syntax", cue.Value{}, positions{})
 		}
 		if isNullDocument(f) {
 			data = ev.ctx.CompileString("{}", cue.Filename(file))
@@ -120,20 +151,25 @@ func validate(file string, src []byte, fm format, def string) (doc *document, ds
 	}
 	pos := collectPositions(data)
 	if err := data.Err(); err != nil {
-		return nil, fromCUE(file, err, "schema", data, pos)
+		return data, pos, fromCUE(file, err, "schema", data, pos)
 	}
 	if k := data.IncompleteKind(); k == cue.TopKind {
 		data = ev.ctx.CompileString("{}", cue.Filename(file)) // only comments
 	} else if k != cue.StructKind {
-		return nil, Diagnostics{errAt(pos.at(file), "schema", "the file must hold a mapping of keys to values at the top level, not %s", k)}
+		return data, pos, Diagnostics{errAt(pos.at(file), "schema", "the file must hold a mapping of keys to values at the top level, not %s", k)}
 	}
-	schema := ev.schema.LookupPath(cue.MakePath(cue.Def(def)))
-	value := data.Unify(schema)
+	return data, pos, nil
+}
+
+// check unifies data, the value at path of the file root, with the schema
+// def and validates the result as concrete.
+func check(file string, root, data, def cue.Value, path []string, pos positions) (cue.Value, Diagnostics) {
+	value := data.Unify(def)
 	if err := value.Validate(cue.Concrete(true), cue.Hidden(true)); err != nil {
 		// CUE reports a misspelt key only when nothing else near it is
 		// wrong; find every one, so all problems come out in one run.
-		unknown := notAllowed(data, schema, pos)
-		ds := fromCUE(file, err, "schema", data, pos)
+		unknown := notAllowed(data, def, pos, path)
+		ds := fromCUE(file, err, "schema", root, pos)
 		ds = slices.DeleteFunc(ds, func(d Diagnostic) bool {
 			for _, u := range unknown {
 				if d.Message == u.Message || strings.HasPrefix(d.Message, u.path+".") {
@@ -146,9 +182,9 @@ func validate(file string, src []byte, fm format, def string) (doc *document, ds
 			ds = append(ds, u.Diagnostic)
 		}
 		ds.Sort()
-		return nil, ds
+		return value, ds
 	}
-	return &document{file: file, value: value, pos: pos}, nil
+	return value, nil
 }
 
 // unknownField is a key the schema does not allow.
@@ -160,8 +196,8 @@ type unknownField struct {
 // notAllowed walks the user's data beside the schema definition and
 // reports every key a closed struct does not allow, at the key. It does
 // not descend into a key it reports, nor into values whose schema is a
-// disjunction or open.
-func notAllowed(data, def cue.Value, pos positions) []unknownField {
+// disjunction or open. path is where data sits in the file.
+func notAllowed(data, def cue.Value, pos positions, path []string) []unknownField {
 	var out []unknownField
 	var walk func(v, d cue.Value, path []string)
 	walk = func(v, d cue.Value, path []string) {
@@ -198,7 +234,7 @@ func notAllowed(data, def cue.Value, pos positions) []unknownField {
 			}
 		}
 	}
-	walk(data, def, nil)
+	walk(data, def, path)
 	return out
 }
 

@@ -141,13 +141,11 @@ func (e Env) Lookup(key string) (string, bool) {
 // Get returns the variable, or "" when it is unset.
 func (e Env) Get(key string) string { return e.vars[key] }
 
-// Bool reports whether the variable is "true" or "1" (case-insensitive).
+// Bool reports whether the variable is set to a true value of
+// [ParseBool]; anything else, unset included, is false.
 func (e Env) Bool(key string) bool {
-	switch strings.ToLower(strings.TrimSpace(e.vars[key])) {
-	case "true", "1", "yes", "on":
-		return true
-	}
-	return false
+	v, _ := ParseBool(e.vars[key])
+	return v
 }
 
 // Pairs returns the environment as KEY=VALUE strings for exec.Cmd.

@@ -36,6 +36,9 @@ func FuzzParseMCPConfig(f *testing.F) {
 		const file = "fuzz/mcp.config.json"
 		cfg, ds := config.ParseMCPConfig(file, src)
 		checkDiagnostics(t, file, src, ds)
+		if cfg != nil {
+			checkDiagnostics(t, file, src, cfg.ServerProblems)
+		}
 		if len(ds) > 0 {
 			if cfg != nil {
 				t.Fatalf("got a config and diagnostics %v", ds)
@@ -48,7 +51,7 @@ func FuzzParseMCPConfig(f *testing.F) {
 		// What callers do next must not panic either.
 		env := config.NewEnv(map[string]string{"A": "a"})
 		for _, s := range cfg.Servers {
-			if s.Transport != config.TransportStdio && s.Transport != config.TransportHTTP {
+			if s.Transport != config.TransportStdio && s.Transport != config.TransportHTTP && (s.Transport != config.TransportSSE || s.Invalid == "") {
 				t.Errorf("server %q: transport %q", s.ID, s.Transport)
 			}
 			_ = s.Placeholders()

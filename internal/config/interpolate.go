@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"maps"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -50,13 +51,14 @@ func (s Server) Placeholders() []Placeholder {
 	var out []Placeholder
 	for _, f := range s.fields() {
 		for _, m := range placeholder.FindAllStringSubmatch(f.val, -1) {
-			out = append(out, Placeholder{Key: f.key, Path: append([]string{"servers", s.ID}, f.path...), Var: m[1]})
+			out = append(out, Placeholder{Key: f.key, Path: append(s.Path(), f.path...), Var: m[1]})
 		}
 	}
 	return out
 }
 
-// Resolve returns a copy of s with every placeholder replaced from env. A
+// Resolve returns a copy of s with every placeholder replaced from env,
+// and Dir set from the resolved cwd. A
 // variable that is unset (an empty value counts as set) fails the server
 // with EVOKORE-MCP's message, naming the first key that needs it.
 func (s Server) Resolve(env Env) (Server, error) {
@@ -91,6 +93,10 @@ func (s Server) Resolve(env Env) (Server, error) {
 	}
 	if r.Cwd, err = resolve("cwd", r.Cwd); err != nil {
 		return Server{}, err
+	}
+	r.Dir = r.Cwd
+	if s.base != "" && !filepath.IsAbs(r.Cwd) {
+		r.Dir = filepath.Join(s.base, r.Cwd)
 	}
 	if r.URL, err = resolve("url", r.URL); err != nil {
 		return Server{}, err

@@ -1,11 +1,16 @@
 package config
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"cuelang.org/go/cue"
 
@@ -27,6 +32,11 @@ type MCPConfig struct {
 	Webhooks        []Webhook
 	Approvals       Approvals
 
+	// ServerProblems are the problems inside single server definitions.
+	// Each failed only its own server (which carries them as Invalid);
+	// the rest of the file loaded.
+	ServerProblems Diagnostics
+
 	pos positions
 }
 
@@ -34,6 +44,9 @@ type MCPConfig struct {
 const (
 	TransportStdio = "stdio"
 	TransportHTTP  = "http"
+	// TransportSSE is the older HTTP+SSE transport: accepted in a file,
+	// not supported yet, so such a server fails with that reason.
+	TransportSSE = "sse"
 )
 
 // Server is one child MCP server as written, placeholders unresolved.
@@ -54,6 +67,25 @@ type Server struct {
 	// CooldownMs and Pinning are nil when the file does not set them.
 	CooldownMs *int  `json:"cooldownMs,omitempty"`
 	Pinning    *bool `json:"pinning,omitempty"`
+
+	// Invalid, when not empty, is why this server cannot start: the
+	// positioned problems of its definition. The child fails with it; the
+	// other servers are not affected.
+	Invalid string `json:"-"`
+	// Dir is the working directory the child starts in: cwd resolved
+	// against the config file's folder, or that folder when cwd is
+	// absent, so a child never depends on where the client happened to
+	// start evokore. [Server.Resolve] sets it.
+	Dir string `json:"-"`
+	// base is the absolute folder of the config file that defined the
+	// server; section the top-level key it was written under.
+	base, section string
+}
+
+// Path is where the server is written in its file: servers.<id>, or
+// mcpServers.<id> in a file written for another client.
+func (s *Server) Path() []string {
+	return []string{cmp.Or(s.section, "servers"), s.ID}
 }
 
 // IsHTTP reports whether the server is reached over streamable HTTP.
@@ -251,7 +283,9 @@ func (c *MCPConfig) Pos(path ...string) Position { return c.pos.at(c.File, path.
 func (c *MCPConfig) KeyPos(path ...string) Position { return c.pos.key(path...) }
 
 // LoadMCPConfig reads mcp.config.json. A file that does not exist is not an
-// error: it means no child servers. An invalid file returns [Diagnostics].
+// error: it means no child servers. A file with problems outside the
+// server definitions returns [Diagnostics]; a problem inside one server
+// only marks that server Invalid (see [MCPConfig.ServerProblems]).
 func LoadMCPConfig(file string) (*MCPConfig, error) {
 	src, err := os.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -267,42 +301,257 @@ func LoadMCPConfig(file string) (*MCPConfig, error) {
 	return cfg, nil
 }
 
+// CheckMCPConfig reads mcp.config.json for a report: it returns every
+// part that decoded, even when other parts did not, and every problem,
+// those of single servers included. cfg is nil only when the file could
+// not be read or parsed at all.
+func CheckMCPConfig(file string) (*MCPConfig, Diagnostics) {
+	src, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &MCPConfig{File: file, Missing: true}, nil
+	}
+	if err != nil {
+		return nil, Diagnostics{errAt(Position{File: file}, "read", "%v", err)}
+	}
+	cfg, ds := parseMCPConfig(file, src)
+	if cfg != nil {
+		ds = append(ds, cfg.ServerProblems...)
+	}
+	ds.Sort()
+	return cfg, ds
+}
+
 // ParseMCPConfig validates and decodes the bytes of an mcp.config.json.
+// Diagnostics are the problems outside server definitions; with them no
+// config is returned. Problems of single servers are in
+// [MCPConfig.ServerProblems].
 func ParseMCPConfig(file string, src []byte) (*MCPConfig, Diagnostics) {
-	doc, ds := validate(file, src, formatJSON, schema.MCPConfig)
-	if ds != nil {
+	cfg, ds := parseMCPConfig(file, src)
+	if ds.HasErrors() {
 		return nil, ds
 	}
-	cfg := &MCPConfig{File: file, pos: doc.pos}
-	err := errors.Join(
-		doc.fields("servers", func(id string, v cue.Value) error {
-			s := Server{ID: id}
-			if err := v.Decode(&s); err != nil {
+	return cfg, nil
+}
+
+// serverSections are the top-level keys that hold servers: evokore's own
+// and the one of Claude Desktop, Claude Code and .mcp.json files.
+var serverSections = []string{"servers", "mcpServers"}
+
+// parseMCPConfig checks each top-level section, and each server, on its
+// own, so one problem neither hides the others nor stops the parts that
+// are right. cfg holds what decoded; ds the problems outside servers.
+func parseMCPConfig(file string, src []byte) (cfg *MCPConfig, ds Diagnostics) {
+	base := ""
+	if abs, err := filepath.Abs(filepath.Dir(file)); err == nil {
+		base = abs
+	}
+	ds = withEvaluator(file, func(ev *evaluator) Diagnostics {
+		own := ev.definition(schema.MCPConfig)
+		data, pos, ds := ev.parse(file, blankForeign(src, own), formatJSON)
+		if ds != nil {
+			return ds
+		}
+		cfg = &MCPConfig{File: file, pos: pos}
+		// A file written for another client (~/.claude.json) carries that
+		// client's settings beside mcpServers: those are not typos.
+		top := own
+		if data.LookupPath(cue.MakePath(cue.Str("mcpServers"))).Exists() {
+			top = ev.definition(schema.ForeignConfig)
+		}
+		it, err := data.Fields()
+		if err != nil {
+			return Diagnostics{errAt(pos.at(file), "schema", "%v", err)}
+		}
+		var out Diagnostics
+		for it.Next() {
+			label, v := it.Selector().Unquoted(), it.Value()
+			if slices.Contains(serverSections, label) {
+				out = append(out, cfg.addServers(file, data, v, label, ev.definition(schema.Server), pos, base)...)
+				continue
+			}
+			if !own.Allows(cue.Str(label)) {
+				if !top.Allows(cue.Str(label)) {
+					out = append(out, errAt(pos.key(label), "schema", "%s: field not allowed", label))
+				}
+				continue
+			}
+			def := schemaField(own, label)
+			if !def.Exists() {
+				continue
+			}
+			value, vds := check(file, data, v, def, []string{label}, pos)
+			if vds != nil {
+				out = append(out, vds...)
+				continue
+			}
+			if err := cfg.decodeSection(label, value); err != nil {
+				out = append(out, errAt(pos.at(file, label), "decode", "%s: %v", label, err))
+			}
+		}
+		return out
+	})
+	ds.Sort()
+	return cfg, ds
+}
+
+// blankForeign returns src with the values of the top-level keys evokore
+// does not know overwritten by a number padded with spaces, when src is a
+// file written for another client (it has mcpServers). Those values are
+// ignored anyway, and a ~/.claude.json can hold megabytes of them (project
+// histories) that would take seconds to parse. Every other byte keeps its
+// offset, line and column, so positions stay true.
+func blankForeign(src []byte, own cue.Value) []byte {
+	if !json.Valid(src) {
+		return src
+	}
+	type span struct{ from, to int64 }
+	var spans []span
+	foreign := false
+	dec := json.NewDecoder(bytes.NewReader(src))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return src
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		key, ok := tok.(string)
+		if err != nil || !ok {
+			return src
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return src
+		}
+		end := dec.InputOffset()
+		if key == "mcpServers" {
+			foreign = true
+		}
+		if !own.Allows(cue.Str(key)) {
+			spans = append(spans, span{end - int64(len(raw)), end})
+		}
+	}
+	if !foreign || len(spans) == 0 {
+		return src
+	}
+	out := bytes.Clone(src)
+	for _, sp := range spans {
+		out[sp.from] = '0'
+		for i := sp.from + 1; i < sp.to; i++ {
+			if out[i] != '\n' && out[i] != '\r' {
+				out[i] = ' '
+			}
+		}
+	}
+	return out
+}
+
+// decodeSection decodes one validated top-level section.
+func (cfg *MCPConfig) decodeSection(label string, v cue.Value) error {
+	switch label {
+	case "discovery":
+		if ap := v.LookupPath(cue.ParsePath("activeProfile")); ap.Exists() {
+			if err := ap.Decode(&cfg.Discovery.ActiveProfile); err != nil {
 				return err
 			}
-			if s.Transport == "" {
-				s.Transport = TransportStdio
-			}
-			cfg.Servers = append(cfg.Servers, s)
+		}
+		profiles := v.LookupPath(cue.ParsePath("profiles"))
+		if !profiles.Exists() {
 			return nil
-		}),
-		doc.decode("discovery.activeProfile", &cfg.Discovery.ActiveProfile),
-		doc.fields("discovery.profiles", func(name string, v cue.Value) error {
-			p := Profile{Name: name}
-			if err := v.Decode(&p); err != nil {
+		}
+		it, err := profiles.Fields()
+		if err != nil {
+			return err
+		}
+		for it.Next() {
+			p := Profile{Name: it.Selector().Unquoted()}
+			if err := it.Value().Decode(&p); err != nil {
 				return err
 			}
 			cfg.Discovery.Profiles = append(cfg.Discovery.Profiles, p)
-			return nil
-		}),
-		doc.decode("skillRegistries", &cfg.SkillRegistries),
-		doc.decode("webhooks", &cfg.Webhooks),
-		doc.decode("approvals", &cfg.Approvals),
-	)
-	if err != nil {
-		return nil, doc.decodeErr(err)
+		}
+	case "skillRegistries":
+		return v.Decode(&cfg.SkillRegistries)
+	case "webhooks":
+		return v.Decode(&cfg.Webhooks)
+	case "approvals":
+		return v.Decode(&cfg.Approvals)
 	}
-	return cfg, nil
+	return nil
+}
+
+// addServers checks and decodes the servers of one section. A server
+// with problems is kept, marked Invalid, so it is reported where servers
+// are (proxy_server_status) instead of vanishing.
+func (cfg *MCPConfig) addServers(file string, root, section cue.Value, label string, def cue.Value, pos positions, base string) Diagnostics {
+	if k := section.IncompleteKind(); k != cue.StructKind {
+		return Diagnostics{errAt(pos.at(file, label), "schema", "%s: want a mapping of server ids to servers, not %s", label, k)}
+	}
+	it, err := section.Fields()
+	if err != nil {
+		return Diagnostics{errAt(pos.at(file, label), "schema", "%s: %v", label, err)}
+	}
+	for it.Next() {
+		id, v := it.Selector().Unquoted(), it.Value()
+		path := []string{label, id}
+		if _, dup := cfg.Server(id); dup {
+			cfg.ServerProblems = append(cfg.ServerProblems, errAt(pos.key(path...), "duplicate-server",
+				"%s.%s: server '%s' is defined twice (under servers and mcpServers); the first definition is used", label, id, id))
+			continue
+		}
+		s := Server{ID: id, base: base}
+		value, ds := check(file, root, v, def, path, pos)
+		if ds == nil {
+			if err := value.Decode(&s); err != nil {
+				ds = Diagnostics{errAt(pos.at(file, path...), "decode", "%s.%s: %v", label, id, err)}
+			}
+		}
+		if ds == nil {
+			ds = s.settleTransport(value, file, pos, path)
+		}
+		if ds != nil {
+			lines := make([]string, len(ds))
+			for i, d := range ds {
+				lines[i] = d.String()
+			}
+			s = Server{ID: id, Transport: TransportStdio, base: base, Invalid: strings.Join(lines, "; ")}
+			// A server switched off stays off even when it is also wrong.
+			if off, err := v.LookupPath(cue.ParsePath("disabled")).Bool(); err == nil {
+				s.Disabled = off
+			}
+			cfg.ServerProblems = append(cfg.ServerProblems, ds...)
+		}
+		s.base, s.section = base, label
+		cfg.Servers = append(cfg.Servers, s)
+	}
+	return nil
+}
+
+// settleTransport folds type (the name other clients use) into
+// Transport: "streamable-http" is "http", both keys must agree, stdio is
+// the default, and sse is refused for now.
+func (s *Server) settleTransport(v cue.Value, file string, pos positions, path []string) Diagnostics {
+	norm := func(t string) string {
+		if t == "streamable-http" {
+			return TransportHTTP
+		}
+		return t
+	}
+	typ, _ := v.LookupPath(cue.ParsePath("type")).String()
+	tr, ty := norm(s.Transport), norm(typ)
+	where := strings.Join(path, ".")
+	if tr != "" && ty != "" && tr != ty {
+		return Diagnostics{errAt(pos.at(file, append(slices.Clone(path), "type")...), "schema",
+			"%s: type %q and transport %q disagree", where, typ, s.Transport)}
+	}
+	s.Transport = cmp.Or(tr, ty, TransportStdio)
+	if s.Transport == TransportSSE {
+		key := "transport"
+		if ty != "" {
+			key = "type"
+		}
+		return Diagnostics{errAt(pos.at(file, append(slices.Clone(path), key)...), "unsupported-transport",
+			"%s: the sse transport is not supported yet; use the server's streamable HTTP endpoint (\"type\": \"http\") if it has one", where)}
+	}
+	return nil
 }
 
 // Server returns the server with the given id.

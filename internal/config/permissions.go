@@ -103,3 +103,71 @@ func ParsePermissions(file string, src []byte) (*Permissions, Diagnostics) {
 	}
 	return p, nil
 }
+
+// CheckPermissions reads permissions.yml for a report: every section, and
+// every role, is checked on its own, so the parts that are right are
+// returned (for the checks that span files) beside every problem. A
+// missing file gives shipped marked Missing. p is nil only when the file
+// could not be read or parsed at all. The router itself uses
+// [LoadPermissions], which takes a file whole or not at all.
+func CheckPermissions(file string, shipped Permissions) (*Permissions, Diagnostics) {
+	src, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		shipped.File, shipped.Missing = file, true
+		return &shipped, nil
+	}
+	if err != nil {
+		return nil, Diagnostics{errAt(Position{File: file}, "read", "%v", err)}
+	}
+	var p *Permissions
+	ds := withEvaluator(file, func(ev *evaluator) Diagnostics {
+		data, pos, ds := ev.parse(file, src, formatYAML)
+		if ds != nil {
+			return ds
+		}
+		p = &Permissions{File: file, pos: pos}
+		def := ev.definition(schema.Permissions)
+		it, err := data.Fields()
+		if err != nil {
+			return Diagnostics{errAt(pos.at(file), "schema", "%v", err)}
+		}
+		var out Diagnostics
+		for it.Next() {
+			label, v := it.Selector().Unquoted(), it.Value()
+			if !def.Allows(cue.Str(label)) {
+				out = append(out, errAt(pos.key(label), "schema", "%s: field not allowed", label))
+				continue
+			}
+			if label == "roles" && v.IncompleteKind() == cue.StructKind {
+				roles, _ := v.Fields()
+				for roles.Next() {
+					name := roles.Selector().Unquoted()
+					value, rds := check(file, data, roles.Value(), ev.definition(schema.Role), []string{label, name}, pos)
+					out = append(out, rds...)
+					r := Role{Name: name}
+					if rds == nil && value.Decode(&r) == nil {
+						p.Roles = append(p.Roles, r)
+					}
+				}
+				continue
+			}
+			value, sds := check(file, data, v, schemaField(def, label), []string{label}, pos)
+			if sds != nil {
+				out = append(out, sds...)
+				continue
+			}
+			switch label {
+			case "active_role":
+				var active *string
+				if value.Decode(&active) == nil && active != nil {
+					p.ActiveRole = *active
+				}
+			case "rules":
+				_ = value.Decode(&p.Rules)
+			}
+		}
+		return out
+	})
+	ds.Sort()
+	return p, ds
+}

@@ -41,6 +41,12 @@ type Settings struct {
 	Home            string // EVOKORE_HOME, default ~/.evokore
 	PluginsDir      string // EVOKORE_PLUGINS_DIR, default <Home>/plugins
 
+	// ConfigPathFrom and PermissionsPathFrom name what chose the path (a
+	// variable, or a flag the caller applied), or are empty for the
+	// default. A default path may be absent; a chosen one must exist.
+	ConfigPathFrom      string
+	PermissionsPathFrom string
+
 	// DiscoveryMode is dynamic or legacy; DiscoveryModeSet records whether
 	// the variable was set at all, which profile precedence needs.
 	DiscoveryMode    string
@@ -60,7 +66,7 @@ type Settings struct {
 	SessionTTL          time.Duration // EVOKORE_SESSION_TTL_MS
 	ShutdownGrace       time.Duration
 
-	Pagination     bool          // EVOKORE_TOOL_LIST_PAGINATION=on
+	Pagination     bool          // EVOKORE_TOOL_LIST_PAGINATION (any true value of ParseBool)
 	PageSize       int           // EVOKORE_TOOL_LIST_PAGE_SIZE, default 35, 1..1000
 	SchemaMode     string        // EVOKORE_TOOL_SCHEMA_MODE: full or deferred
 	SchemaFallback time.Duration // EVOKORE_TOOL_SCHEMA_FALLBACK_MS, default 60 s
@@ -96,6 +102,14 @@ func ReadSettings(env Env, d Defaults) (Settings, []string) {
 		}
 		return time.Duration(n) * time.Millisecond
 	}
+	boolean := func(key string) bool {
+		raw := env.Get(key)
+		v, ok := ParseBool(raw)
+		if !ok {
+			warnings = append(warnings, "Ignoring "+key+"="+strconv.Quote(raw)+": want 1, true, on or yes (or 0, false, off, no).")
+		}
+		return v
+	}
 	s := Settings{
 		ConfigPath:          or(env.Get("EVOKORE_MCP_CONFIG_PATH"), "mcp.config.json"),
 		PermissionsPath:     or(env.Get("EVOKORE_PERMISSIONS_PATH"), "permissions.yml"),
@@ -103,7 +117,7 @@ func ReadSettings(env Env, d Defaults) (Settings, []string) {
 		Home:                env.Get("EVOKORE_HOME"),
 		DiscoveryProfile:    strings.TrimSpace(env.Get("EVOKORE_DISCOVERY_PROFILE")),
 		Role:                strings.TrimSpace(env.Get("EVOKORE_ROLE")),
-		DefaultDeny:         env.Bool("EVOKORE_SECURITY_DEFAULT_DENY"),
+		DefaultDeny:         boolean("EVOKORE_SECURITY_DEFAULT_DENY"),
 		ApprovalMode:        strings.ToLower(strings.TrimSpace(env.Get("EVOKORE_APPROVALS_MODE"))),
 		ChildBootTimeout:    ms("EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS", d.ChildBootTimeout),
 		ProxyRequestTimeout: ms("EVOKORE_PROXY_REQUEST_TIMEOUT_MS", d.ProxyRequestTimeout),
@@ -111,14 +125,20 @@ func ReadSettings(env Env, d Defaults) (Settings, []string) {
 		ApprovalTTL:         d.ApprovalTTL,
 		SessionTTL:          ms("EVOKORE_SESSION_TTL_MS", d.SessionTTL),
 		ShutdownGrace:       d.ShutdownGrace,
-		Pagination:          strings.EqualFold(strings.TrimSpace(env.Get("EVOKORE_TOOL_LIST_PAGINATION")), "on"),
+		Pagination:          boolean("EVOKORE_TOOL_LIST_PAGINATION"),
 		PageSize:            35,
 		SchemaMode:          SchemaFull,
 		SchemaFallback:      ms("EVOKORE_TOOL_SCHEMA_FALLBACK_MS", 60*time.Second),
-		Telemetry:           env.Bool("EVOKORE_TELEMETRY"),
-		SkillWatcher:        env.Bool("EVOKORE_SKILL_WATCHER"),
-		HTTPAllowPrivate:    env.Bool("EVOKORE_HTTP_ALLOW_PRIVATE"),
+		Telemetry:           boolean("EVOKORE_TELEMETRY"),
+		SkillWatcher:        boolean("EVOKORE_SKILL_WATCHER"),
+		HTTPAllowPrivate:    boolean("EVOKORE_HTTP_ALLOW_PRIVATE"),
 		Env:                 env,
+	}
+	if strings.TrimSpace(env.Get("EVOKORE_MCP_CONFIG_PATH")) != "" {
+		s.ConfigPathFrom = "EVOKORE_MCP_CONFIG_PATH"
+	}
+	if strings.TrimSpace(env.Get("EVOKORE_PERMISSIONS_PATH")) != "" {
+		s.PermissionsPathFrom = "EVOKORE_PERMISSIONS_PATH"
 	}
 	if s.Home == "" {
 		home, err := os.UserHomeDir()
@@ -132,6 +152,10 @@ func ReadSettings(env Env, d Defaults) (Settings, []string) {
 	// happened to start evokore in.
 	if abs, err := filepath.Abs(s.PluginsDir); err == nil {
 		s.PluginsDir = abs
+	}
+
+	for _, u := range UnknownVariables(env) {
+		warnings = append(warnings, "[EVOKORE] "+u.Message+".")
 	}
 
 	raw, set := env.Lookup("EVOKORE_TOOL_DISCOVERY_MODE")

@@ -107,6 +107,9 @@ func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone
 
 // boot starts the child, connects, lists its tools and registers them.
 func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
+	if c.spec.Invalid != "" {
+		return errFatal{errors.New(c.spec.Invalid)}
+	}
 	spec, err := c.spec.Resolve(c.sup.opts.Env)
 	if err != nil {
 		return errFatal{err}

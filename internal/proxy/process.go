@@ -77,7 +77,7 @@ type process struct {
 // forwarded to log line by line, prefixed with the server id.
 func startProcess(s config.Server, env config.Env, log io.Writer) (*process, error) {
 	cmd := exec.Command(resolveCommand(s.Command), s.Args...)
-	cmd.Dir = s.Cwd
+	cmd.Dir = s.Dir
 	cmd.Env = childEnv(s, env)
 	cmd.SysProcAttr = childProcAttr()
 	stdin, err := cmd.StdinPipe()

@@ -26,8 +26,9 @@ func (c *checker) live(s config.Settings) {
 		Version:        "vet",
 	})
 	for _, st := range statuses {
-		if st.Status == proxy.StatusError {
-			c.report(config.SeverityError, c.cfg.KeyPos("servers", st.ID), CodeBootFailed,
+		srv, _ := c.cfg.Server(st.ID)
+		if st.Status == proxy.StatusError && srv.Invalid == "" { // an invalid server's problems are reported where written
+			c.report(config.SeverityError, c.cfg.KeyPos(srv.Path()...), CodeBootFailed,
 				"server '%s' failed to boot: %s", st.ID, st.LastError)
 		}
 	}
@@ -46,7 +47,7 @@ func (c *checker) live(s config.Settings) {
 			names[name] = true
 			owners[name] = append(owners[name], srv.ID)
 			if len(name) > maxToolName || !validName.MatchString(name) {
-				c.report(config.SeverityError, c.cfg.KeyPos("servers", srv.ID), CodeInvalidToolName,
+				c.report(config.SeverityError, c.cfg.KeyPos(srv.Path()...), CodeInvalidToolName,
 					"server '%s' serves '%s', a name clients reject (1-%d letters, digits, '_' or '-')", srv.ID, name, maxToolName)
 			}
 		}
@@ -54,7 +55,8 @@ func (c *checker) live(s config.Settings) {
 	}
 	for _, name := range sortedKeys(owners) {
 		if ids := owners[name]; len(ids) > 1 {
-			c.report(config.SeverityWarning, c.cfg.KeyPos("servers", ids[1]), CodeCollision,
+			second, _ := c.cfg.Server(ids[1])
+			c.report(config.SeverityWarning, c.cfg.KeyPos(second.Path()...), CodeCollision,
 				"'%s' is served by %s; the first in config order wins and the others are hidden", name, quoteList(ids))
 		}
 	}

@@ -1,8 +1,13 @@
 package vet
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/evokore/evokore/internal/catalog"
@@ -23,6 +28,9 @@ type Options struct {
 	// names against the tools they really serve.
 	Live     bool
 	Settings config.Settings
+	// ConfigFrom and PermissionsFrom name the flag or variable that chose
+	// each path ("" for the default): a chosen path must exist.
+	ConfigFrom, PermissionsFrom string
 }
 
 // Diagnostic codes, stable for scripts.
@@ -40,6 +48,8 @@ const (
 	CodeBootFailed       = "boot-failed"
 	CodeUnknownTool      = "unknown-tool"
 	CodeCollision        = "name-collision"
+	CodeMissingFile      = "missing-file"
+	CodeUnknownVariable  = "unknown-variable"
 )
 
 // maxToolName is the longest tool name clients accept.
@@ -49,15 +59,25 @@ var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // Run loads the files and runs every check. The diagnostics are sorted.
 func Run(opts Options) config.Diagnostics {
+	ds, _ := RunReport(opts)
+	return ds
+}
+
+// RunReport is Run that also says which files it read, one line each, so
+// a user can tell which file vet judged (and which was absent).
+func RunReport(opts Options) (config.Diagnostics, []string) {
 	var ds config.Diagnostics
-	cfg, err := config.LoadMCPConfig(opts.ConfigPath)
-	if err != nil {
-		ds = append(ds, asDiagnostics(opts.ConfigPath, err)...)
-	}
-	perms, err := config.LoadPermissions(opts.PermissionsPath, policy.ShippedPermissions)
-	if err != nil {
-		ds = append(ds, asDiagnostics(opts.PermissionsPath, err)...)
-	}
+	var files []string
+	ds = append(ds, chosenMissing(opts.ConfigPath, opts.ConfigFrom)...)
+	ds = append(ds, chosenMissing(opts.PermissionsPath, opts.PermissionsFrom)...)
+	// Every part that decoded is checked, whatever is wrong elsewhere, so
+	// one run tells the whole truth.
+	cfg, cds := config.CheckMCPConfig(opts.ConfigPath)
+	ds = append(ds, cds...)
+	perms, pds := config.CheckPermissions(opts.PermissionsPath, policy.ShippedPermissions)
+	ds = append(ds, pds...)
+	files = append(files, describeFile("mcp.config.json", opts.ConfigPath, cfg != nil && cfg.Missing, "no child servers"))
+	files = append(files, describeFile("permissions.yml", opts.PermissionsPath, perms != nil && perms.Missing, "the shipped roles and rules apply"))
 	c := checker{cfg: cfg, perms: perms, env: opts.Env}
 	if cfg != nil {
 		c.servers()
@@ -66,6 +86,7 @@ func Run(opts Options) config.Diagnostics {
 	if perms != nil {
 		c.permissions()
 	}
+	c.variables()
 	if opts.Live && cfg != nil {
 		c.live(opts.Settings)
 	}
@@ -76,7 +97,31 @@ func Run(opts Options) config.Diagnostics {
 		}
 	}
 	ds.Sort()
-	return ds
+	return ds, files
+}
+
+// chosenMissing reports a path a flag or variable named that does not
+// exist: only the default paths may be absent, or a typo in a path would
+// silently run with no children or the shipped policy.
+func chosenMissing(path, from string) config.Diagnostics {
+	if from == "" {
+		return nil
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return config.Diagnostics{{Position: config.Position{File: path}, Severity: config.SeverityError, Code: CodeMissingFile,
+		Message: fmt.Sprintf("%s names %s, which does not exist (only the default paths may be absent)", from, path)}}
+}
+
+func describeFile(kind, path string, missing bool, absent string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	if missing {
+		return fmt.Sprintf("%s: %s (absent: %s)", kind, path, absent)
+	}
+	return fmt.Sprintf("%s: %s", kind, path)
 }
 
 func asDiagnostics(file string, err error) config.Diagnostics {
@@ -101,10 +146,20 @@ func (c *checker) report(sev config.Severity, pos config.Position, code, format 
 
 func (c *checker) servers() {
 	for _, s := range c.cfg.Servers {
-		pos := c.cfg.KeyPos("servers", s.ID)
+		pos := c.cfg.KeyPos(s.Path()...)
 		if !validName.MatchString(s.ID) {
 			c.report(config.SeverityError, pos, CodeInvalidServerID,
 				"server id %q makes tool names clients reject: use only letters, digits, '_' and '-'", s.ID)
+		}
+		// "<id>_" plus a one-letter tool name is the shortest name the
+		// server can publish.
+		if len(s.ID)+2 > maxToolName {
+			c.report(config.SeverityError, pos, CodeInvalidServerID,
+				"server id '%s' is %d characters: every tool name it publishes ('%s_<tool>') passes the %d characters clients accept; use a shorter id",
+				s.ID, len(s.ID), s.ID, maxToolName)
+		}
+		if s.Invalid != "" {
+			continue // its problems are reported where they were written
 		}
 		switch {
 		case s.IsHTTP() && s.URL == "":
@@ -113,7 +168,7 @@ func (c *checker) servers() {
 			c.report(config.SeverityError, pos, CodeMissingCommand, "Stdio server '%s' requires a 'command' field", s.ID)
 		}
 		if rl := s.RateLimit; rl != nil && rl.MaxTokens != nil && rl.RequestsPerMinute != nil {
-			c.report(config.SeverityWarning, c.cfg.KeyPos("servers", s.ID, "rateLimit"), CodeMixedRateLimit,
+			c.report(config.SeverityWarning, c.cfg.KeyPos(append(s.Path(), "rateLimit")...), CodeMixedRateLimit,
 				"servers.%s.rateLimit sets both maxTokens and requestsPerMinute; maxTokens is used", s.ID)
 		}
 		if s.Disabled {
@@ -147,12 +202,25 @@ func (c *checker) profiles() {
 }
 
 func (c *checker) permissions() {
-	if c.perms.Missing {
-		return // the shipped permissions are ours and tested
-	}
 	roles := map[string]bool{}
 	for _, r := range c.perms.Roles {
 		roles[r.Name] = true
+	}
+	names := keys(roles)
+	// The shipped roles count too: a role EVOKORE_ROLE names that no
+	// roles list defines leaves the session with no role at all.
+	if er := strings.TrimSpace(c.env.Get("EVOKORE_ROLE")); er != "" && !roles[er] {
+		where := "in " + c.perms.File
+		if c.perms.Missing {
+			where = "among the shipped roles (" + strings.Join(sorted(names), ", ") + ")"
+		}
+		c.report(config.SeverityError, config.Position{File: "$EVOKORE_ROLE"}, CodeUnknownRole,
+			"EVOKORE_ROLE '%s' is not defined under roles %s%s", er, where, suggest(er, names))
+	}
+	if c.perms.Missing {
+		return // the shipped permissions are ours and tested
+	}
+	for _, r := range c.perms.Roles {
 		for tool := range r.Overrides {
 			c.toolName(c.perms.KeyPos("roles", r.Name, "overrides", tool), fmt.Sprintf("role '%s'", r.Name), tool)
 		}
@@ -160,15 +228,23 @@ func (c *checker) permissions() {
 	for tool := range c.perms.Rules {
 		c.toolName(c.perms.KeyPos("rules", tool), "rules", tool)
 	}
-	names := keys(roles)
 	if ar := c.perms.ActiveRole; ar != "" && !roles[ar] {
 		c.report(config.SeverityError, c.perms.Pos("active_role"), CodeUnknownRole,
 			"active_role '%s' is not defined under roles%s", ar, suggest(ar, names))
 	}
-	if er := strings.TrimSpace(c.env.Get("EVOKORE_ROLE")); er != "" && !roles[er] {
-		c.report(config.SeverityError, config.Position{File: "$EVOKORE_ROLE"}, CodeUnknownRole,
-			"EVOKORE_ROLE '%s' is not defined under roles in %s%s", er, c.perms.File, suggest(er, names))
+}
+
+// variables warns about EVOKORE_* and VOICE_SIDECAR_* variables that have
+// no effect, such as EVOKORE-MCP settings evokore does not honour.
+func (c *checker) variables() {
+	for _, u := range config.UnknownVariables(c.env) {
+		c.report(config.SeverityWarning, config.Position{File: "$" + u.Name}, CodeUnknownVariable, "%s", u.Message)
 	}
+}
+
+func sorted(s []string) []string {
+	slices.Sort(s)
+	return s
 }
 
 // toolName checks a tool name written in a profile, override or rule: it

@@ -424,7 +424,7 @@ func TestVetCommandJSON(t *testing.T) {
 		found := false
 		for _, d := range ds {
 			if filepath.Base(d.File) == "mcp.config.json" && d.Line == 4 && d.Col == 20 &&
-				d.Severity == "error" && d.Code == "schema" && strings.Contains(d.Message, `"sse" is not allowed`) {
+				d.Severity == "error" && d.Code == "schema" && strings.Contains(d.Message, `"websocket" is not allowed`) {
 				found = true
 			}
 		}
