@@ -94,7 +94,10 @@ func writeMatrix(w io.Writer, format string, rows []vet.Row) error {
 	fmt.Fprintln(tw, "ROLE\tPROFILE\tTOOL\tSOURCE\tLISTED\tLEVEL")
 	for _, r := range rows {
 		listed := "hidden"
-		if r.Visible {
+		switch {
+		case r.Held:
+			listed = "held"
+		case r.Visible:
 			listed = "visible"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Role, r.Profile, r.Tool, r.Source, listed, r.Level)

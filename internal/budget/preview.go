@@ -3,13 +3,16 @@ package budget
 import (
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/manifest"
 	"github.com/evokore/evokore/internal/native"
-	"github.com/evokore/evokore/internal/proxy"
+	"github.com/evokore/evokore/internal/policy"
 )
 
 // Catalog is the catalog a fresh router over cfg would serve, without
 // starting anything: every native tool of the generated table, then each
-// server's tools from the manifest cache under home, in config order.
+// server's tools from the manifest cache under home, in config order,
+// with the tools pinning holds marked as a router would (they are never
+// listed). Nothing under home is written.
 func Catalog(cfg *config.MCPConfig, home string) *catalog.Snapshot {
 	var natives []*catalog.Entry
 	for _, s := range native.Specs() {
@@ -20,11 +23,18 @@ func Catalog(cfg *config.MCPConfig, home string) *catalog.Snapshot {
 		ids = append(ids, s.ID)
 	}
 	store := catalog.NewStore(natives, ids)
-	cached := proxy.CachedTools(home, cfg.Servers)
-	for _, id := range ids {
-		if tools, ok := cached[id]; ok {
-			store.SetServerTools(id, tools)
+	cached := manifest.Cached(home, cfg.Servers)
+	pins, _ := policy.OpenPins(home, nil) // an unreadable store holds everything
+	for _, srv := range cfg.Servers {
+		tools, ok := cached[srv.ID]
+		if !ok {
+			continue
 		}
+		var held map[string]string
+		if srv.PinningEnabled() {
+			held = pins.Holds(srv, tools)
+		}
+		store.SetServerEntries(srv.ID, catalog.ProxyEntries(srv.ID, tools, held))
 	}
 	return store.Snapshot()
 }

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +11,7 @@ import (
 
 	"cuelang.org/go/cue"
 
+	"github.com/evokore/evokore/internal/canonjson"
 	"github.com/evokore/evokore/schema"
 )
 
@@ -53,13 +56,41 @@ type Server struct {
 	// CooldownMs and Pinning are nil when the file does not set them.
 	CooldownMs *int  `json:"cooldownMs,omitempty"`
 	Pinning    *bool `json:"pinning,omitempty"`
+	// PinNewTools is what happens to a tool a pinned server adds after
+	// its tools were first pinned: PinHold (the default) or PinAccept.
+	PinNewTools string `json:"pinNewTools,omitempty"`
 }
+
+// What pinning does with a tool a pinned server adds later.
+const (
+	// PinHold holds the tool until an operator accepts it.
+	PinHold = "hold"
+	// PinAccept pins it as first seen, like the server's first tools.
+	PinAccept = "accept"
+)
 
 // IsHTTP reports whether the server is reached over streamable HTTP.
 func (s *Server) IsHTTP() bool { return s.Transport == TransportHTTP }
 
 // PinningEnabled reports whether tool definitions of this server are pinned.
 func (s *Server) PinningEnabled() bool { return s.Pinning == nil || *s.Pinning }
+
+// HoldsNewTools reports whether a tool this server adds after it was
+// pinned is held for review.
+func (s *Server) HoldsNewTools() bool { return s.PinNewTools != PinAccept }
+
+// Identity is a hash of how the server is reached (transport, command,
+// args, url, cwd, as written, placeholders unresolved: a rotated secret
+// keeps the identity). Two projects that both name a server "github" but
+// start different programs have different identities, so what is known
+// about one (its cached tool list, its pins) never applies to the other.
+func (s *Server) Identity() string {
+	raw, _ := canonjson.Marshal(map[string]any{
+		"transport": s.Transport, "command": s.Command, "args": s.Args, "url": s.URL, "cwd": s.Cwd,
+	})
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])
+}
 
 // ServerTimeouts override router-wide timeouts for one server; zero means
 // "use the router's".

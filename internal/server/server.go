@@ -110,7 +110,7 @@ func New(opts Options) *Server {
 	}
 	pins, err := policy.OpenPins(opts.Settings.Home, opts.Now)
 	if err != nil {
-		s.logf("[EVOKORE] Tool pinning is off: %v", err)
+		s.logf("[EVOKORE] %v", err)
 	}
 
 	table := &native.Table{}
@@ -197,11 +197,9 @@ func (s *Server) Snapshot() *catalog.Snapshot { return s.catalog.Snapshot() }
 // Legacy reports whether every tool is listed (EVOKORE_TOOL_DISCOVERY_MODE=legacy).
 func (s *Server) Legacy() bool { return s.legacy }
 
-// Listed reports whether sess lists e right now: in legacy mode
-// everything, otherwise what the profile lists plus the session's
-// activations.
+// Listed reports whether sess lists e right now (catalog.Visible).
 func (s *Server) Listed(sess *session.Session, e *catalog.Entry) bool {
-	return s.legacy || s.profile.Profile.Lists(e) || sess.Active(e.Name)
+	return catalog.Visible(e, s.profile.Profile, s.legacy, sess.Active)
 }
 
 // Status reports the child servers.

@@ -33,6 +33,9 @@ type Row struct {
 	Source  string `json:"source"`
 	Server  string `json:"server,omitempty"`
 	Visible bool   `json:"visible"`
+	// Held is true for a tool pinning holds: never listed nor callable
+	// until an operator accepts it (`evokore pins`).
+	Held bool `json:"held,omitempty"`
 	// Level is allow, approval or deny.
 	Level string `json:"level"`
 }
@@ -89,7 +92,8 @@ func Matrix(o MatrixOptions) ([]Row, error) {
 			for _, e := range snap.Entries {
 				rows = append(rows, Row{
 					Role: role, Profile: p.Name, Tool: e.Name, Source: e.Source.String(), Server: e.Server,
-					Visible: legacy || p.Lists(e),
+					Visible: catalog.Visible(e, p, legacy, nil),
+					Held:    e.Quarantine != "",
 					Level:   levelName(rbac.Level(rbacRole, e.Name)),
 				})
 			}
