@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -149,6 +150,12 @@ func (p *Pins) reload() {
 			doc.Pinned[key] = &serverPins{Server: serverOfKey(key), Identity: identityOfKey(key), Tools: map[string]*Pin{}}
 		}
 	}
+	for _, sp := range doc.Pinned {
+		for _, pin := range sp.Tools {
+			pin.Accepted.canonicalize()
+			pin.Changed.canonicalize()
+		}
+	}
 	for _, tools := range doc.Legacy {
 		for _, pin := range tools {
 			for _, d := range []*PinnedDefinition{pin.Accepted, pin.Changed} {
@@ -222,6 +229,22 @@ func schemaHash(t *mcp.Tool) string {
 func pinnedDefinition(t *mcp.Tool, now time.Time) *PinnedDefinition {
 	d := catalog.DefinitionOf(t)
 	return &PinnedDefinition{Definition: d, Hash: d.Hash(), SchemaHash: schemaHash(t), SeenAt: now.UTC()}
+}
+
+// canonicalize undoes the indentation pins.json is written with, so
+// definitions read back compare field by field with fresh ones.
+func (d *PinnedDefinition) canonicalize() {
+	if d == nil {
+		return
+	}
+	for _, f := range []*json.RawMessage{&d.InputSchema, &d.OutputSchema, &d.Annotations} {
+		if len(*f) == 0 {
+			continue
+		}
+		if c, err := canonjson.FromJSON(*f, ""); err == nil {
+			*f = c
+		}
+	}
 }
 
 // matches reports whether t is the definition d records.
