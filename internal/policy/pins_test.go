@@ -117,3 +117,28 @@ func TestHoldsRecordsNothing(t *testing.T) {
 		t.Errorf("Holds recorded a change: %+v", pins.Held())
 	}
 }
+
+func TestShippedPermissionsAreFreshEveryCall(t *testing.T) {
+	a := policy.ShippedPermissions()
+	for i := range a.Roles {
+		a.Roles[i].DefaultPermission = "allow"
+		a.Roles[i].Overrides["fleet_spawn"] = "allow"
+	}
+	a.Rules["fleet_spawn"] = "allow"
+	a.Roles = append(a.Roles[:0], config.Role{Name: "intruder"})
+	b := policy.ShippedPermissions()
+	if len(b.Roles) < 2 || b.Roles[0].Name == "intruder" {
+		t.Fatalf("roles changed through another caller's copy: %+v", b.Roles)
+	}
+	for _, r := range b.Roles {
+		if r.Name == "readonly" && (r.DefaultPermission == "allow" || r.Overrides["fleet_spawn"] == "allow") {
+			t.Errorf("readonly changed through another caller's copy: %+v", r)
+		}
+	}
+	if b.Rules["fleet_spawn"] == "allow" {
+		t.Error("rules changed through another caller's copy")
+	}
+	if rbac := policy.NewRBAC(new(policy.ShippedPermissions()), false); rbac.Level("readonly", "fleet_spawn") != policy.Deny {
+		t.Errorf("readonly may fleet_spawn: %v", rbac.Level("readonly", "fleet_spawn"))
+	}
+}

@@ -82,13 +82,13 @@ func New(opts Options) *Server {
 	}
 	s.config = cfg
 
-	perms, err := config.LoadPermissions(opts.Settings.PermissionsPath, policy.ShippedPermissions)
+	perms, err := config.LoadPermissions(opts.Settings.PermissionsPath, policy.ShippedPermissions())
 	failClosed := false
 	if err != nil {
 		// Failing open would drop every deny the user wrote.
 		s.logf("Failed to load permissions.yml: %v", err)
 		s.logf("Until it is fixed, tools no shipped rule names are denied.")
-		shipped := policy.ShippedPermissions
+		shipped := policy.ShippedPermissions()
 		perms, failClosed = &shipped, true
 	}
 	s.policy = policy.New(policy.Options{

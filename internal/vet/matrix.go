@@ -52,7 +52,7 @@ func Matrix(o MatrixOptions) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	perms, err := config.LoadPermissions(o.PermissionsPath, policy.ShippedPermissions)
+	perms, err := config.LoadPermissions(o.PermissionsPath, policy.ShippedPermissions())
 	if err != nil {
 		return nil, err
 	}

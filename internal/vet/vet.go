@@ -54,7 +54,7 @@ func Run(opts Options) config.Diagnostics {
 	if err != nil {
 		ds = append(ds, asDiagnostics(opts.ConfigPath, err)...)
 	}
-	perms, err := config.LoadPermissions(opts.PermissionsPath, policy.ShippedPermissions)
+	perms, err := config.LoadPermissions(opts.PermissionsPath, policy.ShippedPermissions())
 	if err != nil {
 		ds = append(ds, asDiagnostics(opts.PermissionsPath, err)...)
 	}
