@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evokore/evokore/internal/budget"
+	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/testutil"
@@ -116,5 +118,21 @@ func TestMatrixShowsToolsPinningHolds(t *testing.T) {
 	}
 	if r := seen["fx_slow"]; !r.Visible || r.Held {
 		t.Errorf("pinned, unchanged tool: %+v", r)
+	}
+	// `evokore profile` counts what the router lists: not the held tool.
+	cfg, err := config.LoadMCPConfig(filepath.Join(h.Dir, "mcp.config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, err := budget.Measure(&catalog.Profile{Name: "all", Visibility: catalog.VisibleAll}, budget.Catalog(cfg, s.Home), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range report.Tools {
+		names = append(names, tl.Name)
+	}
+	if slices.Contains(names, "fx_echo") || !slices.Contains(names, "fx_slow") {
+		t.Errorf("profile lists %v", names)
 	}
 }
