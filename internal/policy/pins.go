@@ -107,8 +107,9 @@ type Pins struct {
 	// broken is why the store could not be read; while it is set every
 	// tool is held and nothing is written over the damaged file.
 	broken error
-	// reported is the last problem Check returned per server key, so a
-	// persisting problem is logged once, not on every re-list.
+	// reported is the last problem Check returned per server key ("" for
+	// an unreadable store), so a persisting problem is logged once, not on
+	// every re-list.
 	reported map[string]string
 }
 
@@ -121,6 +122,9 @@ func OpenPins(home string, now func() time.Time) (*Pins, error) {
 	}
 	p := &Pins{path: filepath.Join(home, pinsFile), now: now, reported: map[string]string{}}
 	p.reload()
+	if p.broken != nil {
+		p.reported[""] = p.broken.Error() // the caller reports the error it gets
+	}
 	return p, p.broken
 }
 
@@ -274,7 +278,7 @@ func (p *Pins) Check(server config.Server, tools []*mcp.Tool) (held map[string]s
 		for _, t := range tools {
 			held[t.Name] = msgPinsUnreadable(server.ID + "_" + t.Name)
 		}
-		return held, p.reportLocked(key, p.broken.Error())
+		return held, p.reportLocked("", p.broken.Error())
 	}
 
 	sp, fresh, migrated := p.doc.Pinned[key], false, false
@@ -517,15 +521,6 @@ func (p *Pins) Held() []HeldTool {
 	slices.SortFunc(out, func(a, b HeldTool) int {
 		return strings.Compare(a.Server+"\x00"+a.Identity+"\x00"+a.Tool, b.Server+"\x00"+b.Identity+"\x00"+b.Tool)
 	})
-	return out
-}
-
-// Quarantined lists "server/tool" for every held tool.
-func (p *Pins) Quarantined() []string {
-	var out []string
-	for _, h := range p.Held() {
-		out = append(out, h.Target)
-	}
 	return out
 }
 
