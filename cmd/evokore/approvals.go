@@ -14,19 +14,21 @@ import (
 func newApprovals(p *paths) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "approvals",
-		Short: "List or deny the approvals a running router is waiting for",
-		Long: `A tool whose level is require_approval is intercepted with a token the model
-must bring back after asking the user. The router keeps the pending
-approvals in pending-approvals.json under EVOKORE_HOME (ids and token
-prefixes only). 'approvals deny ID' makes sure that approval never runs.`,
+		Short: "List, approve or deny the calls running routers hold for a human",
+		Long: `A tool whose level is require_approval runs only after a human approved that
+exact call. With a client that supports elicitation the user is asked
+directly; otherwise the router holds the call for an operator and tells the
+model only its approval id. Every running router lists what it holds under
+EVOKORE_HOME/approvals; 'approvals approve ID' lets the held call run once
+when the model retries it, 'approvals deny ID' makes sure it never runs.`,
 	}
 	var format string
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List pending approvals",
+		Short: "List the approvals of running routers",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, _ := p.settings()
+			s, _ := p.servingSettings()
 			pending, err := policy.ListPending(s.Home, time.Now())
 			if err != nil {
 				return &exitError{1, err}
@@ -42,33 +44,33 @@ prefixes only). 'approvals deny ID' makes sure that approval never runs.`,
 				return nil
 			}
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tTOOL\tTOKEN\tCREATED\tEXPIRES\tSTATUS")
+			fmt.Fprintln(tw, "ID\tTOOL\tSTATE\tCREATED\tEXPIRES\tARGUMENTS")
 			for _, a := range pending {
-				status := "pending"
-				if a.Denied {
-					status = "denied"
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.ToolName, a.Token,
-					time.UnixMilli(a.CreatedAt).Format(time.RFC3339), time.UnixMilli(a.ExpiresAt).Format(time.RFC3339), status)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.ToolName, a.State,
+					time.UnixMilli(a.CreatedAt).Format(time.RFC3339), time.UnixMilli(a.ExpiresAt).Format(time.RFC3339), a.Arguments)
 			}
 			return tw.Flush()
 		},
 	}
 	list.Flags().StringVar(&format, "format", "text", "text or json")
-	deny := &cobra.Command{
-		Use:   "deny ID",
-		Short: "Deny a pending approval so it can never run",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, _ := p.settings()
-			id := strings.TrimSpace(args[0])
-			if err := policy.DenyApproval(s.Home, id, time.Now()); err != nil {
-				return &exitError{1, err}
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "Denied approval %s.\n", id)
-			return nil
-		},
+	decide := func(use, short, verdict, done string) *cobra.Command {
+		return &cobra.Command{
+			Use:   use + " ID",
+			Short: short,
+			Args:  cobra.ExactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				s, _ := p.servingSettings()
+				id := strings.TrimSpace(args[0])
+				if err := policy.Decide(s.Home, id, verdict, time.Now()); err != nil {
+					return &exitError{1, err}
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s approval %s.\n", done, id)
+				return nil
+			},
+		}
 	}
-	cmd.AddCommand(list, deny)
+	cmd.AddCommand(list,
+		decide("approve", "Approve a held call: it runs once when the model retries it", policy.StateApproved, "Approved"),
+		decide("deny", "Deny a held call so it can never run", policy.StateDenied, "Denied"))
 	return cmd
 }

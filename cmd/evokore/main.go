@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"strings"
 
@@ -21,6 +22,7 @@ import (
 
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/server"
+	"github.com/evokore/evokore/internal/trust"
 )
 
 // version is set at link time (-ldflags "-X main.version=v1.2.3"); builds
@@ -51,9 +53,44 @@ type paths struct {
 }
 
 // settings reads .env and the EVOKORE_* variables, then applies the flags.
+// vet and profile read the project's files as they are: they only report.
 func (p *paths) settings() (config.Settings, []string) {
 	env, ds := config.LoadEnv(".env")
-	s, warnings := config.ReadSettings(env, server.ShippedDefaults)
+	return p.apply(env, ds, nil)
+}
+
+// servingSettings are the settings a router runs with. The project
+// directory the client started it in is not trusted to weaken the user's
+// policy: its .env's security settings, its permissions.yml and a token
+// approvals mode in its mcp.config.json count only after `evokore trust`
+// recorded their content. What is ignored is said on stderr.
+func (p *paths) servingSettings() (config.Settings, []string) {
+	home := userHome()
+	envTrusted := trust.Trusted(home, ".", ".env")
+	env, ds, ignored := config.LoadProjectEnv(".env", envTrusted)
+	var notes []string
+	if len(ignored) > 0 {
+		notes = append(notes, fmt.Sprintf("[EVOKORE] Ignoring security settings in ./.env (%s): the project directory is not trusted. Run 'evokore trust' there to honour them.", strings.Join(ignored, ", ")))
+	}
+	s, warnings := p.apply(env, ds, notes)
+	real := config.ProcessEnv()
+	if _, set := real.Lookup("EVOKORE_PERMISSIONS_PATH"); !set && p.permissions == "" && !(envTrusted && env.Get("EVOKORE_PERMISSIONS_PATH") != "") {
+		if _, err := os.Stat("permissions.yml"); err == nil && !trust.Trusted(home, ".", "permissions.yml") {
+			warnings = append(warnings, "[EVOKORE] Ignoring ./permissions.yml: the project directory is not trusted to set roles and rules. Run 'evokore trust' there to honour it.")
+		} else if err == nil {
+			return s, warnings
+		}
+		s.PermissionsPath = filepath.Join(s.Home, "permissions.yml")
+	}
+	if _, set := real.Lookup("EVOKORE_MCP_CONFIG_PATH"); !set && p.config == "" && env.Get("EVOKORE_MCP_CONFIG_PATH") == "" {
+		s.UntrustedConfig = !trust.Trusted(home, ".", "mcp.config.json")
+	}
+	return s, warnings
+}
+
+func (p *paths) apply(env config.Env, ds config.Diagnostics, warnings []string) (config.Settings, []string) {
+	s, more := config.ReadSettings(env, server.ShippedDefaults)
+	warnings = append(warnings, more...)
 	for _, d := range ds {
 		warnings = append(warnings, d.String())
 	}
@@ -67,6 +104,13 @@ func (p *paths) settings() (config.Settings, []string) {
 		s.SkillsDir = p.skills
 	}
 	return s, warnings
+}
+
+// userHome is EVOKORE_HOME from the real environment (a project's .env
+// cannot move it), else ~/.evokore.
+func userHome() string {
+	s, _ := config.ReadSettings(config.ProcessEnv(), server.ShippedDefaults)
+	return s.Home
 }
 
 func newRoot() *cobra.Command {
@@ -89,7 +133,7 @@ Without a subcommand it serves MCP over stdio.`,
 	fl.StringVar(&p.config, "config", "", "mcp.config.json to read (default $EVOKORE_MCP_CONFIG_PATH or ./mcp.config.json)")
 	fl.StringVar(&p.permissions, "permissions", "", "permissions.yml to read (default $EVOKORE_PERMISSIONS_PATH or ./permissions.yml)")
 	fl.StringVar(&p.skills, "skills", "", "skills directory (default $EVOKORE_SKILLS_DIR or ./SKILLS)")
-	root.AddCommand(serve, newVet(p), newProfile(p), newApprovals(p), newPins(p), newVersion())
+	root.AddCommand(serve, newVet(p), newProfile(p), newApprovals(p), newPins(p), newTrust(), newVoice(), newVersion())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{2, err} })
 	return root
 }

@@ -30,7 +30,7 @@ shows what changed, old and new.`,
 		Short: "List quarantined tools with what changed",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, _ := p.settings()
+			s, _ := p.servingSettings()
 			pins, err := policy.OpenPins(s.Home, nil)
 			if err != nil {
 				return &exitError{1, err}
@@ -60,7 +60,7 @@ configurations of one server id are pinned, name one as ID@IDENTITY (the
 prefix 'pins list' shows).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, _ := p.settings()
+			s, _ := p.servingSettings()
 			pins, err := policy.OpenPins(s.Home, nil)
 			if err != nil {
 				return &exitError{1, err}

@@ -32,7 +32,14 @@ func serve(ctx context.Context, p *paths) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s, warnings := p.settings()
+	// The first signal starts a graceful shutdown; restoring the default
+	// disposition lets a second one end the process at once (children
+	// still die with it: they carry the parent-death signal).
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	s, warnings := p.servingSettings()
 	for _, w := range warnings {
 		fmt.Fprintln(os.Stderr, w)
 	}

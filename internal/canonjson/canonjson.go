@@ -7,8 +7,12 @@ package canonjson
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"math/big"
 	"slices"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 )
 
 // Marshal renders v canonically. v is first marshalled with encoding/json,
@@ -24,7 +28,18 @@ func Marshal(v any) ([]byte, error) {
 // FromJSON renders raw JSON canonically. When drop is not empty, a
 // top-level object key of that name is left out (the approval token is
 // never part of what it approves). Numbers keep their written form.
+//
+// Text that JSON decoding would silently repair is refused instead: invalid
+// UTF-8 and lone surrogate escapes both decode to U+FFFD, so two different
+// argument sets would otherwise share one canonical form (and one
+// approval).
 func FromJSON(raw []byte, drop string) ([]byte, error) {
+	if !utf8.Valid(raw) {
+		return nil, errors.New("arguments are not valid UTF-8")
+	}
+	if err := checkSurrogates(raw); err != nil {
+		return nil, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
@@ -77,19 +92,119 @@ func write(buf *bytes.Buffer, v any) {
 	}
 }
 
-// canonicalNumber writes integers as integers and everything else in Go's
-// shortest float form, so 1.0 and 1 agree.
+// canonicalNumber writes a number by its exact decimal value: 1, 1.0 and
+// 1e0 agree, while 2^64 and 2^64+1, or 1.0 and 1.00000000000000001, stay
+// apart (a float64 would merge them). Numbers with huge exponents, whose
+// exact value would be expensive to compute, keep their written form.
 func canonicalNumber(n json.Number) string {
+	s := n.String()
 	if i, err := n.Int64(); err == nil {
 		return strconv.FormatInt(i, 10)
 	}
-	if f, err := n.Float64(); err == nil {
-		if f == float64(int64(f)) && f < 1e15 && f > -1e15 {
-			return strconv.FormatInt(int64(f), 10)
-		}
-		return strconv.FormatFloat(f, 'g', -1, 64)
+	if exp := exponent(s); exp > maxExponent || exp < -maxExponent {
+		return strings.ToLower(s)
 	}
-	return n.String()
+	r, ok := new(big.Rat).SetString(s)
+	if !ok {
+		return s
+	}
+	out := r.FloatString(fractionDigits(s))
+	if strings.Contains(out, ".") {
+		out = strings.TrimRight(strings.TrimRight(out, "0"), ".")
+	}
+	if out == "-0" {
+		out = "0"
+	}
+	return out
+}
+
+// fractionDigits is how many decimals the exact value of the JSON number s
+// can have: its written fraction digits less its exponent.
+func fractionDigits(s string) int {
+	mant := s
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		mant = s[:i]
+	}
+	frac := 0
+	if i := strings.IndexByte(mant, '.'); i >= 0 {
+		frac = len(mant) - i - 1
+	}
+	if d := frac - exponent(s); d > 0 {
+		return d
+	}
+	return 0
+}
+
+// maxExponent bounds the exponents canonicalNumber evaluates exactly.
+const maxExponent = 400
+
+// exponent returns the value after e/E in a JSON number, 0 without one.
+func exponent(s string) int {
+	i := strings.IndexAny(s, "eE")
+	if i < 0 {
+		return 0
+	}
+	e, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+"))
+	if err != nil {
+		return maxExponent + 1 // too long to parse: treat as huge
+	}
+	return e
+}
+
+// checkSurrogates refuses \u escapes that name half of a surrogate pair
+// without the other half.
+func checkSurrogates(raw []byte) error {
+	inString := false
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if !inString {
+			if c == '"' {
+				inString = true
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = false
+		case '\\':
+			if i+1 >= len(raw) {
+				return nil // the decoder reports the truncation
+			}
+			if raw[i+1] != 'u' {
+				i++
+				continue
+			}
+			r, ok := hex4(raw, i+2)
+			if !ok {
+				return nil
+			}
+			i += 5
+			switch {
+			case r >= 0xDC00 && r <= 0xDFFF:
+				return errors.New("arguments hold a lone low surrogate escape")
+			case r >= 0xD800 && r <= 0xDBFF:
+				if i+2 < len(raw) && raw[i+1] == '\\' && raw[i+2] == 'u' {
+					if lo, ok := hex4(raw, i+3); ok && lo >= 0xDC00 && lo <= 0xDFFF {
+						i += 6
+						continue
+					}
+				}
+				return errors.New("arguments hold a lone high surrogate escape")
+			}
+		}
+	}
+	return nil
+}
+
+func hex4(raw []byte, at int) (rune, bool) {
+	if at+4 > len(raw) {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(raw[at:at+4]), 16, 32)
+	if err != nil {
+		return 0, false
+	}
+	return rune(v), true
 }
 
 func writeString(buf *bytes.Buffer, s string) {

@@ -134,6 +134,16 @@ func (s *Store) SetServerEntries(server string, entries []*Entry) Registration {
 	return reg
 }
 
+// SetNatives replaces the native tools, listed first. The composition
+// root publishes them once every manager has bound its handlers, so the
+// store can exist (and be handed to managers) before that.
+func (s *Store) SetNatives(entries []*Entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.natives = entries
+	s.publishLocked()
+}
+
 // SetPlugins replaces the plugin tools, listed right after the natives.
 func (s *Store) SetPlugins(entries []*Entry) {
 	s.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -38,25 +39,57 @@ func ProcessEnv() Env {
 	return Env{vars: m}
 }
 
-// LoadEnv reads the .env file at path (a missing file is fine) and puts
-// the process environment over it. Lines it cannot parse are returned as
-// warnings and skipped.
+// LoadEnv reads a .env file under the process environment: a variable set
+// in the real environment always wins. A missing file is not an error.
 func LoadEnv(path string) (Env, Diagnostics) {
+	env, ds, _ := LoadProjectEnv(path, true)
+	return env, ds
+}
+
+// securityKeys change what evokore lets a model do.
+var securityKeys = map[string]bool{
+	"EVOKORE_ROLE":                  true,
+	"EVOKORE_PERMISSIONS_PATH":      true,
+	"EVOKORE_PLUGINS_DIR":           true,
+	"EVOKORE_SANDBOX_MODE":          true,
+	"EVOKORE_SECURITY_DEFAULT_DENY": true,
+	"EVOKORE_APPROVALS_MODE":        true,
+	"EVOKORE_HOME":                  true,
+}
+
+// IsSecurityKey reports whether a variable is a security setting: one a
+// project directory's .env may set only after `evokore trust`. Every
+// private-address opt-in (EVOKORE_*_ALLOW_PRIVATE) is one.
+func IsSecurityKey(key string) bool {
+	return securityKeys[key] || (strings.HasPrefix(key, "EVOKORE_") && strings.HasSuffix(key, "_ALLOW_PRIVATE"))
+}
+
+// LoadProjectEnv is LoadEnv for a .env the user may not have written: when
+// trusted is false, its security settings are left out and their names
+// returned, so the caller can say they were ignored.
+func LoadProjectEnv(path string, trusted bool) (Env, Diagnostics, []string) {
 	env := ProcessEnv()
 	src, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return env, nil
+		return env, nil, nil
 	}
 	if err != nil {
-		return env, Diagnostics{warnAt(Position{File: path}, "dotenv", "%v", err)}
+		return env, Diagnostics{warnAt(Position{File: path}, "dotenv", "%v", err)}, nil
 	}
 	vars, ds := ParseDotEnv(path, src)
+	var ignored []string
 	for k, v := range vars {
-		if _, set := env.vars[k]; !set {
-			env.vars[k] = v
+		if _, set := env.vars[k]; set {
+			continue
 		}
+		if !trusted && IsSecurityKey(k) {
+			ignored = append(ignored, k)
+			continue
+		}
+		env.vars[k] = v
 	}
-	return env, ds
+	slices.Sort(ignored)
+	return env, ds, ignored
 }
 
 // ParseDotEnv parses KEY=VALUE lines: blank lines and # comments are

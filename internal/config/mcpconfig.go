@@ -28,6 +28,7 @@ type MCPConfig struct {
 	Discovery       Discovery
 	SkillRegistries []SkillRegistry
 	Webhooks        []Webhook
+	Approvals       Approvals
 
 	pos positions
 }
@@ -199,6 +200,12 @@ func (r *RateLimit) ToolRates() map[string]Rate {
 	return out
 }
 
+// Approvals is the approvals block: how a human approves a gated call.
+type Approvals struct {
+	// Mode is auto, operator or token; "" means auto.
+	Mode string `json:"mode"`
+}
+
 // Discovery is the discovery block.
 type Discovery struct {
 	ActiveProfile string
@@ -321,6 +328,7 @@ func ParseMCPConfig(file string, src []byte) (*MCPConfig, Diagnostics) {
 		}),
 		doc.decode("skillRegistries", &cfg.SkillRegistries),
 		doc.decode("webhooks", &cfg.Webhooks),
+		doc.decode("approvals", &cfg.Approvals),
 	)
 	if err != nil {
 		return nil, doc.decodeErr(err)

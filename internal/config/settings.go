@@ -49,6 +49,9 @@ type Settings struct {
 
 	Role        string // EVOKORE_ROLE
 	DefaultDeny bool   // EVOKORE_SECURITY_DEFAULT_DENY
+	// ApprovalMode is EVOKORE_APPROVALS_MODE (auto, operator or token);
+	// "" defers to mcp.config.json, then auto.
+	ApprovalMode string
 
 	ChildBootTimeout    time.Duration // EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS
 	ProxyRequestTimeout time.Duration // EVOKORE_PROXY_REQUEST_TIMEOUT_MS
@@ -65,6 +68,12 @@ type Settings struct {
 	Telemetry        bool // EVOKORE_TELEMETRY
 	SkillWatcher     bool // EVOKORE_SKILL_WATCHER
 	HTTPAllowPrivate bool // EVOKORE_HTTP_ALLOW_PRIVATE
+
+	// UntrustedConfig is set when mcp.config.json is the project
+	// directory's own (found in the working directory, not named by a
+	// flag or the real environment) and the user has not trusted it: its
+	// settings may then only make evokore stricter.
+	UntrustedConfig bool
 
 	// Env is the environment the settings were read from; children and
 	// placeholders resolve against it.
@@ -95,6 +104,7 @@ func ReadSettings(env Env, d Defaults) (Settings, []string) {
 		DiscoveryProfile:    strings.TrimSpace(env.Get("EVOKORE_DISCOVERY_PROFILE")),
 		Role:                strings.TrimSpace(env.Get("EVOKORE_ROLE")),
 		DefaultDeny:         env.Bool("EVOKORE_SECURITY_DEFAULT_DENY"),
+		ApprovalMode:        strings.ToLower(strings.TrimSpace(env.Get("EVOKORE_APPROVALS_MODE"))),
 		ChildBootTimeout:    ms("EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS", d.ChildBootTimeout),
 		ProxyRequestTimeout: ms("EVOKORE_PROXY_REQUEST_TIMEOUT_MS", d.ProxyRequestTimeout),
 		Cooldown:            d.Cooldown,
@@ -118,6 +128,11 @@ func ReadSettings(env Env, d Defaults) (Settings, []string) {
 		s.Home = filepath.Join(home, ".evokore")
 	}
 	s.PluginsDir = or(env.Get("EVOKORE_PLUGINS_DIR"), filepath.Join(s.Home, "plugins"))
+	// A relative directory would follow whatever directory the client
+	// happened to start evokore in.
+	if abs, err := filepath.Abs(s.PluginsDir); err == nil {
+		s.PluginsDir = abs
+	}
 
 	raw, set := env.Lookup("EVOKORE_TOOL_DISCOVERY_MODE")
 	mode := strings.ToLower(strings.TrimSpace(raw))

@@ -8,37 +8,51 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/canonjson"
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/statefile"
 )
 
-// Approval tokens.
+// Approvals.
 //
-// A call whose level is require_approval is intercepted with a token the
-// model must bring back, after asking the user, to run that exact call
-// once. A token is 48 lower-case hex characters: a random 8-byte approval
-// id, then the first 16 bytes of an HMAC-SHA256, under a key only this
-// process holds, over the id, the session, the tool, the canonical JSON of
-// the arguments (keys sorted, the token removed), the hash of the tool's
-// definition and the expiry. A token therefore cannot be made up, moved to
-// another session, tool or argument set, or outlive its five minutes, and
-// a tool whose definition changes invalidates it. Each approval is used at
-// most once: consuming it is one map deletion under a lock, so of any
-// number of concurrent retries exactly one runs.
+// A call whose level is require_approval runs only after a human said yes
+// to that exact call: the session, the tool, the canonical JSON of its
+// arguments (exact number text, keys sorted, the token field removed),
+// the hash of the tool's definition, anything else a tool binds (the code
+// of an execute_skill step), within the approval's lifetime, once.
 //
-// The key lives in memory only. Tokens are short-lived and the model is
-// simply intercepted again after a restart, while a key on disk would be
-// one more secret to steal; nothing outside this process needs to verify a
-// token. Denying works by approval id through a file, so the CLI needs no
-// key.
+// The yes must travel outside the model's channel, because the model is
+// the party being gated: a model that ignores "ask the user" would
+// otherwise approve itself. So, by mode:
+//
+//   - auto (the default): when the client declared elicitation, the user
+//     is asked through elicitation/create; otherwise as operator.
+//   - operator: the model is told only the approval id and that it waits;
+//     an operator approves or denies it with `evokore approvals approve|deny
+//     ID` (or the dashboard); the same call retried after approval runs
+//     once, and a denied one says so.
+//   - token: EVOKORE-MCP's flow, an explicit opt-in that trusts the model:
+//     the interception hands the model a token that approves the retry.
+//
+// State under EVOKORE_HOME/approvals: each router writes its own
+// pending-<router>.json (so two routers never overwrite each other's, and
+// a file whose router is gone is ignored), and every decision is one line
+// appended under a lock to decisions.jsonl (so concurrent CLIs never lose
+// a denial). A decisions file that cannot be read fails closed: no
+// approval-gated call runs until it is fixed. Nothing in these files can
+// approve anything: they hold ids, tools, times and an argument summary.
+//
+// In token mode a token is 48 lower-case hex characters: the 8-byte
+// approval id, then 16 bytes of an HMAC-SHA256 under a key only this
+// process holds over the binding and the expiry. The key lives in memory
+// only: tokens are short-lived, and a key on disk would be one more
+// secret to steal.
 
 // TokenField is the argument that carries an approval token.
 const TokenField = catalog.ApprovalTokenField
@@ -48,36 +62,65 @@ const (
 	macBytes = 16
 	// TokenLen is the length of a token in hex characters.
 	TokenLen = 2 * (idBytes + macBytes)
+	// MaxPending bounds the approvals one router keeps waiting; the oldest
+	// is dropped first (its call is simply intercepted again).
+	MaxPending = 256
+)
+
+// Approval modes.
+const (
+	ModeAuto     = "auto"
+	ModeOperator = "operator"
+	ModeToken    = "token"
+)
+
+// ValidMode reports whether m names an approval mode.
+func ValidMode(m string) bool { return m == ModeAuto || m == ModeOperator || m == ModeToken }
+
+// Approval states.
+const (
+	StatePending  = "pending"
+	StateApproved = "approved"
+	StateDenied   = "denied"
 )
 
 // Files under EVOKORE_HOME.
 const (
-	pendingFile = "pending-approvals.json"
-	deniedFile  = "denied-approvals.json"
+	approvalsDir  = "approvals"
+	decisionsFile = "decisions.jsonl"
 )
 
-// Approvals mints, checks and consumes approval tokens.
+// Approvals holds one router's approvals.
 type Approvals struct {
-	key  []byte
-	ttl  time.Duration
-	home string
-	now  func() time.Time
+	key    []byte
+	ttl    time.Duration
+	dir    string // "" keeps everything in memory
+	router string
+	now    func() time.Time
 
-	mu      sync.Mutex
-	pending map[string]*approval
+	mu        sync.Mutex
+	byID      map[string]*approval
+	byBinding map[string]*approval
+	order     []*approval // oldest first
+	decisions decisionLog
 }
 
 type approval struct {
 	id      string
 	tool    string
 	session string
+	binding string
+	summary string
 	created time.Time
 	expires time.Time
-	prefix  string
+	state   string
+	prefix  string // token mode: the first 8 characters of the token
+	// token approvals are found by id only, never by binding.
+	token bool
 }
 
-// NewApprovals starts an approval store whose state file lives under home
-// ("" keeps it in memory only).
+// NewApprovals starts the approvals of one router whose state lives under
+// home ("" keeps it in memory only).
 func NewApprovals(home string, ttl time.Duration, now func() time.Time) *Approvals {
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
@@ -86,120 +129,171 @@ func NewApprovals(home string, ttl time.Duration, now func() time.Time) *Approva
 	if now == nil {
 		now = time.Now
 	}
-	return &Approvals{key: key, ttl: ttl, home: home, now: now, pending: map[string]*approval{}}
+	a := &Approvals{key: key, ttl: ttl, now: now, byID: map[string]*approval{}, byBinding: map[string]*approval{},
+		router: fmt.Sprintf("%d-%s", os.Getpid(), randomHex(4))}
+	if home != "" {
+		a.dir = filepath.Join(home, approvalsDir)
+		a.decisions.path = filepath.Join(a.dir, decisionsFile)
+	}
+	return a
 }
 
-// argsHash is the canonical JSON of the arguments without the token.
-func argsHash(args json.RawMessage) ([]byte, error) {
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Binding is what an approval is bound to, as one opaque string.
+func Binding(session string, e *catalog.Entry, args json.RawMessage, extra string) (string, error) {
 	if len(bytes.TrimSpace(args)) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
 	c, err := canonjson.FromJSON(args, TokenField)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	sum := sha256.Sum256(c)
-	return sum[:], nil
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00", session, e.Name, e.Hash, extra)
+	h.Write(c)
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-func (a *Approvals) mac(id, session string, e *catalog.Entry, args json.RawMessage, expires time.Time) ([]byte, error) {
-	h, err := argsHash(args)
-	if err != nil {
-		return nil, err
-	}
-	m := hmac.New(sha256.New, a.key)
-	fmt.Fprintf(m, "%s\x00%s\x00%s\x00%s\x00%d\x00", id, session, e.Name, e.Hash, expires.UnixMilli())
-	m.Write(h)
-	return m.Sum(nil)[:macBytes], nil
+// Request is one gated call asking to run.
+type Request struct {
+	Session string
+	Tool    string
+	Binding string
+	// Summary is a readable, redacted summary of the arguments for the
+	// operator.
+	Summary string
 }
 
-// Intercept mints a token for this exact call and returns the result that
-// asks the model to get a human's approval.
-func (a *Approvals) Intercept(session string, e *catalog.Entry, args json.RawMessage) *mcp.CallToolResult {
-	idRaw := make([]byte, idBytes)
-	_, _ = rand.Read(idRaw)
-	id := hex.EncodeToString(idRaw)
+// Outcome is what Request decided.
+type Outcome struct {
+	ID    string
+	State string
+}
+
+// Ask looks up the approval bound to r, or files a new pending one. It
+// returns StateApproved when an operator approved it (the caller consumes
+// it with Consume just before the call runs), StateDenied when an
+// operator denied it, else StatePending. An unreadable decisions file is
+// an error: nothing is approved while it is.
+func (a *Approvals) Ask(r Request) (Outcome, error) {
+	if err := a.sync(); err != nil {
+		return Outcome{}, err
+	}
 	now := a.now()
-	expires := now.Add(a.ttl)
-	mac, err := a.mac(id, session, e, args, expires)
-	if err != nil {
-		r := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "Cannot approve arguments that are not valid JSON: " + err.Error()}}}
-		return r
-	}
-	token := id + hex.EncodeToString(mac)
-	a.mu.Lock()
-	a.purgeLocked(now)
-	a.pending[id] = &approval{id: id, tool: e.Name, session: session, created: now, expires: expires, prefix: token[:8] + "..."}
-	a.persistLocked()
-	a.mu.Unlock()
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: InterceptionText(e.Name, token)}}}
-}
-
-// InterceptionText is the exact text clients written for EVOKORE-MCP match.
-func InterceptionText(tool, token string) string {
-	return "[EVOKORE-MCP SECURITY INTERCEPTOR] ACTION REQUIRES HUMAN APPROVAL.\n\n" +
-		"You attempted to call '" + tool + "'. You must stop right now and ask the user for explicit permission to execute this tool with these arguments. DO NOT proceed until they say YES.\n\n" +
-		"If they approve, retry this exact same tool call but add the argument '" + TokenField + "' with the value '" + token + "'."
-}
-
-// Validate checks a token against the call it comes with and returns its
-// approval id. It does not consume the approval.
-func (a *Approvals) Validate(session string, e *catalog.Entry, args json.RawMessage, token string) (string, bool) {
-	if len(token) != TokenLen {
-		return "", false
-	}
-	raw, err := hex.DecodeString(token)
-	if err != nil {
-		return "", false
-	}
-	id := hex.EncodeToString(raw[:idBytes])
-	now := a.now()
-	a.mu.Lock()
-	ap, ok := a.pending[id]
-	if ok && !now.Before(ap.expires) {
-		delete(a.pending, id)
-		a.persistLocked()
-		ok = false
-	}
-	a.mu.Unlock()
-	if !ok || ap.tool != e.Name || ap.session != session {
-		return "", false
-	}
-	want, err := a.mac(id, session, e, args, ap.expires)
-	if err != nil || !hmac.Equal(want, raw[idBytes:]) {
-		return "", false
-	}
-	if a.denied(id) {
-		a.mu.Lock()
-		delete(a.pending, id)
-		a.persistLocked()
-		a.mu.Unlock()
-		return "", false
-	}
-	return id, true
-}
-
-// Consume uses up an approval; false means it was already used (or
-// revoked) and the call must not run.
-func (a *Approvals) Consume(id string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if _, ok := a.pending[id]; !ok {
+	a.purgeLocked(now)
+	if ap, ok := a.byBinding[r.Binding]; ok {
+		return Outcome{ID: ap.id, State: ap.state}, nil
+	}
+	ap := &approval{id: randomHex(idBytes), tool: r.Tool, session: r.Session, binding: r.Binding, summary: r.Summary,
+		created: now, expires: now.Add(a.ttl), state: StatePending}
+	a.addLocked(ap)
+	a.persistLocked()
+	return Outcome{ID: ap.id, State: StatePending}, nil
+}
+
+func (a *Approvals) addLocked(ap *approval) {
+	if len(a.order) >= MaxPending {
+		a.removeLocked(a.order[0])
+	}
+	a.byID[ap.id] = ap
+	if !ap.token {
+		a.byBinding[ap.binding] = ap
+	}
+	a.order = append(a.order, ap)
+}
+
+func (a *Approvals) removeLocked(ap *approval) {
+	delete(a.byID, ap.id)
+	if a.byBinding[ap.binding] == ap {
+		delete(a.byBinding, ap.binding)
+	}
+	if i := slices.Index(a.order, ap); i >= 0 {
+		a.order = slices.Delete(a.order, i, i+1)
+	}
+}
+
+// Consume uses up an approved approval; false means it was already used,
+// revoked or denied meanwhile, and the call must not run.
+func (a *Approvals) Consume(id string) bool {
+	if err := a.sync(); err != nil {
 		return false
 	}
-	delete(a.pending, id)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	ap, ok := a.byID[id]
+	if !ok || ap.state != StateApproved || !a.now().Before(ap.expires) {
+		return false
+	}
+	a.removeLocked(ap)
 	a.persistLocked()
 	return true
 }
 
-// RevokeTool kills every outstanding approval for a tool.
+// Mint files a token-mode approval for r and returns its token.
+func (a *Approvals) Mint(r Request) string {
+	now := a.now()
+	id := randomHex(idBytes)
+	expires := now.Add(a.ttl)
+	token := id + hex.EncodeToString(a.mac(id, r.Binding, expires))
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.purgeLocked(now)
+	// Every token stands alone, as in EVOKORE-MCP: intercepting the same
+	// call again does not void the token the model already holds.
+	a.addLocked(&approval{id: id, tool: r.Tool, session: r.Session, binding: r.Binding, summary: r.Summary,
+		created: now, expires: expires, state: StateApproved, prefix: token[:8] + "...", token: true})
+	a.persistLocked()
+	return token
+}
+
+func (a *Approvals) mac(id, binding string, expires time.Time) []byte {
+	m := hmac.New(sha256.New, a.key)
+	fmt.Fprintf(m, "%s\x00%s\x00%d", id, binding, expires.UnixMilli())
+	return m.Sum(nil)[:macBytes]
+}
+
+// Redeem checks a token-mode token against the call it comes with and
+// returns its approval id, to Consume just before the call runs. A denied
+// approval reports StateDenied.
+func (a *Approvals) Redeem(binding, token string) (string, string, error) {
+	if len(token) != TokenLen {
+		return "", "", nil
+	}
+	raw, err := hex.DecodeString(token)
+	if err != nil {
+		return "", "", nil
+	}
+	if err := a.sync(); err != nil {
+		return "", "", err
+	}
+	id := hex.EncodeToString(raw[:idBytes])
+	now := a.now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.purgeLocked(now)
+	ap, ok := a.byID[id]
+	if !ok || ap.binding != binding || !hmac.Equal(a.mac(id, binding, ap.expires), raw[idBytes:]) {
+		return "", "", nil
+	}
+	return id, ap.state, nil
+}
+
+// RevokeTool kills every outstanding approval for a tool (its definition
+// changed).
 func (a *Approvals) RevokeTool(tool string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	changed := false
-	for id, ap := range a.pending {
+	for _, ap := range slices.Clone(a.order) {
 		if ap.tool == tool {
-			delete(a.pending, id)
+			a.removeLocked(ap)
 			changed = true
 		}
 	}
@@ -208,102 +302,88 @@ func (a *Approvals) RevokeTool(tool string) {
 	}
 }
 
+// Close removes this router's pending file: its approvals die with it.
+func (a *Approvals) Close() {
+	if a.dir != "" {
+		_ = os.Remove(a.pendingPath())
+	}
+}
+
 func (a *Approvals) purgeLocked(now time.Time) {
-	for id, ap := range a.pending {
-		if !now.Before(ap.expires) {
-			delete(a.pending, id)
-		}
+	for len(a.order) > 0 && !now.Before(a.order[0].expires) {
+		a.removeLocked(a.order[0])
 	}
 }
 
-// PendingApproval is one entry of pending-approvals.json. It carries a
-// token prefix only: the file is readable by tools that must not be able
-// to approve anything.
-type PendingApproval struct {
-	ID        string `json:"id"`
-	Token     string `json:"token"`
-	ToolName  string `json:"toolName"`
-	CreatedAt int64  `json:"createdAt"`
-	ExpiresAt int64  `json:"expiresAt"`
-	Denied    bool   `json:"denied,omitempty"`
-	DeniedAt  int64  `json:"deniedAt,omitempty"`
-}
-
-func (a *Approvals) persistLocked() {
-	if a.home == "" {
-		return
+// sync applies the decisions operators appended since the last look.
+func (a *Approvals) sync() error {
+	if a.dir == "" {
+		return nil
 	}
-	list := make([]PendingApproval, 0, len(a.pending))
-	for _, ap := range a.pending {
-		list = append(list, PendingApproval{ID: ap.id, Token: ap.prefix, ToolName: ap.tool, CreatedAt: ap.created.UnixMilli(), ExpiresAt: ap.expires.UnixMilli()})
-	}
-	slices.SortFunc(list, func(x, y PendingApproval) int { return int(x.CreatedAt - y.CreatedAt) })
-	// Best effort: a full disk must not block the call path; the file is a
-	// view for operators, the decision is in memory.
-	_ = statefile.WriteJSON(filepath.Join(a.home, pendingFile), list, 0o600)
-}
-
-// deniedApproval is one entry of denied-approvals.json.
-type deniedApproval struct {
-	ID       string `json:"id"`
-	DeniedAt int64  `json:"deniedAt"`
-}
-
-func (a *Approvals) denied(id string) bool {
-	if a.home == "" {
-		return false
-	}
-	var list []deniedApproval
-	if ok, err := statefile.ReadJSON(filepath.Join(a.home, deniedFile), &list); !ok || err != nil {
-		return false
-	}
-	return slices.ContainsFunc(list, func(d deniedApproval) bool { return d.ID == id })
-}
-
-// ListPending reads the pending approvals a router left under home,
-// without expired ones, marking those an operator denied.
-func ListPending(home string, now time.Time) ([]PendingApproval, error) {
-	var list []PendingApproval
-	if _, err := statefile.ReadJSON(filepath.Join(home, pendingFile), &list); err != nil {
-		return nil, err
-	}
-	var denied []deniedApproval
-	if _, err := statefile.ReadJSON(filepath.Join(home, deniedFile), &denied); err != nil {
-		return nil, err
-	}
-	out := list[:0]
-	for _, p := range list {
-		if p.ExpiresAt <= now.UnixMilli() {
-			continue
-		}
-		for _, d := range denied {
-			if d.ID == p.ID {
-				p.Denied, p.DeniedAt = true, d.DeniedAt
-			}
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
-
-// DenyApproval records that an approval must never run. The id must name a
-// pending approval.
-func DenyApproval(home, id string, now time.Time) error {
-	pending, err := ListPending(home, now)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	decided, err := a.decisions.read()
 	if err != nil {
 		return err
 	}
-	if !slices.ContainsFunc(pending, func(p PendingApproval) bool { return p.ID == id }) {
-		return fmt.Errorf("no pending approval %q", id)
+	changed := false
+	for _, d := range decided {
+		ap, ok := a.byID[d.ID]
+		if !ok || ap.state == StateDenied {
+			continue
+		}
+		switch d.Decision {
+		case StateDenied:
+			ap.state, changed = StateDenied, true
+		case StateApproved:
+			if ap.state == StatePending {
+				ap.state, changed = StateApproved, true
+			}
+		}
 	}
-	path := filepath.Join(home, deniedFile)
-	var denied []deniedApproval
-	if _, err := statefile.ReadJSON(path, &denied); err != nil {
-		return err
+	if changed {
+		a.persistLocked()
 	}
-	// Keep the file small: drop entries older than any token can live.
-	cutoff := now.Add(-24 * time.Hour).UnixMilli()
-	denied = slices.DeleteFunc(denied, func(d deniedApproval) bool { return d.DeniedAt < cutoff })
-	denied = append(denied, deniedApproval{ID: id, DeniedAt: now.UnixMilli()})
-	return statefile.WriteJSON(path, denied, 0o600)
+	return nil
+}
+
+func (a *Approvals) pendingPath() string {
+	return filepath.Join(a.dir, "pending-"+a.router+".json")
+}
+
+// routerFile is one router's pending file.
+type routerFile struct {
+	PID       int               `json:"pid"`
+	Router    string            `json:"router"`
+	Approvals []PendingApproval `json:"approvals"`
+}
+
+// PendingApproval is an approval as operators see it. It never carries a
+// usable secret: in token mode only the token's first 8 characters.
+type PendingApproval struct {
+	ID        string `json:"id"`
+	Token     string `json:"token,omitempty"`
+	ToolName  string `json:"toolName"`
+	Session   string `json:"session"`
+	Arguments string `json:"arguments,omitempty"`
+	State     string `json:"state"`
+	CreatedAt int64  `json:"createdAt"`
+	ExpiresAt int64  `json:"expiresAt"`
+	// Router is the router that holds it ("<pid>-<random>").
+	Router string `json:"router"`
+}
+
+func (a *Approvals) persistLocked() {
+	if a.dir == "" {
+		return
+	}
+	f := routerFile{PID: os.Getpid(), Router: a.router, Approvals: make([]PendingApproval, 0, len(a.order))}
+	for _, ap := range a.order {
+		f.Approvals = append(f.Approvals, PendingApproval{ID: ap.id, Token: ap.prefix, ToolName: ap.tool, Session: ap.session,
+			Arguments: ap.summary, State: ap.state, CreatedAt: ap.created.UnixMilli(), ExpiresAt: ap.expires.UnixMilli(), Router: a.router})
+	}
+	// Best effort: a full disk must not block the call path; the file is
+	// a view for operators, the state is in memory. It is bounded by
+	// MaxPending, so writing it stays cheap however many calls pile up.
+	_ = statefile.WriteJSON(a.pendingPath(), f, 0o600)
 }

@@ -29,6 +29,12 @@ type Options struct {
 	Cooldown    time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// ApprovalMode is auto, operator or token ("" is auto).
+	ApprovalMode string
+	// Binders add to an approval's binding what else must not change
+	// between approval and run, by tool name: execute_skill binds the
+	// code of the step it will run.
+	Binders map[string]func(args json.RawMessage) (string, error)
 }
 
 // Policy is every per-call decision, installed into the router as its
@@ -40,6 +46,8 @@ type Policy struct {
 	Cooldowns *Cooldowns
 	cooldown  map[string]time.Duration
 	fallback  time.Duration
+	mode      string
+	binders   map[string]func(args json.RawMessage) (string, error)
 }
 
 // New assembles the policy.
@@ -51,6 +59,11 @@ func New(o Options) *Policy {
 		Cooldowns: NewCooldowns(o.Now),
 		cooldown:  map[string]time.Duration{},
 		fallback:  o.Cooldown,
+		mode:      o.ApprovalMode,
+		binders:   o.Binders,
+	}
+	if !ValidMode(p.mode) {
+		p.mode = ModeAuto
 	}
 	for _, s := range o.Servers {
 		if s.CooldownMs != nil {
@@ -60,23 +73,40 @@ func New(o Options) *Policy {
 	return p
 }
 
-// Install makes the policy the router's stages.
-func (p *Policy) Install(r *router.Router) {
-	r.Permission = permissionStage{p}
-	r.Approval = approvalStage{p}
-	r.RateLimit = rateLimitStage{p}
-	r.Cooldown = cooldownStage{p}
-	r.Observers = append(r.Observers, cooldownStage{p})
+// Stages are the policy's pipeline stages by name. The composition root
+// puts them in order around the router's own (quarantine, validation).
+type Stages struct {
+	Permission router.Stage
+	Approval   router.Stage
+	RateLimit  router.Stage
+	Cooldown   router.Stage
 }
 
-// DeniedText is the refusal of a denied tool, as EVOKORE-MCP words it.
-func DeniedText(tool string) string {
-	return "Execution of '" + tool + "' is strictly denied by EVOKORE-MCP security policies."
+// Stages returns the policy's stages.
+func (p *Policy) Stages() Stages {
+	return Stages{
+		Permission: permissionStage{p},
+		Approval:   approvalStage{p},
+		RateLimit:  rateLimitStage{p},
+		Cooldown:   cooldownStage{p},
+	}
+}
+
+// Observers return what the policy must see of every dispatched call: the
+// cooldown starts after a failure.
+func (p *Policy) Observers() []router.Observer {
+	return []router.Observer{cooldownStage{p}}
 }
 
 type permissionStage struct{ p *Policy }
 
 func (s permissionStage) Check(_ context.Context, c *router.Call) (*mcp.CallToolResult, error) {
+	if role := c.Session.Role; role != "" && !s.p.RBAC.HasRole(role) {
+		if readOnlyNative(c.Entry) {
+			return nil, nil
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: UndefinedRoleText(role, s.p.RBAC.File())}
+	}
 	switch s.p.RBAC.Level(c.Session.Role, c.Entry.Name) {
 	case Deny:
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: DeniedText(c.Entry.Name)}
@@ -86,35 +116,111 @@ func (s permissionStage) Check(_ context.Context, c *router.Call) (*mcp.CallTool
 	return nil, nil
 }
 
+// readOnlyNative reports whether e is one of evokore's own tools that only
+// read state: the ones still served under an undefined role.
+func readOnlyNative(e *catalog.Entry) bool {
+	return e.Source == catalog.SourceNative && e.Tool.Annotations != nil && e.Tool.Annotations.ReadOnlyHint
+}
+
 type approvalStage struct{ p *Policy }
 
 // Check strips the token from every call (no child or handler ever sees
-// it) and, for tools that need approval, either accepts a valid token,
-// consuming it just before dispatch, or intercepts with a fresh one.
-func (s approvalStage) Check(_ context.Context, c *router.Call) (*mcp.CallToolResult, error) {
+// it) and lets a call that needs approval run only once a human approved
+// exactly that call, by the policy's mode (see Approvals).
+func (s approvalStage) Check(ctx context.Context, c *router.Call) (*mcp.CallToolResult, error) {
 	token, args := takeToken(c.Args)
 	c.Args = args
 	if !c.NeedsApproval {
 		return nil, nil
 	}
 	a := s.p.Approvals
-	if token != "" {
-		if id, ok := a.Validate(c.Session.ID, c.Entry, args, token); ok {
-			c.BeforeDispatch(func() (*mcp.CallToolResult, error) {
-				if a.Consume(id) {
-					return nil, nil
-				}
-				return a.Intercept(c.Session.ID, c.Entry, args), nil
-			})
-			return nil, nil
+	var extra string
+	if bind := s.p.binders[c.Entry.Name]; bind != nil {
+		var err error
+		if extra, err = bind(args); err != nil {
+			return errorResult(CannotApproveText(c.Entry.Name, err)), nil
 		}
 	}
-	return a.Intercept(c.Session.ID, c.Entry, args), nil
+	binding, err := Binding(c.Session.ID, c.Entry, args, extra)
+	if err != nil {
+		return errorResult(CannotApproveText(c.Entry.Name, err)), nil
+	}
+	req := Request{Session: c.Session.ID, Tool: c.Entry.Name, Binding: binding, Summary: Summarize(args)}
+	runOnce := func(id string) (*mcp.CallToolResult, error) {
+		// Consumed just before dispatch, so a call a later stage rejects
+		// keeps its approval; of concurrent retries exactly one runs.
+		c.BeforeDispatch(func() (*mcp.CallToolResult, error) {
+			if a.Consume(id) {
+				return nil, nil
+			}
+			return errorResult(UsedApprovalText(c.Entry.Name)), nil
+		})
+		return nil, nil
+	}
+	switch {
+	case s.p.mode == ModeToken:
+		if token != "" {
+			id, state, err := a.Redeem(binding, token)
+			if err != nil {
+				return errorResult(err.Error()), nil
+			}
+			switch state {
+			case StateApproved:
+				return runOnce(id)
+			case StateDenied:
+				return errorResult(DeniedApprovalText(c.Entry.Name, id)), nil
+			}
+		}
+		return errorResult(InterceptionText(c.Entry.Name, a.Mint(req))), nil
+	case s.p.mode == ModeAuto && canElicit(c):
+		return elicitApproval(ctx, c, req)
+	}
+	out, err := a.Ask(req)
+	if err != nil {
+		return errorResult(err.Error()), nil
+	}
+	switch out.State {
+	case StateApproved:
+		return runOnce(out.ID)
+	case StateDenied:
+		return errorResult(DeniedApprovalText(c.Entry.Name, out.ID)), nil
+	}
+	return errorResult(OperatorInterceptionText(c.Entry.Name, out.ID)), nil
 }
 
-// takeToken removes the approval token from the arguments.
+func canElicit(c *router.Call) bool {
+	if c.Session == nil || c.Session.Peer == nil {
+		return false
+	}
+	ip := c.Session.Peer.InitializeParams()
+	return ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil
+}
+
+// elicitApproval asks the user through the client. Accept runs the call;
+// decline, cancel or a failed request refuse it.
+func elicitApproval(ctx context.Context, c *router.Call, req Request) (*mcp.CallToolResult, error) {
+	res, err := c.Session.Peer.Elicit(ctx, &mcp.ElicitParams{
+		Mode:            "form",
+		Message:         ElicitationText(c.Entry, req.Summary),
+		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
+	})
+	if err != nil {
+		return errorResult(ElicitationFailedText(c.Entry.Name, err)), nil
+	}
+	if res.Action == "accept" {
+		return nil, nil
+	}
+	return errorResult(DeclinedText(c.Entry.Name, res.Action)), nil
+}
+
+func errorResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// takeToken removes the approval token from the arguments, however its
+// key is escaped.
 func takeToken(args json.RawMessage) (string, json.RawMessage) {
-	if !bytes.Contains(args, []byte(TokenField)) {
+	if !bytes.Contains(args, []byte(TokenField)) && !bytes.Contains(args, []byte(`\u`)) {
 		return "", args
 	}
 	var m map[string]json.RawMessage

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -113,9 +115,11 @@ func TestApprovalFileHoldsOnlyATokenPrefix(t *testing.T) {
 	home := t.TempDir()
 	a := NewApprovals(home, 5*time.Minute, nil)
 	e := catalog.NewEntry(&mcp.Tool{Name: "t", InputSchema: map[string]any{"type": "object"}}, catalog.SourceNative)
-	res := a.Intercept("s1", e, json.RawMessage(`{"x":1}`))
-	text := res.Content[0].(*mcp.TextContent).Text
-	token := strings.TrimSuffix(text[strings.LastIndex(text, "with the value '")+len("with the value '"):], "'.")
+	binding, err := Binding("s1", e, json.RawMessage(`{"x":1,"password":"hunter2"}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := a.Mint(Request{Session: "s1", Tool: "t", Binding: binding, Summary: Summarize(json.RawMessage(`{"x":1,"password":"hunter2"}`))})
 	if len(token) != TokenLen {
 		t.Fatalf("token %q", token)
 	}
@@ -123,11 +127,12 @@ func TestApprovalFileHoldsOnlyATokenPrefix(t *testing.T) {
 	if err != nil || len(pending) != 1 || pending[0].Token != token[:8]+"..." || pending[0].ID != token[:16] {
 		t.Fatalf("pending %+v %v", pending, err)
 	}
-	raw, _ := json.Marshal(pending)
-	if strings.Contains(string(raw), token[8:]) {
-		t.Error("the pending file must not hold the token")
+	raw, _ := os.ReadFile(filepath.Join(home, "approvals", "pending-"+a.router+".json"))
+	if strings.Contains(string(raw), token[8:]) || strings.Contains(string(raw), "hunter2") {
+		t.Errorf("the pending file holds the token or a secret: %s", raw)
 	}
-	if id, ok := a.Validate("s1", e, json.RawMessage(`{"x":1}`), token); !ok || !a.Consume(id) || a.Consume(id) {
+	id, state, err := a.Redeem(binding, token)
+	if err != nil || state != StateApproved || !a.Consume(id) || a.Consume(id) {
 		t.Error("a valid token is consumed exactly once")
 	}
 }
@@ -138,13 +143,12 @@ func BenchmarkPolicyStages(b *testing.B) {
 	rpm := 1e9
 	servers := []config.Server{{ID: "fx", RateLimit: &config.RateLimit{RequestsPerMinute: &rpm}}}
 	p := New(Options{Permissions: new(ShippedPermissions()), Servers: servers, ApprovalTTL: time.Minute, Cooldown: 10 * time.Second})
-	r := &router.Router{}
-	p.Install(r)
+	st := p.Stages()
 	entry := catalog.NewProxyEntry("fx", &mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}})
 	sess := session.New("s", "developer")
 	args := json.RawMessage(`{"message":"a longer benchmark message","n":3}`)
 	ctx := context.Background()
-	stages := []router.Stage{r.Permission, r.Approval, r.RateLimit, r.Cooldown}
+	stages := []router.Stage{st.Permission, st.Approval, st.RateLimit, st.Cooldown}
 	sess.Role = ""
 	b.ReportAllocs()
 	for b.Loop() {
@@ -161,14 +165,13 @@ func BenchmarkPolicyStages(b *testing.B) {
 // down, so the cooldown stage canonicalises the arguments.
 func BenchmarkPolicyStagesWhileCooling(b *testing.B) {
 	p := New(Options{Permissions: new(ShippedPermissions()), ApprovalTTL: time.Minute, Cooldown: 10 * time.Second})
-	r := &router.Router{}
-	p.Install(r)
+	st := p.Stages()
 	entry := catalog.NewProxyEntry("fx", &mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}})
 	p.Cooldowns.Fail("fx_other", json.RawMessage(`{}`), time.Hour)
 	sess := session.New("s", "")
 	args := json.RawMessage(`{"message":"a longer benchmark message","n":3}`)
 	ctx := context.Background()
-	stages := []router.Stage{r.Permission, r.Approval, r.RateLimit, r.Cooldown}
+	stages := []router.Stage{st.Permission, st.Approval, st.RateLimit, st.Cooldown}
 	b.ReportAllocs()
 	for b.Loop() {
 		c := &router.Call{Entry: entry, Session: sess, Args: args}

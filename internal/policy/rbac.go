@@ -18,6 +18,7 @@ type RBAC struct {
 	roles       map[string]*role
 	rules       map[string]Level
 	defaultDeny bool
+	file        string
 }
 
 type role struct {
@@ -30,7 +31,7 @@ type role struct {
 // NewRBAC compiles the permissions. defaultDeny is
 // EVOKORE_SECURITY_DEFAULT_DENY.
 func NewRBAC(p *config.Permissions, defaultDeny bool) *RBAC {
-	r := &RBAC{roles: map[string]*role{}, rules: map[string]Level{}, defaultDeny: defaultDeny}
+	r := &RBAC{roles: map[string]*role{}, rules: map[string]Level{}, defaultDeny: defaultDeny, file: p.File}
 	for _, cr := range p.Roles {
 		ro := &role{def: ParseLevel(cr.DefaultPermission), overrides: map[string]Level{}}
 		for tool, lvl := range cr.Overrides {
@@ -66,10 +67,19 @@ func (r *RBAC) HasRole(name string) bool {
 	return ok
 }
 
+// File is the permissions.yml the rules came from ("" for the shipped
+// ones).
+func (r *RBAC) File() string { return r.file }
+
 // Level is what roleName may do with tool; "" (or an undefined role) means
-// no role.
+// no role. Under a role, a flat deny still holds: a role never weakens a
+// tool the user denied outright. The other flat rules are for sessions
+// without a role, so a strict role's default is not loosened by them.
 func (r *RBAC) Level(roleName, tool string) Level {
 	if ro, ok := r.roles[roleName]; ok {
+		if lvl, flat := r.rules[tool]; flat && lvl == Deny {
+			return Deny
+		}
 		if ro.matrix != nil {
 			if lvl, ok := ro.matrix[tool]; ok {
 				return lvl

@@ -103,8 +103,7 @@ func New(opts Options) *Supervisor {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Supervisor{opts: opts, byID: map[string]*child{}, ctx: ctx, cancel: cancel, booted: make(chan struct{})}
-	s.routes.progress = map[string]progressRoute{}
-	s.routes.recent = map[string]*session.Session{}
+	s.routes = newRoutes()
 	for _, spec := range opts.Servers {
 		c := newChild(s, spec)
 		s.children = append(s.children, c)

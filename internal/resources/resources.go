@@ -59,6 +59,9 @@ type Options struct {
 	// Name and Version are what initialize reports.
 	Name    string
 	Version string
+	// Problems are what keeps the router from serving as configured (an
+	// undefined role, a broken permissions.yml), for the status.
+	Problems func() []string
 }
 
 // Content implements the server's Content interface.
@@ -169,6 +172,7 @@ type Status struct {
 	ToolCount     int           `json:"toolCount"`
 	SkillCount    int           `json:"skillCount"`
 	ChildServers  []ChildStatus `json:"childServers"`
+	Problems      []string      `json:"problems,omitempty"`
 }
 
 func (c *Content) status() Status {
@@ -177,6 +181,9 @@ func (c *Content) status() Status {
 		if snap := c.o.Snapshot(); snap != nil {
 			st.ToolCount = len(snap.Entries)
 		}
+	}
+	if c.o.Problems != nil {
+		st.Problems = c.o.Problems()
 	}
 	if c.o.Status != nil {
 		for _, s := range c.o.Status() {

@@ -131,6 +131,8 @@ var secrets = []string{
 	"query-token-value", "flag-token-value", "flag-apikey-value", "eq-password-value",
 	"ghp_abcdefghijklmnopqrstuvwxyz0123456789", "assign-secret-value", "bearer-value", "fragment-token-value",
 	"client-secret-value",
+	// Shapes the first version missed.
+	"json-apikey-value", "dash-p-value", "dashp-glued-value", "odbc-pwd-value", "T0AAAAAAA/B0BBBBBBBBB/XXXXXXXXXXXXXXXXXXXXXXXX", "export-token-value",
 }
 
 func TestSanitizedConfigHasNoSecrets(t *testing.T) {
@@ -144,7 +146,13 @@ func TestSanitizedConfigHasNoSecrets(t *testing.T) {
 	  "remote": {"transport": "http", "disabled": true,
 	             "url": "https://url-user:url-password@mcp.example.com/mcp?api_key=query-token-value&region=eu#access_token=fragment-token-value",
 	             "headers": {"Authorization": "Bearer header-secret-value"}},
-	  "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "${PROJECT_DIR}"], "cwd": "/srv", "disabled": true}
+	  "fs": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "${PROJECT_DIR}"], "cwd": "/srv", "disabled": true},
+	  "shapes": {"command": "tool", "disabled": true, "args": [
+	      "{\"apiKey\": \"json-apikey-value\", \"region\": \"eu\"}",
+	      "-p", "dash-p-value", "-pdashp-glued-value",
+	      "Driver={ODBC};Server=db;Uid=app;Pwd=odbc-pwd-value;",
+	      "https://hooks.slack.com/services/T0AAAAAAA/B0BBBBBBBBB/XXXXXXXXXXXXXXXXXXXXXXXX",
+	      "sh", "-c", "export API_TOKEN=export-token-value && run --url ${URL}"]}
 	}}`
 	h := routertest.NewWithConfig(t, dir, testutil.WriteFile(t, dir, "mcp.config.json", cfg), nil)
 	cs := h.Connect(nil)
@@ -168,6 +176,9 @@ func TestSanitizedConfigHasNoSecrets(t *testing.T) {
 	remote := got.Servers["remote"]
 	if remote.URL != "https://REDACTED@mcp.example.com/mcp?api_key=REDACTED&region=eu#REDACTED" || remote.Headers["Authorization"] != "[REDACTED]" || remote.Transport != "http" {
 		t.Errorf("remote %+v", remote)
+	}
+	if sh := got.Servers["shapes"]; !strings.Contains(strings.Join(sh.Args, " "), `"region":"eu"`) || !strings.Contains(strings.Join(sh.Args, " "), "Server=db;Uid=app;Pwd=[REDACTED]") {
+		t.Errorf("redaction lost what is not secret: %q", sh.Args)
 	}
 	fs := got.Servers["fs"]
 	if strings.Join(fs.Args, " ") != "-y @modelcontextprotocol/server-filesystem ${PROJECT_DIR}" || fs.Cwd != "/srv" {

@@ -1,6 +1,7 @@
 package resources
 
 import (
+	"encoding/json"
 	"net/url"
 	"regexp"
 	"strings"
@@ -99,23 +100,73 @@ func secretName(name string) bool {
 // knownToken matches strings shaped like common credentials.
 var knownToken = regexp.MustCompile(`(ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abprs]-|sk-|sk_live_|sk_test_|rk_live_|npm_|AKIA[0-9A-Z]{12}|AIza|eyJ[A-Za-z0-9_-]{8,}\.)[A-Za-z0-9_\-.]*`)
 
-var envAssign = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_]*)=(.*)$`)
+// assignment matches NAME=VALUE anywhere in a string: an argument, a
+// shell line (`export API_TOKEN=…`), an ODBC connection string
+// (`Uid=u;Pwd=…`).
+var assignment = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_.-]*)=("[^"]*"|'[^']*'|[^\s;&|"']*)`)
 
 // redactValue redacts the parts of one string that look secret.
 func redactValue(v string) string {
-	if strings.Contains(v, "://") {
+	if strings.Contains(v, "://") && !strings.ContainsAny(v, " \t") {
 		return redactURL(v)
 	}
-	if m := envAssign.FindStringSubmatch(v); m != nil && secretName(m[1]) {
-		return m[1] + "=" + Redacted
+	if t := strings.TrimSpace(v); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
+		if out, ok := redactJSON(t); ok {
+			return out
+		}
 	}
+	v = assignment.ReplaceAllStringFunc(v, func(m string) string {
+		name, _, _ := strings.Cut(m, "=")
+		if secretName(name) {
+			return name + "=" + Redacted
+		}
+		return m
+	})
 	lower := strings.ToLower(v)
 	for _, h := range []string{"authorization:", "x-api-key:", "api-key:", "cookie:", "bearer "} {
 		if i := strings.Index(lower, h); i >= 0 {
 			return v[:i+len(h)] + " " + Redacted
 		}
 	}
+	v = urlInText.ReplaceAllStringFunc(v, redactURL)
 	return knownToken.ReplaceAllString(v, Redacted)
+}
+
+// urlInText finds URLs inside a longer string (a shell line).
+var urlInText = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"']+`)
+
+// redactJSON redacts the values of secret-named keys at any depth of a
+// JSON argument ({"apiKey": "…"}); ok is false when it is not JSON.
+func redactJSON(s string) (string, bool) {
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return "", false
+	}
+	var walk func(any) any
+	walk = func(x any) any {
+		switch t := x.(type) {
+		case map[string]any:
+			for k, e := range t {
+				if secretName(k) {
+					t[k] = Redacted
+				} else {
+					t[k] = walk(e)
+				}
+			}
+		case []any:
+			for i, e := range t {
+				t[i] = walk(e)
+			}
+		case string:
+			return redactValue(t)
+		}
+		return x
+	}
+	b, err := json.Marshal(walk(v))
+	if err != nil {
+		return Redacted, true
+	}
+	return string(b), true
 }
 
 func redactArgs(args []string) []string {
@@ -125,6 +176,17 @@ func redactArgs(args []string) []string {
 	out := make([]string, len(args))
 	for i := 0; i < len(args); i++ {
 		a := args[i]
+		// -p is a password flag for database clients (mysql -pSECRET,
+		// -p SECRET); hiding a port number by mistake costs nothing.
+		if a == "-p" && i+1 < len(args) {
+			out[i], out[i+1] = a, Redacted
+			i++
+			continue
+		}
+		if strings.HasPrefix(a, "-p") && len(a) > 2 && !strings.HasPrefix(a, "--") && !isDigits(a[2:]) && a[2] != '=' {
+			out[i] = "-p" + Redacted
+			continue
+		}
 		if strings.HasPrefix(a, "-") {
 			name, _, hasValue := strings.Cut(a, "=")
 			if secretName(name) {
@@ -183,7 +245,56 @@ func redactURL(raw string) string {
 			}
 		}
 	}
-	u.Path = knownToken.ReplaceAllString(u.Path, urlRedacted)
+	u.Path = redactPath(u.Host, knownToken.ReplaceAllString(u.Path, urlRedacted))
 	u.RawPath = ""
 	return u.String()
+}
+
+// redactPath hides path segments that are credentials: every segment
+// after the first of a webhook URL (Slack, Discord and the like put the
+// secret there), and long random-looking segments anywhere.
+func redactPath(host, path string) string {
+	segs := strings.Split(path, "/")
+	webhook := strings.HasPrefix(strings.ToLower(host), "hooks.") || strings.Contains(strings.ToLower(path), "webhook")
+	seen := 0
+	for i, seg := range segs {
+		if seg == "" {
+			continue
+		}
+		seen++
+		if (webhook && seen > 1 && !strings.Contains(strings.ToLower(seg), "webhook")) || randomLooking(seg) {
+			segs[i] = urlRedacted
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// randomLooking reports a segment of 20 or more token characters mixing
+// letters and digits: an id or key, not a word.
+func randomLooking(seg string) bool {
+	if len(seg) < 20 {
+		return false
+	}
+	var letters, digits bool
+	for _, r := range seg {
+		switch {
+		case r >= '0' && r <= '9':
+			digits = true
+		case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
+			letters = true
+		case r == '-' || r == '_':
+		default:
+			return false
+		}
+	}
+	return letters && digits
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
 }

@@ -1,11 +1,19 @@
 // Package router runs tools/call: the one pipeline every call flows
 // through, whatever the transport and wherever the tool lives.
 //
-//	resolve → permission → validate → approval → rate limit → cooldown → dispatch
+//	resolve → stages, in order → before-dispatch hooks → middleware → dispatch → observers
 //
-// Each policy stage is an interface the policy package fills; a nil stage
-// lets every call pass. Dispatch goes to a native handler from the
-// generated table, or to the child supervisor.
+// The stages are an ordered list assembled in one place (the server's
+// composition root): quarantine, permission, argument validation,
+// approval, rate limit, cooldown. A stage that returns a result or an
+// error ends the call with it. Middleware wraps dispatch itself (recover,
+// deadlines, in-flight accounting) in the go-sdk's
+// func(MethodHandler) MethodHandler shape; the first middleware is the
+// outermost.
+//
+// Dispatch goes to a native handler from the generated table, or to a
+// Dispatcher: the child supervisor for proxied tools, the plugin host for
+// plugin tools.
 //
 // The router holds no state of its own beyond its parts; the catalog,
 // supervisor and policy each own theirs.
@@ -15,8 +23,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -58,6 +64,12 @@ type Stage interface {
 	Check(ctx context.Context, c *Call) (*mcp.CallToolResult, error)
 }
 
+// StageFunc adapts a function to Stage.
+type StageFunc func(ctx context.Context, c *Call) (*mcp.CallToolResult, error)
+
+// Check calls f.
+func (f StageFunc) Check(ctx context.Context, c *Call) (*mcp.CallToolResult, error) { return f(ctx, c) }
+
 // Observer sees every dispatched call's outcome (cooldown, telemetry).
 type Observer interface {
 	Observe(ctx context.Context, c *Call, res *mcp.CallToolResult, err error)
@@ -69,23 +81,65 @@ type Dispatcher interface {
 	CallTool(ctx context.Context, c *Call) (*mcp.CallToolResult, error)
 }
 
-// Router is the pipeline and its parts.
-type Router struct {
+// Dispatch runs a call that passed every stage.
+type Dispatch func(ctx context.Context, c *Call) (*mcp.CallToolResult, error)
+
+// Middleware wraps dispatch: what must surround every call that runs
+// (panic recovery, deadlines, in-flight accounting).
+type Middleware func(next Dispatch) Dispatch
+
+// Options are the router's parts.
+type Options struct {
 	Catalog *catalog.Store
 	Natives *native.Table
+	// Proxy and Plugins run proxied and plugin tools; nil refuses them.
 	Proxy   Dispatcher
 	Plugins Dispatcher
+	// Stages run in order; nil entries are skipped.
+	Stages []Stage
+	// Middleware wraps dispatch, the first outermost.
+	Middleware []Middleware
+	// Observers see every dispatched call's outcome, in order.
+	Observers []Observer
+}
 
-	Permission Stage
-	Approval   Stage
-	RateLimit  Stage
-	Cooldown   Stage
-	Observers  []Observer
+// Router is the pipeline and its parts. It is immutable once built.
+type Router struct {
+	catalog   *catalog.Store
+	natives   *native.Table
+	proxy     Dispatcher
+	plugins   Dispatcher
+	stages    []Stage
+	observers []Observer
+	dispatch  Dispatch
+}
+
+// New builds the pipeline.
+func New(o Options) *Router {
+	r := &Router{catalog: o.Catalog, natives: o.Natives, proxy: o.Proxy, plugins: o.Plugins}
+	for _, st := range o.Stages {
+		if st != nil {
+			r.stages = append(r.stages, st)
+		}
+	}
+	for _, ob := range o.Observers {
+		if ob != nil {
+			r.observers = append(r.observers, ob)
+		}
+	}
+	d := Dispatch(r.route)
+	for i := len(o.Middleware) - 1; i >= 0; i-- {
+		if o.Middleware[i] != nil {
+			d = o.Middleware[i](d)
+		}
+	}
+	r.dispatch = d
+	return r
 }
 
 // Call runs one tools/call for a session.
 func (r *Router) Call(ctx context.Context, sess *session.Session, params *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error) {
-	entry, ok := r.Catalog.Snapshot().Lookup(params.Name)
+	entry, ok := r.catalog.Snapshot().Lookup(params.Name)
 	if !ok {
 		return nil, UnknownTool(params.Name)
 	}
@@ -95,73 +149,49 @@ func (r *Router) Call(ctx context.Context, sess *session.Session, params *mcp.Ca
 
 // Run takes a resolved call through the stages and dispatches it.
 func (r *Router) Run(ctx context.Context, c *Call) (*mcp.CallToolResult, error) {
-	if q := c.Entry.Quarantine; q != "" {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: q}
-	}
-	if res, err := check(ctx, r.Permission, c); res != nil || err != nil {
-		return res, err
-	}
-	if problems := c.Entry.Validate(c.Args); problems != nil {
-		return invalidArguments(c.Entry.Name, problems), nil
-	}
-	for _, st := range []Stage{r.Approval, r.RateLimit, r.Cooldown} {
-		if res, err := check(ctx, st, c); res != nil || err != nil {
-			return res, err
+	for _, st := range r.stages {
+		res, err := st.Check(ctx, c)
+		if res != nil || err != nil {
+			return res, WireError(err)
 		}
 	}
 	for _, fn := range c.beforeDispatch {
 		if res, err := fn(); res != nil || err != nil {
-			return res, err
+			return res, WireError(err)
 		}
 	}
 	c.Started = time.Now()
 	res, err := r.dispatch(ctx, c)
 	err = WireError(err)
-	for _, o := range r.Observers {
+	for _, o := range r.observers {
 		o.Observe(ctx, c, res, err)
 	}
 	return res, err
 }
 
-func check(ctx context.Context, st Stage, c *Call) (*mcp.CallToolResult, error) {
-	if st == nil {
-		return nil, nil
-	}
-	res, err := st.Check(ctx, c)
-	return res, WireError(err)
-}
-
-func (r *Router) dispatch(ctx context.Context, c *Call) (*mcp.CallToolResult, error) {
+// route sends a call to where its tool lives.
+func (r *Router) route(ctx context.Context, c *Call) (*mcp.CallToolResult, error) {
 	switch c.Entry.Source {
 	case catalog.SourceProxy:
-		if r.Proxy == nil {
+		if r.proxy == nil {
 			return nil, MethodNotFound("Tool not found in proxy registry: " + c.Entry.Name)
 		}
-		return r.Proxy.CallTool(ctx, c)
+		return r.proxy.CallTool(ctx, c)
 	case catalog.SourcePlugin:
-		if r.Plugins == nil {
+		if r.plugins == nil {
 			return nil, UnknownTool(c.Entry.Name)
 		}
-		return r.Plugins.CallTool(ctx, c)
+		return r.plugins.CallTool(ctx, c)
 	}
-	h, ok := r.Natives.Handler(c.Entry.Name)
+	if r.natives == nil {
+		return nil, UnknownTool(c.Entry.Name)
+	}
+	h, ok := r.natives.Handler(c.Entry.Name)
 	if !ok {
 		return nil, UnknownTool(c.Entry.Name)
 	}
 	spec, _ := native.Lookup(c.Entry.Name)
 	return h(ctx, &native.Call{Spec: spec, Args: c.Args, Session: c.Session, Meta: c.Meta})
-}
-
-// invalidArguments lists every violation so the model can fix them all in
-// one retry.
-func invalidArguments(tool string, problems []string) *mcp.CallToolResult {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Invalid arguments for '%s':", tool)
-	for _, p := range problems {
-		b.WriteString("\n- ")
-		b.WriteString(p)
-	}
-	return native.Errorf("%s", b.String())
 }
 
 // WireError makes sure an error reaches the client with a real JSON-RPC

@@ -1,6 +1,9 @@
 package server
 
 import (
+	"context"
+	"encoding/json"
+
 	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/native/analytics"
 	"github.com/evokore/evokore/internal/native/claims"
@@ -24,21 +27,25 @@ type contributions struct {
 	Plugins router.Dispatcher
 	// Observers see every dispatched call (telemetry).
 	Observers []router.Observer
-	// Closers stop background work (workers, fleet agents) at shutdown.
+	// Starters begin background work at Start, in this order: plugins
+	// publish the tools they loaded, the skills are indexed.
+	Starters []func(ctx context.Context)
+	// Binders add to the approval binding of a tool what must not change
+	// between approval and run (execute_skill: the step's code).
+	Binders map[string]func(args json.RawMessage) (string, error)
+	// Closers stop background work (workers, fleet agents) at shutdown;
+	// they run in reverse order.
 	Closers []func()
-	// Ready run once the catalog exists (host.Catalog is set), before any
-	// session connects: plugins publish the tools they loaded at start.
-	Ready []func()
 }
 
 // registerManagers binds every native manager's handlers. Each manager is
-// a line or two here; the router core never names a manager. host.Catalog
-// is set once the catalog exists, before any call can run.
+// a line or two here; the router core never names a manager. Nothing
+// starts here: what runs in the background is returned as starters.
 func registerManagers(t *native.Table, host *native.Host, s *Server) contributions {
 	var c contributions
 	plugged := plugins.Register(t, host)
 	c.Plugins = plugged
-	c.Ready = append(c.Ready, plugged.Start)
+	c.Starters = append(c.Starters, func(context.Context) { plugged.Start() })
 	counters := telemetry.Register(t, host)
 	c.Observers = append(c.Observers, counters)
 	locks := claims.Register(t, host)
@@ -48,11 +55,15 @@ func registerManagers(t *native.Table, host *native.Host, s *Server) contributio
 	background := workers.Register(t, host)
 	agents := fleet.Register(t, host)
 	runs := orchestration.Register(t, agents, locks)
-	// Runs release their claims before the fleet kills what is left.
-	c.Closers = append(c.Closers, runs.Close, agents.Close, background.Close, counters.Close)
+	// Closers run in reverse: runs release their claims before the fleet
+	// kills what is left.
+	c.Closers = append(c.Closers, counters.Close, background.Close, agents.Close, runs.Close)
 	library := skilltools.Register(t, host)
-	c.Content = resources.New(resources.Options{Library: library, Status: s.Status, Snapshot: s.Snapshot, Config: host.Config,
-		DiscoveryMode: host.Settings.DiscoveryMode, Name: serverName, Version: s.opts.Version})
+	c.Starters = append(c.Starters, func(context.Context) { library.Start() })
+	c.Binders = map[string]func(json.RawMessage) (string, error){native.ExecuteSkill.String(): library.Tools.StepBinding}
+	c.Content = resources.New(resources.Options{Library: library.Library, Status: s.Status, Snapshot: s.Snapshot, Config: host.Config,
+		DiscoveryMode: host.Settings.DiscoveryMode, Name: serverName, Version: s.opts.Version,
+		Problems: func() []string { return s.problems }})
 	c.Closers = append(c.Closers, library.Close)
 	return c
 }

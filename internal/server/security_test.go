@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,9 +39,18 @@ func (c *clock) Advance(d time.Duration) {
 }
 
 // secured is a router over a fixture child with the given permissions.yml
-// (empty: the shipped permissions) and extra server config.
+// (empty: the shipped permissions) and extra server config. Unless env
+// says otherwise it approves in token mode, EVOKORE-MCP's flow, which the
+// token tests exercise; the out-of-band modes have tests of their own.
 func secured(t *testing.T, permissions string, server map[string]any, env map[string]string, clk *clock) *routertest.Harness {
 	t.Helper()
+	if _, ok := env["EVOKORE_APPROVALS_MODE"]; !ok {
+		env = maps.Clone(env)
+		if env == nil {
+			env = map[string]string{}
+		}
+		env["EVOKORE_APPROVALS_MODE"] = "token"
+	}
 	dir := t.TempDir()
 	fx := routertest.Fixture(t)
 	for k, v := range server {
@@ -93,7 +103,8 @@ func TestRolesOverShippedAndCustomPermissions(t *testing.T) {
 		{"readonly, read-only native", "", map[string]string{"EVOKORE_ROLE": "readonly"}, "proxy_server_status", "allow"},
 		{"custom role override", "roles:\n  ops:\n    default_permission: deny\n    overrides:\n      fx_echo: allow\nactive_role: ops\n", nil, "fx_echo", "allow"},
 		{"custom role default", "roles:\n  ops:\n    default_permission: deny\n    overrides:\n      fx_echo: allow\nactive_role: ops\n", nil, "fx_slow", "deny"},
-		{"role ignores flat rules", "roles:\n  ops:\n    default_permission: allow\nactive_role: ops\nrules:\n  fx_echo: deny\n", nil, "fx_echo", "allow"},
+		{"a flat deny holds under a role", "roles:\n  ops:\n    default_permission: allow\nactive_role: ops\nrules:\n  fx_echo: deny\n", nil, "fx_echo", "deny"},
+		{"a flat allow does not loosen a role", "roles:\n  ops:\n    default_permission: deny\nactive_role: ops\nrules:\n  fx_echo: allow\n", nil, "fx_echo", "deny"},
 		{"flat rule deny", "rules:\n  fx_echo: deny\n", nil, "fx_echo", "deny"},
 		{"EVOKORE_ROLE beats active_role", "roles:\n  a:\n    default_permission: deny\n  b:\n    default_permission: allow\nactive_role: a\n", map[string]string{"EVOKORE_ROLE": "b"}, "fx_echo", "allow"},
 	} {
@@ -219,7 +230,10 @@ func TestDeniedApprovalNeverRuns(t *testing.T) {
 	if err := policy.DenyApproval(home, pending[0].ID, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	routertest.ApprovalToken(t, routertest.Call(t, cs, "fx_count", map[string]any{"_evokore_approval_token": token}))
+	res := routertest.Call(t, cs, "fx_count", map[string]any{"_evokore_approval_token": token})
+	if !res.IsError || routertest.Text(res) != policy.DeniedApprovalText("fx_count", pending[0].ID) {
+		t.Errorf("a denied approval's retry = %q", routertest.Text(res))
+	}
 	if got := routertest.Text(routertest.Call(t, cs, "fx_read_count", map[string]any{})); got != "calls: 0" {
 		t.Errorf("a denied approval ran: %q", got)
 	}
@@ -355,5 +369,46 @@ func TestApprovalSurvivesRateLimitRejection(t *testing.T) {
 	clk.Advance(time.Minute)
 	if res := routertest.Call(t, cs, "fx_echo", with); res.IsError {
 		t.Errorf("the token was not consumed by the rejection: %s", routertest.Text(res))
+	}
+}
+
+// A named role that is not defined (a typo, another spelling, an
+// invisible character) fails closed: only the read-only natives run, and
+// the status says why.
+func TestUndefinedRoleFailsClosed(t *testing.T) {
+	for _, role := range []string{"ReadOnly", "read-only", "readonly\u200b", "admn"} {
+		t.Run(role, func(t *testing.T) {
+			h := secured(t, "", nil, map[string]string{"EVOKORE_ROLE": role}, nil)
+			cs := h.Connect(nil)
+			h.Booted()
+			we := rpcError(t, cs, "fx_echo", map[string]any{"message": "m"})
+			if we.Code != -32600 || !strings.Contains(we.Message, "is not defined") {
+				t.Errorf("fx_echo under %q: %v", role, we)
+			}
+			rpcError(t, cs, "fleet_spawn", map[string]any{"command": "true"})
+			if res := routertest.Call(t, cs, "proxy_server_status", map[string]any{}); res.IsError {
+				t.Errorf("a read-only native was refused: %s", routertest.Text(res))
+			}
+			rr, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "evokore://server/status"})
+			if err != nil || !strings.Contains(rr.Contents[0].Text, "is not defined") {
+				t.Errorf("status: %v %v", rr, err)
+			}
+			if !strings.Contains(h.Stderr.String(), "is not defined") {
+				t.Errorf("stderr: %s", h.Stderr.String())
+			}
+		})
+	}
+}
+
+// A flat deny holds under every role, even one whose default allows all.
+func TestFlatDenyHoldsUnderARole(t *testing.T) {
+	h := secured(t, "roles:\n  admin:\n    default_permission: allow\nrules:\n  fx_echo: deny\n", nil, map[string]string{"EVOKORE_ROLE": "admin"}, nil)
+	cs := h.Connect(nil)
+	h.Booted()
+	if we := rpcError(t, cs, "fx_echo", map[string]any{"message": "m"}); we.Message != policy.DeniedText("fx_echo") {
+		t.Errorf("fx_echo under admin with a flat deny: %v", we)
+	}
+	if res := routertest.Call(t, cs, "fx_count", map[string]any{}); res.IsError {
+		t.Errorf("admin lost what it may do: %s", routertest.Text(res))
 	}
 }

@@ -3,8 +3,11 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -20,6 +23,7 @@ import (
 	"github.com/evokore/evokore/internal/proxy"
 	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/session"
+	"github.com/evokore/evokore/internal/stdio"
 )
 
 // Options configure a Server.
@@ -34,25 +38,37 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Server is the router assembled: the shared parts every session view is
-// fed from. It serves any number of sessions; stdio has one.
+// ErrServerClosed is returned by Connect after Shutdown began.
+var ErrServerClosed = errors.New("evokore: server closed")
+
+// Server is the composition root: it builds the router's shared parts
+// (config, policy, catalog, natives, supervisor, pipeline) and owns their
+// lifecycle. Any number of sessions connect to it; stdio has one.
+//
+// New builds and starts nothing; Start begins the background work
+// (watchers, the skills index, plugin publication); Shutdown stops
+// accepting sessions, lets calls in flight finish until its context ends,
+// cancels the rest, closes the sessions, then stops the parts in reverse
+// construction order.
 type Server struct {
-	opts      Options
-	log       io.Writer
-	config    *config.MCPConfig
-	catalog   *catalog.Store
-	proxy     *proxy.Supervisor
-	router    *router.Router
-	profile   catalog.Resolution
-	legacy    bool
-	content   Content
-	closers   []func()
-	closeOnce sync.Once
-	// role is the RBAC role sessions run under: EVOKORE_ROLE, else the
-	// active_role of permissions.yml; "" for none.
-	role   string
-	policy *policy.Policy
-	stop   context.CancelFunc
+	opts    Options
+	log     io.Writer
+	config  *config.MCPConfig
+	catalog *catalog.Store
+	proxy   *proxy.Supervisor
+	router  *router.Router
+	policy  *policy.Policy
+	pins    *policy.Pins
+	profile catalog.Resolution
+	legacy  bool
+	content Content
+	// role is the RBAC role sessions run under unless their transport
+	// says otherwise: EVOKORE_ROLE, else the active_role of
+	// permissions.yml; "" for none.
+	role string
+	// problems keep the router from serving as configured; they are set
+	// while it is built and shown in evokore://server/status.
+	problems []string
 
 	// Schema-deferred listing: armed by the first deferred listing,
 	// satisfied by any describe_tool call, given up on by the fallback.
@@ -60,79 +76,65 @@ type Server struct {
 	describeSeen  atomic.Bool
 	deferFallback atomic.Bool
 
-	mu       sync.Mutex
-	sessions []*session.Session
+	// Lifecycle. starters run once, in construction order, at Start;
+	// closers run once, in reverse construction order, at Shutdown (as
+	// t.Cleanup does). Every goroutine the server starts is in wg.
+	startOnce    sync.Once
+	starters     []func(ctx context.Context)
+	closers      []func()
+	shutdownOnce sync.Once
+	shutdownErr  error
+	bg           context.Context
+	stopBG       context.CancelFunc
+	wg           sync.WaitGroup
+	calls        inflight
+
+	mu      sync.Mutex
+	closing bool
+	views   []*view
 }
 
 // New assembles the router from its settings. Bad files never stop it:
 // a broken mcp.config.json is reported and the native tools still serve.
+// It starts nothing.
 func New(opts Options) *Server {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
 	s := &Server{opts: opts, log: opts.Log, legacy: opts.Settings.DiscoveryMode == config.ModeLegacy}
+	s.bg, s.stopBG = context.WithCancel(context.Background())
 
-	cfg, err := config.LoadMCPConfig(opts.Settings.ConfigPath)
-	if err != nil {
-		s.logf("Failed to load mcp.config.json: %v", err)
-		s.logf("No child servers will start; the native tools are available.")
-		cfg = &config.MCPConfig{File: opts.Settings.ConfigPath}
-	} else if cfg.Missing {
-		s.logf("No mcp.config.json found. Running EVOKORE without proxy execution tools.")
-	}
-	s.config = cfg
+	s.config = s.loadConfig()
+	perms, failClosed := s.loadPermissions()
+	s.pins = s.openPins()
 
-	perms, err := config.LoadPermissions(opts.Settings.PermissionsPath, policy.ShippedPermissions())
-	failClosed := false
-	if err != nil {
-		// Failing open would drop every deny the user wrote.
-		s.logf("Failed to load permissions.yml: %v", err)
-		s.logf("Until it is fixed, tools no shipped rule names are denied.")
-		shipped := policy.ShippedPermissions()
-		perms, failClosed = &shipped, true
+	var ids []string
+	for _, srv := range s.config.Servers {
+		ids = append(ids, srv.ID)
 	}
-	s.policy = policy.New(policy.Options{
-		Permissions: perms,
-		Servers:     cfg.Servers,
-		DefaultDeny: opts.Settings.DefaultDeny || failClosed,
-		Home:        opts.Settings.Home,
-		ApprovalTTL: opts.Settings.ApprovalTTL,
-		Cooldown:    opts.Settings.Cooldown,
-		Now:         opts.Now,
-	})
-	s.role = opts.Settings.Role
-	if s.role == "" {
-		s.role = perms.ActiveRole
-	}
-	if s.role != "" && !s.policy.RBAC.HasRole(s.role) {
-		s.logf("[EVOKORE] Role '%s' is not defined in %s; running with no role (flat rules).", s.role, perms.File)
-		s.role = ""
-	}
-	pins, err := policy.OpenPins(opts.Settings.Home, opts.Now)
-	if err != nil {
-		s.logf("[EVOKORE] %v", err)
-	}
+	s.catalog = catalog.NewStore(nil, ids)
 
 	table := &native.Table{}
 	routing.Register(table, s, s)
 	routing.RegisterDiscovery(table, s)
 	host := &native.Host{
 		Settings: opts.Settings,
-		Config:   cfg,
+		Config:   s.config,
+		Catalog:  s.catalog,
 		Sessions: s.Sessions,
 		Log:      opts.Log,
 		Call:     s.callTool,
 	}
 	contrib := registerManagers(table, host, s)
-	s.content, s.closers = contrib.Content, contrib.Closers
+	s.content = contrib.Content
+	s.starters = append(s.starters, contrib.Starters...)
+	s.closers = append(s.closers, contrib.Closers...)
+	s.catalog.SetNatives(table.Entries())
+	s.policy = s.buildPolicy(perms, failClosed, contrib.Binders)
+	s.closers = append(s.closers, s.policy.Approvals.Close)
 
-	var ids []string
-	for _, srv := range cfg.Servers {
-		ids = append(ids, srv.ID)
-	}
-	s.catalog = catalog.NewStore(table.Entries(), ids)
 	s.proxy = proxy.New(proxy.Options{
-		Servers:        cfg.Servers,
+		Servers:        s.config.Servers,
 		Env:            opts.Settings.Env,
 		Home:           opts.Settings.Home,
 		BootTimeout:    opts.Settings.ChildBootTimeout,
@@ -142,36 +144,211 @@ func New(opts Options) *Server {
 		Log:            opts.Log,
 		Version:        opts.Version,
 		Sessions:       s.Sessions,
-		Pins:           pinsOrNil(pins),
+		Pins:           pinsOrNil(s.pins),
 	})
-	host.Catalog = s.catalog
-	for _, ready := range contrib.Ready {
-		ready()
-	}
-	s.router = &router.Router{
-		Catalog:   s.catalog,
-		Natives:   table,
-		Proxy:     s.proxy,
-		Plugins:   contrib.Plugins,
-		Observers: contrib.Observers,
-	}
-	s.policy.Install(s.router)
-	ctx, stop := context.WithCancel(context.Background())
-	s.stop = stop
-	if pins != nil {
+	s.closers = append(s.closers, s.proxy.Close)
+	if s.pins != nil {
 		// `evokore pins accept` rewrites the file; re-admit the tools then.
-		go pins.Watch(ctx, time.Second, s.proxy.Readmit)
+		s.starters = append(s.starters, func(ctx context.Context) {
+			s.goBackground(func() { s.pins.Watch(ctx, time.Second, s.proxy.Readmit) })
+		})
 	}
 
+	s.router = router.New(router.Options{
+		Catalog:    s.catalog,
+		Natives:    table,
+		Proxy:      s.proxy,
+		Plugins:    contrib.Plugins,
+		Stages:     s.stages(),
+		Middleware: s.middleware(),
+		Observers:  append(contrib.Observers, s.policy.Observers()...),
+	})
+
 	var user []catalog.Profile
-	for _, p := range cfg.Discovery.Profiles {
+	for _, p := range s.config.Discovery.Profiles {
 		user = append(user, catalog.FromConfig(p, func(n string) bool { _, ok := native.Lookup(n); return ok }))
 	}
-	s.profile = catalog.Resolve(opts.Settings, cfg.Discovery.ActiveProfile, user)
+	s.profile = catalog.Resolve(opts.Settings, s.config.Discovery.ActiveProfile, user)
 	if s.profile.Warning != "" {
 		s.logf("[EVOKORE] %s", s.profile.Warning)
 	}
 	return s
+}
+
+// stages is the one place the pipeline's order is written down:
+// nothing about a held tool is trusted, the role decides before the
+// arguments are looked at, and an approval is minted only for a call that
+// is valid and allowed.
+func (s *Server) stages() []router.Stage {
+	p := s.policy.Stages()
+	return []router.Stage{
+		router.Quarantine,
+		p.Permission,
+		router.Validate,
+		p.Approval,
+		p.RateLimit,
+		p.Cooldown,
+	}
+}
+
+// middleware wraps every dispatched call, outermost first: in-flight
+// accounting (so Shutdown can wait for and cancel calls), the native
+// deadline, and innermost the panic guard, so a panic in a handler the
+// deadline runs on its own goroutine is still caught.
+func (s *Server) middleware() []router.Middleware {
+	return []router.Middleware{
+		s.calls.track,
+		router.NativeDeadline(s.opts.Settings.ProxyRequestTimeout),
+		router.Recover(func(c *router.Call, v any, stack []byte) {
+			s.logf("[EVOKORE] panic in %s: %v\n%s", c.Entry.Name, v, stack)
+		}),
+	}
+}
+
+func (s *Server) loadConfig() *config.MCPConfig {
+	path := s.opts.Settings.ConfigPath
+	cfg, err := config.LoadMCPConfig(path)
+	if err != nil {
+		s.logf("Failed to load mcp.config.json: %v", err)
+		s.logf("No child servers will start; the native tools are available.")
+		return &config.MCPConfig{File: path}
+	}
+	if cfg.Missing {
+		s.logf("No mcp.config.json found. Running EVOKORE without proxy execution tools.")
+	}
+	return cfg
+}
+
+// loadPermissions reads permissions.yml; a broken file fails closed.
+func (s *Server) loadPermissions() (*config.Permissions, bool) {
+	perms, err := config.LoadPermissions(s.opts.Settings.PermissionsPath, policy.ShippedPermissions())
+	if err != nil {
+		// Failing open would drop every deny the user wrote.
+		s.logf("Failed to load permissions.yml: %v", err)
+		s.logf("Until it is fixed, tools no shipped rule names are denied.")
+		shipped := policy.ShippedPermissions()
+		return &shipped, true
+	}
+	return perms, false
+}
+
+// buildPolicy assembles the per-call decisions and settles the role
+// sessions run under.
+func (s *Server) buildPolicy(perms *config.Permissions, failClosed bool, binders map[string]func(json.RawMessage) (string, error)) *policy.Policy {
+	opts := s.opts
+	mode := opts.Settings.ApprovalMode
+	if mode == "" {
+		mode = s.config.Approvals.Mode
+		// A project's own config may make approvals stricter, never
+		// hand the model its tokens.
+		if mode == policy.ModeToken && opts.Settings.UntrustedConfig {
+			s.logf("[EVOKORE] Ignoring approvals.mode \"token\" in %s: the project directory is not trusted. Run 'evokore trust' there to honour it.", s.config.File)
+			mode = ""
+		}
+	}
+	if mode != "" && !policy.ValidMode(mode) {
+		s.logf("[EVOKORE] Unknown approvals mode '%s'; using %s.", mode, policy.ModeAuto)
+		mode = ""
+	}
+	p := policy.New(policy.Options{
+		Permissions:  perms,
+		Servers:      s.config.Servers,
+		DefaultDeny:  opts.Settings.DefaultDeny || failClosed,
+		Home:         opts.Settings.Home,
+		ApprovalTTL:  opts.Settings.ApprovalTTL,
+		Cooldown:     opts.Settings.Cooldown,
+		Now:          opts.Now,
+		ApprovalMode: mode,
+		Binders:      binders,
+	})
+	s.role = opts.Settings.Role
+	if s.role == "" {
+		s.role = perms.ActiveRole
+	}
+	if s.role != "" && !p.RBAC.HasRole(s.role) {
+		// A typo, a look-alike or an invisible character must not fall
+		// back to the permissive flat rules: refuse instead.
+		msg := policy.UndefinedRoleText(s.role, perms.File)
+		s.logf("[EVOKORE] %s", msg)
+		s.problems = append(s.problems, msg)
+	}
+	if failClosed {
+		s.problems = append(s.problems, "permissions.yml could not be read; tools no shipped rule names are denied until it is fixed")
+	}
+	return p
+}
+
+func (s *Server) openPins() *policy.Pins {
+	// An unreadable store still pins: it holds every tool (fail closed).
+	pins, err := policy.OpenPins(s.opts.Settings.Home, s.opts.Now)
+	if err != nil {
+		s.logf("[EVOKORE] %v", err)
+	}
+	return pins
+}
+
+// Start begins the background work: the skills index and watcher, plugin
+// publication, the pins watcher. It is called by the first Connect if not
+// before, and does nothing the second time.
+func (s *Server) Start() {
+	s.startOnce.Do(func() {
+		for _, start := range s.starters {
+			start(s.bg)
+		}
+	})
+}
+
+// goBackground runs fn on a goroutine the server joins at Shutdown.
+func (s *Server) goBackground(fn func()) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		fn()
+	}()
+}
+
+// Shutdown stops the server: no new session is accepted, calls in flight
+// may finish until ctx ends and are cancelled after, the sessions are
+// closed, then the children and managers stop in reverse construction
+// order and every background goroutine is joined. It returns ctx's error
+// when calls had to be cancelled. Later calls return the first result.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.shutdownOnce.Do(func() {
+		s.mu.Lock()
+		s.closing = true
+		views := slices.Clone(s.views)
+		s.mu.Unlock()
+
+		if !s.calls.wait(ctx) {
+			s.shutdownErr = ctx.Err()
+			s.calls.cancelAll()
+			// A cancelled call answers promptly unless its handler ignores
+			// its context; do not wait for that one forever.
+			wctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			s.calls.wait(wctx)
+			cancel()
+		}
+		for _, v := range views {
+			v.close()
+		}
+		s.stopBG()
+		for i := len(s.closers) - 1; i >= 0; i-- {
+			s.closers[i]()
+		}
+		s.wg.Wait()
+	})
+	return s.shutdownErr
+}
+
+// Close shuts the server down, giving calls in flight the shutdown grace.
+func (s *Server) Close() error {
+	grace := s.opts.Settings.ShutdownGrace
+	if grace <= 0 {
+		grace = 5 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	return s.Shutdown(ctx)
 }
 
 // callTool runs a tool through the full pipeline for a native handler.
@@ -209,7 +386,11 @@ func (s *Server) Status() []proxy.ServerStatus { return s.proxy.Status() }
 func (s *Server) Sessions() []*session.Session {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.sessions)
+	out := make([]*session.Session, 0, len(s.views))
+	for _, v := range s.views {
+		out = append(out, v.sess)
+	}
+	return out
 }
 
 // StartChildren boots the children now instead of after the first
@@ -219,18 +400,6 @@ func (s *Server) StartChildren(caps *mcp.ClientCapabilities) { s.proxy.Start(cap
 // ChildrenBooted is closed once every child finished its first boot
 // attempt.
 func (s *Server) ChildrenBooted() <-chan struct{} { return s.proxy.Booted() }
-
-// Close stops every child and the managers' background work. Sessions
-// end with their transports.
-func (s *Server) Close() {
-	s.closeOnce.Do(func() {
-		s.stop()
-		s.proxy.Close()
-		for _, c := range s.closers {
-			c()
-		}
-	})
-}
 
 // Banner is the line logged when serving starts.
 func (s *Server) Banner(transport string) string {
@@ -246,49 +415,88 @@ func (s *Server) logf(format string, args ...any) {
 	fmt.Fprintf(s.log, format+"\n", args...)
 }
 
-func (s *Server) addSession(sess *session.Session) {
+// attach records a view whose session is bound; false once Shutdown began.
+func (s *Server) attach(v *view) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.sessions = append(s.sessions, sess)
+	if s.closing {
+		return false
+	}
+	s.views = append(s.views, v)
+	return true
 }
 
-func (s *Server) removeSession(sess *session.Session) {
+func (s *Server) detach(v *view) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.sessions = slices.DeleteFunc(s.sessions, func(x *session.Session) bool { return x == sess })
+	s.views = slices.DeleteFunc(s.views, func(x *view) bool { return x == v })
 }
 
-// Connect serves one client session over t. Each session gets its own
-// view of the shared router; the first session's handshake boots the
-// children.
+func (s *Server) isClosing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closing
+}
+
+// SessionOptions say who a session acts for; the zero value is the
+// server's role and no identity (stdio).
+type SessionOptions struct {
+	// Role overrides the server's role when set.
+	Role     string
+	Identity session.Identity
+}
+
+// Connect serves one client session over t (stdio, in-memory for tests).
+// Each session gets its own view of the shared router; the first
+// session's handshake boots the children.
 func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession, error) {
-	v := newView(s)
-	ss, err := v.connect(ctx, t)
+	return s.ConnectAs(ctx, t, SessionOptions{})
+}
+
+// ConnectAs is Connect for a session that acts for someone in particular.
+func (s *Server) ConnectAs(ctx context.Context, t mcp.Transport, so SessionOptions) (*mcp.ServerSession, error) {
+	if s.isClosing() {
+		return nil, ErrServerClosed
+	}
+	s.Start()
+	v := s.newView(so)
+	ss, err := v.mcp.Connect(ctx, t, nil)
 	if err != nil {
 		return nil, err
 	}
-	s.addSession(v.sess)
-	go v.watch(ss)
+	if !v.bind(ss) {
+		_ = ss.Close()
+		return nil, ErrServerClosed
+	}
 	return ss, nil
 }
 
 // ServeStdio serves one session on stdin/stdout until the client closes
-// stdin or ctx ends, then stops the children.
+// stdin or ctx ends, then shuts down, giving calls in flight the shutdown
+// grace. It returns the session's error, if any.
 func (s *Server) ServeStdio(ctx context.Context) error {
 	s.logf("%s", s.Banner("stdio"))
-	ss, err := s.Connect(ctx, &mcp.StdioTransport{})
+	ss, err := s.Connect(ctx, stdio.NewTransport(os.Stdin, os.Stdout, slog.New(slog.NewTextHandler(s.log, nil))))
 	if err != nil {
-		s.Close()
+		_ = s.Close()
 		return err
 	}
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
+	var sessErr error
 	select {
-	case err = <-done:
+	case sessErr = <-done:
 	case <-ctx.Done():
-		_ = ss.Close()
-		<-done
 	}
-	s.Close()
+	closeErr := s.Close()
+	if sessErr != nil && !errors.Is(sessErr, io.EOF) && !errors.Is(sessErr, mcp.ErrConnectionClosed) {
+		return sessErr
+	}
+	if closeErr != nil && !errors.Is(closeErr, context.DeadlineExceeded) {
+		return closeErr
+	}
 	return nil
 }
+
+// OpenCalls reports how many calls are in flight to a child server.
+func (s *Server) OpenCalls(server string) int { return s.proxy.OpenCalls(server) }

@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/catalog"
@@ -12,6 +14,11 @@ import (
 
 // view is one client session's window on the router: its own mcp.Server,
 // so that tools/list_changed reaches this session only.
+//
+// Building a view is separate from connecting it: Connect binds it to a
+// transport at once, while the streamable HTTP handler builds one per new
+// session and connects it itself; the view binds to its ServerSession on
+// the first request either way.
 //
 // tools/list and tools/call never reach the SDK's own tool registry: the
 // middleware answers them from the catalog (in catalog order, hidden tools
@@ -28,19 +35,25 @@ type view struct {
 	// resourcesStale asks the next sync to announce them all again.
 	mirroredRes    map[string]bool
 	resourcesStale bool
+
+	bindOnce sync.Once
+	bound    bool
+	ss       *mcp.ServerSession
 }
 
 // mirrorSchema is the input schema of a mirrored name; clients never see
 // it.
 var mirrorSchema = json.RawMessage(`{"type":"object"}`)
 
-func newView(s *Server) *view {
-	return &view{srv: s, mirrored: map[string]string{}, mirroredRes: map[string]bool{}}
-}
-
-func (v *view) connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession, error) {
-	s := v.srv
-	v.sess = session.New("", s.role)
+// newView builds a session's view; it starts nothing and connects nothing.
+func (s *Server) newView(so SessionOptions) *view {
+	v := &view{srv: s, mirrored: map[string]string{}, mirroredRes: map[string]bool{}}
+	role := so.Role
+	if role == "" {
+		role = s.role
+	}
+	v.sess = session.New("", role)
+	v.sess.Identity = so.Identity
 	v.sess.TTL = s.opts.Settings.SessionTTL
 	v.mcp = mcp.NewServer(&mcp.Implementation{Name: serverName, Version: s.opts.Version}, &mcp.ServerOptions{
 		Instructions: instructions,
@@ -62,20 +75,41 @@ func (v *view) connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession
 	// Resources are mirrored by watch, after the handshake: reading them
 	// waits for the first skills index, which the handshake must not.
 	v.sync()
-	ss, err := v.mcp.Connect(ctx, t, nil)
-	if err != nil {
-		return nil, err
+	return v
+}
+
+// bind ties the view to its connected session, registers it with the
+// server and starts keeping its mirror current. It reports false when the
+// server is shutting down; the session must then be closed.
+func (v *view) bind(ss *mcp.ServerSession) bool {
+	v.bindOnce.Do(func() {
+		v.ss = ss
+		v.sess.ID = ss.ID()
+		if v.sess.ID == "" {
+			v.sess.ID = session.NewID("stdio")
+		}
+		v.sess.Peer = ss
+		if !v.srv.attach(v) {
+			return
+		}
+		v.bound = true
+		v.srv.goBackground(func() { v.watch(ss) })
+	})
+	return v.bound
+}
+
+// close ends the view's session.
+func (v *view) close() {
+	if v.ss != nil {
+		_ = v.ss.Close()
 	}
-	v.sess.ID = ss.ID()
-	if v.sess.ID == "" {
-		v.sess.ID = session.NewID("stdio")
-	}
-	v.sess.Peer = ss
-	return ss, nil
 }
 
 func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && !v.bind(ss) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "evokore is shutting down"}
+		}
 		v.sess.Touch()
 		switch method {
 		case "tools/list":
@@ -173,7 +207,7 @@ func (v *view) watch(ss *mcp.ServerSession) {
 			v.resourcesStale = true
 			v.sess.Invalidate()
 		case <-done:
-			v.srv.removeSession(v.sess)
+			v.srv.detach(v)
 			return
 		}
 	}

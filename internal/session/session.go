@@ -25,6 +25,8 @@ type Session struct {
 	ID string
 	// Role is the RBAC role calls run under; "" means no role.
 	Role string
+	// Identity is who the session acts for.
+	Identity Identity
 	// Created is when the session started.
 	Created time.Time
 	// Peer is the client; nil until the session is connected.
@@ -45,6 +47,14 @@ type Session struct {
 	lastSeen    time.Time
 	active      map[string]uint64 // name → activation order
 	seq         uint64
+}
+
+// Identity is who a session acts for: the authenticated subject over
+// HTTP (empty over stdio, where the client is whoever started the
+// process), and the tenant its state is scoped to.
+type Identity struct {
+	Subject string
+	Tenant  string
 }
 
 // New starts a session.

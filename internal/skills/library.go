@@ -26,7 +26,9 @@ type Library struct {
 	cur       atomic.Pointer[Index]
 	refreshMu sync.Mutex
 	// ready is closed once the first index is built.
-	ready chan struct{}
+	ready     chan struct{}
+	startOnce sync.Once
+	building  sync.WaitGroup
 
 	mu      sync.Mutex
 	changed chan struct{}
@@ -34,28 +36,43 @@ type Library struct {
 	closed  bool
 }
 
-// Open indexes the library in dir, or the embedded starter library when
-// dir does not exist. Problems are logged to log; nothing is fatal.
-//
-// The first index is built in the background, so a router answers the
-// client's handshake without waiting for it; Index waits for it.
-func Open(dir string, log io.Writer) *Library {
+// New prepares the library in dir, or the embedded starter library when
+// dir does not exist. It starts nothing: Start builds the first index in
+// the background, so a router answers the client's handshake without
+// waiting for it; Index waits for it (and starts it if nobody did).
+// Problems are logged to log; nothing is fatal.
+func New(dir string, log io.Writer) *Library {
 	if log == nil {
 		log = io.Discard
 	}
-	l := &Library{dir: dir, log: log, changed: make(chan struct{}), ready: make(chan struct{})}
-	go func() {
-		ix := Build(l.source())
-		l.cur.Store(ix)
-		close(l.ready)
-		if ix.Source.Dir == "" {
-			l.logf("[EVOKORE] Skills directory %s not found; serving the built-in starter library (%d skills).", dir, ix.Len())
-		} else {
-			l.logf("[EVOKORE] Indexed %d skills from %s in %s.", ix.Len(), dir, ix.Took.Round(time.Millisecond))
-		}
-		l.report(ix)
-	}()
+	return &Library{dir: dir, log: log, changed: make(chan struct{}), ready: make(chan struct{})}
+}
+
+// Open is New followed by Start.
+func Open(dir string, log io.Writer) *Library {
+	l := New(dir, log)
+	l.Start()
 	return l
+}
+
+// Start builds the first index in the background; Close joins it. Only
+// the first call does anything.
+func (l *Library) Start() {
+	l.startOnce.Do(func() {
+		l.building.Add(1)
+		go func() {
+			defer l.building.Done()
+			ix := Build(l.source())
+			l.cur.Store(ix)
+			close(l.ready)
+			if ix.Source.Dir == "" {
+				l.logf("[EVOKORE] Skills directory %s not found; serving the built-in starter library (%d skills).", l.dir, ix.Len())
+			} else {
+				l.logf("[EVOKORE] Indexed %d skills from %s in %s.", ix.Len(), l.dir, ix.Took.Round(time.Millisecond))
+			}
+			l.report(ix)
+		}()
+	})
 }
 
 // Dir is the configured skills directory (it may not exist).
@@ -63,6 +80,7 @@ func (l *Library) Dir() string { return l.dir }
 
 // Index returns the current snapshot, waiting for the first one.
 func (l *Library) Index() *Index {
+	l.Start()
 	<-l.ready
 	return l.cur.Load()
 }
@@ -152,7 +170,7 @@ func (l *Library) Writable() (string, error) {
 	return l.dir, nil
 }
 
-// Close stops the watcher.
+// Close stops the watcher and waits for an index build in progress.
 func (l *Library) Close() {
 	l.mu.Lock()
 	w := l.watch
@@ -161,6 +179,7 @@ func (l *Library) Close() {
 	if w != nil {
 		w.stop()
 	}
+	l.building.Wait()
 }
 
 func (l *Library) logf(format string, args ...any) {

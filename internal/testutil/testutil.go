@@ -51,6 +51,13 @@ func build(t testing.TB, pkg, name string) string {
 	return out
 }
 
+// Build compiles the main package pkg (a path from the module root, such
+// as "./internal/voice/testdata/fakehelper") once per test binary and
+// returns the path of the program.
+func Build(t testing.TB, pkg, name string) string {
+	return build(t, pkg, name)
+}
+
 // Evokore returns the path of a freshly built evokore binary.
 func Evokore(t testing.TB) string {
 	return build(t, "./cmd/evokore", "evokore")

@@ -118,7 +118,7 @@ func TestContextHealthErrors(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "gone.jsonl")
 	cases := map[string]string{
 		empty:   "No usage data found in session file: " + empty + ". It may be empty or not a Claude Code transcript.",
-		missing: "Session file not found: " + missing,
+		missing: "Session file not found or not readable: " + missing,
 	}
 	for p, want := range cases {
 		if text, isErr := routertest.CallText(t, cs, "session_context_health", map[string]any{"session_path": p}); !isErr || text != want {

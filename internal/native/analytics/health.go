@@ -1,8 +1,8 @@
 package analytics
 
 import (
-	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/evokore/evokore/internal/safefile"
 )
 
 // Sonnet prices in USD per million tokens.
@@ -53,31 +55,33 @@ type Health struct {
 // errNoUsage is a transcript without any message.usage.
 var errNoUsage = errors.New("no usage")
 
-// eachJSONLine calls fn with every non-blank line of r that is valid JSON.
-// Lines may be of any length.
+// Limits on what one call reads from one file, so that no file, however
+// large or strange, can exhaust the router.
+const (
+	maxFileBytes = 512 << 20
+	// maxLineBytes bounds one JSON record; a longer one is skipped.
+	maxLineBytes = 8 << 20
+)
+
+// openFile opens a transcript or hook record through safefile. refuse
+// also refuses a file the router could read only by privilege.
+func openFile(path string, refusePrivileged bool) (*safefile.File, error) {
+	return safefile.Open(path, safefile.Options{MaxBytes: maxFileBytes, RefusePrivileged: refusePrivileged})
+}
+
+// eachJSONLine calls fn with every non-blank line of r that is valid JSON
+// and within maxLineBytes. line is only valid during the call.
 func eachJSONLine(r io.Reader, fn func(line []byte)) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	for {
-		line, err := br.ReadBytes('\n')
-		if t := bytes.TrimSpace(line); len(t) > 0 && json.Valid(t) {
+	return safefile.ScanLines(r, maxLineBytes, func(_ int, line []byte, cut bool) bool {
+		if t := bytes.TrimSpace(line); !cut && len(t) > 0 && json.Valid(t) {
 			fn(t)
 		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
+		return true
+	})
 }
 
 // readHealth finds the last message.usage in a transcript.
-func readHealth(path string) (*Health, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
+func readHealth(ctx context.Context, f *safefile.File, path string) (*Health, error) {
 	type usage struct {
 		CacheRead   *float64 `json:"cache_read_input_tokens"`
 		CacheCreate *float64 `json:"cache_creation_input_tokens"`
@@ -89,7 +93,7 @@ func readHealth(path string) (*Health, error) {
 		stamp *string
 		turns int
 	)
-	err = eachJSONLine(f, func(line []byte) {
+	err := eachJSONLine(f.Reader(ctx), func(line []byte) {
 		turns++
 		var rec struct {
 			Timestamp any `json:"timestamp"`

@@ -1,6 +1,8 @@
 package analytics
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/evokore/evokore/internal/safefile"
 )
 
 // sessionFiles are one session's hook records.
@@ -20,7 +24,7 @@ type sessionFiles struct {
 
 // listSessions returns the sessions whose replay file changed within
 // daysBack days and that match filter, in session id order.
-func listSessions(dir, filter string, daysBack int, now time.Time) []sessionFiles {
+func listSessions(ctx context.Context, dir, filter string, daysBack int, now time.Time) []sessionFiles {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil
@@ -36,7 +40,7 @@ func listSessions(dir, filter string, daysBack int, now time.Time) []sessionFile
 		if err != nil || (daysBack > 0 && info.ModTime().Before(cutoff)) {
 			continue
 		}
-		if filter != "" && !strings.Contains(id, filter) && !projectMatches(dir, id, filter) {
+		if filter != "" && !strings.Contains(id, filter) && !projectMatches(ctx, dir, id, filter) {
 			continue
 		}
 		out = append(out, sessionFiles{id: id, replay: filepath.Join(dir, e.Name()), evidence: filepath.Join(dir, id+"-evidence.jsonl")})
@@ -48,7 +52,7 @@ func listSessions(dir, filter string, daysBack int, now time.Time) []sessionFile
 // projectMatches reports whether the project a session recorded contains
 // filter: from the manifest's session_initialized event, else from the
 // legacy state file.
-func projectMatches(dir, id, filter string) bool {
+func projectMatches(ctx context.Context, dir, id, filter string) bool {
 	type project struct {
 		WorkspaceRoot     string `json:"workspaceRoot"`
 		CanonicalRepoRoot string `json:"canonicalRepoRoot"`
@@ -63,8 +67,8 @@ func projectMatches(dir, id, filter string) bool {
 		return false
 	}
 	found := false
-	if f, err := os.Open(filepath.Join(dir, id+".jsonl")); err == nil {
-		_ = eachJSONLine(f, func(line []byte) {
+	if f, err := openFile(filepath.Join(dir, id+".jsonl"), false); err == nil {
+		_ = eachJSONLine(f.Reader(ctx), func(line []byte) {
 			if found {
 				return
 			}
@@ -82,7 +86,7 @@ func projectMatches(dir, id, filter string) bool {
 		return true
 	}
 	var legacy project
-	if b, err := os.ReadFile(filepath.Join(dir, id+".json")); err == nil && json.Unmarshal(b, &legacy) == nil {
+	if b, err := safefile.ReadFile(ctx, filepath.Join(dir, id+".json"), safefile.Options{MaxBytes: maxLineBytes}); err == nil && json.Unmarshal(b, &legacy) == nil {
 		return match(legacy)
 	}
 	return false
@@ -96,15 +100,15 @@ type replayStats struct {
 	errors  map[string]int
 }
 
-func readReplay(path string) replayStats {
+func readReplay(ctx context.Context, path string) replayStats {
 	s := replayStats{byTool: map[string]int{}, repeats: map[string]int{}, errors: map[string]int{}}
-	f, err := os.Open(path)
+	f, err := openFile(path, false)
 	if err != nil {
 		return s
 	}
 	defer f.Close()
 	prev := ""
-	_ = eachJSONLine(f, func(line []byte) {
+	_ = eachJSONLine(f.Reader(ctx), func(line []byte) {
 		var e struct {
 			Tool    any    `json:"tool"`
 			Outcome string `json:"outcome"`
@@ -129,20 +133,21 @@ func readReplay(path string) replayStats {
 	return s
 }
 
-// countLines counts the non-blank lines of a file; a missing file has none.
-func countLines(path string) int {
-	f, err := os.Open(path)
+// countLines counts the non-blank lines of a file; a missing or refused
+// file has none.
+func countLines(ctx context.Context, path string) int {
+	f, err := openFile(path, false)
 	if err != nil {
 		return 0
 	}
 	defer f.Close()
 	n := 0
-	br := newLineReader(f)
-	for br.next() {
-		if strings.TrimSpace(br.text()) != "" {
+	_ = safefile.ScanLines(f.Reader(ctx), maxLineBytes, func(_ int, line []byte, _ bool) bool {
+		if len(bytes.TrimSpace(line)) > 0 {
 			n++
 		}
-	}
+		return true
+	})
 	return n
 }
 
@@ -176,9 +181,9 @@ func period(daysBack int, now time.Time) string {
 	return fmt.Sprintf("%s to %s", now.AddDate(0, 0, -daysBack).UTC().Format("2006-01-02"), now.UTC().Format("2006-01-02"))
 }
 
-func analyzeReplay(dir, filter string, daysBack, minCalls int, now time.Time) ReplayReport {
+func analyzeReplay(ctx context.Context, dir, filter string, daysBack, minCalls int, now time.Time) ReplayReport {
 	r := ReplayReport{Period: period(daysBack, now), ToolFrequency: map[string]ToolStats{}, RetrySignals: []RetrySignal{}}
-	sessions := listSessions(dir, filter, daysBack, now)
+	sessions := listSessions(ctx, dir, filter, daysBack, now)
 	if len(sessions) == 0 {
 		r.Message = "No replay files found in " + dir + "."
 		return r
@@ -186,7 +191,10 @@ func analyzeReplay(dir, filter string, daysBack, minCalls int, now time.Time) Re
 	total := 0
 	counts, repeats, errs := map[string]int{}, map[string]int{}, map[string]int{}
 	for _, s := range sessions {
-		st := readReplay(s.replay)
+		if ctx.Err() != nil {
+			break
+		}
+		st := readReplay(ctx, s.replay)
 		if st.calls < minCalls {
 			continue
 		}
@@ -201,7 +209,7 @@ func analyzeReplay(dir, filter string, daysBack, minCalls int, now time.Time) Re
 		for k, v := range st.errors {
 			errs[k] += v
 		}
-		if info, err := os.Stat(s.evidence); err != nil || info.Size() == 0 {
+		if info, err := os.Stat(s.evidence); err != nil || !info.Mode().IsRegular() || info.Size() == 0 {
 			r.SessionsZeroEvidence++
 		}
 	}
@@ -255,20 +263,23 @@ type WorkReport struct {
 // highEfficiency is the work ratio, in percent, of a productive session.
 const highEfficiency = 30
 
-func workRatio(dir, filter string, daysBack int, threshold float64, now time.Time) WorkReport {
+func workRatio(ctx context.Context, dir, filter string, daysBack int, threshold float64, now time.Time) WorkReport {
 	w := WorkReport{Flagged: []Scored{}, HighEfficiency: []Scored{}}
-	sessions := listSessions(dir, filter, daysBack, now)
+	sessions := listSessions(ctx, dir, filter, daysBack, now)
 	if len(sessions) == 0 {
 		w.ImprovementSignal = "No replay files found in " + dir + "."
 		return w
 	}
 	var scored []Scored
 	for _, s := range sessions {
-		calls := countLines(s.replay)
+		if ctx.Err() != nil {
+			break
+		}
+		calls := countLines(ctx, s.replay)
 		if calls == 0 {
 			continue
 		}
-		ev := countLines(s.evidence)
+		ev := countLines(ctx, s.evidence)
 		scored = append(scored, Scored{SessionID: s.id, ReplayEntries: calls, EvidenceEntries: ev, WorkRatioPct: round(float64(ev)/float64(calls)*100, 1)})
 	}
 	w.SessionsScored = len(scored)

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/safefile"
 )
 
 // Manager reads the session records of one EVOKORE_HOME and one user's
@@ -45,7 +47,7 @@ func Register(t *native.Table, host *native.Host) *Manager {
 	return m
 }
 
-func (m *Manager) healthTool(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
+func (m *Manager) healthTool(ctx context.Context, call *native.Call) (*mcp.CallToolResult, error) {
 	var in struct {
 		SessionPath string `json:"session_path"`
 	}
@@ -60,20 +62,29 @@ func (m *Manager) healthTool(_ context.Context, call *native.Call) (*mcp.CallToo
 		}
 		path = p
 	}
-	if fi, err := os.Stat(path); err != nil || fi.IsDir() {
-		return native.Errorf("Session file not found: %s", path), nil
+	// A path the model names outside the user's transcripts must not
+	// let it probe files the router reads only by privilege; every file
+	// it will not read gets the same answer.
+	outside := !within(m.projects, path)
+	f, err := openFile(path, outside)
+	if err != nil {
+		return native.Errorf("Session file not found or not readable: %s", path), nil
 	}
-	h, err := readHealth(path)
+	defer f.Close()
+	h, err := readHealth(ctx, f, path)
+	var tl *safefile.TooLargeError
 	switch {
 	case errors.Is(err, errNoUsage):
 		return native.Errorf("No usage data found in session file: %s. It may be empty or not a Claude Code transcript.", path), nil
+	case errors.As(err, &tl):
+		return native.Errorf("Cannot read %s: the file is larger than %d MiB", path, maxFileBytes>>20), nil
 	case err != nil:
 		return native.Errorf("Cannot read %s: %v", path, err), nil
 	}
 	return native.JSON(h), nil
 }
 
-func (m *Manager) replayTool(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
+func (m *Manager) replayTool(ctx context.Context, call *native.Call) (*mcp.CallToolResult, error) {
 	var in struct {
 		ProjectFilter string `json:"project_filter"`
 		DaysBack      int    `json:"days_back"`
@@ -82,10 +93,10 @@ func (m *Manager) replayTool(_ context.Context, call *native.Call) (*mcp.CallToo
 	if err := call.Decode(&in); err != nil {
 		return nil, err
 	}
-	return native.JSON(analyzeReplay(m.sessions, in.ProjectFilter, in.DaysBack, in.MinToolCalls, m.Now())), nil
+	return native.JSON(analyzeReplay(ctx, m.sessions, in.ProjectFilter, in.DaysBack, in.MinToolCalls, m.Now())), nil
 }
 
-func (m *Manager) workTool(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
+func (m *Manager) workTool(ctx context.Context, call *native.Call) (*mcp.CallToolResult, error) {
 	var in struct {
 		ProjectFilter string  `json:"project_filter"`
 		DaysBack      int     `json:"days_back"`
@@ -94,10 +105,10 @@ func (m *Manager) workTool(_ context.Context, call *native.Call) (*mcp.CallToolR
 	if err := call.Decode(&in); err != nil {
 		return nil, err
 	}
-	return native.JSON(workRatio(m.sessions, in.ProjectFilter, in.DaysBack, in.ThresholdPct, m.Now())), nil
+	return native.JSON(workRatio(ctx, m.sessions, in.ProjectFilter, in.DaysBack, in.ThresholdPct, m.Now())), nil
 }
 
-func (m *Manager) trustTool(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
+func (m *Manager) trustTool(ctx context.Context, call *native.Call) (*mcp.CallToolResult, error) {
 	var in struct {
 		SessionID string `json:"session_id"`
 	}
@@ -109,9 +120,15 @@ func (m *Manager) trustTool(_ context.Context, call *native.Call) (*mcp.CallTool
 		id = m.defaultSession
 	}
 	path := filepath.Join(m.sessions, safeID(id)+"-trust.json")
-	r, err := readTrust(path, id)
+	r, err := readTrust(ctx, path, id)
 	if err != nil {
 		return native.Errorf("Cannot read the trust ledger %s: %v", path, err), nil
 	}
 	return native.JSON(r), nil
+}
+
+// within reports whether path lies inside dir.
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, filepath.Clean(path))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && rel != "."
 }

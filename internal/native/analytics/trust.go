@@ -2,10 +2,15 @@ package analytics
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+
+	"github.com/evokore/evokore/internal/safefile"
 )
 
 // Trust tiers, from best.
@@ -55,12 +60,12 @@ func tierOf(score float64) string {
 
 // readTrust reads a ledger, keeping its agents in file order. A missing
 // ledger is an empty report.
-func readTrust(path, sessionID string) (*TrustReport, error) {
+func readTrust(ctx context.Context, path, sessionID string) (*TrustReport, error) {
 	r := &TrustReport{SessionID: sessionID, Agents: []AgentTrust{}}
-	data, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 		return r, nil
 	}
+	data, err := safefile.ReadFile(ctx, path, safefile.Options{MaxBytes: maxLineBytes})
 	if err != nil {
 		return nil, err
 	}

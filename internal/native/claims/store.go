@@ -1,6 +1,7 @@
 package claims
 
 import (
+	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/evokore/evokore/internal/procgroup"
+	"github.com/evokore/evokore/internal/safefile"
 	"github.com/evokore/evokore/internal/statefile"
 )
 
@@ -289,10 +291,14 @@ func (s *Store) lockFiles() ([]string, error) {
 	return out, nil
 }
 
-// readClaim parses a lock file; ok is false when it is missing or does not
-// hold a whole claim.
+// maxClaimBytes bounds a lock file; a claim is a few hundred bytes.
+const maxClaimBytes = 64 << 10
+
+// readClaim parses a lock file; ok is false when it is missing, is not a
+// regular file (anything may sit under EVOKORE_HOME), or does not hold a
+// whole claim.
 func readClaim(path string) (Claim, bool) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.ReadFile(context.Background(), path, safefile.Options{MaxBytes: maxClaimBytes})
 	if err != nil {
 		return Claim{}, false
 	}

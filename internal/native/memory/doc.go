@@ -15,4 +15,13 @@
 // operation only: several routers sharing one EVOKORE_HOME (one per
 // client, as stdio clients run them) then take turns instead of one of
 // them failing to open its memory.
+//
+// A damaged file costs one call, never the router: bbolt panics on some
+// corruptions, so each open and transaction runs under a recover (with
+// memory faults turned into panics too). A file found corrupt, or
+// anything but a regular file in its place, is renamed to
+// <name>.corrupt-<UTC time> for the user to inspect, the router says so on
+// stderr, the call that found it answers an error, and the next call
+// starts a fresh database. A busy file (another router holding its lock)
+// is not corruption and is never moved.
 package memory

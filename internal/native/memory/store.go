@@ -6,15 +6,19 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // Kinds, in the order error messages list them.
@@ -63,6 +67,10 @@ type Store struct {
 	dir string
 	// Now is the clock; tests may replace it before use.
 	Now func() time.Time
+
+	// Log receives the report of a corrupt database set aside; nil
+	// discards it.
+	Log io.Writer
 
 	// mu serialises this process's opens: bbolt's file lock would make a
 	// second open in the same process wait for its timeout.
@@ -192,26 +200,110 @@ func purge(b *bolt.Bucket, now int64) error {
 
 // with opens the session's database for one transaction. A read of a
 // session that never stored anything finds no file and no entries.
+//
+// A corrupt file must cost one call, not the router: bbolt panics (or
+// faults on its memory map) on some corruptions, so the open and the
+// transaction run under protect. A file found corrupt is set aside and
+// the call fails with a *CorruptError; the next call starts afresh.
 func (s *Store) with(sessionID string, readOnly bool, fn func(*bolt.Tx) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	path := s.PathFor(sessionID)
-	if readOnly {
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if readOnly {
 			return nil
 		}
-	} else if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		if err := os.MkdirAll(s.dir, 0o700); err != nil {
+			return err
+		}
+	case err != nil:
 		return err
+	case !fi.Mode().IsRegular():
+		// A FIFO, device or symlink in its place: bbolt would block on
+		// it or write through it.
+		return s.setAside(path, fmt.Sprintf("not a regular file (%s)", fi.Mode().Type()))
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 10 * time.Second, ReadOnly: readOnly})
-	if err != nil {
-		return err
+	err = protect(func() error {
+		db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 10 * time.Second, ReadOnly: readOnly})
+		if err != nil {
+			return err
+		}
+		defer db.Close()
+		if readOnly {
+			return db.View(fn)
+		}
+		return db.Update(fn)
+	})
+	var p *panicked
+	switch {
+	case errors.As(err, &p):
+		return s.setAside(path, p.Error())
+	case isCorrupt(err):
+		return s.setAside(path, err.Error())
 	}
-	defer db.Close()
-	if readOnly {
-		return db.View(fn)
+	return err
+}
+
+// CorruptError is a session's database found corrupt and set aside.
+type CorruptError struct {
+	// Path is the corrupt file's new name.
+	Path string
+	// Reason is what was wrong, as bbolt or the file system said it.
+	Reason string
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("the memory database was corrupt (%s); it was moved to %s and the next call starts a fresh one", e.Reason, e.Path)
+}
+
+// setAside renames a corrupt database out of the way and logs it.
+func (s *Store) setAside(path, reason string) error {
+	aside := fmt.Sprintf("%s.corrupt-%s", path, s.Now().UTC().Format("20060102T150405.000000000Z"))
+	if err := os.Rename(path, aside); err != nil {
+		s.logf("[EVOKORE] Memory database %s is corrupt (%s) and could not be moved aside: %v", path, reason, err)
+		return fmt.Errorf("the memory database is corrupt (%s) and could not be moved aside: %v", reason, err)
 	}
-	return db.Update(fn)
+	s.logf("[EVOKORE] Memory database %s is corrupt (%s); moved it to %s and starting a fresh one", path, reason, aside)
+	return &CorruptError{Path: aside, Reason: reason}
+}
+
+func (s *Store) logf(format string, args ...any) {
+	if s.Log != nil {
+		fmt.Fprintf(s.Log, format+"\n", args...)
+	}
+}
+
+// panicked is a panic recovered from bbolt.
+type panicked struct{ value any }
+
+func (p *panicked) Error() string { return fmt.Sprintf("bbolt panicked: %v", p.value) }
+
+// protect runs fn, turning a panic, or a memory fault on bbolt's mmap of
+// a truncated file, into a *panicked error.
+func protect(fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if v := recover(); v != nil {
+			err = &panicked{value: v}
+		}
+	}()
+	return fn()
+}
+
+// isCorrupt tells bbolt's errors about a damaged file from the ones about
+// a busy or unwritable one, which must never cost the user their memory.
+func isCorrupt(err error) bool {
+	if err == nil {
+		return false
+	}
+	for _, e := range []error{bolterrors.ErrInvalid, bolterrors.ErrChecksum, bolterrors.ErrVersionMismatch, bolterrors.ErrInvalidMapping} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return strings.HasPrefix(err.Error(), "file size too small")
 }
 
 // PathFor is the database file of a session: the id itself when it is a

@@ -16,6 +16,7 @@ import (
 // Register binds the memory tools to a store under EVOKORE_HOME/memory.
 func Register(t *native.Table, host *native.Host) *Store {
 	s := NewStore(filepath.Join(host.Settings.Home, "memory"))
+	s.Log = host.Log
 	t.Bind(native.MemoryStore, s.storeTool)
 	t.Bind(native.MemorySearch, s.searchTool)
 	t.Bind(native.MemoryList, s.listTool)

@@ -1,13 +1,13 @@
 package nav
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"io"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/evokore/evokore/internal/safefile"
 )
 
 // MaxWindow caps the lines a read returns on either side of its anchor.
@@ -64,29 +64,28 @@ type Window struct {
 	Content string `json:"content"`
 }
 
-// lines calls fn with each line of r (without its line ending) and its
-// 1-based number until fn returns false. Lines of any length are read.
-func lines(r io.Reader, fn func(n int, line string) bool) error {
-	br := bufio.NewReaderSize(r, 64*1024)
-	for n := 1; ; n++ {
-		line, err := br.ReadString('\n')
-		if line == "" && err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
-		if !fn(n, line) {
-			return nil
-		}
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-	}
+// Limits that keep one call's memory bounded whatever the file holds.
+const (
+	// MaxLineBytes is how much of a line is kept: anchors are matched in
+	// it and a window shows it. The rest of a longer line is dropped.
+	MaxLineBytes = 16 << 10
+	// MaxFileBytes is the largest file the tools read.
+	MaxFileBytes = 256 << 20
+	// MaxAnchors is how many anchors a map lists.
+	MaxAnchors = 10_000
+	// maxDescription caps an anchor's description, in bytes.
+	maxDescription = 1 << 10
+)
+
+// cutMark ends a line shown cut at MaxLineBytes.
+const cutMark = " …[line cut]"
+
+// lines calls fn with each line of r (without its line ending, cut at
+// MaxLineBytes) and its 1-based number until fn returns false.
+func lines(r io.Reader, fn func(n int, line string, cut bool) bool) error {
+	return safefile.ScanLines(r, MaxLineBytes, func(n int, line []byte, cut bool) bool {
+		return fn(n, string(line), cut)
+	})
 }
 
 func parseAnchor(line string, n int) (Anchor, bool) {
@@ -94,16 +93,25 @@ func parseAnchor(line string, n int) (Anchor, bool) {
 	if m == nil {
 		return Anchor{}, false
 	}
-	return Anchor{ID: m[2], Type: m[1], Line: n, Description: strings.TrimSpace(m[3])}, true
+	desc := strings.TrimSpace(m[3])
+	if len(desc) > maxDescription {
+		desc = strings.ToValidUTF8(desc[:maxDescription], "") + "…"
+	}
+	return Anchor{ID: m[2], Type: m[1], Line: n, Description: desc}, true
 }
 
 // BuildMap scans r for anchors and pairs them into sections.
 func BuildMap(file string, r io.Reader) (*Map, error) {
 	m := &Map{File: file, Anchors: []Anchor{}, Sections: []Section{}, Warnings: []string{}}
-	err := lines(r, func(n int, line string) bool {
+	dropped := 0
+	err := lines(r, func(n int, line string, _ bool) bool {
 		m.TotalLines = n
 		if a, ok := parseAnchor(line, n); ok {
-			m.Anchors = append(m.Anchors, a)
+			if len(m.Anchors) < MaxAnchors {
+				m.Anchors = append(m.Anchors, a)
+			} else {
+				dropped++
+			}
 		}
 		return true
 	})
@@ -112,6 +120,9 @@ func BuildMap(file string, r io.Reader) (*Map, error) {
 	}
 	m.AnchorCount = len(m.Anchors)
 	m.Sections, m.Warnings = sections(m.Anchors)
+	if dropped > 0 {
+		m.Warnings = append(m.Warnings, fmt.Sprintf("Only the first %d anchors are listed; %d more were skipped", MaxAnchors, dropped))
+	}
 	return m, nil
 }
 
@@ -196,12 +207,16 @@ func ReadWindow(file string, r io.Reader, id, typ string, before, after int) (w 
 	var out []string
 	anchorLine, last := 0, 0
 	w = &Window{File: file, AnchorID: id}
-	err = lines(r, func(n int, line string) bool {
+	err = lines(r, func(n int, line string, cut bool) bool {
+		shown := line
+		if cut {
+			shown = strings.ToValidUTF8(line, "") + cutMark
+		}
 		if anchorLine > 0 {
 			if n > anchorLine+after {
 				return false
 			}
-			out = append(out, fmt.Sprintf("%d:\t%s", n, line))
+			out = append(out, fmt.Sprintf("%d:\t%s", n, shown))
 			last = n
 			return true
 		}
@@ -212,15 +227,15 @@ func ReadWindow(file string, r io.Reader, id, typ string, before, after int) (w 
 				k := n - filled + i
 				out = append(out, fmt.Sprintf("%d:\t%s", k, ring[(head+i)%max(before, 1)]))
 			}
-			out = append(out, fmt.Sprintf("%d:\t%s", n, line))
+			out = append(out, fmt.Sprintf("%d:\t%s", n, shown))
 			return after > 0
 		}
 		if before > 0 {
 			if filled < before {
-				ring[(head+filled)%before] = line
+				ring[(head+filled)%before] = shown
 				filled++
 			} else {
-				ring[head] = line
+				ring[head] = shown
 				head = (head + 1) % before
 			}
 		}

@@ -175,10 +175,10 @@ func TestNavErrors(t *testing.T) {
 	}{
 		{"nav_read_anchor", map[string]any{"path": path, "anchor_id": "no-such"}, "Anchor 'no-such' not found in " + path + ". Run nav_get_map to see available anchors."},
 		{"nav_read_anchor", map[string]any{"path": path, "anchor_id": "new-import", "anchor_type": "SEC"}, "Anchor 'new-import' not found in " + path + ". Run nav_get_map to see available anchors."},
-		{"nav_get_map", map[string]any{"path": missing}, "File not found: " + missing},
-		{"nav_read_anchor", map[string]any{"path": missing, "anchor_id": "x"}, "File not found: " + missing},
+		{"nav_get_map", map[string]any{"path": missing}, "File not found or not readable: " + missing},
+		{"nav_read_anchor", map[string]any{"path": missing, "anchor_id": "x"}, "File not found or not readable: " + missing},
 		{"nav_get_map", map[string]any{"path": "testdata/service.go.txt"}, "Path must be absolute: testdata/service.go.txt"},
-		{"nav_get_map", map[string]any{"path": filepath.Dir(path)}, "Not a regular file: " + filepath.Dir(path)},
+		{"nav_get_map", map[string]any{"path": filepath.Dir(path)}, "File not found or not readable: " + filepath.Dir(path)},
 		{"nav_get_map", map[string]any{"path": ""}, "Missing required argument: path"},
 		{"nav_read_anchor", map[string]any{"path": "", "anchor_id": "x"}, "Missing required argument: path"},
 		{"nav_read_anchor", map[string]any{"path": path, "anchor_id": ""}, "Missing required argument: anchor_id"},

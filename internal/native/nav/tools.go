@@ -2,12 +2,13 @@ package nav
 
 import (
 	"context"
-	"os"
+	"errors"
 	"path/filepath"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/safefile"
 )
 
 // Register binds nav_get_map and nav_read_anchor.
@@ -16,29 +17,35 @@ func Register(t *native.Table) {
 	t.Bind(native.NavReadAnchor, readAnchor)
 }
 
-// open checks the path and opens it; a problem is an isError result.
-func open(path string) (*os.File, *mcp.CallToolResult) {
+// open checks the path and opens it; a problem is an isError result. A
+// missing file, one the router may not read or may read only by privilege,
+// and anything that is not a regular file (a device, a FIFO, /proc) all
+// get the same answer, so that the tools tell nothing about files they
+// will not read.
+func open(path string) (*safefile.File, *mcp.CallToolResult) {
 	if path == "" {
 		return nil, native.Errorf("Missing required argument: path")
 	}
 	if !filepath.IsAbs(path) {
 		return nil, native.Errorf("Path must be absolute: %s", path)
 	}
-	fi, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return nil, native.Errorf("File not found: %s", path)
-	case !fi.Mode().IsRegular():
-		return nil, native.Errorf("Not a regular file: %s", path)
-	}
-	f, err := os.Open(path)
+	f, err := safefile.Open(path, safefile.Options{MaxBytes: MaxFileBytes, RefusePrivileged: true})
 	if err != nil {
-		return nil, native.Errorf("Cannot read %s: %v", path, err)
+		return nil, native.Errorf("File not found or not readable: %s", path)
 	}
 	return f, nil
 }
 
-func getMap(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
+// readError words a failure while reading an opened file.
+func readError(path string, err error) *mcp.CallToolResult {
+	var tl *safefile.TooLargeError
+	if errors.As(err, &tl) {
+		return native.Errorf("Cannot read %s: the file is larger than %d MiB", path, MaxFileBytes>>20)
+	}
+	return native.Errorf("Cannot read %s: %v", path, err)
+}
+
+func getMap(ctx context.Context, call *native.Call) (*mcp.CallToolResult, error) {
 	var in struct {
 		Path string `json:"path"`
 	}
@@ -50,14 +57,14 @@ func getMap(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
 		return bad, nil
 	}
 	defer f.Close()
-	m, err := BuildMap(in.Path, f)
+	m, err := BuildMap(in.Path, f.Reader(ctx))
 	if err != nil {
-		return native.Errorf("Cannot read %s: %v", in.Path, err), nil
+		return readError(in.Path, err), nil
 	}
 	return native.JSON(m), nil
 }
 
-func readAnchor(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
+func readAnchor(ctx context.Context, call *native.Call) (*mcp.CallToolResult, error) {
 	var in struct {
 		Path        string `json:"path"`
 		AnchorID    string `json:"anchor_id"`
@@ -79,10 +86,10 @@ func readAnchor(_ context.Context, call *native.Call) (*mcp.CallToolResult, erro
 		return bad, nil
 	}
 	defer f.Close()
-	w, found, err := ReadWindow(in.Path, f, in.AnchorID, in.AnchorType, in.LinesBefore, in.LinesAfter)
+	w, found, err := ReadWindow(in.Path, f.Reader(ctx), in.AnchorID, in.AnchorType, in.LinesBefore, in.LinesAfter)
 	switch {
 	case err != nil:
-		return native.Errorf("Cannot read %s: %v", in.Path, err), nil
+		return readError(in.Path, err), nil
 	case !found:
 		return native.Errorf("Anchor '%s' not found in %s. Run nav_get_map to see available anchors.", in.AnchorID, in.Path), nil
 	}

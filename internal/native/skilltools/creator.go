@@ -3,6 +3,7 @@ package skilltools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/safefile"
 	"github.com/evokore/evokore/internal/skills"
 )
 
@@ -195,7 +197,7 @@ func (t *Tools) docsArchitect(ctx context.Context, call *native.Call) (*mcp.Call
 			got = append(got, found{m, text})
 			continue
 		}
-		b, err := readManifest(p)
+		b, err := readManifest(ctx, p)
 		if err != nil {
 			misses = append(misses, fmt.Sprintf("%s: %v", m, err))
 			continue
@@ -234,21 +236,16 @@ func (t *Tools) docsArchitect(ctx context.Context, call *native.Call) (*mcp.Call
 
 // readManifest reads a project manifest from disk; used only when no
 // filesystem server is configured, and only for the manifest names.
-func readManifest(p string) ([]byte, error) {
-	st, err := os.Stat(p)
-	if err != nil {
-		if os.IsNotExist(err) {
-			return nil, fmt.Errorf("not found")
-		}
-		return nil, err
+func readManifest(ctx context.Context, p string) ([]byte, error) {
+	b, err := safefile.ReadFile(ctx, p, safefile.Options{MaxBytes: 4 * maxManifest})
+	var tl *safefile.TooLargeError
+	switch {
+	case errors.As(err, &tl):
+		return nil, fmt.Errorf("too large (over %d bytes)", tl.Limit)
+	case err != nil:
+		return nil, fmt.Errorf("not found") // or refused: one answer for both
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file")
-	}
-	if st.Size() > 4*maxManifest {
-		return nil, fmt.Errorf("too large (%d bytes)", st.Size())
-	}
-	return os.ReadFile(p)
+	return b, nil
 }
 
 func firstLine(s string) string {

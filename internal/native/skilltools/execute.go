@@ -2,6 +2,9 @@ package skilltools
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -147,4 +150,30 @@ func (t *Tools) activate(call *native.Call, list []*skills.Skill) []string {
 		return nil
 	}
 	return call.Session.Activate(names...)
+}
+
+// StepBinding is what an approval of execute_skill binds besides its
+// arguments: the skill's file and the exact code of the step it would run.
+// A skill replaced after the approval (fetch_skill, an edit) no longer
+// matches, so the approved retry is intercepted again instead of running
+// code nobody saw.
+func (t *Tools) StepBinding(args json.RawMessage) (string, error) {
+	var in struct {
+		Name string `json:"skill_name"`
+		Step *int   `json:"step"`
+	}
+	if err := json.Unmarshal(args, &in); err != nil {
+		return "", err
+	}
+	s := t.lib.Index().Resolve(in.Name)
+	if s == nil {
+		return "", nil // nothing runs: the handler says it is not found
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", s.Key, s.File, s.Body)
+	if in.Step != nil && *in.Step >= 1 && *in.Step <= len(s.Blocks) {
+		b := s.Blocks[*in.Step-1]
+		fmt.Fprintf(h, "%d\x00%s\x00%s", *in.Step, b.Lang, b.Code)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -40,6 +40,7 @@ package skilltools
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -69,17 +70,12 @@ type Tools struct {
 	sandbox *sandbox
 }
 
-// Register opens the skill library named by the settings, starts its
-// watcher when EVOKORE_SKILL_WATCHER=true, and binds the skill tools. The
-// caller serves the returned library's resources and closes it at
-// shutdown.
-func Register(t *native.Table, host *native.Host) *skills.Library {
-	lib := skills.Open(host.Settings.SkillsDir, host.Log)
-	if host.Settings.SkillWatcher {
-		if err := lib.Watch(skills.DefaultDebounce); err != nil {
-			fmt.Fprintf(host.Log, "[EVOKORE] %v\n", err)
-		}
-	}
+// Register prepares the skill library named by the settings and binds the
+// skill tools. The caller serves the returned library's resources, calls
+// Start (which indexes it and starts its watcher when
+// EVOKORE_SKILL_WATCHER=true) and closes it at shutdown.
+func Register(t *native.Table, host *native.Host) *Library {
+	lib := skills.New(host.Settings.SkillsDir, host.Log)
 	tools := &Tools{host: host, lib: lib, sandbox: newSandbox(host.Settings.Env, host.Log)}
 	t.Bind(native.ResolveWorkflow, tools.resolveWorkflow)
 	t.Bind(native.SearchSkills, tools.searchSkills)
@@ -90,7 +86,28 @@ func Register(t *native.Table, host *native.Host) *skills.Library {
 	t.Bind(native.ExecuteSkill, tools.executeSkill)
 	t.Bind(native.SkillCreator, tools.skillCreator)
 	t.Bind(native.DocsArchitect, tools.docsArchitect)
-	return lib
+	return &Library{Library: lib, Tools: tools, watch: host.Settings.SkillWatcher, log: host.Log}
+}
+
+// Library is the skill library as the composition root runs it.
+type Library struct {
+	*skills.Library
+	// Tools are the bound skill tools, for the approval binding of
+	// execute_skill.
+	Tools *Tools
+	watch bool
+	log   io.Writer
+}
+
+// Start indexes the library in the background and starts its watcher
+// when EVOKORE_SKILL_WATCHER=true.
+func (l *Library) Start() {
+	l.Library.Start()
+	if l.watch {
+		if err := l.Watch(skills.DefaultDebounce); err != nil {
+			fmt.Fprintf(l.log, "[EVOKORE] %v\n", err)
+		}
+	}
 }
 
 func (t *Tools) logf(format string, args ...any) {

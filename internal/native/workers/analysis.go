@@ -5,10 +5,11 @@ import (
 	"context"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/evokore/evokore/internal/safefile"
 )
 
 // languages maps file extensions (and a few names) to languages.
@@ -86,7 +87,7 @@ func analyse(ctx context.Context, root string) (*Analysis, error) {
 		l.Files++
 		l.Bytes += info.Size()
 		if info.Size() <= lineLimit {
-			n := countLines(abs)
+			n := countLines(ctx, abs)
 			l.Lines += n
 			a.TotalLines += n
 		}
@@ -124,16 +125,19 @@ func sortSizes(s []FileSize) {
 
 // countLines counts newline-terminated lines, plus a last line without
 // one.
-func countLines(path string) int {
-	f, err := os.Open(path)
+func countLines(ctx context.Context, path string) int {
+	// The walk saw a regular file, but the path may have been swapped
+	// for a FIFO or a device since.
+	f, err := safefile.Open(path, safefile.Options{MaxBytes: lineLimit})
 	if err != nil {
 		return 0
 	}
 	defer f.Close()
+	r := f.Reader(ctx)
 	buf := make([]byte, 32<<10)
 	n, last := 0, byte('\n')
 	for {
-		k, err := f.Read(buf)
+		k, err := r.Read(buf)
 		if k > 0 {
 			n += bytes.Count(buf[:k], []byte{'\n'})
 			last = buf[k-1]
@@ -154,7 +158,7 @@ func countLines(path string) int {
 // gitBranch reads the checked-out branch from .git/HEAD, or the short
 // commit of a detached head; empty when root is no checkout.
 func gitBranch(root string) string {
-	b, err := os.ReadFile(filepath.Join(root, ".git", "HEAD"))
+	b, err := safefile.ReadFile(context.Background(), filepath.Join(root, ".git", "HEAD"), safefile.Options{MaxBytes: 4 << 10})
 	if err != nil {
 		return ""
 	}

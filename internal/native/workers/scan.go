@@ -5,9 +5,10 @@ import (
 	"bytes"
 	"context"
 	"io/fs"
-	"os"
 	"regexp"
 	"strings"
+
+	"github.com/evokore/evokore/internal/safefile"
 )
 
 // pattern is one kind of secret.
@@ -63,7 +64,7 @@ func scan(ctx context.Context, root string) (*Scan, error) {
 			s.SkippedFiles++
 			return
 		}
-		data, err := os.ReadFile(abs)
+		data, err := safefile.ReadFile(ctx, abs, safefile.Options{MaxBytes: scanFileLimit})
 		if err != nil || bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
 			s.SkippedFiles++ // unreadable or binary
 			return

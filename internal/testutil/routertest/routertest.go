@@ -93,7 +93,7 @@ func NewWithOptions(t testing.TB, dir, configPath string, env map[string]string,
 	settings.ShutdownGrace = 500 * time.Millisecond
 	h := &Harness{t: t, Dir: dir, Stderr: &Buffer{}}
 	h.Server = server.New(server.Options{Settings: settings, Version: "test", Log: h.Stderr, Now: now})
-	t.Cleanup(h.Server.Close)
+	t.Cleanup(func() { _ = h.Server.Close() })
 	return h
 }
 
@@ -184,6 +184,9 @@ func Call(t testing.TB, cs *mcp.ClientSession, name string, args any) *mcp.CallT
 
 // Text joins a result's text blocks.
 func Text(r *mcp.CallToolResult) string {
+	if r == nil {
+		return "<no result>"
+	}
 	var parts []string
 	for _, c := range r.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {

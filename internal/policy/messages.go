@@ -1,0 +1,128 @@
+package policy
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/evokore/evokore/internal/catalog"
+)
+
+// The client-visible texts of the policy. The ones EVOKORE-MCP clients or
+// scripts match on keep the original's wording: the interception in token
+// mode and the denial.
+
+// DeniedText is the refusal of a denied tool, as EVOKORE-MCP words it.
+func DeniedText(tool string) string {
+	return "Execution of '" + tool + "' is strictly denied by EVOKORE-MCP security policies."
+}
+
+// UndefinedRoleText refuses every call of a session whose named role is
+// not defined.
+func UndefinedRoleText(role, file string) string {
+	if file == "" {
+		file = "the shipped permissions"
+	}
+	return fmt.Sprintf("Role %q is not defined in %s, so evokore refuses every tool but its read-only natives until the role is defined or corrected.", role, file)
+}
+
+// InterceptionText is the token-mode interception, in EVOKORE-MCP's exact
+// words: it trusts the model to ask the user before retrying.
+func InterceptionText(tool, token string) string {
+	return "[EVOKORE-MCP SECURITY INTERCEPTOR] ACTION REQUIRES HUMAN APPROVAL.\n\n" +
+		"You attempted to call '" + tool + "'. You must stop right now and ask the user for explicit permission to execute this tool with these arguments. DO NOT proceed until they say YES.\n\n" +
+		"If they approve, retry this exact same tool call but add the argument '" + TokenField + "' with the value '" + token + "'."
+}
+
+// OperatorInterceptionText tells the model a call waits for an operator.
+// It holds nothing the model could use to approve the call itself.
+func OperatorInterceptionText(tool, id string) string {
+	return "[EVOKORE-MCP SECURITY INTERCEPTOR] ACTION REQUIRES HUMAN APPROVAL.\n\n" +
+		"You attempted to call '" + tool + "'. It is waiting for operator approval (approval id " + id + "). " +
+		"Tell the user that an operator must approve it, for example with `evokore approvals approve " + id + "` " +
+		"(or deny it with `evokore approvals deny " + id + "`). Once it is approved, retry this exact same tool call with the same arguments; " +
+		"it will run once. Until then a retry returns this message."
+}
+
+// DeniedApprovalText answers a call whose approval an operator denied.
+func DeniedApprovalText(tool, id string) string {
+	return "Execution of '" + tool + "' was denied by an operator (approval id " + id + "). Do not retry it."
+}
+
+// UsedApprovalText answers a retry whose approval was used up meanwhile.
+func UsedApprovalText(tool string) string {
+	return "The approval for this call of '" + tool + "' was already used or withdrawn; the call did not run."
+}
+
+// CannotApproveText refuses a call that cannot be bound to an approval.
+func CannotApproveText(tool string, err error) string {
+	return "Cannot ask for approval of '" + tool + "': " + err.Error()
+}
+
+// ElicitationText is what the user is asked when the client can elicit.
+func ElicitationText(e *catalog.Entry, summary string) string {
+	where := "evokore"
+	if e.Source == catalog.SourceProxy {
+		where = "the '" + e.Server + "' server"
+	}
+	if summary == "" {
+		summary = "(no arguments)"
+	}
+	return fmt.Sprintf("Allow the model to run '%s' on %s?\n\nArguments: %s", e.Name, where, summary)
+}
+
+// ElicitationFailedText refuses a call when asking the user failed.
+func ElicitationFailedText(tool string, err error) string {
+	return "Execution of '" + tool + "' needs the user's approval, and asking for it failed: " + err.Error() + ". The call did not run."
+}
+
+// DeclinedText answers a call the user declined (action decline or
+// cancel).
+func DeclinedText(tool, action string) string {
+	if action == "cancel" {
+		return "The user dismissed the approval of '" + tool + "'; the call did not run. Do not retry it unless the user asks."
+	}
+	return "The user declined to run '" + tool + "'; the call did not run. Do not retry it unless the user asks."
+}
+
+// secretKey matches argument names whose values are not shown to
+// operators.
+var secretKey = regexp.MustCompile(`(?i)(pass(word|wd)?|secret|token|api[-_]?key|auth|credential|private[-_]?key|cookie|session[-_]?id)`)
+
+// summaryLimit bounds an argument summary.
+const summaryLimit = 300
+
+// Summarize renders arguments for a human deciding on them: top-level
+// keys in order, values of secret-looking keys redacted, the whole cut to
+// a few hundred characters.
+func Summarize(args json.RawMessage) string {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(args, &m); err != nil || len(m) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if k != TokenField {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		v := string(m[k])
+		if secretKey.MatchString(k) {
+			v = `"[redacted]"`
+		}
+		b.WriteString(k + "=" + v)
+	}
+	out := b.String()
+	if len(out) > summaryLimit {
+		out = out[:summaryLimit] + "…"
+	}
+	return out
+}

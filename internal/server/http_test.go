@@ -1,0 +1,70 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/server"
+	"github.com/evokore/evokore/internal/testutil/routertest"
+)
+
+// Two streamable HTTP sessions are served by the same session views as
+// stdio: each with its own id and the role its request was given.
+func TestHTTPHandlerServesSessionsWithTheirOwnRoles(t *testing.T) {
+	h := routertest.New(t, map[string]any{}, nil)
+	handler := h.Server.HTTPHandler(func(r *http.Request) server.SessionOptions {
+		return server.SessionOptions{Role: r.Header.Get("X-Test-Role")}
+	}, nil)
+	ts := httptest.NewServer(handler)
+	// Registered first, so it runs after the clients closed their
+	// streams.
+	t.Cleanup(ts.Close)
+	connect := func(role string) *mcp.ClientSession {
+		hc := &http.Client{Transport: roleHeader{role}}
+		c := mcp.NewClient(&mcp.Implementation{Name: "http-" + role, Version: "1"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: hc}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+		return cs
+	}
+	ro, admin := connect("readonly"), connect("admin")
+	if ro.ID() == "" || ro.ID() == admin.ID() {
+		t.Fatalf("session ids %q %q", ro.ID(), admin.ID())
+	}
+	for _, cs := range []*mcp.ClientSession{ro, admin} {
+		if names := routertest.ToolNames(t, cs); !slices.Contains(names, "discover_tools") {
+			t.Errorf("%s lists %v", cs.ID(), names)
+		}
+	}
+	var roles []string
+	for _, sess := range h.Server.Sessions() {
+		roles = append(roles, sess.ID+"="+sess.Role)
+	}
+	slices.Sort(roles)
+	want := []string{admin.ID() + "=admin", ro.ID() + "=readonly"}
+	slices.Sort(want)
+	if !slices.Equal(roles, want) {
+		t.Errorf("sessions %v, want %v", roles, want)
+	}
+	// readonly denies the spawning natives; admin may run them.
+	_, err := ro.CallTool(context.Background(), &mcp.CallToolParams{Name: "fleet_spawn", Arguments: map[string]any{"command": "true"}})
+	if err == nil || !strings.Contains(err.Error(), "strictly denied") {
+		t.Errorf("readonly fleet_spawn = %v", err)
+	}
+}
+
+type roleHeader struct{ role string }
+
+func (r roleHeader) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("X-Test-Role", r.role)
+	return http.DefaultTransport.RoundTrip(req)
+}

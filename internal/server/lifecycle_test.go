@@ -1,0 +1,95 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/server"
+	"github.com/evokore/evokore/internal/testutil/routertest"
+)
+
+// Building a server starts nothing: no goroutine, no child, no index.
+func TestNewStartsNothing(t *testing.T) {
+	dir := t.TempDir()
+	settings, _ := config.ReadSettings(config.NewEnv(map[string]string{
+		"HOME": dir, "EVOKORE_HOME": dir + "/home",
+		"EVOKORE_MCP_CONFIG_PATH": dir + "/none.json", "EVOKORE_SKILLS_DIR": dir + "/SKILLS",
+		"EVOKORE_SKILL_WATCHER": "true",
+	}), server.ShippedDefaults)
+	before := runtime.NumGoroutine()
+	srv := server.New(server.Options{Settings: settings, Version: "test"})
+	if after := runtime.NumGoroutine(); after != before {
+		t.Errorf("New started %d goroutines", after-before)
+	}
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if after := runtime.NumGoroutine(); after > before {
+		t.Errorf("%d goroutines outlive Shutdown", after-before)
+	}
+}
+
+// A call in flight when shutdown begins is answered if it finishes
+// within the grace, and the children stop after it.
+func TestShutdownWaitsForCallsInFlight(t *testing.T) {
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, nil)
+	cs := h.Connect(nil)
+	h.Booted()
+	pid, _ := strconv.Atoi(routertest.Text(routertest.Call(t, cs, "fx_pid", map[string]any{})))
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, _ := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "fx_slow", Arguments: map[string]any{"ms": 300}})
+		done <- res
+	}()
+	routertest.WaitFor(t, "the slow call to be open", func() bool { return h.Server.OpenCalls("fx") == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := h.Server.Shutdown(ctx); err != nil {
+		t.Fatalf("Shutdown = %v", err)
+	}
+	if res := <-done; res == nil || res.IsError {
+		t.Errorf("the call in flight was not answered: %v", res)
+	}
+	routertest.WaitGone(t, 10*time.Second, pid)
+}
+
+// Calls still running when the shutdown context ends are cancelled, the
+// sessions closed, and no new session is accepted.
+func TestShutdownCancelsStragglers(t *testing.T) {
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, nil)
+	cs := h.Connect(nil)
+	h.Booted()
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "fx_slow", Arguments: map[string]any{"ms": 120000}})
+		done <- err
+	}()
+	routertest.WaitFor(t, "the slow call to be open", func() bool { return h.Server.OpenCalls("fx") == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := h.Server.Shutdown(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Shutdown = %v, want the deadline", err)
+	}
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the straggler was never answered")
+	}
+	if n := h.Server.OpenCalls("fx"); n != 0 {
+		t.Errorf("%d calls still open", n)
+	}
+	if len(h.Server.Sessions()) != 0 {
+		t.Errorf("sessions left: %d", len(h.Server.Sessions()))
+	}
+	st, _ := mcp.NewInMemoryTransports()
+	if _, err := h.Server.Connect(context.Background(), st); !errors.Is(err, server.ErrServerClosed) {
+		t.Errorf("Connect after Shutdown = %v", err)
+	}
+}

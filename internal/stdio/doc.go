@@ -1,0 +1,27 @@
+// Package stdio is the router's MCP transport over stdin and stdout: one
+// JSON-RPC message per line, as the MCP stdio transport specifies, read so
+// that no single frame can end the session.
+//
+// It owns three small pieces, each usable alone:
+//
+//   - FrameReader splits the input into lines of at most MaxFrame bytes,
+//     skipping an overlong line without holding it;
+//   - Decode turns a frame into a jsonrpc.Message or a Rejection carrying
+//     the JSON-RPC error to answer (-32700 parse error, -32600 invalid
+//     request) and the id when it can be recovered;
+//   - Transport/Conn implement the go-sdk's mcp.Transport and
+//     mcp.Connection on top of them, answering each bad frame, logging
+//     why, and reading on.
+//
+// The go-sdk's own stdio connection stops reading at the first frame it
+// cannot decode and the process then exits as if the client had left;
+// this package exists to replace that behaviour.
+//
+// Serving a server over stdio:
+//
+//	t := stdio.NewTransport(os.Stdin, os.Stdout, slog.Default())
+//	session, err := server.Connect(ctx, t, nil)
+//
+// It must not hold more than one frame in memory nor write anything to
+// its output that is not a JSON-RPC message.
+package stdio

@@ -1,0 +1,183 @@
+package stdio
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Transport is an mcp.Transport over a byte stream pair, normally the
+// router's stdin and stdout. Unlike the go-sdk's StdioTransport it never
+// ends the session over a bad frame: the frame is answered with a
+// JSON-RPC error, the reason is logged, and reading goes on.
+type Transport struct {
+	in  io.Reader
+	out io.Writer
+	log *slog.Logger
+
+	connected atomic.Bool
+}
+
+// NewTransport serves MCP over in and out with newline-delimited JSON-RPC.
+// log receives one warning per rejected frame; nil discards them. Connect
+// it once.
+func NewTransport(in io.Reader, out io.Writer, log *slog.Logger) mcp.Transport {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Transport{in: in, out: out, log: log}
+}
+
+// Connect starts reading in and returns the connection. A second Connect
+// fails: two readers of one stream would split its frames between them.
+func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
+	if t.connected.Swap(true) {
+		return nil, errors.New("stdio: the transport is already connected")
+	}
+	c := &Conn{
+		in:       t.in,
+		out:      t.out,
+		log:      t.log,
+		incoming: make(chan frameOrErr),
+		closed:   make(chan struct{}),
+	}
+	go c.readLoop(NewFrameReader(t.in, MaxFrame))
+	return c, nil
+}
+
+// Conn is one stdio connection; see Transport.
+type Conn struct {
+	in  io.Reader
+	out io.Writer
+	log *slog.Logger
+
+	writeMu sync.Mutex
+
+	// incoming carries frames from readLoop, one at a time, so Read can
+	// also wait on ctx and Close.
+	incoming chan frameOrErr
+	// seen counts frames for the log; only Read touches it.
+	seen int
+
+	closeOnce sync.Once
+	closed    chan struct{}
+	closeErr  error
+}
+
+type frameOrErr struct {
+	frame []byte
+	err   error
+}
+
+// readLoop owns the FrameReader. It stops at the first error other than
+// an overlong frame, or when the connection closes. A read blocked on a
+// stdin that never closes outlives Close; there is no portable way to
+// interrupt it, and it holds no more than one frame.
+func (c *Conn) readLoop(fr *FrameReader) {
+	for {
+		frame, err := fr.Next()
+		select {
+		case c.incoming <- frameOrErr{frame, err}:
+		case <-c.closed:
+			return
+		}
+		var tooLarge *FrameTooLargeError
+		if err != nil && !errors.As(err, &tooLarge) {
+			return
+		}
+	}
+}
+
+// Read returns the next valid message. Bad frames are answered and logged
+// here and never reach the caller; only the end of input (io.EOF), a read
+// or write failure, Close or ctx end the reading.
+func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var v frameOrErr
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.closed:
+			return nil, io.EOF
+		case v = <-c.incoming:
+		}
+		c.seen++
+		var tooLarge *FrameTooLargeError
+		switch {
+		case errors.As(v.err, &tooLarge):
+			// Internal error rather than Invalid Request: the frame may
+			// well have been valid; the router declines to hold it.
+			if err := c.reject(tooLarge.Size, &Rejection{Code: CodeInternalError, Reason: tooLarge.Error()}); err != nil {
+				return nil, err
+			}
+			continue
+		case v.err != nil:
+			return nil, v.err
+		}
+		msg, rej := Decode(v.frame)
+		if rej != nil {
+			if err := c.reject(int64(len(v.frame)), rej); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		return msg, nil
+	}
+}
+
+// reject answers a bad frame and logs why.
+func (c *Conn) reject(size int64, r *Rejection) error {
+	c.log.Warn("[EVOKORE] Rejected a frame from the client",
+		"frame", c.seen, "bytes", size, "code", r.Code, "reason", r.Reason)
+	return c.writeLine(r.Answer())
+}
+
+// Write sends one message as one line.
+func (c *Conn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	return c.writeLine(data)
+}
+
+func (c *Conn) writeLine(data []byte) error {
+	select {
+	case <-c.closed:
+		return mcp.ErrConnectionClosed
+	default:
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	_, err := c.out.Write(append(data, '\n'))
+	return err
+}
+
+// Close stops reading and closes the input when it is closable, as the
+// go-sdk's stdio transport does. The output stays open: it is the
+// process's stdout.
+func (c *Conn) Close() error {
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		if cl, ok := c.in.(io.Closer); ok {
+			c.closeErr = cl.Close()
+		}
+	})
+	return c.closeErr
+}
+
+// SessionID is empty: a stdio connection is the only session of its
+// process.
+func (c *Conn) SessionID() string { return "" }

@@ -1,0 +1,201 @@
+package voice
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/evokore/evokore/internal/config"
+)
+
+// Defaults of the sidecar's settings.
+const (
+	DefaultHost           = "127.0.0.1"
+	DefaultPort           = 8888
+	DefaultMaxConnections = 5
+	DefaultHeartbeat      = 30 * time.Second
+	DefaultDrain          = 2 * time.Second
+	// DefaultFlushTimeout bounds the wait for ElevenLabs' final audio.
+	DefaultFlushTimeout = 30 * time.Second
+	// MaxMessageBytes caps one client message.
+	MaxMessageBytes = 1 << 20
+)
+
+// Options configure a Server. ReadOptions fills them from the
+// environment; tests set them directly.
+type Options struct {
+	Host           string // VOICE_SIDECAR_HOST
+	Port           int    // VOICE_SIDECAR_PORT
+	MaxConnections int    // VOICE_SIDECAR_MAX_CONNECTIONS
+	// Heartbeat is how often clients are pinged; one that has not answered
+	// by the next ping is dropped.
+	Heartbeat time.Duration
+	// Drain bounds how long Shutdown waits for utterances in progress.
+	Drain time.Duration
+
+	// VoicesPath is voices.json; empty or missing means the shipped voices.
+	VoicesPath string
+
+	TTS Provider
+	// STT is nil when speech-to-text is disabled.
+	STT Transcriber
+
+	DisablePlayback bool   // VOICE_SIDECAR_DISABLE_PLAYBACK
+	ArtifactDir     string // VOICE_SIDECAR_ARTIFACT_DIR
+	// TempDir holds the audio files while they wait to be played.
+	TempDir string
+	// Player plays one file; nil picks the platform's player at start.
+	Player func(file string) []string
+	// FFmpeg is the ffmpeg command (program, then any leading arguments)
+	// for tempo changes; empty skips them.
+	FFmpeg []string
+
+	Logger *slog.Logger
+}
+
+// Addr is the host:port the sidecar listens on.
+func (o Options) Addr() string { return net.JoinHostPort(o.Host, strconv.Itoa(o.Port)) }
+
+// URL is the ws:// address of the sidecar the environment configures,
+// for clients such as `evokore voice say` and the stop hook.
+func URL(env config.Env) string {
+	return "ws://" + readAddr(env, new([]string)).Addr()
+}
+
+// readAddr reads VOICE_SIDECAR_HOST and VOICE_SIDECAR_PORT.
+func readAddr(env config.Env, warnings *[]string) Options {
+	o := Options{
+		Host: firstNonEmpty(strings.TrimSpace(env.Get("VOICE_SIDECAR_HOST")), DefaultHost),
+		Port: positive(env, "VOICE_SIDECAR_PORT", DefaultPort, warnings),
+	}
+	if o.Port > 65535 {
+		*warnings = append(*warnings, fmt.Sprintf("Ignoring VOICE_SIDECAR_PORT=%d: want at most 65535.", o.Port))
+		o.Port = DefaultPort
+	}
+	return o
+}
+
+// positive reads a positive whole number, or warns and returns def.
+func positive(env config.Env, key string, def int, warnings *[]string) int {
+	raw := strings.TrimSpace(env.Get(key))
+	if raw == "" {
+		return def
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n <= 0 {
+		*warnings = append(*warnings, fmt.Sprintf("Ignoring %s=%q: want a positive number.", key, raw))
+		return def
+	}
+	return n
+}
+
+// ErrMissingElevenLabsKey is returned at start-up when the ElevenLabs
+// provider is chosen without a key, rather than failing at the first
+// utterance.
+var ErrMissingElevenLabsKey = errors.New("ELEVENLABS_API_KEY is not set: the elevenlabs TTS provider needs it (or set EVOKORE_TTS_PROVIDER=openai-compat)")
+
+// ReadOptions reads the sidecar's settings from env (see the README's
+// Voice sidecar section). Values it cannot use are returned as warnings
+// and replaced by defaults; a configuration that cannot work is an error.
+func ReadOptions(env config.Env, log *slog.Logger) (Options, []string, error) {
+	var warnings []string
+	addr := readAddr(env, &warnings)
+	httpClient := &http.Client{Timeout: 2 * time.Minute}
+	o := Options{
+		Host:            addr.Host,
+		Port:            addr.Port,
+		MaxConnections:  positive(env, "VOICE_SIDECAR_MAX_CONNECTIONS", DefaultMaxConnections, &warnings),
+		Heartbeat:       DefaultHeartbeat,
+		Drain:           DefaultDrain,
+		VoicesPath:      firstNonEmpty(env.Get("EVOKORE_VOICES_PATH"), "voices.json"),
+		DisablePlayback: env.Bool("VOICE_SIDECAR_DISABLE_PLAYBACK"),
+		ArtifactDir:     strings.TrimSpace(env.Get("VOICE_SIDECAR_ARTIFACT_DIR")),
+		TempDir:         os.TempDir(),
+		Logger:          log,
+	}
+	if ff, err := exec.LookPath("ffmpeg"); err == nil {
+		o.FFmpeg = []string{ff}
+	}
+
+	switch provider := strings.ToLower(strings.TrimSpace(env.Get("EVOKORE_TTS_PROVIDER"))); provider {
+	case "", "elevenlabs":
+		key := strings.TrimSpace(env.Get("ELEVENLABS_API_KEY"))
+		if key == "" {
+			return o, warnings, ErrMissingElevenLabsKey
+		}
+		el := &ElevenLabs{
+			APIKey:         key,
+			BaseURL:        firstNonEmpty(strings.TrimSpace(env.Get("EVOKORE_ELEVENLABS_BASE_URL")), "wss://api.elevenlabs.io"),
+			ConnectTimeout: 10 * time.Second,
+			Backoff:        []time.Duration{500 * time.Millisecond, 1000 * time.Millisecond},
+			FlushTimeout:   DefaultFlushTimeout,
+			Logger:         log,
+		}
+		if err := el.checkBaseURL(); err != nil {
+			return o, warnings, err
+		}
+		o.TTS = el
+	case "openai-compat", "openai":
+		oa := &OpenAICompat{
+			BaseURL: firstNonEmpty(strings.TrimSpace(env.Get("EVOKORE_TTS_BASE_URL")), "http://127.0.0.1:8880"),
+			APIKey:  strings.TrimSpace(env.Get("EVOKORE_TTS_API_KEY")),
+			Model:   firstNonEmpty(strings.TrimSpace(env.Get("EVOKORE_TTS_MODEL")), "tts-1"),
+			Voice:   firstNonEmpty(strings.TrimSpace(env.Get("EVOKORE_TTS_VOICE")), "nova"),
+			Client:  httpClient,
+		}
+		if _, err := oa.endpoint(); err != nil {
+			return o, warnings, err
+		}
+		o.TTS = oa
+	default:
+		return o, warnings, fmt.Errorf("unknown EVOKORE_TTS_PROVIDER %q: want elevenlabs or openai-compat", provider)
+	}
+
+	if env.Bool("EVOKORE_STT_ENABLED") {
+		switch provider := strings.ToLower(strings.TrimSpace(env.Get("EVOKORE_STT_PROVIDER"))); provider {
+		case "", "whisper-api":
+			w := &WhisperAPI{
+				BaseURL: firstNonEmpty(strings.TrimSpace(env.Get("EVOKORE_STT_BASE_URL")), "https://api.openai.com"),
+				APIKey:  strings.TrimSpace(env.Get("OPENAI_API_KEY")),
+				Model:   firstNonEmpty(strings.TrimSpace(env.Get("EVOKORE_STT_MODEL")), "whisper-1"),
+				Client:  httpClient,
+			}
+			if w.APIKey == "" {
+				warnings = append(warnings, "EVOKORE_STT_ENABLED is set but OPENAI_API_KEY is not: transcriptions will fail until it is.")
+			}
+			o.STT = w
+		case "local-whisper", "local":
+			l := &LocalWhisper{
+				Path:    firstNonEmpty(strings.TrimSpace(env.Get("EVOKORE_WHISPER_PATH")), "whisper"),
+				Model:   firstNonEmpty(strings.TrimSpace(env.Get("EVOKORE_STT_LOCAL_MODEL")), "base"),
+				TempDir: o.TempDir,
+			}
+			if _, err := lookPath(l.Path); err != nil {
+				warnings = append(warnings, fmt.Sprintf("EVOKORE_STT_PROVIDER=local-whisper but %q is not installed: transcriptions will fail until it is.", l.Path))
+			}
+			o.STT = l
+		default:
+			warnings = append(warnings, fmt.Sprintf("Unknown EVOKORE_STT_PROVIDER %q: want whisper-api or local-whisper; speech-to-text stays off.", provider))
+		}
+	}
+	if !o.DisablePlayback {
+		p, err := defaultPlayer(env.Get("VOICE_SIDECAR_PLAYER"))
+		if err != nil {
+			warnings = append(warnings, err.Error()+" Audio is written, not played.")
+			o.DisablePlayback = true
+		}
+		o.Player = p
+	}
+	return o, warnings, nil
+}
+
+// lookPath finds a helper program; a variable so that nothing else in the
+// package calls exec directly.
+var lookPath = exec.LookPath
