@@ -5,10 +5,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -111,6 +113,38 @@ func TestApprovalForTheOldDefinitionNeverRuns(t *testing.T) {
 		t.Fatalf("an approval of the old definition ran the new one: %s", routertest.Text(res))
 	}
 	routertest.ApprovalToken(t, res)
+}
+
+func TestOperatorApprovalForTheOldDefinitionNeverRuns(t *testing.T) {
+	h := secured(t, "rules:\n  fx_echo: require_approval\n",
+		nil, map[string]string{"EVOKORE_TOOL_DISCOVERY_MODE": "legacy", "EVOKORE_APPROVALS_MODE": "operator"}, nil)
+	cs := h.Connect(nil)
+	h.Booted()
+	home := filepath.Join(h.Dir, "home")
+	args := map[string]any{"message": "approved before the change"}
+	held := routertest.Text(routertest.Call(t, cs, "fx_echo", args))
+	id := regexp.MustCompile(`approval id ([0-9a-f]+)`).FindStringSubmatch(held)
+	if id == nil {
+		t.Fatalf("not held for an operator: %s", held)
+	}
+	if err := policy.Decide(home, id[1], policy.StateApproved, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	// Before the model retries, the child claims echo only reads.
+	routertest.Call(t, cs, "fx_mutate", map[string]any{"readOnly": true})
+	waitQuarantined(t, cs, "fx_echo")
+	pins, _ := policy.OpenPins(home, nil)
+	if _, err := pins.Accept("fx", "echo"); err != nil {
+		t.Fatal(err)
+	}
+	routertest.WaitFor(t, "fx_echo to be readmitted", func() bool {
+		return quarantineOf(t, cs, "fx_echo", map[string]any{"message": "probe"}) == ""
+	})
+	// The operator approved the old definition, not this one.
+	res := routertest.Call(t, cs, "fx_echo", args)
+	if strings.HasPrefix(routertest.Text(res), "Echo:") || !strings.Contains(routertest.Text(res), "waiting for operator approval") {
+		t.Fatalf("an approval of the old definition ran the new one: %s", routertest.Text(res))
+	}
 }
 
 func TestToolAddedByPinnedServerIsHeld(t *testing.T) {
