@@ -61,7 +61,8 @@ func Matrix(o MatrixOptions) ([]Row, error) {
 		proxy.BootOnce(proxy.Options{Servers: cfg.Servers, Env: s.Env, Home: s.Home, Log: io.Discard, Version: "vet",
 			BootTimeout: s.ChildBootTimeout, RequestTimeout: s.ProxyRequestTimeout, ShutdownGrace: s.ShutdownGrace})
 	}
-	snap := budget.Catalog(cfg, s.Home)
+	pins, _ := policy.OpenPins(s.Home, nil) // an unreadable store holds every tool, as in a router
+	snap := budget.Catalog(cfg, s.Home, pins)
 	rbac := policy.NewRBAC(perms, s.DefaultDeny)
 
 	roles := []string{NoRole}

@@ -10,6 +10,7 @@ import (
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
@@ -124,7 +125,8 @@ func TestMatrixShowsToolsPinningHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	report, err := budget.Measure(&catalog.Profile{Name: "all", Visibility: catalog.VisibleAll}, budget.Catalog(cfg, s.Home), nil, 0)
+	pins, _ := policy.OpenPins(s.Home, nil)
+	report, err := budget.Measure(&catalog.Profile{Name: "all", Visibility: catalog.VisibleAll}, budget.Catalog(cfg, s.Home, pins), nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
