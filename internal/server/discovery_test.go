@@ -63,13 +63,11 @@ func TestDynamicDiscoveryActivatesPerSession(t *testing.T) {
 	}
 
 	// Hidden, but callable by exact name (the shipped rules make writes
-	// wait for a human: approve with the token and retry).
+	// wait for a human: an operator approves, the model retries).
 	file := filepath.Join(root, "written.txt")
 	args := map[string]any{"path": file, "content": "hidden but callable"}
+	h.Approve(routertest.HeldApproval(t, routertest.Call(t, b, "fs_write_file", args)))
 	w := routertest.Call(t, b, "fs_write_file", args)
-	token := routertest.ApprovalToken(t, w)
-	args["_evokore_approval_token"] = token
-	w = routertest.Call(t, b, "fs_write_file", args)
 	if w.IsError {
 		t.Fatalf("fs_write_file: %s", routertest.Text(w))
 	}

@@ -476,7 +476,11 @@ func (s *Server) ConnectAs(ctx context.Context, t mcp.Transport, so SessionOptio
 // grace. It returns the session's error, if any.
 func (s *Server) ServeStdio(ctx context.Context) error {
 	s.logf("%s", s.Banner("stdio"))
-	ss, err := s.Connect(ctx, stdio.NewTransport(os.Stdin, os.Stdout, slog.New(slog.NewTextHandler(s.log, nil))))
+	t := stdio.NewTransport(os.Stdin, os.Stdout, slog.New(slog.NewTextHandler(s.log, nil)))
+	// A client that writes its requests and closes stdin at once is
+	// answered first, each within the per-call timeout.
+	t.Drain = s.opts.Settings.ProxyRequestTimeout + time.Second
+	ss, err := s.Connect(ctx, t)
 	if err != nil {
 		_ = s.Close()
 		return err

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,6 +21,9 @@ type Transport struct {
 	in  io.Reader
 	out io.Writer
 	log *slog.Logger
+	// Drain bounds how long the end of input waits for the requests read
+	// before it to be answered; zero waits 30 s.
+	Drain time.Duration
 
 	connected atomic.Bool
 }
@@ -27,7 +31,7 @@ type Transport struct {
 // NewTransport serves MCP over in and out with newline-delimited JSON-RPC.
 // log receives one warning per rejected frame; nil discards them. Connect
 // it once.
-func NewTransport(in io.Reader, out io.Writer, log *slog.Logger) mcp.Transport {
+func NewTransport(in io.Reader, out io.Writer, log *slog.Logger) *Transport {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -46,6 +50,11 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		log:      t.log,
 		incoming: make(chan frameOrErr),
 		closed:   make(chan struct{}),
+		drain:    t.Drain,
+		open:     map[any]bool{},
+	}
+	if c.drain <= 0 {
+		c.drain = 30 * time.Second
 	}
 	go c.readLoop(NewFrameReader(t.in, MaxFrame))
 	return c, nil
@@ -68,6 +77,15 @@ type Conn struct {
 	closeOnce sync.Once
 	closed    chan struct{}
 	closeErr  error
+
+	// open are the ids of requests read and not answered yet; answered
+	// is signalled whenever one is. A client that writes its requests and
+	// closes its end at once (a script, a pipe) still gets every answer:
+	// the end of input is reported only once they are written.
+	openMu   sync.Mutex
+	open     map[any]bool
+	answered chan struct{}
+	drain    time.Duration
 }
 
 type frameOrErr struct {
@@ -120,6 +138,9 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				return nil, err
 			}
 			continue
+		case errors.Is(v.err, io.EOF):
+			c.awaitAnswers()
+			return nil, v.err
 		case v.err != nil:
 			return nil, v.err
 		}
@@ -130,7 +151,42 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			}
 			continue
 		}
+		if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
+			c.openMu.Lock()
+			c.open[req.ID.Raw()] = true
+			c.openMu.Unlock()
+		}
 		return msg, nil
+	}
+}
+
+// awaitAnswers waits until every request read has been answered, the
+// drain bound passes, or the connection closes.
+func (c *Conn) awaitAnswers() {
+	deadline := time.NewTimer(c.drain)
+	defer deadline.Stop()
+	for {
+		c.openMu.Lock()
+		if len(c.open) == 0 {
+			c.openMu.Unlock()
+			return
+		}
+		if c.answered == nil {
+			c.answered = make(chan struct{})
+		}
+		answered := c.answered
+		c.openMu.Unlock()
+		select {
+		case <-answered:
+		case <-deadline.C:
+			c.openMu.Lock()
+			n := len(c.open)
+			c.openMu.Unlock()
+			c.log.Warn("[EVOKORE] Input ended with requests still unanswered", "open", n)
+			return
+		case <-c.closed:
+			return
+		}
 	}
 }
 
@@ -150,7 +206,17 @@ func (c *Conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
-	return c.writeLine(data)
+	err = c.writeLine(data)
+	if resp, ok := msg.(*jsonrpc.Response); ok && resp.ID.IsValid() {
+		c.openMu.Lock()
+		delete(c.open, resp.ID.Raw())
+		if c.answered != nil {
+			close(c.answered)
+			c.answered = nil
+		}
+		c.openMu.Unlock()
+	}
+	return err
 }
 
 func (c *Conn) writeLine(data []byte) error {

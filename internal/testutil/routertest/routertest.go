@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/procgroup"
 	"github.com/evokore/evokore/internal/server"
 	"github.com/evokore/evokore/internal/testutil"
@@ -240,6 +241,27 @@ func ApprovalToken(t testing.TB, r *mcp.CallToolResult) string {
 		t.Fatalf("not an approval interception: %q", Text(r))
 	}
 	return m[1]
+}
+
+var approvalID = regexp.MustCompile(`waiting for operator approval \(approval id ([0-9a-f]{16})\)`)
+
+// HeldApproval checks r is the operator interception and returns its
+// approval id.
+func HeldApproval(t testing.TB, r *mcp.CallToolResult) string {
+	t.Helper()
+	m := approvalID.FindStringSubmatch(Text(r))
+	if !r.IsError || m == nil {
+		t.Fatalf("not an operator interception: %q", Text(r))
+	}
+	return m[1]
+}
+
+// Approve approves a held call as an operator would, by its id.
+func (h *Harness) Approve(id string) {
+	h.t.Helper()
+	if err := policy.ApproveApproval(h.Dir+"/home", id, time.Now()); err != nil {
+		h.t.Fatal(err)
+	}
 }
 
 // CallText calls a tool and returns its text and whether it is an error
