@@ -187,8 +187,10 @@ func renderMatrix(s *config.Shipped) *jen.File {
 		g.Line()
 	})
 
-	f.Comment("ShippedPermissions are the roles and flat rules used when no permissions.yml exists.")
-	f.Var().Id("ShippedPermissions").Op("=").Qual(cfg, "Permissions").Values(
+	f.Comment("ShippedPermissions returns the roles and flat rules used when no permissions.yml exists.")
+	f.Comment("Every call builds a fresh value, so a caller that changes its maps or slices changes")
+	f.Comment("nothing anyone else sees.")
+	f.Func().Id("ShippedPermissions").Params().Qual(cfg, "Permissions").Block(jen.Return(jen.Qual(cfg, "Permissions").Values(
 		field("Roles", jen.Index().Qual(cfg, "Role").ValuesFunc(func(g *jen.Group) {
 			for _, r := range s.Roles {
 				ov := jen.Dict{}
@@ -209,7 +211,7 @@ func renderMatrix(s *config.Shipped) *jen.File {
 				d[jen.Lit(k)] = jen.Lit(s.Rules[k])
 			}
 		}))),
-	)
+	)))
 	return f
 }
 

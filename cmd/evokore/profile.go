@@ -13,6 +13,7 @@ import (
 	"github.com/evokore/evokore/internal/budget"
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/proxy"
 )
 
@@ -61,7 +62,8 @@ budget (compared in the first tokenizer).`,
 					BootTimeout: s.ChildBootTimeout, RequestTimeout: s.ProxyRequestTimeout, ShutdownGrace: s.ShutdownGrace,
 				})
 			}
-			snap := budget.Catalog(cfg, s.Home)
+			pins, _ := policy.OpenPins(s.Home, nil) // an unreadable store holds every tool, as in a router
+			snap := budget.Catalog(cfg, s.Home, pins)
 			profiles := budget.Profiles(cfg)
 
 			var chosen []*catalog.Profile

@@ -120,7 +120,10 @@ func writeMatrix(w io.Writer, format string, rows []vet.Row) error {
 	fmt.Fprintln(tw, "ROLE\tPROFILE\tTOOL\tSOURCE\tLISTED\tLEVEL")
 	for _, r := range rows {
 		listed := "hidden"
-		if r.Visible {
+		switch {
+		case r.Held:
+			listed = "held"
+		case r.Visible:
 			listed = "visible"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Role, r.Profile, r.Tool, r.Source, listed, r.Level)
@@ -153,7 +156,7 @@ func writeDiagnostics(w io.Writer, format string, ds config.Diagnostics) error {
 // knownRole fails for a --role that no roles list defines, naming the
 // roles there are: a typo would otherwise print an empty matrix.
 func knownRole(s config.Settings, role string) error {
-	perms, err := config.LoadPermissions(s.PermissionsPath, policy.ShippedPermissions)
+	perms, err := config.LoadPermissions(s.PermissionsPath, policy.ShippedPermissions())
 	if err != nil {
 		return nil // vet reports the broken file itself
 	}

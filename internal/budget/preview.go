@@ -1,16 +1,26 @@
 package budget
 
 import (
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/manifest"
 	"github.com/evokore/evokore/internal/native"
-	"github.com/evokore/evokore/internal/proxy"
 )
+
+// Holder says which of a server's tools pinning would hold right now
+// (policy.Pins.Holds), without recording anything.
+type Holder interface {
+	Holds(server config.Server, tools []*mcp.Tool) map[string]string
+}
 
 // Catalog is the catalog a fresh router over cfg would serve, without
 // starting anything: every native tool of the generated table, then each
-// server's tools from the manifest cache under home, in config order.
-func Catalog(cfg *config.MCPConfig, home string) *catalog.Snapshot {
+// server's tools from the manifest cache under home, in config order,
+// with the tools pins holds marked as a router would (they are never
+// listed; nil pins holds nothing). Nothing under home is written.
+func Catalog(cfg *config.MCPConfig, home string, pins Holder) *catalog.Snapshot {
 	var natives []*catalog.Entry
 	for _, s := range native.Specs() {
 		natives = append(natives, catalog.NewEntry(s.Tool(), catalog.SourceNative))
@@ -20,11 +30,17 @@ func Catalog(cfg *config.MCPConfig, home string) *catalog.Snapshot {
 		ids = append(ids, s.ID)
 	}
 	store := catalog.NewStore(natives, ids)
-	cached := proxy.CachedTools(home, cfg.Servers)
-	for _, id := range ids {
-		if tools, ok := cached[id]; ok {
-			store.SetServerTools(id, tools)
+	cached := manifest.Cached(home, cfg.Servers)
+	for _, srv := range cfg.Servers {
+		tools, ok := cached[srv.ID]
+		if !ok {
+			continue
 		}
+		var held map[string]string
+		if pins != nil && srv.PinningEnabled() {
+			held = pins.Holds(srv, tools)
+		}
+		store.SetServerEntries(srv.ID, catalog.ProxyEntries(srv.ID, tools, held))
 	}
 	return store.Snapshot()
 }

@@ -45,8 +45,8 @@ type Entry struct {
 	// of a proxied tool.
 	Server   string
 	Original string
-	// Hash identifies the definition (name, description, input schema) as
-	// the child declared it; pinning and approval tokens bind to it.
+	// Hash identifies the Definition as the child declared it; pinning
+	// and approvals bind to it.
 	Hash string
 	// Quarantine, when set, explains why the tool is held back: its
 	// definition changed since an operator last accepted it. A quarantined
@@ -93,15 +93,56 @@ func NewProxyEntry(server string, t *mcp.Tool) *Entry {
 	return &Entry{Name: cp.Name, Tool: &cp, Source: SourceProxy, Server: server, Original: t.Name, Hash: DefinitionHash(t)}
 }
 
-// DefinitionHash is the sha256 of a tool's name, description and input
-// schema in canonical JSON.
-func DefinitionHash(t *mcp.Tool) string {
-	schema, _ := CanonicalJSON(t.InputSchema)
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00", t.Name, t.Description)
-	h.Write(schema)
-	return hex.EncodeToString(h.Sum(nil))
+// Definition is everything in a tool's definition that a client or a
+// model reads and acts on: a change to any of it can change what a call
+// is trusted to do (a flipped readOnlyHint, an injected title). Pinning
+// records it and approvals bind its hash, so both see the same changes.
+// Schemas and annotations are kept as canonical JSON.
+type Definition struct {
+	Name         string          `json:"name"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  json.RawMessage `json:"inputSchema,omitempty"`
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
+	Annotations  json.RawMessage `json:"annotations,omitempty"`
 }
+
+// DefinitionOf is t's definition as the child (or the native table)
+// declared it.
+func DefinitionOf(t *mcp.Tool) Definition {
+	return Definition{
+		Name:         t.Name,
+		Title:        t.Title,
+		Description:  t.Description,
+		InputSchema:  canonicalOrNil(t.InputSchema),
+		OutputSchema: canonicalOrNil(t.OutputSchema),
+		Annotations:  canonicalOrNil(t.Annotations),
+	}
+}
+
+// canonicalOrNil renders v canonically; an absent value (nil, a nil
+// pointer, JSON null) is nil so that it hashes like a missing field.
+func canonicalOrNil(v any) json.RawMessage {
+	if v == nil {
+		return nil
+	}
+	raw, err := CanonicalJSON(v)
+	if err != nil || string(raw) == "null" {
+		return nil
+	}
+	return raw
+}
+
+// Hash is the sha256 of the definition's canonical JSON.
+func (d Definition) Hash() string {
+	raw, _ := CanonicalJSON(d)
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])
+}
+
+// DefinitionHash is the hash of t's Definition: the one hash approvals
+// and pins compare.
+func DefinitionHash(t *mcp.Tool) string { return DefinitionOf(t).Hash() }
 
 // NormalizeSchema returns an input schema that MCP clients and the SDK
 // accept: always a JSON object with "type":"object". Children send schemas

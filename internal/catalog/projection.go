@@ -60,16 +60,23 @@ func (p *Profile) Lists(e *Entry) bool {
 	return e.Source != SourceProxy
 }
 
-// Project returns what a session lists, in catalog order: everything in
-// legacy mode; otherwise what the profile lists plus what the session
-// activated.
+// Visible reports whether a session lists e. It is the one definition of
+// "listed" that tools/list, discovery, `vet --matrix` and `evokore
+// profile` share: never a tool held by pinning; otherwise everything in
+// legacy mode, else what the profile lists plus what the session
+// activated (activated may be nil: a fresh session).
+func Visible(e *Entry, p *Profile, legacy bool, activated func(name string) bool) bool {
+	if e.Quarantine != "" {
+		return false
+	}
+	return legacy || p.Lists(e) || (activated != nil && activated(e.Name))
+}
+
+// Project returns what a session lists (see Visible), in catalog order.
 func (s *Snapshot) Project(p *Profile, legacy bool, activated func(name string) bool) []*Entry {
 	out := make([]*Entry, 0, len(s.Entries))
 	for _, e := range s.Entries {
-		if e.Quarantine != "" {
-			continue
-		}
-		if legacy || p.Lists(e) || (activated != nil && activated(e.Name)) {
+		if Visible(e, p, legacy, activated) {
 			out = append(out, e)
 		}
 	}

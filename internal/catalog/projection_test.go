@@ -108,3 +108,36 @@ func TestShippedProfilesContent(t *testing.T) {
 		t.Error("coding declares the seven mandatory skills")
 	}
 }
+
+func TestVisibleNeverListsAHeldTool(t *testing.T) {
+	held := entry("fs_write_file", SourceProxy)
+	held.Quarantine = "held"
+	free := entry("fs_read_file", SourceProxy)
+	all := &Profile{Visibility: VisibleAll}
+	natives := &Profile{Visibility: VisibleAllNative}
+	activated := func(string) bool { return true }
+	for _, tc := range []struct {
+		name      string
+		e         *Entry
+		p         *Profile
+		legacy    bool
+		activated func(string) bool
+		want      bool
+	}{
+		{"held, legacy", held, natives, true, nil, false},
+		{"held, profile lists all", held, all, false, nil, false},
+		{"held, activated", held, natives, false, activated, false},
+		{"free, legacy", free, natives, true, nil, true},
+		{"free, activated", free, natives, false, activated, true},
+		{"free, fresh session", free, natives, false, nil, false},
+	} {
+		if got := Visible(tc.e, tc.p, tc.legacy, tc.activated); got != tc.want {
+			t.Errorf("%s: Visible = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	snap := NewStore(nil, []string{"fs"})
+	snap.SetServerEntries("fs", []*Entry{held, free})
+	if got := snap.Snapshot().Project(all, true, nil); len(got) != 1 || got[0] != free {
+		t.Errorf("Project = %v", got)
+	}
+}

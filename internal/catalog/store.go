@@ -77,11 +77,23 @@ func (s *Store) Snapshot() *Snapshot { return s.current.Load() }
 // publishes the result. Collisions are resolved by catalog order: natives,
 // then servers in config order; the first registration of a name wins.
 func (s *Store) SetServerTools(server string, tools []*mcp.Tool) Registration {
+	return s.SetServerEntries(server, ProxyEntries(server, tools, nil))
+}
+
+// ProxyEntries builds the entries of a server's tools; held maps a child
+// tool name to why pinning holds it (Entry.Quarantine). nil tools give
+// nil entries.
+func ProxyEntries(server string, tools []*mcp.Tool, held map[string]string) []*Entry {
+	if tools == nil {
+		return nil
+	}
 	entries := make([]*Entry, 0, len(tools))
 	for _, t := range tools {
-		entries = append(entries, NewProxyEntry(server, t))
+		e := NewProxyEntry(server, t)
+		e.Quarantine = held[t.Name]
+		entries = append(entries, e)
 	}
-	return s.SetServerEntries(server, entries)
+	return entries
 }
 
 // SetServerEntries is SetServerTools for entries already built.

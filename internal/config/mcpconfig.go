@@ -3,6 +3,8 @@ package config
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +16,7 @@ import (
 
 	"cuelang.org/go/cue"
 
+	"github.com/evokore/evokore/internal/canonjson"
 	"github.com/evokore/evokore/schema"
 )
 
@@ -80,6 +83,9 @@ type Server struct {
 	// base is the absolute folder of the config file that defined the
 	// server; section the top-level key it was written under.
 	base, section string
+	// PinNewTools is what happens to a tool a pinned server adds after
+	// its tools were first pinned: PinHold (the default) or PinAccept.
+	PinNewTools string `json:"pinNewTools,omitempty"`
 }
 
 // Path is where the server is written in its file: servers.<id>, or
@@ -88,11 +94,36 @@ func (s *Server) Path() []string {
 	return []string{cmp.Or(s.section, "servers"), s.ID}
 }
 
+// What pinning does with a tool a pinned server adds later.
+const (
+	// PinHold holds the tool until an operator accepts it.
+	PinHold = "hold"
+	// PinAccept pins it as first seen, like the server's first tools.
+	PinAccept = "accept"
+)
+
 // IsHTTP reports whether the server is reached over streamable HTTP.
 func (s *Server) IsHTTP() bool { return s.Transport == TransportHTTP }
 
 // PinningEnabled reports whether tool definitions of this server are pinned.
 func (s *Server) PinningEnabled() bool { return s.Pinning == nil || *s.Pinning }
+
+// HoldsNewTools reports whether a tool this server adds after it was
+// pinned is held for review.
+func (s *Server) HoldsNewTools() bool { return s.PinNewTools != PinAccept }
+
+// Identity is a hash of how the server is reached (transport, command,
+// args, url, cwd, as written, placeholders unresolved: a rotated secret
+// keeps the identity). Two projects that both name a server "github" but
+// start different programs have different identities, so what is known
+// about one (its cached tool list, its pins) never applies to the other.
+func (s *Server) Identity() string {
+	raw, _ := canonjson.Marshal(map[string]any{
+		"transport": s.Transport, "command": s.Command, "args": s.Args, "url": s.URL, "cwd": s.Cwd,
+	})
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])
+}
 
 // ServerTimeouts override router-wide timeouts for one server; zero means
 // "use the router's".

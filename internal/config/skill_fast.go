@@ -45,74 +45,18 @@ func parseSkillFast(file string, src []byte, lineOffset int) (*SkillFrontmatter,
 		return nil, false
 	}
 	fm := &SkillFrontmatter{}
-	var meta map[string]*yaml.Node
 	// Every typed key must have its schema's shape; untyped keys may hold
 	// anything, as the definition is open.
 	for key, n := range fields {
-		switch key {
-		case "name":
-			if s, ok := yamlString(n); !ok || s == "" {
-				return nil, false
-			}
-		case "description", "category", "summary":
-			if _, ok := yamlString(n); !ok {
-				return nil, false
-			}
-		case "version":
-			if _, ok := yamlScalar(n); !ok {
-				return nil, false
-			}
-		case "tags", "alias", "aliases", "resolutionHints", "tools", "allowed-tools":
-			if _, ok := yamlStrings(n); !ok {
-				return nil, false
-			}
-		case "requires", "conflicts":
-			if n.Kind != yaml.SequenceNode {
-				return nil, false
-			}
-			for _, e := range n.Content {
-				if _, ok := yamlString(e); ok {
-					continue
-				}
-				m, ok := mapping(e)
-				if !ok {
-					return nil, false
-				}
-				if _, ok := yamlString(m["name"]); !ok {
-					return nil, false
-				}
-				if mv, set := m["minVersion"]; set && key == "requires" {
-					if _, ok := yamlScalar(mv); !ok {
-						return nil, false
-					}
-				}
-			}
-		case "metadata":
-			m, ok := mapping(n)
-			if !ok {
-				return nil, false
-			}
-			for mk, mn := range m {
-				switch mk {
-				case "tags", "alias", "aliases":
-					if _, ok := yamlStrings(mn); !ok {
-						return nil, false
-					}
-				case "summary", "original_command":
-					if _, ok := yamlString(mn); !ok {
-						return nil, false
-					}
-				case "version":
-					if _, ok := yamlScalar(mn); !ok {
-						return nil, false
-					}
-				}
-			}
-			meta = m
-			fm.Metadata = map[string]any{}
-			if n.Decode(&fm.Metadata) != nil {
-				return nil, false
-			}
+		if shape, typed := skillShapes[key]; typed && !shape(n) {
+			return nil, false
+		}
+	}
+	meta, _ := mapping(fields["metadata"])
+	if meta != nil {
+		fm.Metadata = map[string]any{}
+		if fields["metadata"].Decode(&fm.Metadata) != nil {
+			return nil, false
 		}
 	}
 
@@ -177,6 +121,66 @@ func parseSkillFast(file string, src []byte, lineOffset int) (*SkillFrontmatter,
 	fm.Requires = refs(fields["requires"])
 	fm.Conflicts = refs(fields["conflicts"])
 	return fm, true
+}
+
+// skillShapes are the typed keys of #SkillFrontmatter and the shape each
+// must have, and metadataShapes those of its metadata block. A test reads
+// the keys of schema/skill.cue and fails when these tables miss one, so
+// the schema cannot gain a typed key the fast path lets through unchecked.
+var skillShapes, metadataShapes map[string]func(*yaml.Node) bool
+
+func init() {
+	metadataShapes = map[string]func(*yaml.Node) bool{
+		"tags": isStrings, "alias": isStrings, "aliases": isStrings,
+		"summary": isString, "original_command": isString,
+		"version": isScalar,
+	}
+	skillShapes = map[string]func(*yaml.Node) bool{
+		"name":        func(n *yaml.Node) bool { s, ok := yamlString(n); return ok && s != "" },
+		"description": isString, "category": isString, "summary": isString,
+		"version": isScalar,
+		"tags":    isStrings, "alias": isStrings, "aliases": isStrings, "resolutionHints": isStrings,
+		"tools": isStrings, "allowed-tools": isStrings,
+		"requires":  func(n *yaml.Node) bool { return isRefs(n, true) },
+		"conflicts": func(n *yaml.Node) bool { return isRefs(n, false) },
+		"metadata": func(n *yaml.Node) bool {
+			m, ok := mapping(n)
+			if !ok {
+				return false
+			}
+			for k, v := range m {
+				if shape, typed := metadataShapes[k]; typed && !shape(v) {
+					return false
+				}
+			}
+			return true
+		},
+	}
+}
+
+func isString(n *yaml.Node) bool  { _, ok := yamlString(n); return ok }
+func isScalar(n *yaml.Node) bool  { _, ok := yamlScalar(n); return ok }
+func isStrings(n *yaml.Node) bool { _, ok := yamlStrings(n); return ok }
+
+// isRefs checks requires and conflicts: a list of names, or of mappings
+// with a name (and, for requires, a scalar minVersion).
+func isRefs(n *yaml.Node, minVersion bool) bool {
+	if n.Kind != yaml.SequenceNode {
+		return false
+	}
+	for _, e := range n.Content {
+		if isString(e) {
+			continue
+		}
+		m, ok := mapping(e)
+		if !ok || !isString(m["name"]) {
+			return false
+		}
+		if mv, set := m["minVersion"]; set && minVersion && !isScalar(mv) {
+			return false
+		}
+	}
+	return true
 }
 
 // plain reports whether a YAML tree uses no anchors, aliases, merge keys,

@@ -2,9 +2,17 @@ package config
 
 import (
 	"encoding/json"
+	"io/fs"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+
+	"cuelang.org/go/cue"
+
+	starter "github.com/evokore/evokore/SKILLS"
+	"github.com/evokore/evokore/schema"
 )
 
 // skillSamples are frontmatters the fast reader and CUE must judge alike.
@@ -157,5 +165,72 @@ func TestParseSkillFrontmatterErrorsUseMarkdownLines(t *testing.T) {
 		if d.File != "SKILLS/cat/x/SKILL.md" || d.Line != c.line || !strings.Contains(d.Message, c.text) {
 			t.Errorf("%q: got %s, want line %d mentioning %q", c.src, d, c.line, c.text)
 		}
+	}
+}
+
+// TestSkillFastPathKnowsEveryTypedKey reads the keys #SkillFrontmatter
+// types, at the top level and in metadata, and checks that the fast
+// reader checks the shape of exactly those: a key added to
+// schema/skill.cue without teaching the fast reader fails here instead of
+// letting a wrong shape through.
+func TestSkillFastPathKnowsEveryTypedKey(t *testing.T) {
+	ev, err := loadEvaluator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := ev.schema.LookupPath(cue.MakePath(cue.Def(schema.SkillFrontmatter)))
+	labels := func(v cue.Value) []string {
+		it, err := v.Fields(cue.Optional(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for it.Next() {
+			out = append(out, it.Selector().Unquoted())
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got, want := slices.Sorted(maps.Keys(skillShapes)), labels(def); !slices.Equal(got, want) {
+		t.Errorf("fast path checks %v; the schema types %v", got, want)
+	}
+	meta := def.LookupPath(cue.MakePath(cue.Str("metadata").Optional()))
+	if got, want := slices.Sorted(maps.Keys(metadataShapes)), labels(meta); !slices.Equal(got, want) {
+		t.Errorf("fast path checks metadata %v; the schema types %v", got, want)
+	}
+}
+
+// TestStarterLibraryFastPathEqualsCUE reads every skill of the embedded
+// starter library both ways: the fast reader must accept each one (or it
+// would not be worth keeping) and read it exactly as CUE does.
+func TestStarterLibraryFastPathEqualsCUE(t *testing.T) {
+	n := 0
+	err := fs.WalkDir(starter.FS, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
+			return err
+		}
+		src, err := fs.ReadFile(starter.FS, p)
+		if err != nil {
+			return err
+		}
+		yamlSrc, _, _, ok, closed := SplitSkillDocument(src)
+		if !ok || !closed {
+			return nil
+		}
+		n++
+		if _, fast := parseSkillFast(p, yamlSrc, 1); !fast {
+			t.Errorf("%s: the fast reader declines a starter skill", p)
+		}
+		if _, ds := parseSkillCUE(p, yamlSrc, 1); ds != nil {
+			t.Errorf("%s: %v", p, ds)
+		}
+		checkSkillAgreement(t, string(yamlSrc))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 52 {
+		t.Errorf("read %d starter skills, want the whole library (52)", n)
 	}
 }

@@ -21,8 +21,8 @@ import (
 
 // The generated matrix must say what compiling the shipped roles says.
 func TestShippedMatrixAgreesWithTheRoles(t *testing.T) {
-	compiled := NewRBAC(&config.Permissions{Roles: ShippedPermissions.Roles}, false)
-	for _, r := range ShippedPermissions.Roles {
+	compiled := NewRBAC(&config.Permissions{Roles: ShippedPermissions().Roles}, false)
+	for _, r := range ShippedPermissions().Roles {
 		row := shippedMatrix[r.Name]
 		if len(row) != native.NumTools {
 			t.Fatalf("%s row has %d tools", r.Name, len(row))
@@ -41,7 +41,7 @@ func TestShippedMatrixAgreesWithTheRoles(t *testing.T) {
 
 func TestEditedShippedRoleIsNotAnsweredFromTheMatrix(t *testing.T) {
 	perms := config.Permissions{}
-	for _, r := range ShippedPermissions.Roles {
+	for _, r := range ShippedPermissions().Roles {
 		r.Overrides = maps.Clone(r.Overrides)
 		if r.Name == "readonly" {
 			r.Overrides["get_telemetry"] = config.LevelDeny
@@ -55,7 +55,7 @@ func TestEditedShippedRoleIsNotAnsweredFromTheMatrix(t *testing.T) {
 }
 
 func TestProcessSpawningNativesWaitForAHumanByDefault(t *testing.T) {
-	rbac := NewRBAC(&ShippedPermissions, false)
+	rbac := NewRBAC(new(ShippedPermissions()), false)
 	for _, tool := range []string{"fleet_spawn", "worker_dispatch", "orchestration_start", "execute_skill"} {
 		if rbac.Level("", tool) != RequireApproval {
 			t.Errorf("%s: %v", tool, rbac.Level("", tool))
@@ -142,7 +142,7 @@ func TestApprovalFileHoldsOnlyATokenPrefix(t *testing.T) {
 func BenchmarkPolicyStages(b *testing.B) {
 	rpm := 1e9
 	servers := []config.Server{{ID: "fx", RateLimit: &config.RateLimit{RequestsPerMinute: &rpm}}}
-	p := New(Options{Permissions: &ShippedPermissions, Servers: servers, ApprovalTTL: time.Minute, Cooldown: 10 * time.Second})
+	p := New(Options{Permissions: new(ShippedPermissions()), Servers: servers, ApprovalTTL: time.Minute, Cooldown: 10 * time.Second})
 	st := p.Stages()
 	entry := catalog.NewProxyEntry("fx", &mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}})
 	sess := session.New("s", "developer")
@@ -164,7 +164,7 @@ func BenchmarkPolicyStages(b *testing.B) {
 // BenchmarkPolicyStagesWhileCooling is the same with another call cooling
 // down, so the cooldown stage canonicalises the arguments.
 func BenchmarkPolicyStagesWhileCooling(b *testing.B) {
-	p := New(Options{Permissions: &ShippedPermissions, ApprovalTTL: time.Minute, Cooldown: 10 * time.Second})
+	p := New(Options{Permissions: new(ShippedPermissions()), ApprovalTTL: time.Minute, Cooldown: 10 * time.Second})
 	st := p.Stages()
 	entry := catalog.NewProxyEntry("fx", &mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}})
 	p.Cooldowns.Fail("fx_other", json.RawMessage(`{}`), time.Hour)

@@ -49,7 +49,7 @@ func NewRBAC(p *config.Permissions, defaultDeny bool) *RBAC {
 }
 
 func shippedRole(name string) (config.Role, bool) {
-	for _, r := range ShippedPermissions.Roles {
+	for _, r := range ShippedPermissions().Roles {
 		if r.Name == name {
 			return r, true
 		}

@@ -15,20 +15,23 @@ import (
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/session"
+	"github.com/evokore/evokore/internal/status"
 )
 
-// Statuses of a child server.
+// Statuses of a child server (see package status).
 const (
-	StatusDisabled  = "disabled"
-	StatusBooting   = "booting"
-	StatusConnected = "connected"
-	StatusError     = "error"
+	StatusDisabled  = status.Disabled
+	StatusBooting   = status.Booting
+	StatusConnected = status.Connected
+	StatusError     = status.Error
 )
 
-// Pinner quarantines tools whose definitions changed since they were
-// first seen: it returns a message per quarantined child tool name.
+// Pinner holds tools an operator has not accepted: definitions that
+// changed since they were pinned, tools a pinned server added later, and
+// every tool when the pins cannot be read. It returns the model-visible
+// message per held child tool name, and a problem with its store to log.
 type Pinner interface {
-	Check(server string, tools []*mcp.Tool) map[string]string
+	Check(server config.Server, tools []*mcp.Tool) (held map[string]string, problem string)
 }
 
 // Options configure a Supervisor.
@@ -179,16 +182,9 @@ func (s *Supervisor) Close() {
 	s.wg.Wait()
 }
 
-// ServerStatus is one child as proxy_server_status reports it.
-type ServerStatus struct {
-	ID                  string     `json:"id"`
-	Status              string     `json:"status"`
-	ConnectionType      string     `json:"connectionType"`
-	ErrorCount          int        `json:"errorCount"`
-	LastPing            *time.Time `json:"lastPing"`
-	RegisteredToolCount int        `json:"registeredToolCount"`
-	LastError           string     `json:"lastError,omitempty"`
-}
+// ServerStatus is one child as proxy_server_status reports it; the type
+// lives in package status so its readers need not import the supervisor.
+type ServerStatus = status.Server
 
 // Status reports every configured server, sorted by id.
 func (s *Supervisor) Status() []ServerStatus {
@@ -216,18 +212,17 @@ func (s *Supervisor) register(c *child, tools []*mcp.Tool, announce bool) {
 	if tools != nil {
 		var quarantine map[string]string
 		if s.opts.Pins != nil && c.spec.PinningEnabled() {
-			quarantine = s.opts.Pins.Check(c.spec.ID, tools)
-		}
-		entries = make([]*catalog.Entry, 0, len(tools))
-		for _, t := range tools {
-			e := catalog.NewProxyEntry(c.spec.ID, t)
-			if q, ok := quarantine[t.Name]; ok {
-				e.Quarantine = q
-				if announce {
-					s.logf("[EVOKORE] %s", q)
-				}
+			var problem string
+			quarantine, problem = s.opts.Pins.Check(c.spec, tools)
+			if problem != "" {
+				s.logf("[EVOKORE] %s", problem)
 			}
-			entries = append(entries, e)
+		}
+		entries = catalog.ProxyEntries(c.spec.ID, tools, quarantine)
+		for _, e := range entries {
+			if e.Quarantine != "" && announce {
+				s.logf("[EVOKORE] %s", e.Quarantine)
+			}
 		}
 	}
 	reg := s.opts.Catalog.SetServerEntries(c.spec.ID, entries)
@@ -308,7 +303,7 @@ func (s *Supervisor) requestTimeout(spec config.Server) time.Duration {
 
 // BootOnce boots every enabled child, waits for the first boot round,
 // stops them again and reports how each ended. The manifest cache under
-// opts.Home is refreshed on the way, so CachedTools then returns what the
+// opts.Home is refreshed on the way, so manifest.Cached then returns what the
 // children really serve. `vet --live` and `profile --live` use it.
 func BootOnce(opts Options) []ServerStatus {
 	if opts.Catalog == nil {

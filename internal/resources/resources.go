@@ -20,8 +20,8 @@ import (
 
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
-	"github.com/evokore/evokore/internal/proxy"
 	"github.com/evokore/evokore/internal/skills"
+	"github.com/evokore/evokore/internal/status"
 )
 
 // URIs of the router's own resources.
@@ -49,7 +49,7 @@ const promptBodyLimit = 2000
 type Options struct {
 	Library *skills.Library
 	// Status reports the child servers.
-	Status func() []proxy.ServerStatus
+	Status func() []status.Server
 	// Snapshot is the current tool catalog.
 	Snapshot func() *catalog.Snapshot
 	// Config is the loaded mcp.config.json; nil or empty when none.

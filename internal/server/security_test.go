@@ -265,7 +265,8 @@ func TestPinnedToolQuarantinedUntilAccepted(t *testing.T) {
 		return true
 	})
 	we := rpcError(t, cs, "fx_echo", map[string]any{"message": "x"})
-	if we.Code != -32600 || !strings.Contains(we.Message, "quarantined") || !strings.Contains(we.Message, `"Now also uploads your files."`) || !strings.Contains(we.Message, "evokore pins accept fx/echo") {
+	// The model learns what changed and what to do, never the new text.
+	if we.Code != -32600 || !strings.Contains(we.Message, "quarantined: its description changed") || strings.Contains(we.Message, "uploads") || !strings.Contains(we.Message, "evokore pins accept fx/echo") {
 		t.Fatalf("quarantine error: %d %s", we.Code, we.Message)
 	}
 	// An operator accepts it from another process.

@@ -228,12 +228,12 @@ func (s *Server) loadConfig() *config.MCPConfig {
 
 // loadPermissions reads permissions.yml; a broken file fails closed.
 func (s *Server) loadPermissions() (*config.Permissions, bool) {
-	perms, err := config.LoadPermissions(s.opts.Settings.PermissionsPath, policy.ShippedPermissions)
+	perms, err := config.LoadPermissions(s.opts.Settings.PermissionsPath, policy.ShippedPermissions())
 	if err != nil {
 		// Failing open would drop every deny the user wrote.
 		s.log.Info(fmt.Sprintf("Failed to load permissions.yml: %v", err))
 		s.log.Info("Until it is fixed, tools no shipped rule names are denied.")
-		shipped := policy.ShippedPermissions
+		shipped := policy.ShippedPermissions()
 		return &shipped, true
 	}
 	return perms, false
@@ -286,10 +286,10 @@ func (s *Server) buildPolicy(perms *config.Permissions, failClosed bool, binders
 }
 
 func (s *Server) openPins() *policy.Pins {
+	// An unreadable store still pins: it holds every tool (fail closed).
 	pins, err := policy.OpenPins(s.opts.Settings.Home, s.opts.Now)
 	if err != nil {
-		s.log.Info(fmt.Sprintf("[EVOKORE] Tool pinning is off: %v", err))
-		return nil
+		s.log.Info(fmt.Sprintf("[EVOKORE] %v", err))
 	}
 	return pins
 }
@@ -386,11 +386,9 @@ func (s *Server) Snapshot() *catalog.Snapshot { return s.catalog.Snapshot() }
 // Legacy reports whether every tool is listed (EVOKORE_TOOL_DISCOVERY_MODE=legacy).
 func (s *Server) Legacy() bool { return s.legacy }
 
-// Listed reports whether sess lists e right now: in legacy mode
-// everything, otherwise what the profile lists plus the session's
-// activations.
+// Listed reports whether sess lists e right now (catalog.Visible).
 func (s *Server) Listed(sess *session.Session, e *catalog.Entry) bool {
-	return s.legacy || s.profile.Profile.Lists(e) || sess.Active(e.Name)
+	return catalog.Visible(e, s.profile.Profile, s.legacy, sess.Active)
 }
 
 // Status reports the child servers.

@@ -246,7 +246,11 @@ func TestCrashMidCallLeavesToolsOutUntilBack(t *testing.T) {
 }
 
 func TestChildListChangedReachesClient(t *testing.T) {
-	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, legacy)
+	// A tool added later is held for review by default (see pins_test.go);
+	// this server trusts its new tools, so the change shows at once.
+	fx := routertest.Fixture(t)
+	fx["pinNewTools"] = "accept"
+	h := routertest.New(t, map[string]any{"fx": fx}, legacy)
 	changed := make(chan struct{}, 16)
 	cs := h.Connect(&mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
 	h.Booted()

@@ -1,7 +1,6 @@
 package skills
 
 import (
-	"bytes"
 	"fmt"
 	"regexp"
 	"sort"
@@ -26,38 +25,6 @@ const (
 	CodeConflict    = "skill-conflict"
 	CodeCycle       = "skill-dependency-cycle"
 )
-
-// splitFrontmatter separates "---\n<yaml>\n---\n<body>". ok is false when
-// the file does not open with a frontmatter fence (an ordinary markdown
-// file, not a skill); closed is false when it opens one and never closes
-// it. yamlSrc has CRLF line ends turned into LF; bodyLine is the 1-based
-// line the body starts on.
-func splitFrontmatter(src []byte) (yamlSrc []byte, body string, bodyLine int, ok, closed bool) {
-	src = bytes.TrimPrefix(src, []byte("\xef\xbb\xbf"))
-	if !bytes.HasPrefix(src, []byte("---\n")) && !bytes.HasPrefix(src, []byte("---\r\n")) {
-		return nil, "", 0, false, false
-	}
-	rest := src[bytes.IndexByte(src, '\n')+1:]
-	line := 2
-	start := rest
-	for len(rest) > 0 {
-		end := bytes.IndexByte(rest, '\n')
-		cur := rest
-		next := []byte(nil)
-		if end >= 0 {
-			cur, next = rest[:end], rest[end+1:]
-		}
-		if string(bytes.TrimRight(cur, "\r")) == "---" {
-			y := start[:len(start)-len(rest)]
-			y = bytes.ReplaceAll(y, []byte("\r\n"), []byte("\n"))
-			b := strings.ReplaceAll(string(next), "\r\n", "\n")
-			return y, b, line + 1, true, true
-		}
-		rest = next
-		line++
-	}
-	return nil, "", 0, true, false
-}
 
 // hintMarkers open the phrases that say when to use a skill.
 var hintMarkers = []string{
@@ -197,7 +164,7 @@ type candidate struct {
 // parseSkill reads one candidate. ok is false when the file is not a skill
 // (no frontmatter) or is malformed (then ds says why).
 func parseSkill(c candidate, src []byte, display string) (s *Skill, ds config.Diagnostics, ok bool) {
-	yamlSrc, body, bodyLine, has, closed := splitFrontmatter(src)
+	yamlSrc, body, bodyLine, has, closed := config.SplitSkillDocument(src)
 	if !has {
 		return nil, nil, false
 	}
@@ -316,7 +283,7 @@ func contains(list []string, s string) bool {
 // validates, then a body. ok is false when there is no frontmatter at
 // all; otherwise ds lists what is wrong with it, positioned in file.
 func ParseDocument(file string, src []byte) (fm *config.SkillFrontmatter, ds config.Diagnostics, ok bool) {
-	yamlSrc, _, _, has, closed := splitFrontmatter(src)
+	yamlSrc, _, _, has, closed := config.SplitSkillDocument(src)
 	if !has {
 		return nil, nil, false
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/manifest"
 	"github.com/evokore/evokore/internal/proxy"
 )
 
@@ -37,7 +38,7 @@ func (c *checker) live(s config.Settings) {
 	c.served = map[string]map[string]bool{}
 	owners := map[string][]string{}
 	for _, srv := range c.cfg.Servers {
-		tools := proxy.CachedTools(s.Home, []config.Server{srv})[srv.ID]
+		tools := manifest.Cached(s.Home, []config.Server{srv})[srv.ID]
 		if tools == nil {
 			continue
 		}

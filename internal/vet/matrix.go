@@ -33,6 +33,9 @@ type Row struct {
 	Source  string `json:"source"`
 	Server  string `json:"server,omitempty"`
 	Visible bool   `json:"visible"`
+	// Held is true for a tool pinning holds: never listed nor callable
+	// until an operator accepts it (`evokore pins`).
+	Held bool `json:"held,omitempty"`
 	// Level is allow, approval or deny.
 	Level string `json:"level"`
 }
@@ -49,7 +52,7 @@ func Matrix(o MatrixOptions) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	perms, err := config.LoadPermissions(o.PermissionsPath, policy.ShippedPermissions)
+	perms, err := config.LoadPermissions(o.PermissionsPath, policy.ShippedPermissions())
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +61,8 @@ func Matrix(o MatrixOptions) ([]Row, error) {
 		proxy.BootOnce(proxy.Options{Servers: cfg.Servers, Env: s.Env, Home: s.Home, Log: io.Discard, Version: "vet",
 			BootTimeout: s.ChildBootTimeout, RequestTimeout: s.ProxyRequestTimeout, ShutdownGrace: s.ShutdownGrace})
 	}
-	snap := budget.Catalog(cfg, s.Home)
+	pins, _ := policy.OpenPins(s.Home, nil) // an unreadable store holds every tool, as in a router
+	snap := budget.Catalog(cfg, s.Home, pins)
 	rbac := policy.NewRBAC(perms, s.DefaultDeny)
 
 	roles := []string{NoRole}
@@ -89,7 +93,8 @@ func Matrix(o MatrixOptions) ([]Row, error) {
 			for _, e := range snap.Entries {
 				rows = append(rows, Row{
 					Role: role, Profile: p.Name, Tool: e.Name, Source: e.Source.String(), Server: e.Server,
-					Visible: legacy || p.Lists(e),
+					Visible: catalog.Visible(e, p, legacy, nil),
+					Held:    e.Quarantine != "",
 					Level:   levelName(rbac.Level(rbacRole, e.Name)),
 				})
 			}

@@ -6,9 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/evokore/evokore/internal/budget"
+	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/testutil"
+	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
 func matrixSettings(t *testing.T) config.Settings {
@@ -85,5 +89,52 @@ func TestMatrixFiltersAndCustomPermissions(t *testing.T) {
 	}
 	if _, err := Matrix(MatrixOptions{ConfigPath: cfg, PermissionsPath: perms, Settings: matrixSettings(t), Profile: "nope"}); err == nil {
 		t.Error("an unknown profile is an error")
+	}
+}
+
+func TestMatrixShowsToolsPinningHolds(t *testing.T) {
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, map[string]string{"EVOKORE_TOOL_DISCOVERY_MODE": "legacy"})
+	cs := h.Connect(nil)
+	h.Booted()
+	routertest.Call(t, cs, "fx_mutate", map[string]any{"description": "changed"})
+	routertest.WaitFor(t, "fx_echo to leave the listing", func() bool {
+		return !slices.Contains(routertest.ToolNames(t, cs), "fx_echo")
+	})
+	s := matrixSettings(t)
+	s.Home = filepath.Join(h.Dir, "home")
+	s.DiscoveryMode = config.ModeLegacy
+	rows, err := Matrix(MatrixOptions{
+		ConfigPath: filepath.Join(h.Dir, "mcp.config.json"), PermissionsPath: filepath.Join(h.Dir, "none.yml"),
+		Settings: s, Role: NoRole, Profile: "default",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]Row{}
+	for _, r := range rows {
+		seen[r.Tool] = r
+	}
+	if r := seen["fx_echo"]; r.Visible || !r.Held {
+		t.Errorf("held tool: %+v", r)
+	}
+	if r := seen["fx_slow"]; !r.Visible || r.Held {
+		t.Errorf("pinned, unchanged tool: %+v", r)
+	}
+	// `evokore profile` counts what the router lists: not the held tool.
+	cfg, err := config.LoadMCPConfig(filepath.Join(h.Dir, "mcp.config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pins, _ := policy.OpenPins(s.Home, nil)
+	report, err := budget.Measure(&catalog.Profile{Name: "all", Visibility: catalog.VisibleAll}, budget.Catalog(cfg, s.Home, pins), nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range report.Tools {
+		names = append(names, tl.Name)
+	}
+	if slices.Contains(names, "fx_echo") || !slices.Contains(names, "fx_slow") {
+		t.Errorf("profile lists %v", names)
 	}
 }

@@ -74,7 +74,7 @@ func RunReport(opts Options) (config.Diagnostics, []string) {
 	// one run tells the whole truth.
 	cfg, cds := config.CheckMCPConfig(opts.ConfigPath)
 	ds = append(ds, cds...)
-	perms, pds := config.CheckPermissions(opts.PermissionsPath, policy.ShippedPermissions)
+	perms, pds := config.CheckPermissions(opts.PermissionsPath, policy.ShippedPermissions())
 	ds = append(ds, pds...)
 	files = append(files, describeFile("mcp.config.json", opts.ConfigPath, cfg != nil && cfg.Missing, "no child servers"))
 	files = append(files, describeFile("permissions.yml", opts.PermissionsPath, perms != nil && perms.Missing, "the shipped roles and rules apply"))

@@ -13,7 +13,7 @@ import (
 
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/native"
-	"github.com/evokore/evokore/internal/proxy"
+	"github.com/evokore/evokore/internal/status"
 )
 
 // Catalog is where tool definitions come from.
@@ -23,7 +23,7 @@ type Catalog interface {
 
 // Children reports the child servers.
 type Children interface {
-	Status() []proxy.ServerStatus
+	Status() []status.Server
 }
 
 // Register binds describe_tool and proxy_server_status.
@@ -70,8 +70,8 @@ func describeTool(cat Catalog) native.Handler {
 
 // Status is proxy_server_status's answer.
 type Status struct {
-	TotalServers int                  `json:"totalServers"`
-	Servers      []proxy.ServerStatus `json:"servers"`
+	TotalServers int             `json:"totalServers"`
+	Servers      []status.Server `json:"servers"`
 }
 
 func serverStatus(children Children) native.Handler {
@@ -86,13 +86,13 @@ func serverStatus(children Children) native.Handler {
 		if id := strings.TrimSpace(in.ServerID); id != "" {
 			for _, s := range all {
 				if s.ID == id {
-					return native.JSON(Status{TotalServers: 1, Servers: []proxy.ServerStatus{s}}), nil
+					return native.JSON(Status{TotalServers: 1, Servers: []status.Server{s}}), nil
 				}
 			}
 			return native.Errorf("No proxied child server found for '%s'.", id), nil
 		}
 		if all == nil {
-			all = []proxy.ServerStatus{}
+			all = []status.Server{}
 		}
 		return native.JSON(Status{TotalServers: len(all), Servers: all}), nil
 	}

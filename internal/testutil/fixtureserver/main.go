@@ -9,7 +9,9 @@
 //	fail {message}          an isError result
 //	count {}                counts the calls that reached this process
 //	read_count {}           returns that count without adding to it
-//	mutate {description}    changes echo's description (tools/list_changed)
+//	mutate {description,    redefines echo (tools/list_changed): description
+//	  title, readOnly,      (default: the original one), title, readOnlyHint
+//	  output}               and, with output, an output schema
 //	add_tool {name}         adds a tool (tools/list_changed)
 //	progress {steps}        reports progress steps, then answers
 //	sample {prompt}         asks the client for a sampling completion
@@ -22,7 +24,8 @@
 //	args {...}              the raw arguments it received, as JSON
 //	header {name}           an HTTP request header (streamable HTTP only)
 //
-// Flags: -name, -start-delay (sleep before answering anything), -extra N
+// Flags: -name, -echo TEXT (echo's description), -start-delay (sleep
+// before answering anything), -extra N
 // (N generated tools), -alias NAME (echo again under NAME), -stderr TEXT
 // (a line on stderr at start), -pidfile PATH (write the pid there), -http
 // ADDR (serve streamable HTTP instead of stdio).
@@ -69,8 +72,15 @@ type promptIn struct {
 	Prompt string `json:"prompt"`
 }
 
-type descIn struct {
-	Description string `json:"description"`
+type mutateIn struct {
+	Description string `json:"description,omitempty"`
+	Title       string `json:"title,omitempty"`
+	ReadOnly    bool   `json:"readOnly,omitempty"`
+	Output      bool   `json:"output,omitempty"`
+}
+
+type echoOut struct {
+	Echo string `json:"echo"`
 }
 
 type empty struct{}
@@ -81,8 +91,29 @@ func addEcho(s *mcp.Server, desc string) {
 	})
 }
 
+// redefineEcho replaces echo with the definition a mutate call asks for.
+func redefineEcho(s *mcp.Server, in mutateIn, desc string) {
+	if in.Description != "" {
+		desc = in.Description
+	}
+	t := &mcp.Tool{Name: "echo", Title: in.Title, Description: desc}
+	if in.ReadOnly {
+		t.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true}
+	}
+	if !in.Output {
+		mcp.AddTool(s, t, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+			return text("Echo: %s", in.Message), nil, nil
+		})
+		return
+	}
+	mcp.AddTool(s, t, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, echoOut, error) {
+		return text("Echo: %s", in.Message), echoOut{Echo: in.Message}, nil
+	})
+}
+
 func main() {
 	name := flag.String("name", "fixture", "server name")
+	echoDesc := flag.String("echo", "Echoes the message back.", "echo's description")
 	delay := flag.Duration("start-delay", 0, "sleep before serving")
 	extra := flag.Int("extra", 0, "generated tools to add")
 	stderr := flag.String("stderr", "", "a line to write on stderr at start")
@@ -103,7 +134,7 @@ func main() {
 	}
 
 	s := mcp.NewServer(&mcp.Implementation{Name: *name, Version: "1.0.0"}, nil)
-	addEcho(s, "Echoes the message back.")
+	addEcho(s, *echoDesc)
 	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Sleeps for ms milliseconds."}, func(ctx context.Context, _ *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, any, error) {
 		select {
 		case <-time.After(time.Duration(in.Ms) * time.Millisecond):
@@ -142,9 +173,9 @@ func main() {
 	mcp.AddTool(s, &mcp.Tool{Name: "read_count", Description: "Reads the call count."}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
 		return text("calls: %d", calls.Load()), nil, nil
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "mutate", Description: "Changes the echo tool's description."}, func(_ context.Context, _ *mcp.CallToolRequest, in descIn) (*mcp.CallToolResult, any, error) {
-		addEcho(s, in.Description)
-		return text("echo now says: %s", in.Description), nil, nil
+	mcp.AddTool(s, &mcp.Tool{Name: "mutate", Description: "Changes the echo tool's definition."}, func(_ context.Context, _ *mcp.CallToolRequest, in mutateIn) (*mcp.CallToolResult, any, error) {
+		redefineEcho(s, in, *echoDesc)
+		return text("echo redefined"), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "add_tool", Description: "Adds a tool."}, func(_ context.Context, _ *mcp.CallToolRequest, in nameIn) (*mcp.CallToolResult, any, error) {
 		mcp.AddTool(s, &mcp.Tool{Name: in.Name, Description: "Added at run time."}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {

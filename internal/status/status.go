@@ -1,0 +1,26 @@
+// Package status is what the router reports about a child server: the
+// record proxy_server_status and evokore://server/status show. It is its
+// own package so that the tools, resources and previews that report it do
+// not depend on the supervisor that launches processes.
+package status
+
+import "time"
+
+// States of a child server.
+const (
+	Disabled  = "disabled"
+	Booting   = "booting"
+	Connected = "connected"
+	Error     = "error"
+)
+
+// Server is one child as proxy_server_status reports it.
+type Server struct {
+	ID                  string     `json:"id"`
+	Status              string     `json:"status"`
+	ConnectionType      string     `json:"connectionType"`
+	ErrorCount          int        `json:"errorCount"`
+	LastPing            *time.Time `json:"lastPing"`
+	RegisteredToolCount int        `json:"registeredToolCount"`
+	LastError           string     `json:"lastError,omitempty"`
+}
