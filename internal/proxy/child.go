@@ -126,7 +126,7 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 		if spec.Command == "" {
 			return errFatal{fmt.Errorf("Stdio server '%s' requires a 'command' field", spec.ID)}
 		}
-		proc, err = startProcess(spec, c.sup.opts.Env, c.sup.opts.Log)
+		proc, err = startProcess(spec, c.sup.opts.Env, c.sup.opts.Log, c.sup.opts.ShutdownGrace)
 		if err != nil {
 			return err
 		}
@@ -134,7 +134,7 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 	}
 	abandon := func() {
 		if proc != nil {
-			proc.stop(200 * time.Millisecond)
+			proc.stopAfter(200 * time.Millisecond)
 		}
 	}
 
@@ -213,9 +213,9 @@ func (c *child) waitForExit(ctx context.Context) error {
 	if proc != nil {
 		// The connection closed: make sure the process is gone too, and
 		// report how it ended.
-		proc.stop(c.sup.opts.ShutdownGrace)
-		if proc.err != nil {
-			err = proc.err
+		proc.stopAfter(c.sup.opts.ShutdownGrace)
+		if perr := proc.exitErr(); perr != nil {
+			err = perr
 		}
 	}
 	c.mu.Lock()
@@ -394,7 +394,7 @@ func (c *child) shutdown(grace time.Duration) {
 		go cs.Close() // closes stdin; may block on a wedged child
 	}
 	if proc != nil {
-		proc.stop(grace)
+		proc.stopAfter(grace)
 	}
 }
 
