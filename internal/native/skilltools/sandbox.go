@@ -41,13 +41,13 @@ const skillEnvPrefix = "SKILL_"
 
 var skillEnvName = regexp.MustCompile(`^SKILL_[A-Z0-9_]+$`)
 
-// checkEnv lists the problems of a model-supplied env: names outside the
-// SKILL_* allowlist.
+// checkEnv lists, sorted, the names of a model-supplied env that are
+// outside the SKILL_* allowlist.
 func checkEnv(env map[string]string) []string {
 	var bad []string
 	for k := range env {
 		if !skillEnvName.MatchString(k) {
-			bad = append(bad, fmt.Sprintf("%q may not be set (execute_skill passes only variables named %s*: capitals, digits and underscores)", k, skillEnvPrefix))
+			bad = append(bad, strconv.Quote(k))
 		}
 	}
 	slices.Sort(bad)
