@@ -223,3 +223,32 @@ func TestExecuteSkillListingSaysWhatCannotRunHere(t *testing.T) {
 		t.Errorf("%v %q", isErr, text)
 	}
 }
+
+func TestExecuteSkillLeavesNoSetsidHelperBehind(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("setsid helpers are contained through /proc, which only Linux has")
+	}
+	if _, err := execLookPath("setsid"); err != nil {
+		t.Skip("no setsid on PATH")
+	}
+	pidfile := filepath.Join(t.TempDir(), "helper.pid")
+	// The helper leaves the process group and the session, and the step
+	// exits at once: nothing but the launcher's tree mark finds it.
+	skill := "---\nname: escape\ndescription: Leaves a helper behind.\n---\n\n```sh\n" +
+		"setsid sleep 300 </dev/null >/dev/null 2>&1 &\necho $! > \"$SKILL_PIDFILE\"\necho left\n```\n"
+	dir := library(t, map[string]string{"cat/escape/SKILL.md": skill})
+	_, cs := withSkills(t, dir, admin)
+	res := routertest.Call(t, cs, "execute_skill", map[string]any{"skill_name": "escape", "step": 1, "env": map[string]any{"SKILL_PIDFILE": pidfile}})
+	if text := routertest.Text(res); res.IsError || !strings.Contains(text, "Exit code: 0\n--- stdout ---\nleft") {
+		t.Fatalf("isError=%v\n%s", res.IsError, text)
+	}
+	b, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	routertest.WaitGone(t, 10*time.Second, pid)
+}
