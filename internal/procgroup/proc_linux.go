@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -89,6 +90,8 @@ func startWatchdog() {
 // runWatchdog waits for the router to go, then kills every process that
 // carries one of its tree marks until none is left.
 func runWatchdog(tok string) {
+	name := []byte("evokore-watchdog\x00")
+	_ = unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&name[0])), 0, 0, 0)
 	signal.Ignore(syscall.SIGHUP, syscall.SIGINT)
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	mark := []byte(treeVarPrefix + tok + "=")

@@ -25,8 +25,8 @@ import (
 //
 //	sleeper   writes its pid to $PIDFILE, ignores SIGTERM, sleeps
 //	family    starts a sleeper in its group ($DIR/helper.pid) and one that
-//	          calls setsid ($DIR/setsid.pid), then writes $DIR/family.pid
-//	          and sleeps (or exits at once with EXIT=1)
+//	          calls setsid ($DIR/setsid.pid), waits for their pids, then
+//	          writes $DIR/family.pid and sleeps (or exits with EXIT=1)
 //	owner     plays a router: starts a family through the launcher, writes
 //	          $DIR/owner.pid, sleeps; NOWATCHDOG=1 runs it without the
 //	          watchdog
@@ -40,6 +40,16 @@ func TestMain(m *testing.M) {
 		dir := os.Getenv("DIR")
 		spawn("sleeper", filepath.Join(dir, "helper.pid"), false)
 		spawn("sleeper", filepath.Join(dir, "setsid.pid"), true)
+		// The helpers are up (their pids written) before the family says
+		// it is, and before it exits with EXIT=1.
+		for _, f := range []string{"helper.pid", "setsid.pid"} {
+			for {
+				if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
 		writePid(filepath.Join(dir, "family.pid"))
 		if os.Getenv("EXIT") == "1" {
 			os.Exit(0)
