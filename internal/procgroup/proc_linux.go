@@ -45,6 +45,12 @@ var (
 	// never collects a leader whose exec.Cmd is about to wait for it.
 	startMu sync.Mutex
 	leaders = map[int]bool{}
+
+	// subreaper is set once the router is a child subreaper: every
+	// orphan of a tree is then one of its children.
+	subreaper bool
+	// walkChildren may be cleared by tests to exercise the full scan.
+	walkChildren = true
 )
 
 // prepareRouter makes the router a child subreaper with an orphan reaper,
@@ -52,6 +58,7 @@ var (
 func prepareRouter() {
 	prepOnce.Do(func() {
 		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err == nil {
+			subreaper = true
 			ch := make(chan os.Signal, 1)
 			signal.Notify(ch, syscall.SIGCHLD)
 			go func() {
@@ -140,12 +147,48 @@ func reapOrphans() {
 	startMu.Lock()
 	defer startMu.Unlock()
 	self, group := os.Getpid(), syscall.Getpgrp()
-	for _, p := range scan() {
-		if p.ppid == self && p.state == 'Z' && p.pgid != group && !leaders[p.pid] {
-			var ws unix.WaitStatus
-			_, _ = unix.Wait4(p.pid, &ws, unix.WNOHANG, nil)
+	kids, ok := children(self)
+	if !ok {
+		for _, p := range scan() {
+			if p.ppid == self {
+				kids = append(kids, p.pid)
+			}
 		}
 	}
+	for _, pid := range kids {
+		p, ok := stat(pid)
+		if ok && p.state == 'Z' && p.pgid != group && !leaders[pid] {
+			var ws unix.WaitStatus
+			_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+		}
+	}
+}
+
+// children lists pid's children from /proc/<pid>/task/*/children; false
+// when the kernel does not provide those files.
+func children(pid int) ([]int, bool) {
+	base := "/proc/" + strconv.Itoa(pid) + "/task"
+	d, err := os.Open(base)
+	if err != nil {
+		return nil, false
+	}
+	tids, _ := d.Readdirnames(-1)
+	_ = d.Close()
+	var out []int
+	found := false
+	for _, tid := range tids {
+		b, err := os.ReadFile(base + "/" + tid + "/children")
+		if err != nil {
+			continue
+		}
+		found = true
+		for _, f := range bytes.Fields(b) {
+			if c, err := strconv.Atoi(string(f)); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out, found
 }
 
 // proc is one line of /proc/<pid>/stat, the fields used here.
@@ -239,21 +282,77 @@ func killMarked(mark []byte, sig syscall.Signal) int {
 
 // signalTree signals the group led by pid, every process whose parent
 // links lead to pid, and every process carrying the tree mark.
+//
 // The tree is read before anything is signalled: a killed parent's
-// children are re-parented at once, and the links would be lost.
+// children are re-parented at once, and the links would be lost. With the
+// router a subreaper, every orphan of the tree is a child of the router,
+// so the tree is the leader's descendants plus the marked children of the
+// router and their descendants, read through /proc/<pid>/task/*/children
+// at a cost that grows with the tree, not with the machine. Without that,
+// every process is read.
 func signalTree(pid int, mark string, sig syscall.Signal) {
+	m := []byte(mark)
+	targets, ok := treeByChildren(pid, m)
+	if !ok {
+		targets = treeByScan(pid, m)
+	}
+	signalGroup(pid, sig)
+	for t := range targets {
+		_ = syscall.Kill(t, sig)
+	}
+}
+
+// treeByChildren walks down from the leader and from the router's marked
+// children.
+func treeByChildren(pid int, mark []byte) (map[int]bool, bool) {
+	if !subreaper || !walkChildren {
+		return nil, false
+	}
+	self := os.Getpid()
+	kids, ok := children(self)
+	if !ok {
+		return nil, false
+	}
+	targets := map[int]bool{}
+	var queue []int
+	if pid > 0 {
+		queue = append(queue, pid)
+	}
+	for _, k := range kids {
+		if k != pid && marked(k, mark, true) {
+			targets[k] = true
+			queue = append(queue, k)
+		}
+	}
+	for len(queue) > 0 {
+		next := queue[0]
+		queue = queue[1:]
+		cs, _ := children(next)
+		for _, c := range cs {
+			if !targets[c] && c != self {
+				targets[c] = true
+				queue = append(queue, c)
+			}
+		}
+	}
+	return targets, true
+}
+
+// treeByScan reads every process: parent links from the leader, and the
+// mark in each environment.
+func treeByScan(pid int, mark []byte) map[int]bool {
 	procs := scan()
 	targets := map[int]bool{}
 	if pid > 0 {
-		children := map[int][]int{}
+		kids := map[int][]int{}
 		for _, p := range procs {
-			children[p.ppid] = append(children[p.ppid], p.pid)
+			kids[p.ppid] = append(kids[p.ppid], p.pid)
 		}
 		queue := []int{pid}
 		for len(queue) > 0 {
 			next := queue[0]
 			queue = queue[1:]
-			for _, c := range children[next] {
+			for _, c := range kids[next] {
 				if !targets[c] {
 					targets[c] = true
 					queue = append(queue, c)
@@ -261,14 +360,11 @@ func signalTree(pid int, mark string, sig syscall.Signal) {
 			}
 		}
 	}
-	self, m := os.Getpid(), []byte(mark)
+	self := os.Getpid()
 	for _, p := range procs {
-		if p.pid != self && !targets[p.pid] && p.state != 'Z' && marked(p.pid, m, true) {
+		if p.pid != self && !targets[p.pid] && p.state != 'Z' && marked(p.pid, mark, true) {
 			targets[p.pid] = true
 		}
 	}
-	signalGroup(pid, sig)
-	for t := range targets {
-		_ = syscall.Kill(t, sig)
-	}
+	return targets
 }

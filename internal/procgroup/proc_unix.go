@@ -12,16 +12,6 @@ const (
 	sigKill = syscall.SIGKILL
 )
 
-// Kill sends SIGKILL to the process group led by pid, and to pid itself in
-// case it left the group.
-func Kill(pid int) {
-	if pid <= 0 {
-		return
-	}
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	_ = syscall.Kill(pid, syscall.SIGKILL)
-}
-
 // Alive reports whether pid names a live process. EPERM means the process
 // exists but belongs to someone else, so it is alive; a zombie is dead.
 func Alive(pid int) bool {

@@ -32,13 +32,6 @@ func signalTree(pid int, _ string, _ syscall.Signal) {
 	}
 }
 
-// Kill ends the process; its children are not reached.
-func Kill(pid int) {
-	if p, err := os.FindProcess(pid); err == nil {
-		_ = p.Kill()
-	}
-}
-
 // Alive reports whether the process can still be opened.
 func Alive(pid int) bool {
 	if pid <= 0 {

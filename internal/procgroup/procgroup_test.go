@@ -144,6 +144,10 @@ func family(t *testing.T, ctx context.Context, exit bool) (*procgroup.Cmd, strin
 }
 
 func TestLeaderExitTakesItsHelpersAlongEvenAfterSetsid(t *testing.T) {
+	leaderExitTakesHelpers(t)
+}
+
+func leaderExitTakesHelpers(t *testing.T) {
 	cmd, dir := family(t, context.Background(), true)
 	helper, escaped := readPid(t, filepath.Join(dir, "helper.pid")), readPid(t, filepath.Join(dir, "setsid.pid"))
 	if err := cmd.Wait(); err != nil {
@@ -271,5 +275,25 @@ func TestUnreapedChildCountsAsDead(t *testing.T) {
 	}
 	if !procgroup.Alive(os.Getpid()) {
 		t.Error("this process is alive")
+	}
+}
+
+// BenchmarkRunTrue is the launcher's cost per short command: start, wait,
+// and the tree sweep (a /proc walk on Linux) after the exit.
+func BenchmarkRunTrue(b *testing.B) {
+	env := procgroup.Env{Parent: config.ProcessEnv()}
+	for b.Loop() {
+		if err := procgroup.Command(context.Background(), procgroup.Spec{Path: "true", Env: env}).Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRunTruePlainExec is the same command through os/exec alone.
+func BenchmarkRunTruePlainExec(b *testing.B) {
+	for b.Loop() {
+		if err := exec.Command("true").Run(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
