@@ -202,6 +202,10 @@ func (c *child) waitForExit(ctx context.Context) error {
 	c.mu.Lock()
 	cs, proc := c.cs, c.proc
 	c.mu.Unlock()
+	if cs == nil {
+		// Shutdown took the session between boot and this wait.
+		return errors.New("connection closed")
+	}
 	closed := make(chan error, 1)
 	go func() { closed <- cs.Wait() }()
 	var err error
