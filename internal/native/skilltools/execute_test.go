@@ -234,8 +234,10 @@ func TestExecuteSkillLeavesNoSetsidHelperBehind(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "helper.pid")
 	// The helper leaves the process group and the session, and the step
 	// exits at once: nothing but the launcher's tree mark finds it.
+	// setsid may fork first, so the helper writes its own pid.
 	skill := "---\nname: escape\ndescription: Leaves a helper behind.\n---\n\n```sh\n" +
-		"setsid sleep 300 </dev/null >/dev/null 2>&1 &\necho $! > \"$SKILL_PIDFILE\"\necho left\n```\n"
+		"setsid sh -c 'echo $$ > \"$0.tmp\"; mv \"$0.tmp\" \"$0\"; exec sleep 300' \"$SKILL_PIDFILE\" </dev/null >/dev/null 2>&1 &\n" +
+		"while [ ! -s \"$SKILL_PIDFILE\" ]; do sleep 0.05; done\necho left\n```\n"
 	dir := library(t, map[string]string{"cat/escape/SKILL.md": skill})
 	_, cs := withSkills(t, dir, admin)
 	res := routertest.Call(t, cs, "execute_skill", map[string]any{"skill_name": "escape", "step": 1, "env": map[string]any{"SKILL_PIDFILE": pidfile}})
