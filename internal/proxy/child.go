@@ -69,6 +69,12 @@ func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone
 	for {
 		started := time.Now()
 		err := c.boot(ctx, caps)
+		if err != nil && ctx.Err() == nil {
+			// Recorded before firstDone: whoever waits for the first boot
+			// sees its outcome, never a child still "booting".
+			c.sup.logf("%s", msgChildBootFailed(c.spec.ID, err))
+			c.fail(err)
+		}
 		if firstDone != nil {
 			firstDone()
 			firstDone = nil
@@ -77,8 +83,6 @@ func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone
 			return
 		}
 		if err != nil {
-			c.sup.logf("%s", msgChildBootFailed(c.spec.ID, err))
-			c.fail(err)
 			if errors.As(err, new(errFatal)) {
 				return
 			}
