@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/procgroup"
 	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
@@ -29,18 +30,29 @@ type router struct {
 // write their pids into dir.
 func startRouter(t *testing.T, extraEnv ...string) *router {
 	t.Helper()
-	return startRouterWith(t, nil, extraEnv...)
+	return startRouterWith(t, defaultServers, extraEnv...)
 }
 
-// startRouterWith is startRouter with client options (handlers).
-func startRouterWith(t *testing.T, opts *mcp.ClientOptions, extraEnv ...string) *router {
-	t.Helper()
-	dir := t.TempDir()
-	fx := testutil.FixtureServer(t)
-	testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{
+// defaultServers are two fixture children that write their pids into dir.
+func defaultServers(dir, fx string) map[string]any {
+	return map[string]any{
 		"one": map[string]any{"command": fx, "args": []string{"-pidfile", filepath.Join(dir, "one.pid"), "-stderr", "fixture one says hello"}},
 		"two": map[string]any{"command": fx, "args": []string{"-pidfile", filepath.Join(dir, "two.pid")}},
-	}})
+	}
+}
+
+// startRouterWith runs the evokore binary (built with -race when the
+// tests are) over the servers that servers(dir, fixture) returns.
+func startRouterWith(t *testing.T, servers func(dir, fixture string) map[string]any, extraEnv ...string) *router {
+	t.Helper()
+	return launchRouter(t, nil, servers, extraEnv...)
+}
+
+// launchRouter is startRouterWith with client options (handlers).
+func launchRouter(t *testing.T, opts *mcp.ClientOptions, servers func(dir, fixture string) map[string]any, extraEnv ...string) *router {
+	t.Helper()
+	dir := t.TempDir()
+	testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": servers(dir, testutil.FixtureServer(t))})
 	cmd := exec.Command(testutil.Evokore(t), "serve")
 	cmd.Dir = dir
 	cmd.Env = append([]string{
@@ -52,7 +64,7 @@ func startRouterWith(t *testing.T, opts *mcp.ClientOptions, extraEnv ...string) 
 	r := &router{cmd: cmd, stderr: &routertest.Buffer{}, dir: dir}
 	cmd.Stderr = r.stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "process-test", Version: "1"}, opts)
-	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 15 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, r.stderr.String())
 	}
@@ -68,23 +80,69 @@ func startRouterWith(t *testing.T, opts *mcp.ClientOptions, extraEnv ...string) 
 
 // childPids waits for both children to have booted and returns their pids.
 func (r *router) childPids(t *testing.T) []int {
+	return r.pids(t, "one.pid", "two.pid")
+}
+
+// pids waits for the children to have booted and returns the pids written
+// into the named files of the router's directory.
+func (r *router) pids(t *testing.T, files ...string) []int {
 	t.Helper()
 	var pids []int
-	routertest.WaitFor(t, "both children to boot", func() bool {
+	routertest.WaitFor(t, "the children to boot", func() bool {
 		return strings.Contains(r.stderr.String(), "Proxy bootstrap complete: ")
 	})
-	for _, name := range []string{"one.pid", "two.pid"} {
-		b, err := os.ReadFile(filepath.Join(r.dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, name := range files {
+		var pid int
+		routertest.WaitFor(t, name, func() bool {
+			b, err := os.ReadFile(filepath.Join(r.dir, name))
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+			return err == nil && pid > 0
+		})
 		pids = append(pids, pid)
 	}
 	return pids
+}
+
+// misbehaving are children that make containment hard: one ignores stdin
+// EOF and SIGTERM and has a helper in its group, one has a helper that
+// called setsid.
+func misbehaving(dir, fx string) map[string]any {
+	return map[string]any{
+		"stubborn": map[string]any{"command": fx, "args": []string{"-pidfile", filepath.Join(dir, "stubborn.pid"),
+			"-ignore-eof", "-ignore-term", "-grandchild", filepath.Join(dir, "helper.pid")}},
+		"escaper": map[string]any{"command": fx, "args": []string{"-pidfile", filepath.Join(dir, "escaper.pid"),
+			"-grandchild", filepath.Join(dir, "setsid.pid"), "-setsid"}},
+	}
+}
+
+var misbehavingPids = []string{"stubborn.pid", "helper.pid", "escaper.pid", "setsid.pid"}
+
+func TestSIGKILLOfRouterLeavesNoDescendant(t *testing.T) {
+	r := startRouterWith(t, misbehaving)
+	pids := r.pids(t, misbehavingPids...)
+	for _, p := range pids {
+		if !procgroup.Alive(p) {
+			t.Fatalf("process %d should be running before the kill", p)
+		}
+	}
+	if err := r.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	routertest.WaitGone(t, 10*time.Second, pids...)
+}
+
+// The stubborn child costs the router two shutdown graces (stdin closed,
+// SIGTERM ignored, then SIGKILL); the client waits for that.
+func TestCleanExitOfRouterLeavesNoDescendant(t *testing.T) {
+	r := startRouterWith(t, misbehaving)
+	pids := r.pids(t, misbehavingPids...)
+	if err := r.cs.Close(); err != nil {
+		t.Fatalf("router did not exit cleanly on stdin EOF: %v\n%s", err, r.stderr.String())
+	}
+	if code := r.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("exit code %d", code)
+	}
+	routertest.WaitGone(t, 10*time.Second, pids...)
 }
 
 func TestStdinEOFExitsCleanlyAndStopsChildren(t *testing.T) {

@@ -80,7 +80,7 @@ func TestSIGTERMAnswersTheCallInFlight(t *testing.T) {
 // graceful exit would have status 0 after the shutdown grace.
 func TestSecondSignalEndsTheRouter(t *testing.T) {
 	var r *router
-	r = startRouterWith(t, signalOnProgress(&r, 1, 2))
+	r = launchRouter(t, signalOnProgress(&r, 1, 2), defaultServers)
 	pids := r.childPids(t)
 	params := &mcp.CallToolParams{Name: "one_progress", Arguments: map[string]any{"steps": 100000}}
 	params.SetProgressToken("t2")

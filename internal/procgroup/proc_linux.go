@@ -2,10 +2,29 @@ package procgroup
 
 import (
 	"bytes"
+	"io"
 	"os"
+	"os/exec"
+	"os/signal"
 	"strconv"
+	"sync"
 	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
+
+// watchdogEnv switches a binary that links this package into watchdog
+// mode; its value is the router's token.
+const watchdogEnv = "EVOKORE_PROCGROUP_WATCHDOG"
+
+func init() {
+	if tok, ok := os.LookupEnv(watchdogEnv); ok {
+		runWatchdog(tok)
+		os.Exit(0)
+	}
+}
 
 // sysProcAttr puts the child in its own group and asks the kernel to kill
 // it when the router dies, even by SIGKILL.
@@ -13,22 +32,339 @@ func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
-// zombie reads the process state from /proc: "Z" (zombie) and "X" (dead)
-// processes have exited and only wait to be reaped.
-func zombie(pid int) bool {
+var (
+	prepOnce sync.Once
+	// watchdogOff is set by tests that must see what holds without the
+	// watchdog.
+	watchdogOff bool
+	// watchdogPipe is the write end the watchdog waits on; held for the
+	// life of the process (a collected *os.File would close it).
+	watchdogPipe *os.File
+
+	// startMu orders starts against the orphan reaper, so the reaper
+	// never collects a leader whose exec.Cmd is about to wait for it.
+	startMu sync.Mutex
+	leaders = map[int]bool{}
+
+	// subreaper is set once the router is a child subreaper: every
+	// orphan of a tree is then one of its children.
+	subreaper bool
+	// walkChildren may be cleared by tests to exercise the full scan.
+	walkChildren = true
+)
+
+// prepareRouter makes the router a child subreaper with an orphan reaper,
+// and starts the watchdog, once.
+func prepareRouter() {
+	prepOnce.Do(func() {
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err == nil {
+			subreaper = true
+			ch := make(chan os.Signal, 1)
+			signal.Notify(ch, syscall.SIGCHLD)
+			go func() {
+				for range ch {
+					reapOrphans()
+				}
+			}()
+		}
+		if !watchdogOff {
+			startWatchdog()
+		}
+	})
+}
+
+// startWatchdog re-runs this executable in watchdog mode, in a group of
+// its own and with no parent-death signal: it must outlive the router.
+func startWatchdog() {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return
+	}
+	cmd := exec.Command("/proc/self/exe")
+	cmd.Args = []string{"evokore-watchdog"}
+	cmd.Env = []string{watchdogEnv + "=" + routerToken}
+	cmd.Stdin = r
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	_ = r.Close()
+	if err != nil {
+		_ = w.Close()
+		return
+	}
+	watchdogPipe = w
+}
+
+// runWatchdog waits for the router to go, then kills every process that
+// carries one of its tree marks until none is left.
+func runWatchdog(tok string) {
+	name := []byte("evokore-watchdog\x00")
+	_ = unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&name[0])), 0, 0, 0)
+	signal.Ignore(syscall.SIGHUP, syscall.SIGINT)
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	mark := []byte(treeVarPrefix + tok + "=")
+	for range 200 {
+		if killMarked(mark, syscall.SIGKILL) == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func startLocked(cmd *exec.Cmd) error {
+	startMu.Lock()
+	defer startMu.Unlock()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	leaders[cmd.Process.Pid] = true
+	return nil
+}
+
+func forget(pid int) {
+	startMu.Lock()
+	delete(leaders, pid)
+	startMu.Unlock()
+}
+
+// waitExited blocks until pid has exited, without reaping it: its zombie
+// keeps the pid and the group id from being reused while the tree is
+// signalled.
+func waitExited(pid int) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return
+		}
+	}
+}
+
+// reapOrphans collects the zombies of descendants re-parented to the
+// router: children of the router that are not leaders it waits for and
+// not in its own process group (what the router runs through os/exec
+// directly stays there, and its exec.Cmd reaps it).
+func reapOrphans() {
+	startMu.Lock()
+	defer startMu.Unlock()
+	self, group := os.Getpid(), syscall.Getpgrp()
+	kids, ok := children(self)
+	if !ok {
+		for _, p := range scan() {
+			if p.ppid == self {
+				kids = append(kids, p.pid)
+			}
+		}
+	}
+	for _, pid := range kids {
+		p, ok := stat(pid)
+		if ok && p.state == 'Z' && p.pgid != group && !leaders[pid] {
+			var ws unix.WaitStatus
+			_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+		}
+	}
+}
+
+// children lists pid's children from /proc/<pid>/task/*/children; false
+// when the kernel does not provide those files.
+func children(pid int) ([]int, bool) {
+	base := "/proc/" + strconv.Itoa(pid) + "/task"
+	d, err := os.Open(base)
+	if err != nil {
+		return nil, false
+	}
+	tids, _ := d.Readdirnames(-1)
+	_ = d.Close()
+	var out []int
+	found := false
+	for _, tid := range tids {
+		b, err := os.ReadFile(base + "/" + tid + "/children")
+		if err != nil {
+			continue
+		}
+		found = true
+		for _, f := range bytes.Fields(b) {
+			if c, err := strconv.Atoi(string(f)); err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out, found
+}
+
+// proc is one line of /proc/<pid>/stat, the fields used here.
+type proc struct {
+	pid, ppid, pgid int
+	state           byte
+}
+
+// scan lists the processes under /proc.
+func scan() []proc {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	out := make([]proc, 0, len(names))
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		if p, ok := stat(pid); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// stat reads /proc/<pid>/stat: the command name is in parentheses and may
+// hold spaces, so the fields are taken after the last ')'.
+func stat(pid int) (proc, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return proc{}, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return proc{}, false
+	}
+	f := bytes.Fields(b[i+2:])
+	if len(f) < 3 {
+		return proc{}, false
+	}
+	ppid, _ := strconv.Atoi(string(f[1]))
+	pgid, _ := strconv.Atoi(string(f[2]))
+	return proc{pid: pid, ppid: ppid, pgid: pgid, state: f[0][0]}, true
+}
+
+// zombie reports a process that has exited and only waits to be reaped:
+// state "Z" (zombie) or "X" (dead).
+func zombie(pid int) bool {
+	p, ok := stat(pid)
+	return ok && (p.state == 'Z' || p.state == 'X')
+}
+
+// marked reports whether the process's initial environment holds mark (a
+// whole "NAME=" prefix, or "NAME=value" matched as a whole entry).
+func marked(pid int, mark []byte, whole bool) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 	if err != nil {
 		return false
 	}
-	// The command name is in parentheses and may hold spaces; the state
-	// follows the last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return false
-	}
-	switch b[i+2] {
-	case 'Z', 'X':
-		return true
+	for len(b) > 0 {
+		entry := b
+		if i := bytes.IndexByte(b, 0); i >= 0 {
+			entry, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		if whole && bytes.Equal(entry, mark) || !whole && bytes.HasPrefix(entry, mark) {
+			return true
+		}
 	}
 	return false
+}
+
+// killMarked signals every other process whose environment carries the
+// prefix mark and returns how many it found alive.
+func killMarked(mark []byte, sig syscall.Signal) int {
+	self, n := os.Getpid(), 0
+	for _, p := range scan() {
+		if p.pid == self || p.state == 'Z' || p.state == 'X' || !marked(p.pid, mark, false) {
+			continue
+		}
+		_ = syscall.Kill(p.pid, sig)
+		n++
+	}
+	return n
+}
+
+// signalTree signals the group led by pid, every process whose parent
+// links lead to pid, and every process carrying the tree mark.
+//
+// The tree is read before anything is signalled: a killed parent's
+// children are re-parented at once, and the links would be lost. With the
+// router a subreaper, every orphan of the tree is a child of the router,
+// so the tree is the leader's descendants plus the marked children of the
+// router and their descendants, read through /proc/<pid>/task/*/children
+// at a cost that grows with the tree, not with the machine. Without that,
+// every process is read.
+func signalTree(pid int, mark string, sig syscall.Signal) {
+	m := []byte(mark)
+	targets, ok := treeByChildren(pid, m)
+	if !ok {
+		targets = treeByScan(pid, m)
+	}
+	signalGroup(pid, sig)
+	for t := range targets {
+		_ = syscall.Kill(t, sig)
+	}
+}
+
+// treeByChildren walks down from the leader and from the router's marked
+// children.
+func treeByChildren(pid int, mark []byte) (map[int]bool, bool) {
+	if !subreaper || !walkChildren {
+		return nil, false
+	}
+	self := os.Getpid()
+	kids, ok := children(self)
+	if !ok {
+		return nil, false
+	}
+	targets := map[int]bool{}
+	var queue []int
+	if pid > 0 {
+		queue = append(queue, pid)
+	}
+	for _, k := range kids {
+		if k != pid && marked(k, mark, true) {
+			targets[k] = true
+			queue = append(queue, k)
+		}
+	}
+	for len(queue) > 0 {
+		next := queue[0]
+		queue = queue[1:]
+		cs, _ := children(next)
+		for _, c := range cs {
+			if !targets[c] && c != self {
+				targets[c] = true
+				queue = append(queue, c)
+			}
+		}
+	}
+	return targets, true
+}
+
+// treeByScan reads every process: parent links from the leader, and the
+// mark in each environment.
+func treeByScan(pid int, mark []byte) map[int]bool {
+	procs := scan()
+	targets := map[int]bool{}
+	if pid > 0 {
+		kids := map[int][]int{}
+		for _, p := range procs {
+			kids[p.ppid] = append(kids[p.ppid], p.pid)
+		}
+		queue := []int{pid}
+		for len(queue) > 0 {
+			next := queue[0]
+			queue = queue[1:]
+			for _, c := range kids[next] {
+				if !targets[c] {
+					targets[c] = true
+					queue = append(queue, c)
+				}
+			}
+		}
+	}
+	self := os.Getpid()
+	for _, p := range procs {
+		if p.pid != self && !targets[p.pid] && p.state != 'Z' && marked(p.pid, mark, true) {
+			targets[p.pid] = true
+		}
+	}
+	return targets
 }

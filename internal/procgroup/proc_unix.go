@@ -4,32 +4,13 @@ package procgroup
 
 import (
 	"errors"
-	"os/exec"
 	"syscall"
 )
 
-// Prepare makes cmd start in a process group of its own.
-func Prepare(cmd *exec.Cmd) {
-	cmd.SysProcAttr = sysProcAttr()
-}
-
-// Kill sends SIGKILL to the process group led by pid, and to pid itself in
-// case it left the group.
-func Kill(pid int) {
-	if pid <= 0 {
-		return
-	}
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
-	_ = syscall.Kill(pid, syscall.SIGKILL)
-}
-
-// KillGroup sends SIGKILL to the group pgid only: for a leader already
-// reaped, whose pid may since name an unrelated process.
-func KillGroup(pgid int) {
-	if pgid > 0 {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	}
-}
+const (
+	sigTerm = syscall.SIGTERM
+	sigKill = syscall.SIGKILL
+)
 
 // Alive reports whether pid names a live process. EPERM means the process
 // exists but belongs to someone else, so it is alive; a zombie is dead.
@@ -51,4 +32,13 @@ func GroupAlive(pgid int) bool {
 	}
 	err := syscall.Kill(-pgid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// signalGroup signals the group led by pid and pid itself; a pid of zero
+// (leader reaped) signals nothing.
+func signalGroup(pid int, sig syscall.Signal) {
+	if pid > 0 {
+		_ = syscall.Kill(-pid, sig)
+		_ = syscall.Kill(pid, sig)
+	}
 }

@@ -3,13 +3,30 @@ package procgroup
 import (
 	"os"
 	"os/exec"
+	"syscall"
 )
 
-// Prepare does nothing on Windows, which has no process groups to signal.
-func Prepare(*exec.Cmd) {}
+const (
+	sigTerm = syscall.SIGTERM
+	sigKill = syscall.SIGKILL
+)
 
-// Kill ends the process; its children are not reached.
-func Kill(pid int) {
+// sysProcAttr is nil: Windows has no process groups to signal.
+func sysProcAttr() *syscall.SysProcAttr { return nil }
+
+func prepareRouter() {}
+
+func startLocked(cmd *exec.Cmd) error { return cmd.Start() }
+
+func waitExited(int) {}
+
+func forget(int) {}
+
+// signalTree kills the process itself; its children are not reached.
+func signalTree(pid int, _ string, _ syscall.Signal) {
+	if pid <= 0 {
+		return
+	}
 	if p, err := os.FindProcess(pid); err == nil {
 		_ = p.Kill()
 	}
@@ -30,7 +47,3 @@ func Alive(pid int) bool {
 
 // GroupAlive is Alive: Windows has no process groups.
 func GroupAlive(pgid int) bool { return Alive(pgid) }
-
-// KillGroup does nothing: Windows has no process groups, and the leader is
-// gone.
-func KillGroup(int) {}

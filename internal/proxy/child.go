@@ -69,6 +69,12 @@ func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone
 	for {
 		started := time.Now()
 		err := c.boot(ctx, caps)
+		if err != nil && ctx.Err() == nil {
+			// Recorded before firstDone: whoever waits for the first boot
+			// sees its outcome, never a child still "booting".
+			c.sup.logf("%s", msgChildBootFailed(c.spec.ID, err))
+			c.fail(err)
+		}
 		if firstDone != nil {
 			firstDone()
 			firstDone = nil
@@ -77,8 +83,6 @@ func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone
 			return
 		}
 		if err != nil {
-			c.sup.logf("%s", msgChildBootFailed(c.spec.ID, err))
-			c.fail(err)
 			if errors.As(err, new(errFatal)) {
 				return
 			}
@@ -129,7 +133,7 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 		if spec.Command == "" {
 			return errFatal{fmt.Errorf("Stdio server '%s' requires a 'command' field", spec.ID)}
 		}
-		proc, err = startProcess(spec, c.sup.opts.Env, c.sup.opts.Log)
+		proc, err = startProcess(spec, c.sup.opts.Env, c.sup.opts.Log, c.sup.opts.ShutdownGrace)
 		if err != nil {
 			return err
 		}
@@ -137,7 +141,7 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 	}
 	abandon := func() {
 		if proc != nil {
-			proc.stop(200 * time.Millisecond)
+			proc.stopAfter(200 * time.Millisecond)
 		}
 	}
 
@@ -205,6 +209,10 @@ func (c *child) waitForExit(ctx context.Context) error {
 	c.mu.Lock()
 	cs, proc := c.cs, c.proc
 	c.mu.Unlock()
+	if cs == nil {
+		// Shutdown took the session between boot and this wait.
+		return errors.New("connection closed")
+	}
 	closed := make(chan error, 1)
 	go func() { closed <- cs.Wait() }()
 	var err error
@@ -216,9 +224,9 @@ func (c *child) waitForExit(ctx context.Context) error {
 	if proc != nil {
 		// The connection closed: make sure the process is gone too, and
 		// report how it ended.
-		proc.stop(c.sup.opts.ShutdownGrace)
-		if proc.err != nil {
-			err = proc.err
+		proc.stopAfter(c.sup.opts.ShutdownGrace)
+		if perr := proc.exitErr(); perr != nil {
+			err = perr
 		}
 	}
 	c.mu.Lock()
@@ -397,7 +405,7 @@ func (c *child) shutdown(grace time.Duration) {
 		go cs.Close() // closes stdin; may block on a wedged child
 	}
 	if proc != nil {
-		proc.stop(grace)
+		proc.stopAfter(grace)
 	}
 }
 

@@ -4,7 +4,10 @@
 // passes progress, log messages and the children's own requests through
 // to the calling client, notices a child's death the moment its transport
 // closes, restarts it with capped exponential backoff, and on shutdown
-// leaves no process behind.
+// leaves no process behind (stdio children start through package
+// procgroup). A child's stdout reaches the MCP transport through a filter
+// that skips and logs non-JSON lines (banners, stray prints), and its
+// stderr is forwarded line by line, long lines truncated, never blocking.
 //
 // A child is one goroutine that owns its process and client session; the
 // rest of the router sees it only through the catalog and [Supervisor]'s

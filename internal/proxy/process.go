@@ -2,57 +2,22 @@ package proxy
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
-	"os/exec"
 	"runtime"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/procgroup"
 )
 
-// baseEnv are the variables every stdio child gets from the router's
-// environment: enough to find programs, a home, a locale, a temp dir and
-// a proxy, and nothing that belongs to another server.
-var baseEnv = []string{
-	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE",
-	"TMPDIR", "TMP", "TEMP", "TZ", "TERM",
-	"XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME",
-	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
-	"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR",
-	// Windows needs these to start anything at all.
-	"SYSTEMROOT", "SystemRoot", "COMSPEC", "PATHEXT", "WINDIR", "APPDATA", "LOCALAPPDATA",
-	"USERPROFILE", "PROGRAMFILES", "ProgramFiles", "ProgramData",
-}
-
-// childEnv builds a stdio child's environment: the base allowlist (or the
-// whole environment with inheritEnv) plus the server's own env.
-func childEnv(s config.Server, env config.Env) []string {
-	var vars map[string]string
-	if s.InheritEnv {
-		vars = map[string]string{}
-		for _, kv := range env.Pairs() {
-			k, v, _ := strings.Cut(kv, "=")
-			vars[k] = v
-		}
-	} else {
-		vars = make(map[string]string, len(baseEnv)+len(s.Env))
-		for _, k := range baseEnv {
-			if v, ok := env.Lookup(k); ok {
-				vars[k] = v
-			}
-		}
-	}
-	for k, v := range s.Env {
-		vars[k] = v
-	}
-	out := make([]string, 0, len(vars))
-	for k, v := range vars {
-		out = append(out, k+"="+v)
-	}
-	return out
+// childEnv is a stdio child's environment policy: the base allowlist
+// (or the whole environment with inheritEnv) plus the server's own env.
+func childEnv(s config.Server, env config.Env) procgroup.Env {
+	return procgroup.Env{Parent: env, Inherit: s.InheritEnv, Set: s.Env}
 }
 
 // resolveCommand maps `npx` to `npx.cmd` on Windows, as EVOKORE-MCP does;
@@ -66,20 +31,22 @@ func resolveCommand(cmd string) string {
 
 // process is a running stdio child.
 type process struct {
-	cmd    *exec.Cmd
+	cmd    *procgroup.Cmd
 	stdin  io.WriteCloser
 	stdout io.ReadCloser
 	done   chan struct{} // closed when the process has exited
 	err    error         // exit status, valid after done
 }
 
-// startProcess starts a stdio child in its own process group with stderr
-// forwarded to log line by line, prefixed with the server id.
-func startProcess(s config.Server, env config.Env, log io.Writer) (*process, error) {
-	cmd := exec.Command(resolveCommand(s.Command), s.Args...)
-	cmd.Dir = s.Dir
-	cmd.Env = childEnv(s, env)
-	cmd.SysProcAttr = childProcAttr()
+// startProcess starts a stdio child through the launcher (own group,
+// parent-death signal, tree containment) with stderr forwarded to log line
+// by line, prefixed with the server id, and stdout filtered so that only
+// JSON lines reach the MCP transport.
+func startProcess(s config.Server, env config.Env, log io.Writer, grace time.Duration) (*process, error) {
+	cmd := procgroup.Command(context.Background(), procgroup.Spec{
+		Path: resolveCommand(s.Command), Args: s.Args, Dir: s.Dir,
+		Env: childEnv(s, env), Grace: grace,
+	})
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -90,59 +57,90 @@ func startProcess(s config.Server, env config.Env, log io.Writer) (*process, err
 	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
+		_ = stdout.Close()
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
+		_ = stdout.Close()
+		_ = stderr.Close()
 		return nil, err
 	}
-	p := &process{cmd: cmd, stdin: stdin, stdout: stdout, done: make(chan struct{})}
+	prefix := "[" + s.ID + "] "
+	p := &process{cmd: cmd, stdin: stdin, stdout: newJSONLines(stdout, log, prefix), done: make(chan struct{})}
 	var drained sync.WaitGroup
 	drained.Add(1)
 	go func() {
 		defer drained.Done()
-		forwardLines(stderr, log, "["+s.ID+"] ")
+		defer stderr.Close()
+		forwardLines(stderr, log, prefix)
 	}()
 	go func() {
-		// Wait closes the pipes, so let stderr drain first.
-		drained.Wait()
 		p.err = cmd.Wait()
+		// The tree is gone, so stderr reaches EOF: log all of it before
+		// anyone reads how the child ended.
+		drained.Wait()
 		close(p.done)
 	}()
 	return p, nil
 }
 
+// maxForwardedLine bounds one forwarded stderr line; the rest of a longer
+// line is dropped (and said so), never buffered.
+const maxForwardedLine = 16 << 10
+
 // forwardLines copies r to w one line at a time with a prefix, so lines
-// from different children never interleave mid-line.
+// from different children never interleave mid-line. A line of any length
+// is read through to its end, so a child that prints megabytes without a
+// newline never blocks on a full pipe.
 func forwardLines(r io.Reader, w io.Writer, prefix string) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	for sc.Scan() {
-		fmt.Fprintf(w, "%s%s\n", prefix, sc.Text())
+	br := bufio.NewReaderSize(r, 64<<10)
+	var line []byte
+	dropped := 0
+	for {
+		chunk, err := br.ReadSlice('\n')
+		room := maxForwardedLine - len(line)
+		if len(chunk) > room {
+			dropped += len(chunk) - room
+			chunk = chunk[:room]
+		}
+		line = append(line, chunk...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if len(line) > 0 || dropped > 0 {
+			text := strings.TrimRight(string(line), "\r\n")
+			if dropped > 0 {
+				text += fmt.Sprintf(" … [%d more bytes]", dropped)
+			}
+			fmt.Fprintf(w, "%s%s\n", prefix, text)
+		}
+		line, dropped = line[:0], 0
+		if err != nil {
+			return
+		}
 	}
 }
 
 // stop ends the process the way the MCP spec asks: close its stdin, wait,
-// then SIGTERM and finally SIGKILL its whole process group, so helpers it
-// started (npx starts node) go too.
-func (p *process) stop(grace time.Duration) {
-	_ = p.stdin.Close()
-	if p.wait(grace) {
-		return
-	}
-	signalGroup(p.cmd, sigTerm)
-	if p.wait(grace) {
-		return
-	}
-	signalGroup(p.cmd, sigKill)
-	p.wait(grace)
-}
-
-func (p *process) wait(d time.Duration) bool {
+// then SIGTERM and finally SIGKILL its whole tree, so helpers it started
+// (npx starts node) go too.
+func (p *process) stopAfter(grace time.Duration) {
+	p.cmd.StopAfter(grace)
+	t := time.NewTimer(grace)
+	defer t.Stop()
 	select {
 	case <-p.done:
-		return true
-	case <-time.After(d):
-		return false
+	case <-t.C: // a process stuck in the kernel; not waited for
+	}
+}
+
+// exitErr is how the process ended, once it has.
+func (p *process) exitErr() error {
+	select {
+	case <-p.done:
+		return p.err
+	default:
+		return nil
 	}
 }
 

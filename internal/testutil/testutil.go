@@ -26,8 +26,12 @@ var (
 	buildDir string
 )
 
+// raceBuild is set when the tests themselves run with -race (race.go):
+// the router they start is then built with -race too.
+var raceBuild bool
+
 // build compiles a main package of the module once per test binary.
-func build(t testing.TB, pkg, name string) string {
+func build(t testing.TB, pkg, name string, flags ...string) string {
 	t.Helper()
 	buildMu.Lock()
 	defer buildMu.Unlock()
@@ -42,7 +46,7 @@ func build(t testing.TB, pkg, name string) string {
 		buildDir = d
 	}
 	out := filepath.Join(buildDir, name)
-	cmd := exec.Command("go", "build", "-o", out, pkg)
+	cmd := exec.Command("go", append(append([]string{"build"}, flags...), "-o", out, pkg)...)
 	cmd.Dir = Root(t)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
@@ -58,8 +62,12 @@ func Build(t testing.TB, pkg, name string) string {
 	return build(t, pkg, name)
 }
 
-// Evokore returns the path of a freshly built evokore binary.
+// Evokore returns the path of a freshly built evokore binary, built with
+// the race detector when the tests run with it.
 func Evokore(t testing.TB) string {
+	if raceBuild {
+		return build(t, "./cmd/evokore", "evokore", "-race")
+	}
 	return build(t, "./cmd/evokore", "evokore")
 }
 

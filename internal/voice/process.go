@@ -4,42 +4,39 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
 	"strings"
 	"time"
 
+	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/procgroup"
 )
 
 // runProcess runs a helper program (a player, ffmpeg, a local whisper) to
-// completion. It is the one place this package starts a process: in a
-// process group of its own, killed with its group when ctx ends, so a
-// player never outlives the sidecar.
+// completion. It is the one place this package starts a process: through
+// the router's one launcher, so its whole tree is killed when ctx ends
+// and a player never outlives the sidecar. Helpers get the sidecar's
+// whole environment: they are the user's own audio tools (they need
+// DISPLAY, PULSE_SERVER, XDG_RUNTIME_DIR and the like), and nothing a
+// model wrote reaches their arguments but text to speak, in a file.
 func runProcess(ctx context.Context, argv []string) error {
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd := procgroup.Command(ctx, procgroup.Spec{
+		Path: argv[0], Args: argv[1:],
+		Env:   procgroup.Env{Parent: config.ProcessEnv(), Inherit: true},
+		Grace: 2 * time.Second,
+	})
 	var stderr tailBuffer
 	cmd.Stderr = &stderr
-	cmd.WaitDelay = 2 * time.Second
-	procgroup.Prepare(cmd)
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			if tail := strings.TrimSpace(stderr.String()); tail != "" {
-				return fmt.Errorf("%s: %w: %s", argv[0], err, tail)
-			}
-			return fmt.Errorf("%s: %w", argv[0], err)
-		}
-		return nil
-	case <-ctx.Done():
-		procgroup.Kill(cmd.Process.Pid)
-		<-done
+	err := cmd.Run()
+	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	if err != nil {
+		if tail := strings.TrimSpace(stderr.String()); tail != "" {
+			return fmt.Errorf("%s: %w: %s", argv[0], err, tail)
+		}
+		return fmt.Errorf("%s: %w", argv[0], err)
+	}
+	return nil
 }
 
 // tailBuffer keeps the last 1 KiB written to it: enough of a helper's

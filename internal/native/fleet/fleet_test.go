@@ -167,3 +167,23 @@ func TestFleetErrors(t *testing.T) {
 		t.Errorf("empty fleet = %s", text)
 	}
 }
+
+func TestAgentsGetTheAllowlistNotTheRouterSecrets(t *testing.T) {
+	h := routertest.New(t, map[string]any{}, map[string]string{"EVOKORE_ROLE": "admin", "ROUTER_ONLY_SECRET": "s3cr3t"})
+	cs := h.Connect(nil)
+	out := filepath.Join(t.TempDir(), "env.txt")
+	text, isErr := routertest.CallText(t, cs, "fleet_spawn", map[string]any{"command": "sh",
+		"args": []string{"-c", `echo "secret=${ROUTER_ONLY_SECRET:-unset} path=${PATH:+set}" > "$0.tmp"; mv "$0.tmp" "$0"`, out}})
+	if isErr {
+		t.Fatal(text)
+	}
+	var got []byte
+	routertest.WaitFor(t, "the agent's report", func() bool {
+		var err error
+		got, err = os.ReadFile(out)
+		return err == nil
+	})
+	if string(got) != "secret=unset path=set\n" {
+		t.Errorf("an agent sees %q: the base allowlist, never another secret", got)
+	}
+}

@@ -1,12 +1,13 @@
 package fleet
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"sync"
 	"time"
 
+	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/procgroup"
 )
 
@@ -37,6 +38,7 @@ type Snapshot struct {
 
 type agent struct {
 	id        string
+	cmd       *procgroup.Cmd
 	pid       int
 	resource  string
 	status    string
@@ -47,7 +49,7 @@ type agent struct {
 
 // Manager is the fleet registry.
 type Manager struct {
-	env []string
+	env config.Env
 
 	mu     sync.Mutex
 	agents map[string]*agent
@@ -59,17 +61,17 @@ type Manager struct {
 // ErrUnknownAgent is wrapped by errors about an agent id nobody spawned.
 var ErrUnknownAgent = errors.New("unknown agent")
 
-// New returns an empty fleet whose agents get env.
-func New(env []string) *Manager {
+// New returns an empty fleet whose agents get the launcher's base and
+// toolchain allowlists of env.
+func New(env config.Env) *Manager {
 	return &Manager{env: env, agents: map[string]*agent{}, next: 1}
 }
 
 // Spawn starts command with args as a new agent. A non-empty resource
 // labels it claimed.
 func (m *Manager) Spawn(command string, args []string, resource string) (Snapshot, error) {
-	cmd := exec.Command(command, args...)
-	cmd.Env = m.env
-	procgroup.Prepare(cmd)
+	cmd := procgroup.Command(context.Background(), procgroup.Spec{Path: command, Args: args,
+		Env: procgroup.Env{Parent: m.env, Toolchain: true}})
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
@@ -80,6 +82,7 @@ func (m *Manager) Spawn(command string, args []string, resource string) (Snapsho
 	}
 	a := &agent{
 		id:        fmt.Sprintf("FA-%03d", m.next),
+		cmd:       cmd,
 		pid:       cmd.Process.Pid,
 		resource:  resource,
 		status:    StatusRunning,
@@ -140,17 +143,10 @@ func (m *Manager) Release(id string) (Snapshot, error) {
 	return before, nil
 }
 
-// kill ends the agent's group and waits (bounded) for the reaper.
+// kill ends the agent's tree and waits (bounded) for the reaper. An
+// agent that already exited took its tree with it.
 func kill(a *agent) {
-	select {
-	case <-a.exited:
-		// Reaped: its pid may name another process by now; only the
-		// group it led is still ours to end.
-		procgroup.KillGroup(a.pid)
-		return
-	default:
-	}
-	procgroup.Kill(a.pid)
+	a.cmd.Kill()
 	select {
 	case <-a.exited:
 	case <-time.After(reapWait):

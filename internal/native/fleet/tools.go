@@ -10,10 +10,10 @@ import (
 	"github.com/evokore/evokore/internal/native"
 )
 
-// Register binds the fleet tools to a new fleet whose agents inherit the
-// router's environment. Call Close at shutdown.
+// Register binds the fleet tools to a new fleet whose agents get the
+// launcher's allowlists of the router's environment. Call Close at shutdown.
 func Register(t *native.Table, host *native.Host) *Manager {
-	m := New(host.Settings.Env.Pairs())
+	m := New(host.Settings.Env)
 	t.Bind(native.FleetSpawn, m.spawnTool)
 	t.Bind(native.FleetClaim, m.claimTool)
 	t.Bind(native.FleetRelease, m.releaseTool)

@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,16 +29,6 @@ const DefaultTimeout = 30 * time.Second
 
 // maxOutput bounds what a plugin may print on stdout.
 const maxOutput = 8 << 20
-
-// baseEnv are the variables a plugin gets from the router's environment:
-// enough to find programs, a home, a locale, a temp dir and a proxy.
-var baseEnv = []string{
-	"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE",
-	"TMPDIR", "TMP", "TEMP", "TZ",
-	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy",
-	"SSL_CERT_FILE", "SSL_CERT_DIR",
-	"SYSTEMROOT", "SystemRoot", "COMSPEC", "PATHEXT", "WINDIR", "USERPROFILE",
-}
 
 // Plugin is one loaded plugin.
 type Plugin struct {
@@ -289,24 +277,16 @@ func (m *Manager) run(ctx context.Context, t *tool, args json.RawMessage, sessio
 	if !filepath.IsAbs(command) && strings.ContainsAny(command, `/\`) {
 		command = filepath.Join(t.plugin.Dir, command)
 	}
-	cmd := exec.CommandContext(cctx, command, t.def.Args...)
-	cmd.Dir = t.plugin.Dir
-	cmd.Env = m.environment(t, sessionID)
+	// The launcher gives the tool its own group and the parent-death
+	// signal, kills its tree on timeout, and kills the helpers it left
+	// behind once it exits.
+	cmd := procgroup.Command(cctx, procgroup.Spec{Path: command, Args: t.def.Args, Dir: t.plugin.Dir,
+		Env: m.environment(t, sessionID), Grace: 2 * time.Second})
 	cmd.Stdin = bytes.NewReader(args)
 	stdout := &limitedBuffer{max: maxOutput}
 	stderr := &limitedBuffer{max: 64 << 10}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	procgroup.Prepare(cmd)
-	cmd.Cancel = func() error {
-		procgroup.Kill(cmd.Process.Pid)
-		return nil
-	}
-	cmd.WaitDelay = 2 * time.Second
 	err := cmd.Run()
-	if cmd.Process != nil {
-		// Helpers the tool left behind go with it; the leader is reaped.
-		procgroup.KillGroup(cmd.Process.Pid)
-	}
 	switch {
 	case errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
 		return native.Errorf("Plugin tool '%s' timed out after %dms; its processes were stopped.", name, limit.Milliseconds()), nil
@@ -364,31 +344,17 @@ func tail(stderr string) string {
 	return ": " + stderr
 }
 
-// environment is a call's environment: the base allowlist, the plugin's
-// env, and what the call is about.
-func (m *Manager) environment(t *tool, sessionID string) []string {
+// environment is a call's environment: the launcher's base allowlist,
+// the plugin's env, and what the call is about.
+func (m *Manager) environment(t *tool, sessionID string) procgroup.Env {
 	vars := map[string]string{}
-	for _, k := range baseEnv {
-		if v, ok := m.env.Lookup(k); ok {
-			vars[k] = v
-		}
-	}
 	for k, v := range t.plugin.Manifest.Env {
 		vars[k] = v
 	}
 	vars["EVOKORE_TOOL_NAME"] = t.def.Name
 	vars["EVOKORE_PLUGIN_DIR"] = t.plugin.Dir
 	vars["EVOKORE_SESSION_ID"] = sessionID
-	keys := make([]string, 0, len(vars))
-	for k := range vars {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([]string, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, k+"="+vars[k])
-	}
-	return out
+	return procgroup.Env{Parent: m.env, Set: vars}
 }
 
 // limitedBuffer keeps up to max bytes and notes whether more came.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -155,7 +156,7 @@ func TestMisbehavingPluginTools(t *testing.T) {
 	install(t, dir, "testdata/faulty")
 	h := routertest.New(t, map[string]any{}, map[string]string{"EVOKORE_PLUGINS_DIR": dir, "ROUTER_SECRET": "do-not-leak"})
 	cs := h.Connect(nil)
-	if text, _ := routertest.CallText(t, cs, "reload_plugins", map[string]any{}); !strings.Contains(text, "1 loaded, 0 problem(s), 6 tool(s).") {
+	if text, _ := routertest.CallText(t, cs, "reload_plugins", map[string]any{}); !strings.Contains(text, "1 loaded, 0 problem(s), 7 tool(s).") {
 		t.Fatalf("reload = %s", text)
 	}
 
@@ -201,6 +202,20 @@ func TestMisbehavingPluginTools(t *testing.T) {
 	}
 	if slices.Contains(env, "ROUTER_SECRET") || slices.Contains(env, "EVOKORE_HOME") || greeting != "from the manifest" {
 		t.Errorf("environment = %v, greeting %q", env, greeting)
+	}
+
+	if runtime.GOOS == "linux" {
+		// A helper that left the group and the session still goes with
+		// the tool that started it.
+		if text, isErr := routertest.CallText(t, cs, "leaves_helper", map[string]any{}); isErr || text != "left a helper" {
+			t.Fatalf("leaves_helper = %v %q", isErr, text)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "helper.pid"))
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid == 0 {
+			t.Fatalf("helper.pid: %v", err)
+		}
+		routertest.WaitGone(t, 10*time.Second, pid)
 	}
 }
 

@@ -67,7 +67,7 @@ func (t *Tools) executeSkill(ctx context.Context, call *native.Call) (*mcp.CallT
 		return native.Errorf("Step %d of '%s' is %s, which execute_skill does not run (supported: %s).", step, s.Name, what, supportedLanguages), nil
 	}
 	if bad := checkEnv(in.Env); len(bad) > 0 {
-		return native.Errorf("Refusing to run: %s.", strings.Join(bad, "; ")), nil
+		return native.Errorf("Refusing to run: %s may not be set. execute_skill passes only variables named %s* (capitals, digits and underscores), which no interpreter or tool reads.", strings.Join(bad, ", "), skillEnvPrefix), nil
 	}
 	extra := map[string]string{"EVOKORE_SESSION_ROLE": "", "EVOKORE_SESSION_ID": ""}
 	if call.Session != nil {

@@ -34,7 +34,7 @@ func env(extra map[string]string) map[string]string {
 }
 
 const runnable = "---\nname: runner\ndescription: Has steps to run.\nversion: 1.0.0\n---\n\n# Runner\n\nFirst:\n\n" +
-	"```bash\necho \"hello from $GREETING\"\necho \"session=$EVOKORE_SESSION_ID sandbox=$EVOKORE_SANDBOX\"\necho \"leak=${PARENT_SECRET:-none}\"\n```\n\n" +
+	"```bash\necho \"hello from $SKILL_GREETING\"\necho \"session=$EVOKORE_SESSION_ID sandbox=$EVOKORE_SANDBOX\"\necho \"leak=${PARENT_SECRET:-none}\"\n```\n\n" +
 	"```sh\necho to-stderr >&2\nexit 3\n```\n\n" +
 	"```\nplain text block\n```\n\n" +
 	"```ruby\nputs 1\n```\n\n" +
@@ -55,7 +55,7 @@ func TestExecuteSkillListsAndRunsSteps(t *testing.T) {
 	text, isErr := routertest.CallText(t, cs, "execute_skill", map[string]any{"skill_name": "runner"})
 	for _, want := range []string{
 		"Skill 'runner' has 5 code block(s).",
-		"Step 1 [bash] (runnable), line 11:\n```bash\necho \"hello from $GREETING\"",
+		"Step 1 [bash] (runnable), line 11:\n```bash\necho \"hello from $SKILL_GREETING\"",
 		"Step 3 [text] (not runnable: unsupported language)",
 		"Step 4 [ruby] (not runnable: unsupported language)",
 	} {
@@ -67,7 +67,7 @@ func TestExecuteSkillListsAndRunsSteps(t *testing.T) {
 		t.Error("listing is not an error")
 	}
 
-	res := routertest.Call(t, cs, "execute_skill", map[string]any{"skill_name": "runner", "step": 1, "env": map[string]any{"GREETING": "the test"}})
+	res := routertest.Call(t, cs, "execute_skill", map[string]any{"skill_name": "runner", "step": 1, "env": map[string]any{"SKILL_GREETING": "the test"}})
 	text = routertest.Text(res)
 	for _, want := range []string{
 		"[sandbox: process]\nExit code: 0\n--- stdout ---\nhello from the test\nsession=",
@@ -100,9 +100,11 @@ func TestExecuteSkillListsAndRunsSteps(t *testing.T) {
 		{map[string]any{"skill_name": "runner", "step": 3}, "Step 3 of 'runner' is a block whose fence names no language, which execute_skill does not run"},
 		{map[string]any{"skill_name": "runner", "step": 4}, "Step 4 of 'runner' is a 'ruby' block"},
 		{map[string]any{"skill_name": "runner", "step": 9}, "Step 9 does not exist: skill 'runner' has 5 code block(s)"},
-		{map[string]any{"skill_name": "runner", "step": 1, "env": map[string]any{"PATH": "/tmp"}}, "Refusing to run: PATH may not be overridden."},
-		{map[string]any{"skill_name": "runner", "step": 1, "env": map[string]any{"ld_preload": "x.so", "NODE_OPTIONS": "--require x"}}, "Refusing to run: NODE_OPTIONS may not be overridden; ld_preload may not be overridden."},
-		{map[string]any{"skill_name": "runner", "step": 1, "env": map[string]any{"BAD NAME": "x"}}, `"BAD NAME" is not a valid variable name`},
+		{map[string]any{"skill_name": "runner", "step": 1, "env": map[string]any{"PATH": "/tmp"}}, `Refusing to run: "PATH" may not be set. execute_skill passes only variables named SKILL_*`},
+		{map[string]any{"skill_name": "runner", "step": 1, "env": map[string]any{"ld_preload": "x.so", "NODE_OPTIONS": "--require x"}}, `Refusing to run: "NODE_OPTIONS", "ld_preload" may not be set.`},
+		{map[string]any{"skill_name": "runner", "step": 1, "env": map[string]any{"BAD NAME": "x"}}, `Refusing to run: "BAD NAME" may not be set.`},
+		{map[string]any{"skill_name": "runner", "step": 1, "env": map[string]any{"SHELLOPTS": "xtrace", "PS4": "$(touch /tmp/pwned)"}}, `Refusing to run: "PS4", "SHELLOPTS" may not be set.`},
+		{map[string]any{"skill_name": "runner", "step": 1, "env": map[string]any{"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.fsmonitor", "GIT_CONFIG_VALUE_0": "touch /tmp/pwned"}}, `Refusing to run: "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0" may not be set.`},
 		{map[string]any{"skill_name": "runer"}, "Skill 'runer' not found. execute_skill needs an exact skill name or category/name key. Did you mean: runner"},
 	} {
 		text, isErr := routertest.CallText(t, cs, "execute_skill", c.args)
@@ -220,4 +222,35 @@ func TestExecuteSkillListingSaysWhatCannotRunHere(t *testing.T) {
 	if !isErr || !strings.Contains(text, "Cannot run step 1 of 'ts': no ts interpreter (tsx) on PATH.") {
 		t.Errorf("%v %q", isErr, text)
 	}
+}
+
+func TestExecuteSkillLeavesNoSetsidHelperBehind(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("setsid helpers are contained through /proc, which only Linux has")
+	}
+	if _, err := execLookPath("setsid"); err != nil {
+		t.Skip("no setsid on PATH")
+	}
+	pidfile := filepath.Join(t.TempDir(), "helper.pid")
+	// The helper leaves the process group and the session, and the step
+	// exits at once: nothing but the launcher's tree mark finds it.
+	// setsid may fork first, so the helper writes its own pid.
+	skill := "---\nname: escape\ndescription: Leaves a helper behind.\n---\n\n```sh\n" +
+		"setsid sh -c 'echo $$ > \"$0.tmp\"; mv \"$0.tmp\" \"$0\"; exec sleep 300' \"$SKILL_PIDFILE\" </dev/null >/dev/null 2>&1 &\n" +
+		"while [ ! -s \"$SKILL_PIDFILE\" ]; do sleep 0.05; done\necho left\n```\n"
+	dir := library(t, map[string]string{"cat/escape/SKILL.md": skill})
+	_, cs := withSkills(t, dir, admin)
+	res := routertest.Call(t, cs, "execute_skill", map[string]any{"skill_name": "escape", "step": 1, "env": map[string]any{"SKILL_PIDFILE": pidfile}})
+	if text := routertest.Text(res); res.IsError || !strings.Contains(text, "Exit code: 0\n--- stdout ---\nleft") {
+		t.Fatalf("isError=%v\n%s", res.IsError, text)
+	}
+	b, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	routertest.WaitGone(t, 10*time.Second, pid)
 }

@@ -57,10 +57,14 @@ func TestInsideFollowsSymlinks(t *testing.T) {
 }
 
 func TestCheckEnv(t *testing.T) {
-	if bad := checkEnv(map[string]string{"GREETING": "hi", "MY_VAR_2": "x"}); len(bad) != 0 {
+	if bad := checkEnv(map[string]string{"SKILL_GREETING": "hi", "SKILL_MY_VAR_2": "x"}); len(bad) != 0 {
 		t.Errorf("allowed names refused: %v", bad)
 	}
-	for _, k := range []string{"PATH", "home", "LD_PRELOAD", "DYLD_LIBRARY_PATH", "PYTHONPATH", "NODE_OPTIONS", "ComSpec", "2BAD", "A-B"} {
+	// The denylist this allowlist replaced missed the second half of this
+	// list: each pair or name changes what a step's interpreter runs.
+	for _, k := range []string{"PATH", "home", "LD_PRELOAD", "DYLD_LIBRARY_PATH", "PYTHONPATH", "NODE_OPTIONS", "ComSpec", "2BAD", "A-B",
+		"GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0", "SHELLOPTS", "PS4", "PYTHONWARNINGS", "BROWSER", "LD_AUDIT",
+		"GREETING", "SKILL_", "skill_x", "SKILL_a"} {
 		if bad := checkEnv(map[string]string{k: "x"}); len(bad) != 1 {
 			t.Errorf("%s accepted", k)
 		}

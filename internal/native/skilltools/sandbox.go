@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/procgroup"
 )
 
 // Sandbox limits and modes.
@@ -29,31 +30,24 @@ const (
 	modeProcess       = "process"
 )
 
-// parentEnvAllowlist are the variables a run inherits from the router.
-var parentEnvAllowlist = []string{
-	"PATH", "HOME", "USER", "SHELL", "LANG", "TERM", "TMPDIR", "TMP", "TEMP",
-	"SYSTEMROOT", "COMSPEC", "WINDIR", "PATHEXT", "USERPROFILE", "APPDATA", "LOCALAPPDATA", "PROGRAMDATA",
-	"NODE_ENV", "EVOKORE_SANDBOX", "EVOKORE_SESSION_ROLE", "EVOKORE_SESSION_ID",
-}
+// The model's env reaches a run only under names that no interpreter,
+// loader, shell or tool reads: SKILL_ followed by capitals, digits and
+// underscores. An allowlist, because every denylist of the variables that
+// change what runs had gaps (GIT_CONFIG_* with core.fsmonitor, SHELLOPTS
+// with PS4, PYTHONWARNINGS with BROWSER, LD_AUDIT, ...). The rest of a
+// run's environment is the launcher's base allowlist of the router's
+// variables plus what the router sets (EVOKORE_SANDBOX, the session).
+const skillEnvPrefix = "SKILL_"
 
-// forbiddenOverrides may not be set through execute_skill's env: they
-// change what runs or how it loads code.
-var forbiddenOverrides = []string{
-	"PATH", "HOME", "NODE_OPTIONS", "LD_PRELOAD", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH",
-	"DYLD_INSERT_LIBRARIES", "PYTHONPATH", "PYTHONSTARTUP", "BASH_ENV", "ENV", "SYSTEMROOT", "COMSPEC",
-}
+var skillEnvName = regexp.MustCompile(`^SKILL_[A-Z0-9_]+$`)
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-// checkEnv lists the problems of a user env: forbidden or invalid names.
+// checkEnv lists, sorted, the names of a model-supplied env that are
+// outside the SKILL_* allowlist.
 func checkEnv(env map[string]string) []string {
 	var bad []string
 	for k := range env {
-		switch {
-		case !envName.MatchString(k):
-			bad = append(bad, fmt.Sprintf("%q is not a valid variable name", k))
-		case slices.ContainsFunc(forbiddenOverrides, func(f string) bool { return strings.EqualFold(f, k) }):
-			bad = append(bad, k+" may not be overridden")
+		if !skillEnvName.MatchString(k) {
+			bad = append(bad, strconv.Quote(k))
 		}
 	}
 	slices.Sort(bad)
@@ -134,7 +128,7 @@ func (sb *sandbox) containerEngine() string {
 				continue
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			err = exec.CommandContext(ctx, p, "info").Run()
+			err = sb.engineCommand(ctx, p, "info").Run()
 			cancel()
 			if err == nil {
 				sb.engine = p
@@ -249,9 +243,9 @@ func (sb *sandbox) interpreter(lang language) (string, error) {
 	return "", fmt.Errorf("no %s interpreter (%s) on PATH", lang.name, strings.Join(lang.interpreters, " or "))
 }
 
-// runProcess runs the script as the leader of a new process group; on
-// timeout, on too much output and after it exits, the whole group is
-// killed, so nothing it started outlives it. It runs in the router's
+// runProcess runs the script through the launcher; on timeout, on too
+// much output and after it exits, its whole tree is killed, so nothing it
+// started outlives it. It runs in the router's
 // working directory (steps such as `git status` are about the project);
 // process mode is containment of time, output and environment, not
 // isolation: use a container engine for that.
@@ -271,13 +265,7 @@ func (sb *sandbox) runProcess(ctx context.Context, lang language, code string, e
 	}
 	ctx, cancel := context.WithTimeout(ctx, sb.timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, script)
 	vars := map[string]string{}
-	for _, k := range parentEnvAllowlist {
-		if v, ok := sb.env.Lookup(k); ok {
-			vars[k] = v
-		}
-	}
 	for k, v := range env {
 		vars[k] = v
 	}
@@ -285,22 +273,20 @@ func (sb *sandbox) runProcess(ctx context.Context, lang language, code string, e
 		vars[k] = v
 	}
 	vars["EVOKORE_SANDBOX"] = modeProcess
-	cmd.Env = envList(vars)
-	cmd.Stdin = nil
-	setProcessGroup(cmd)
+	// The launcher kills the whole tree on timeout (ctx) and once the
+	// script exits, so nothing it started outlives the run.
+	cmd := procgroup.Command(ctx, procgroup.Spec{Path: bin, Args: []string{script},
+		Env: procgroup.Env{Parent: sb.env, Set: vars}, Grace: 2 * time.Second})
 	out := &cappedOutput{left: maxOutput}
 	stdout, stderr := &capWriter{c: out}, &capWriter{c: out}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.Cancel = func() error { return killGroup(cmd) }
-	cmd.WaitDelay = 2 * time.Second
+	out.mu.Lock()
+	out.over = cmd.Kill
+	out.mu.Unlock()
 	if err := cmd.Start(); err != nil {
 		return runResult{}, err
 	}
-	out.mu.Lock()
-	out.over = func() { _ = killGroup(cmd) }
-	out.mu.Unlock()
 	waitErr := cmd.Wait()
-	_ = killGroup(cmd) // whatever the script left running in its group
 	r := runResult{Mode: modeProcess, ExitCode: cmd.ProcessState.ExitCode(), TimedOut: ctx.Err() == context.DeadlineExceeded,
 		Stdout: stdout.String(), Stderr: stderr.String()}
 	out.mu.Lock()
@@ -358,23 +344,23 @@ func (sb *sandbox) runContainer(ctx context.Context, lang language, code string,
 
 	ctx, cancel := context.WithTimeout(ctx, sb.timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, engine, args...)
+	cmd := sb.engineCommand(ctx, engine, args...)
 	cmd.Stdin = strings.NewReader(code)
-	setProcessGroup(cmd)
 	out := &cappedOutput{left: maxOutput}
 	stdout, stderr := &capWriter{c: out}, &capWriter{c: out}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	stopContainer := func() {
 		kctx, kcancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer kcancel()
-		_ = exec.CommandContext(kctx, engine, "kill", name).Run()
+		_ = sb.engineCommand(kctx, engine, "kill", name).Run()
 	}
 	cmd.Cancel = func() error {
 		stopContainer()
-		return killGroup(cmd)
+		cmd.Kill()
+		return nil
 	}
 	cmd.WaitDelay = 5 * time.Second
-	out.over = func() { stopContainer(); _ = killGroup(cmd) }
+	out.over = func() { stopContainer(); cmd.Kill() }
 	if err := cmd.Start(); err != nil {
 		return runResult{}, err
 	}
@@ -388,6 +374,14 @@ func (sb *sandbox) runContainer(ctx context.Context, lang language, code string,
 		r.ExitCode = -1
 	}
 	return r, nil
+}
+
+// engineCommand runs the container engine's CLI through the launcher. The
+// CLI is the router's own tool and gets the router's whole environment
+// (DOCKER_HOST, CONTAINER_HOST, its config dirs); the container itself
+// gets only the -e variables.
+func (sb *sandbox) engineCommand(ctx context.Context, engine string, args ...string) *procgroup.Cmd {
+	return procgroup.Command(ctx, procgroup.Spec{Path: engine, Args: args, Env: procgroup.Env{Parent: sb.env, Inherit: true}})
 }
 
 func envList(vars map[string]string) []string {

@@ -20,11 +20,12 @@
 //   - execute_skill runs a fenced block (bash, sh, python, js; ts with
 //     tsx) in a container when docker or podman answers `info` (no
 //     network, read-only root, dropped capabilities, memory, CPU and
-//     process limits), else as a process group in the router's working
-//     directory with an allowlisted environment. The timeout (30 s, or
-//     EVOKORE_SANDBOX_TIMEOUT_MS) and the 1 MB output cap kill the whole
-//     group, and the group is killed after every run so nothing outlives
-//     it. Next steps travel in the result's _meta ("nextSteps") and as
+//     process limits), else through the launcher (package procgroup) in
+//     the router's working directory, with the launcher's base allowlist
+//     of the router's environment; the model's env may set only SKILL_*
+//     names. The timeout (30 s, or EVOKORE_SANDBOX_TIMEOUT_MS) and the
+//     1 MB output cap kill the whole tree, and the tree is killed after
+//     every run so nothing outlives it, setsid helpers included. Next steps travel in the result's _meta ("nextSteps") and as
 //     text; in dynamic discovery mode the tools the skill and its next
 //     steps name (frontmatter tools or allowed-tools) are activated for
 //     the session.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"sync"
 	"time"
 
@@ -54,21 +53,16 @@ type run struct {
 // errTimeout reports a command that ran past its time limit.
 var errTimeout = errors.New("timed out")
 
-// execute runs argv in dir, in its own process group, and kills the group
-// when ctx ends or timeout passes. A command that cannot start is an
+// execute runs argv in dir through the launcher, and kills its tree when
+// ctx ends or timeout passes. A command that cannot start is an
 // error; a non-zero exit is not.
 func (m *Manager) execute(ctx context.Context, argv []string, dir string, timeout time.Duration, keep bool) (run, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Env = m.env
-	procgroup.Prepare(cmd)
-	cmd.Cancel = func() error {
-		procgroup.Kill(cmd.Process.Pid)
-		return nil
-	}
-	cmd.WaitDelay = 5 * time.Second
+	// The launcher kills the command's whole tree when ctx ends and
+	// whatever it left running once it exits.
+	cmd := procgroup.Command(ctx, procgroup.Spec{Path: argv[0], Args: argv[1:], Dir: dir,
+		Env: procgroup.Env{Parent: m.env, Toolchain: true}, Grace: 5 * time.Second})
 	out := &tail{n: outputTail}
 	if keep {
 		cmd.Stdout, cmd.Stderr = out, out
@@ -78,11 +72,6 @@ func (m *Manager) execute(ctx context.Context, argv []string, dir string, timeou
 	r := run{DurationMs: float64(time.Since(start).Microseconds()) / 1000, output: out.String()}
 	if cmd.ProcessState != nil {
 		r.ExitCode = cmd.ProcessState.ExitCode()
-	}
-	if cmd.Process != nil {
-		// Whatever the command left in its group goes with it; the leader
-		// itself is reaped, so only the group is signalled.
-		procgroup.KillGroup(cmd.Process.Pid)
 	}
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):

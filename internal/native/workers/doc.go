@@ -41,6 +41,9 @@
 //	  finding with the secret itself redacted.
 //
 // Directories named .git, node_modules, vendor, dist, build, target,
-// .venv and __pycache__ are never walked. Commands run with the router's
-// environment in a process group of their own.
+// .venv and __pycache__ are never walked. Commands run through the
+// launcher (package procgroup) with its base allowlist of the router's
+// environment plus the build tools' variables (GOPATH, GOCACHE, CARGO_HOME,
+// …), never another server's secrets; they and everything they start end
+// with the worker.
 package workers

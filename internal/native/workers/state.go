@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/procgroup"
 	"github.com/evokore/evokore/internal/statefile"
 )
@@ -50,7 +51,7 @@ type job func(ctx context.Context) (any, error)
 // Manager runs workers and keeps their state.
 type Manager struct {
 	dir string
-	env []string
+	env config.Env
 	cwd string
 
 	mu      sync.Mutex
@@ -61,7 +62,7 @@ type Manager struct {
 
 // New keeps state under dir; commands get env, and relative paths resolve
 // against cwd.
-func New(dir string, env []string, cwd string) *Manager {
+func New(dir string, env config.Env, cwd string) *Manager {
 	return &Manager{dir: dir, env: env, cwd: cwd, cancels: map[string]context.CancelFunc{}}
 }
 

@@ -11,14 +11,15 @@ import (
 )
 
 // Register binds worker_dispatch and worker_context; workers keep state
-// under EVOKORE_HOME/workers and run commands with the router's
-// environment from its working directory. Call Close at shutdown.
+// under EVOKORE_HOME/workers and run commands from the router's working
+// directory with the launcher's base and toolchain allowlists of its
+// environment. Call Close at shutdown.
 func Register(t *native.Table, host *native.Host) *Manager {
 	cwd, err := os.Getwd()
 	if err != nil {
 		cwd = "."
 	}
-	m := New(filepath.Join(host.Settings.Home, "workers"), host.Settings.Env.Pairs(), cwd)
+	m := New(filepath.Join(host.Settings.Home, "workers"), host.Settings.Env, cwd)
 	t.Bind(native.WorkerDispatch, m.dispatchTool)
 	t.Bind(native.WorkerContext, m.contextTool)
 	return m

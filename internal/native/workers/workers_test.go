@@ -367,3 +367,13 @@ func TestAWorkerOfADeadRouterReadsAsInterrupted(t *testing.T) {
 		t.Errorf("state = %s", text)
 	}
 }
+
+func TestWorkerCommandsGetTheAllowlistNotTheRouterSecrets(t *testing.T) {
+	h := routertest.New(t, map[string]any{}, map[string]string{"EVOKORE_ROLE": "admin", "ROUTER_ONLY_SECRET": "s3cr3t", "GOFLAGS": "-count=1"})
+	cs := h.Connect(nil)
+	d := dispatch(t, cs, "s", "test_run", map[string]any{"command": []string{"sh", "-c", `echo "secret=${ROUTER_ONLY_SECRET:-unset} goflags=$GOFLAGS"`}})
+	st := finished(t, cs, "s", d.WorkerID)
+	if r := result[workers.TestRun](t, st); r.Output != "secret=unset goflags=-count=1\n" {
+		t.Errorf("a worker command sees %q: the toolchain's variables, never another secret", r.Output)
+	}
+}

@@ -24,11 +24,24 @@
 //	args {...}              the raw arguments it received, as JSON
 //	header {name}           an HTTP request header (streamable HTTP only)
 //
+//	garbage {message}       writes message as a bare line on stdout (not
+//	                        JSON-RPC), then answers
+//	stderr {message}        writes message as a line on stderr
+//
 // Flags: -name, -echo TEXT (echo's description), -start-delay (sleep
 // before answering anything), -extra N
 // (N generated tools), -alias NAME (echo again under NAME), -stderr TEXT
 // (a line on stderr at start), -pidfile PATH (write the pid there), -http
 // ADDR (serve streamable HTTP instead of stdio).
+//
+// Misbehaviour, for the launcher's and the proxy's tests: -banner TEXT
+// (a non-JSON line on stdout before anything else), -stderr-bytes N (one
+// stderr line of N bytes at start, before serving), -ignore-eof (keep
+// running after stdin closes), -ignore-term (ignore SIGTERM), -grandchild
+// PATH (start a helper process that writes its pid to PATH and sleeps;
+// with -setsid the helper calls setsid, leaving the group and session).
+// With -sleeper the binary is that helper: it writes its pid to -pidfile,
+// ignores SIGTERM and SIGHUP, and sleeps until killed.
 package main
 
 import (
@@ -39,8 +52,11 @@ import (
 	"log"
 	"net/http"
 	"os"
+	"os/exec"
+	"os/signal"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -120,14 +136,39 @@ func main() {
 	httpAddr := flag.String("http", "", "serve streamable HTTP on this address")
 	alias := flag.String("alias", "", "register echo again under this name")
 	pidfile := flag.String("pidfile", "", "write the process id to this file")
+	banner := flag.String("banner", "", "a non-JSON line on stdout before serving")
+	stderrBytes := flag.Int("stderr-bytes", 0, "one stderr line of this many bytes at start")
+	ignoreEOF := flag.Bool("ignore-eof", false, "keep running after stdin closes")
+	ignoreTerm := flag.Bool("ignore-term", false, "ignore SIGTERM")
+	grandchild := flag.String("grandchild", "", "start a sleeping helper that writes its pid here")
+	setsid := flag.Bool("setsid", false, "the helper calls setsid")
+	sleeper := flag.Bool("sleeper", false, "be the sleeping helper")
 	flag.Parse()
 	if *pidfile != "" {
-		if err := os.WriteFile(*pidfile, []byte(fmt.Sprint(os.Getpid())), 0o644); err != nil {
+		if err := writePid(*pidfile); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if *sleeper {
+		sleepForever()
+	}
+	if *ignoreTerm {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	if *grandchild != "" {
+		if err := startHelper(*grandchild, *setsid); err != nil {
 			log.Fatal(err)
 		}
 	}
 	if *stderr != "" {
 		fmt.Fprintln(os.Stderr, *stderr)
+	}
+	if *stderrBytes > 0 {
+		fmt.Fprintln(os.Stderr, strings.Repeat("x", *stderrBytes))
+		fmt.Fprintln(os.Stderr, "after the long line")
+	}
+	if *banner != "" {
+		fmt.Println(*banner)
 	}
 	if *delay > 0 {
 		time.Sleep(*delay)
@@ -245,6 +286,14 @@ func main() {
 		}
 		return text("%s: %s", in.Name, req.Extra.Header.Get(in.Name)), nil, nil
 	})
+	mcp.AddTool(s, &mcp.Tool{Name: "garbage", Description: "Writes a bare line on stdout."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		fmt.Fprintln(os.Stdout, in.Message)
+		return text("wrote %q on stdout", in.Message), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "stderr", Description: "Writes a line on stderr."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		fmt.Fprintln(os.Stderr, in.Message)
+		return text("wrote %q on stderr", in.Message), nil, nil
+	})
 	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Returns the process id."}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
 		return text("%d", os.Getpid()), nil, nil
 	})
@@ -265,10 +314,41 @@ func main() {
 		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
 		log.Fatal(http.ListenAndServe(*httpAddr, h))
 	}
-	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+	err := s.Run(context.Background(), &mcp.StdioTransport{})
+	if *ignoreEOF {
+		select {} // as a server that never notices its client left
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// writePid writes the pid atomically, so a reader never sees it half
+// written.
+func writePid(path string) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(fmt.Sprint(os.Getpid())), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// startHelper starts this binary as a sleeping helper.
+func startHelper(pidfile string, setsid bool) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(exe, "-sleeper", "-pidfile", pidfile)
+	cmd.SysProcAttr = helperAttr(setsid)
+	return cmd.Start()
+}
+
+// sleepForever is the helper: it survives everything but SIGKILL.
+func sleepForever() {
+	signal.Ignore(syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
+	select {}
 }
 
 // stripUntypedSchema lists the "untyped" tool with an input schema that

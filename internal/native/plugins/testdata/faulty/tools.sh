@@ -26,4 +26,10 @@ show_env)
 	names=$(env | cut -d= -f1 | sort | tr '\n' ' ')
 	printf '{"content":[{"type":"text","text":"%s| %s"}]}\n' "$names" "$GREETING"
 	;;
+leaves_helper)
+	# The helper writes its own pid: setsid may fork first.
+	setsid sh -c 'echo $$ > "$0.tmp"; mv "$0.tmp" "$0"; exec sleep 300' "$EVOKORE_PLUGIN_DIR/../helper.pid" </dev/null >/dev/null 2>&1 &
+	while [ ! -s "$EVOKORE_PLUGIN_DIR/../helper.pid" ]; do sleep 0.05; done
+	printf '{"content":[{"type":"text","text":"left a helper"}]}\n'
+	;;
 esac

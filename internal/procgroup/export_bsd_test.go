@@ -1,0 +1,6 @@
+//go:build unix && !linux
+
+package procgroup
+
+// DisableWatchdog does nothing: only Linux has the watchdog.
+func DisableWatchdog() {}
