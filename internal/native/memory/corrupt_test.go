@@ -17,9 +17,8 @@ import (
 // corruptions damage a real database file the way a crash, a full disk or
 // a stray write would.
 var corruptions = map[string]func(t *testing.T, path string){
-	// The meta pages survive, the pages they point to are garbage: bbolt
-	// opens the file and panics walking it.
-	"garbage past the meta pages": func(t *testing.T, path string) {
+	// The header page survives, the pages it points to are garbage.
+	"garbage past the first pages": func(t *testing.T, path string) {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -32,19 +31,19 @@ var corruptions = map[string]func(t *testing.T, path string){
 			t.Fatal(err)
 		}
 	},
-	// Cut short: the meta pages name pages past the end of the file.
+	// Cut short: the b-trees name pages past the end of the file.
 	"truncated": func(t *testing.T, path string) {
 		if err := os.Truncate(path, int64(2*os.Getpagesize()+100)); err != nil {
 			t.Fatal(err)
 		}
 	},
-	"cut inside the meta pages": func(t *testing.T, path string) {
+	"cut inside the first page": func(t *testing.T, path string) {
 		if err := os.Truncate(path, 1000); err != nil {
 			t.Fatal(err)
 		}
 	},
 	"all garbage": func(t *testing.T, path string) {
-		if err := os.WriteFile(path, []byte(strings.Repeat("not a bbolt file ", 2000)), 0o600); err != nil {
+		if err := os.WriteFile(path, []byte(strings.Repeat("not a database file ", 2000)), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	},
