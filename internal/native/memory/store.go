@@ -245,7 +245,11 @@ const busyTimeout = 10 * time.Second
 // dsn opens path in WAL mode (readers never wait for a writer) with a
 // busy timeout, so routers sharing EVOKORE_HOME take turns.
 func dsn(path string) string {
-	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path)}
+	p := filepath.ToSlash(path)
+	if filepath.VolumeName(path) != "" {
+		p = "/" + p // file:///C:/..., as SQLite reads a Windows path
+	}
+	u := url.URL{Scheme: "file", Path: p}
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
 	q.Add("_pragma", "journal_mode(WAL)")
