@@ -62,13 +62,16 @@ func TestACorruptDatabaseIsSetAsideAndMemoryGoesOn(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			h := routertest.New(t, map[string]any{}, nil)
 			cs := h.Connect(nil)
-			for i := range 200 {
-				args := map[string]any{"session_id": "s1", "key": fmt.Sprintf("k%03d", i), "kind": "knowledge", "value": strings.Repeat("v", 200), "tags": []string{"t"}}
+			for i := range 60 {
+				args := map[string]any{"session_id": "s1", "key": fmt.Sprintf("k%03d", i), "kind": "knowledge", "value": strings.Repeat("v", 300), "tags": []string{"t"}}
 				if text, isErr := routertest.CallText(t, cs, "memory_store", args); isErr {
 					t.Fatal(text)
 				}
 			}
 			path := memory.NewStore(filepath.Join(h.Dir, "home", "memory")).PathFor("s1")
+			if fi, err := os.Stat(path); err != nil || fi.Size() < int64(3*os.Getpagesize()) {
+				t.Fatalf("the database is too small to damage past its first pages: %v", err)
+			}
 			corrupt(t, path)
 
 			text, isErr := routertest.CallText(t, cs, "memory_list", map[string]any{"session_id": "s1"})
