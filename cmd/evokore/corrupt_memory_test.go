@@ -17,7 +17,7 @@ import (
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
-// A memory database damaged on disk used to panic inside bbolt and take
+// A memory database damaged on disk used to panic inside the store and take
 // the router and its children down. Now that call fails, and everything
 // else goes on.
 func TestACorruptMemoryDatabaseCostsOneCall(t *testing.T) {

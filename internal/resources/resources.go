@@ -62,6 +62,17 @@ type Options struct {
 	// Problems are what keeps the router from serving as configured (an
 	// undefined role, a broken permissions.yml), for the status.
 	Problems func() []string
+	// Plugins serves the resources plugins add; nil when none.
+	Plugins PluginResources
+}
+
+// PluginResources are the resources of the loaded plugins, listed after
+// the router's own and before the skills, as EVOKORE-MCP listed them.
+type PluginResources interface {
+	Resources() []*mcp.Resource
+	// ReadResource reads a plugin resource; ok is false when no plugin
+	// serves uri.
+	ReadResource(ctx context.Context, uri string) (res *mcp.ReadResourceResult, ok bool, err error)
 }
 
 // Content implements the server's Content interface.
@@ -84,9 +95,29 @@ func New(o Options) *Content {
 // Changed is closed when the library is re-indexed.
 func (c *Content) Changed() <-chan struct{} { return c.o.Library.Changed() }
 
-// Resources lists the three router resources, then one per skill in key
-// order.
+// ownResources is how many resources the router itself serves.
+const ownResources = 3
+
+// Resources lists the three router resources, then the plugins', then one
+// per skill in key order.
 func (c *Content) Resources() []*mcp.Resource {
+	all := c.ownAndSkills()
+	if c.o.Plugins == nil {
+		return all
+	}
+	plugged := c.o.Plugins.Resources()
+	if len(plugged) == 0 {
+		return all
+	}
+	out := make([]*mcp.Resource, 0, len(all)+len(plugged))
+	out = append(out, all[:ownResources]...)
+	out = append(out, plugged...)
+	return append(out, all[ownResources:]...)
+}
+
+// ownAndSkills is the router's resources and the skills', cached per
+// skill index.
+func (c *Content) ownAndSkills() []*mcp.Resource {
 	ix := c.o.Library.Index()
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -122,8 +153,13 @@ func invalidParams(format string, args ...any) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
 }
 
-// ReadResource reads a router resource or a skill.
-func (c *Content) ReadResource(_ context.Context, uri string) (*mcp.ReadResourceResult, error) {
+// ReadResource reads a router resource, a skill or a plugin's resource.
+func (c *Content) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+	if c.o.Plugins != nil && !strings.HasPrefix(uri, "evokore://") && !strings.HasPrefix(uri, skills.URIScheme) {
+		if r, ok, err := c.o.Plugins.ReadResource(ctx, uri); ok {
+			return r, err
+		}
+	}
 	switch {
 	case strings.HasPrefix(uri, "evokore://"):
 		var v any

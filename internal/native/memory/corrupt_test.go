@@ -17,9 +17,8 @@ import (
 // corruptions damage a real database file the way a crash, a full disk or
 // a stray write would.
 var corruptions = map[string]func(t *testing.T, path string){
-	// The meta pages survive, the pages they point to are garbage: bbolt
-	// opens the file and panics walking it.
-	"garbage past the meta pages": func(t *testing.T, path string) {
+	// The header page survives, the pages it points to are garbage.
+	"garbage past the first pages": func(t *testing.T, path string) {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -32,19 +31,19 @@ var corruptions = map[string]func(t *testing.T, path string){
 			t.Fatal(err)
 		}
 	},
-	// Cut short: the meta pages name pages past the end of the file.
+	// Cut short: the b-trees name pages past the end of the file.
 	"truncated": func(t *testing.T, path string) {
 		if err := os.Truncate(path, int64(2*os.Getpagesize()+100)); err != nil {
 			t.Fatal(err)
 		}
 	},
-	"cut inside the meta pages": func(t *testing.T, path string) {
+	"cut inside the first page": func(t *testing.T, path string) {
 		if err := os.Truncate(path, 1000); err != nil {
 			t.Fatal(err)
 		}
 	},
 	"all garbage": func(t *testing.T, path string) {
-		if err := os.WriteFile(path, []byte(strings.Repeat("not a bbolt file ", 2000)), 0o600); err != nil {
+		if err := os.WriteFile(path, []byte(strings.Repeat("not a database file ", 2000)), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	},
@@ -63,13 +62,16 @@ func TestACorruptDatabaseIsSetAsideAndMemoryGoesOn(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			h := routertest.New(t, map[string]any{}, nil)
 			cs := h.Connect(nil)
-			for i := range 200 {
-				args := map[string]any{"session_id": "s1", "key": fmt.Sprintf("k%03d", i), "kind": "knowledge", "value": strings.Repeat("v", 200), "tags": []string{"t"}}
+			for i := range 60 {
+				args := map[string]any{"session_id": "s1", "key": fmt.Sprintf("k%03d", i), "kind": "knowledge", "value": strings.Repeat("v", 300), "tags": []string{"t"}}
 				if text, isErr := routertest.CallText(t, cs, "memory_store", args); isErr {
 					t.Fatal(text)
 				}
 			}
 			path := memory.NewStore(filepath.Join(h.Dir, "home", "memory")).PathFor("s1")
+			if fi, err := os.Stat(path); err != nil || fi.Size() < int64(3*os.Getpagesize()) {
+				t.Fatalf("the database is too small to damage past its first pages: %v", err)
+			}
 			corrupt(t, path)
 
 			text, isErr := routertest.CallText(t, cs, "memory_list", map[string]any{"session_id": "s1"})

@@ -45,7 +45,7 @@ func TestStoreUpsertsAndReturnsTheEntry(t *testing.T) {
 	cs := h.Connect(nil)
 	text, isErr := routertest.CallText(t, cs, "memory_store", map[string]any{
 		"session_id": "s1", "key": "db-choice", "kind": "decision",
-		"value": map[string]any{"engine": "bbolt", "why": "pure Go"}, "tags": []string{"storage", "adr"},
+		"value": map[string]any{"engine": "sqlite", "why": "pure Go"}, "tags": []string{"storage", "adr"},
 	})
 	if isErr {
 		t.Fatal(text)
@@ -53,7 +53,7 @@ func TestStoreUpsertsAndReturnsTheEntry(t *testing.T) {
 	first := routertest.DecodeJSON[stored](t, text)
 	e := first.Entry
 	if !first.Stored || e.ID != memory.ID("s1", "db-choice") || e.SessionID != "s1" || e.Kind != "decision" ||
-		compact(t, e.Value) != `{"engine":"bbolt","why":"pure Go"}` || strings.Join(e.Tags, ",") != "storage,adr" ||
+		compact(t, e.Value) != `{"engine":"sqlite","why":"pure Go"}` || strings.Join(e.Tags, ",") != "storage,adr" ||
 		e.CreatedAt == 0 || e.UpdatedAt != e.CreatedAt || e.ExpiresAt != nil {
 		t.Errorf("stored = %s", text)
 	}

@@ -2,13 +2,16 @@ package memory
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -17,8 +20,8 @@ import (
 	"sync"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-	bolterrors "go.etcd.io/bbolt/errors"
+	sqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // Kinds, in the order error messages list them.
@@ -49,8 +52,6 @@ type Entry struct {
 	ExpiresAt *int64          `json:"expires_at"`
 }
 
-func (e *Entry) expired(now int64) bool { return e.ExpiresAt != nil && *e.ExpiresAt <= now }
-
 // Query selects a session's entries.
 type Query struct {
 	// Text matches a substring of the key or of the value's JSON,
@@ -68,12 +69,13 @@ type Store struct {
 	// Now is the clock; tests may replace it before use.
 	Now func() time.Time
 
-	// Log receives the report of a corrupt database set aside; nil
-	// discards it.
+	// Log receives the report of a corrupt database set aside and of a
+	// JSON store that could not be imported; nil discards it.
 	Log io.Writer
 
-	// mu serialises this process's opens: bbolt's file lock would make a
-	// second open in the same process wait for its timeout.
+	// mu serialises this process's operations, so that a file is never
+	// set aside while another call of this router has it open. Other
+	// routers are kept in step by SQLite's locks.
 	mu sync.Mutex
 }
 
@@ -85,6 +87,24 @@ func ID(sessionID, key string) string {
 	sum := sha256.Sum256([]byte(sessionID + "::" + key))
 	return hex.EncodeToString(sum[:])
 }
+
+// schema is EVOKORE-MCP's, statement for statement, so that its files
+// and ours are one format.
+const schema = `
+CREATE TABLE IF NOT EXISTS memories (
+  id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL,
+  key TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  value TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  expires_at INTEGER,
+  tags TEXT DEFAULT '[]',
+  UNIQUE(session_id, key)
+);
+CREATE INDEX IF NOT EXISTS idx_session ON memories(session_id);
+CREATE INDEX IF NOT EXISTS idx_expires ON memories(expires_at);`
 
 // Put stores value under (session, key), updating an existing entry.
 // ttl nil takes the kind's default; a ttl of zero or less never expires.
@@ -108,25 +128,21 @@ func (s *Store) Put(sessionID, key, kind string, value json.RawMessage, tags []s
 		exp := now.Add(life).UnixMilli()
 		e.ExpiresAt = &exp
 	}
-	err := s.with(sessionID, false, func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists([]byte(sessionID))
-		if err != nil {
+	tagText, err := json.Marshal(tags)
+	if err != nil {
+		return Entry{}, err
+	}
+	err = s.with(sessionID, false, func(tx *sql.Tx) error {
+		row := tx.QueryRow(`INSERT INTO memories (id, session_id, key, kind, value, created_at, updated_at, expires_at, tags)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT(session_id, key) DO UPDATE SET id = excluded.id, kind = excluded.kind, value = excluded.value,
+  updated_at = excluded.updated_at, expires_at = excluded.expires_at, tags = excluded.tags
+RETURNING created_at`, e.ID, sessionID, key, kind, string(e.Value), ms, ms, e.ExpiresAt, string(tagText))
+		if err := row.Scan(&e.CreatedAt); err != nil {
 			return err
 		}
-		if old := b.Get([]byte(key)); old != nil {
-			var prev Entry
-			if json.Unmarshal(old, &prev) == nil && prev.CreatedAt > 0 {
-				e.CreatedAt = prev.CreatedAt
-			}
-		}
-		data, err := json.Marshal(e)
-		if err != nil {
-			return err
-		}
-		if err := b.Put([]byte(key), data); err != nil {
-			return err
-		}
-		return purge(b, ms)
+		_, err := tx.Exec(`DELETE FROM memories WHERE session_id = ? AND expires_at IS NOT NULL AND expires_at <= ?`, sessionID, ms)
+		return err
 	})
 	return e, err
 }
@@ -136,105 +152,176 @@ func (s *Store) Find(sessionID string, q Query) ([]Entry, error) {
 	now := s.Now().UnixMilli()
 	text := strings.ToLower(q.Text)
 	var out []Entry
-	err := s.with(sessionID, true, func(tx *bolt.Tx) error {
-		b := tx.Bucket([]byte(sessionID))
-		if b == nil {
-			return nil
+	err := s.with(sessionID, true, func(tx *sql.Tx) error {
+		query := `SELECT id, session_id, key, kind, value, created_at, updated_at, expires_at, tags FROM memories
+WHERE session_id = ? AND (expires_at IS NULL OR expires_at > ?)`
+		args := []any{sessionID, now}
+		if q.Kind != "" {
+			query += ` AND kind = ?`
+			args = append(args, q.Kind)
 		}
-		return b.ForEach(func(_, v []byte) error {
-			var e Entry
-			if json.Unmarshal(v, &e) != nil || e.expired(now) {
-				return nil
-			}
-			if q.Kind != "" && e.Kind != q.Kind {
-				return nil
-			}
-			for _, t := range q.Tags {
-				if !slices.Contains(e.Tags, t) {
-					return nil
-				}
-			}
-			if text != "" && !strings.Contains(strings.ToLower(e.Key), text) &&
-				!strings.Contains(strings.ToLower(string(e.Value)), text) {
-				return nil
-			}
-			out = append(out, e)
-			return nil
-		})
-	})
-	slices.SortStableFunc(out, func(a, b Entry) int {
-		if a.UpdatedAt != b.UpdatedAt {
-			if a.UpdatedAt > b.UpdatedAt {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.Key, b.Key)
-	})
-	if q.Limit > 0 && len(out) > q.Limit {
-		out = out[:q.Limit]
-	}
-	return out, err
-}
-
-// purge drops the bucket's expired entries.
-func purge(b *bolt.Bucket, now int64) error {
-	var dead [][]byte
-	err := b.ForEach(func(k, v []byte) error {
-		var e Entry
-		if json.Unmarshal(v, &e) == nil && e.expired(now) {
-			dead = append(dead, slices.Clone(k))
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, k := range dead {
-		if err := b.Delete(k); err != nil {
+		rows, err := tx.Query(query+` ORDER BY updated_at DESC, key`, args...)
+		if err != nil {
 			return err
 		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				e           Entry
+				value       string
+				tags        sql.NullString
+				expiresAt   sql.NullInt64
+				id, session sql.NullString
+			)
+			if err := rows.Scan(&id, &session, &e.Key, &e.Kind, &value, &e.CreatedAt, &e.UpdatedAt, &expiresAt, &tags); err != nil {
+				return err
+			}
+			e.ID, e.SessionID = id.String, session.String
+			e.Value = decodeValue(value)
+			e.Tags = decodeTags(tags.String)
+			if expiresAt.Valid {
+				e.ExpiresAt = &expiresAt.Int64
+			}
+			if !matches(&e, q.Tags, text) {
+				continue
+			}
+			out = append(out, e)
+			if q.Limit > 0 && len(out) == q.Limit {
+				break
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	return out, nil
 }
 
-// with opens the session's database for one transaction. A read of a
-// session that never stored anything finds no file and no entries.
+func matches(e *Entry, tags []string, text string) bool {
+	for _, t := range tags {
+		if !slices.Contains(e.Tags, t) {
+			return false
+		}
+	}
+	return text == "" || strings.Contains(strings.ToLower(e.Key), text) ||
+		strings.Contains(strings.ToLower(string(e.Value)), text)
+}
+
+// decodeValue is a stored value as JSON. The original wrote
+// JSON.stringify(value); a row some other writer left as plain text is
+// that text as a JSON string, as the original read it.
+func decodeValue(s string) json.RawMessage {
+	var b bytes.Buffer
+	if json.Valid([]byte(s)) && json.Compact(&b, []byte(s)) == nil {
+		return b.Bytes()
+	}
+	quoted, _ := json.Marshal(s)
+	return quoted
+}
+
+// decodeTags reads the tags column: a JSON array, its items as strings;
+// anything else is no tags.
+func decodeTags(s string) []string {
+	var raw []any
+	if json.Unmarshal([]byte(s), &raw) != nil {
+		return []string{}
+	}
+	out := make([]string, 0, len(raw))
+	for _, v := range raw {
+		if str, ok := v.(string); ok {
+			out = append(out, str)
+		} else {
+			b, _ := json.Marshal(v)
+			out = append(out, string(b))
+		}
+	}
+	return out
+}
+
+// busyTimeout is how long a call waits for another router's write.
+const busyTimeout = 10 * time.Second
+
+// dsn opens path in WAL mode (readers never wait for a writer) with a
+// busy timeout, so routers sharing EVOKORE_HOME take turns.
+func dsn(path string) string {
+	p := filepath.ToSlash(path)
+	if filepath.VolumeName(path) != "" {
+		p = "/" + p // file:///C:/..., as SQLite reads a Windows path
+	}
+	u := url.URL{Scheme: "file", Path: p}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
+	q.Add("_pragma", "journal_mode(WAL)")
+	// In WAL mode NORMAL never corrupts the file; a power cut may lose
+	// the last write, and a write costs no fsync.
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// with runs fn in one transaction on the session's database, opened for
+// this call only: a file the user moves or deletes between calls is
+// simply gone, and a corrupt one is never held open. A read of a session
+// that has neither a database nor a JSON store finds no entries and
+// creates nothing.
 //
-// A corrupt file must cost one call, not the router: bbolt panics (or
-// faults on its memory map) on some corruptions, so the open and the
-// transaction run under protect. A file found corrupt is set aside and
-// the call fails with a *CorruptError; the next call starts afresh.
-func (s *Store) with(sessionID string, readOnly bool, fn func(*bolt.Tx) error) error {
+// A corrupt file must cost one call, not the router: SQLite's errors
+// about a damaged or foreign file, and any panic inside the driver, set
+// the file aside and fail the call with a *CorruptError; the next call
+// starts afresh.
+func (s *Store) with(sessionID string, readOnly bool, fn func(*sql.Tx) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	path := s.PathFor(sessionID)
+	legacy := strings.TrimSuffix(path, ".db") + ".json"
 	fi, err := os.Lstat(path)
+	fresh := false
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if readOnly {
+		if _, jerr := os.Lstat(legacy); readOnly && jerr != nil {
 			return nil
 		}
 		if err := os.MkdirAll(s.dir, 0o700); err != nil {
 			return err
 		}
+		fresh = true
 	case err != nil:
 		return err
 	case !fi.Mode().IsRegular():
-		// A FIFO, device or symlink in its place: bbolt would block on
+		// A FIFO, device or symlink in its place: SQLite would block on
 		// it or write through it.
 		return s.setAside(path, fmt.Sprintf("not a regular file (%s)", fi.Mode().Type()))
 	}
 	err = protect(func() error {
-		db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 10 * time.Second, ReadOnly: readOnly})
+		db, err := sql.Open("sqlite", dsn(path))
 		if err != nil {
 			return err
 		}
 		defer db.Close()
-		if readOnly {
-			return db.View(fn)
+		db.SetMaxOpenConns(1)
+		if fresh {
+			// SQLite creates the file 0644; memories are the user's.
+			if f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+				f.Close()
+			}
 		}
-		return db.Update(fn)
+		tx, err := db.BeginTx(context.Background(), nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if _, err := tx.Exec(schema); err != nil {
+			return err
+		}
+		if fresh {
+			s.importJSON(tx, legacy)
+		}
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return tx.Commit()
 	})
 	var p *panicked
 	switch {
@@ -246,11 +333,69 @@ func (s *Store) with(sessionID string, readOnly bool, fn func(*bolt.Tx) error) e
 	return err
 }
 
+// importJSON copies the entries of EVOKORE-MCP's JSON store (an array
+// of entries, written when node:sqlite was missing) into a database
+// just created beside it. The JSON file is left as it was. Entries that
+// are not entries are skipped; an unreadable file is reported and
+// imports nothing.
+func (s *Store) importJSON(tx *sql.Tx, file string) {
+	data, err := os.ReadFile(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	var items []json.RawMessage
+	if err == nil {
+		err = json.Unmarshal(data, &items)
+	}
+	if err != nil {
+		s.logf("[EVOKORE] Memory store %s could not be imported: %v", file, err)
+		return
+	}
+	n := 0
+	for _, raw := range items {
+		var e struct {
+			ID        string          `json:"id"`
+			SessionID string          `json:"session_id"`
+			Key       string          `json:"key"`
+			Kind      string          `json:"kind"`
+			Value     json.RawMessage `json:"value"`
+			Tags      json.RawMessage `json:"tags"`
+			CreatedAt int64           `json:"created_at"`
+			UpdatedAt int64           `json:"updated_at"`
+			ExpiresAt *int64          `json:"expires_at"`
+		}
+		if json.Unmarshal(raw, &e) != nil || e.SessionID == "" || e.Key == "" || !slices.Contains(Kinds, e.Kind) {
+			continue
+		}
+		if e.Value == nil {
+			e.Value = json.RawMessage("null")
+		}
+		var value bytes.Buffer
+		if json.Compact(&value, e.Value) != nil {
+			continue
+		}
+		tags, _ := json.Marshal(decodeTags(string(e.Tags)))
+		if e.UpdatedAt == 0 {
+			e.UpdatedAt = e.CreatedAt
+		}
+		res, err := tx.Exec(`INSERT OR IGNORE INTO memories (id, session_id, key, kind, value, created_at, updated_at, expires_at, tags)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, ID(e.SessionID, e.Key), e.SessionID, e.Key, e.Kind, value.String(), e.CreatedAt, e.UpdatedAt, e.ExpiresAt, string(tags))
+		if err != nil {
+			s.logf("[EVOKORE] Memory store %s: entry %q not imported: %v", file, e.Key, err)
+			continue
+		}
+		if k, _ := res.RowsAffected(); k > 0 {
+			n++
+		}
+	}
+	s.logf("[EVOKORE] Imported %d memory entr%s from %s (the file is kept)", n, map[bool]string{true: "y", false: "ies"}[n == 1], file)
+}
+
 // CorruptError is a session's database found corrupt and set aside.
 type CorruptError struct {
 	// Path is the corrupt file's new name.
 	Path string
-	// Reason is what was wrong, as bbolt or the file system said it.
+	// Reason is what was wrong, as SQLite or the file system said it.
 	Reason string
 }
 
@@ -258,12 +403,19 @@ func (e *CorruptError) Error() string {
 	return fmt.Sprintf("the memory database was corrupt (%s); it was moved to %s and the next call starts a fresh one", e.Reason, e.Path)
 }
 
-// setAside renames a corrupt database out of the way and logs it.
+// setAside renames a corrupt database, and its WAL and shared-memory
+// files, out of the way and logs it. A WAL left behind would be replayed
+// into the fresh database.
 func (s *Store) setAside(path, reason string) error {
 	aside := fmt.Sprintf("%s.corrupt-%s", path, s.Now().UTC().Format("20060102T150405.000000000Z"))
 	if err := os.Rename(path, aside); err != nil {
 		s.logf("[EVOKORE] Memory database %s is corrupt (%s) and could not be moved aside: %v", path, reason, err)
 		return fmt.Errorf("the memory database is corrupt (%s) and could not be moved aside: %v", reason, err)
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if err := os.Rename(path+suffix, aside+suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			_ = os.Remove(path + suffix)
+		}
 	}
 	s.logf("[EVOKORE] Memory database %s is corrupt (%s); moved it to %s and starting a fresh one", path, reason, aside)
 	return &CorruptError{Path: aside, Reason: reason}
@@ -275,13 +427,13 @@ func (s *Store) logf(format string, args ...any) {
 	}
 }
 
-// panicked is a panic recovered from bbolt.
+// panicked is a panic recovered from the database driver.
 type panicked struct{ value any }
 
-func (p *panicked) Error() string { return fmt.Sprintf("bbolt panicked: %v", p.value) }
+func (p *panicked) Error() string { return fmt.Sprintf("the database driver panicked: %v", p.value) }
 
-// protect runs fn, turning a panic, or a memory fault on bbolt's mmap of
-// a truncated file, into a *panicked error.
+// protect runs fn, turning a panic, or a memory fault, into a *panicked
+// error.
 func protect(fn func() error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
@@ -292,34 +444,35 @@ func protect(fn func() error) (err error) {
 	return fn()
 }
 
-// isCorrupt tells bbolt's errors about a damaged file from the ones about
-// a busy or unwritable one, which must never cost the user their memory.
+// isCorrupt tells SQLite's errors about a damaged or foreign file from
+// the ones about a busy or unwritable one, which must never cost the
+// user their memory.
 func isCorrupt(err error) bool {
-	if err == nil {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
 		return false
 	}
-	for _, e := range []error{bolterrors.ErrInvalid, bolterrors.ErrChecksum, bolterrors.ErrVersionMismatch, bolterrors.ErrInvalidMapping} {
-		if errors.Is(err, e) {
-			return true
-		}
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return true
 	}
-	return strings.HasPrefix(err.Error(), "file size too small")
+	return false
 }
 
-// PathFor is the database file of a session: the id itself when it is a
-// plain file name, else a sanitised prefix and a hash, so that distinct
-// ids never share a file.
+// PathFor is the database file of a session. It is the original's name
+// (the id with every character outside [A-Za-z0-9._-] made "_"), so its
+// files are found where it left them; ids that share a name share the
+// file, and rows carry their session id. A name too long for a file
+// system is cut and given a hash of the id.
 func (s *Store) PathFor(sessionID string) string {
 	safe := []byte(sessionID)
-	changed := false
 	for i, c := range safe {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
 			safe[i] = '_'
-			changed = true
 		}
 	}
 	name := string(safe)
-	if changed || len(name) > 100 || name == "" || strings.Trim(name, ".") == "" {
+	if len(name) > 100 || strings.Trim(name, ".") == "" {
 		sum := sha256.Sum256([]byte(sessionID))
 		name = name[:min(len(name), 64)] + "-" + hex.EncodeToString(sum[:4])
 	}

@@ -1,8 +1,20 @@
 // Package plugins owns plugin tools: reload_plugins, and the dispatcher
 // that runs plugin tools when clients call them.
 //
-// Go cannot load EVOKORE-MCP's JavaScript plugins, so a plugin here is a
-// folder under EVOKORE_PLUGINS_DIR with a plugin.json manifest (validated
+// A plugin is either of two kinds.
+//
+// EVOKORE-MCP's own plugins, the top-level *.js files of
+// EVOKORE_PLUGINS_DIR (module.exports = {name, version, register(context)},
+// with context.addTool, addResource and log), run under node when it is on
+// PATH: a small host script embedded in the binary (jshost.js) loads them
+// and reports their tools and resources, and runs one tool call or resource
+// read per process, so a plugin that hangs or crashes costs that call
+// only. Their tools are published as plugin tools and their resources are
+// listed after the router's own. Without node each file is skipped with a
+// problem that names it.
+//
+// evokore's own plugins are folders under EVOKORE_PLUGINS_DIR with a
+// plugin.json manifest (validated
 // by #PluginManifest in schema/plugin.cue: name, version, description,
 // tools with input schemas and annotations, the command that runs them and
 // a timeout) and whatever program the command names. A call runs that

@@ -51,8 +51,9 @@ type Load struct {
 	Problems []string
 	Took     time.Duration
 
-	tools   map[string]*tool
-	entries []*catalog.Entry
+	tools     map[string]*tool
+	entries   []*catalog.Entry
+	resources []*resource
 }
 
 // Manager loads plugins and runs their tools.
@@ -165,21 +166,28 @@ func (m *Manager) read() *Load {
 		names[man.Name] = folder
 		p := &Plugin{Manifest: man, Dir: folder, Tools: []string{}}
 		for _, td := range man.Tools {
-			if _, native := native.Lookup(td.Name); native {
-				l.Problems = append(l.Problems, fmt.Sprintf("%s: tool %q has the name of a native tool (tool skipped)", file, td.Name))
-				continue
-			}
-			if prev, taken := l.tools[td.Name]; taken {
-				l.Problems = append(l.Problems, fmt.Sprintf("%s: tool %q is already served by plugin %q (tool skipped)", file, td.Name, prev.plugin.Manifest.Name))
-				continue
-			}
-			l.tools[td.Name] = &tool{plugin: p, def: td}
-			l.entries = append(l.entries, catalog.NewEntry(definition(td), catalog.SourcePlugin))
-			p.Tools = append(p.Tools, td.Name)
+			addTool(l, p, td, file)
 		}
 		l.Plugins = append(l.Plugins, p)
 	}
+	m.readJS(l, names)
 	return l
+}
+
+// addTool publishes a plugin's tool unless a native or an earlier plugin
+// has its name; file is where the tool was declared.
+func addTool(l *Load, p *Plugin, td config.PluginTool, file string) {
+	if _, native := native.Lookup(td.Name); native {
+		l.Problems = append(l.Problems, fmt.Sprintf("%s: tool %q has the name of a native tool (tool skipped)", file, td.Name))
+		return
+	}
+	if prev, taken := l.tools[td.Name]; taken {
+		l.Problems = append(l.Problems, fmt.Sprintf("%s: tool %q is already served by plugin %q (tool skipped)", file, td.Name, prev.plugin.Manifest.Name))
+		return
+	}
+	l.tools[td.Name] = &tool{plugin: p, def: td}
+	l.entries = append(l.entries, catalog.NewEntry(definition(td), catalog.SourcePlugin))
+	p.Tools = append(p.Tools, td.Name)
 }
 
 // definition is the MCP tool clients see for a plugin tool.

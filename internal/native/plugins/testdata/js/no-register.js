@@ -1,0 +1,2 @@
+// Exports no register function: the original refused to load it.
+module.exports = { name: 'no-register' };
