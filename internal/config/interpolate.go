@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"maps"
+	"net/url"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -112,4 +113,59 @@ func (s Server) Resolve(env Env) (Server, error) {
 		}
 	}
 	return r, nil
+}
+
+// Redactor returns what hides this server's secrets in any text evokore
+// shows (errors, status, stderr): every value a ${VAR} placeholder put
+// into its command, args, cwd, url, headers or env is written back as
+// ${VAR}, and the resolved URL's userinfo, query values and literal
+// header values become REDACTED. A URL's query or a path segment is where
+// an API key most often travels, and a transport error quotes the URL.
+func (s Server) Redactor(env Env) *strings.Replacer {
+	type rep struct{ old, new string }
+	var reps []rep
+	add := func(old, new string) {
+		if len(old) >= 3 {
+			reps = append(reps, rep{old, new})
+		}
+	}
+	fields := append([]string{s.Command, s.Cwd, s.URL}, s.Args...)
+	for _, v := range s.Headers {
+		fields = append(fields, v)
+	}
+	for _, v := range s.Env {
+		fields = append(fields, v)
+	}
+	for _, f := range fields {
+		for _, m := range placeholder.FindAllString(f, -1) {
+			if v, ok := env.Lookup(m[2 : len(m)-1]); ok {
+				add(v, m)
+			}
+		}
+	}
+	for _, v := range s.Headers {
+		if !placeholder.MatchString(v) {
+			add(v, "REDACTED")
+		}
+	}
+	if r, err := s.Resolve(env); err == nil && r.URL != "" {
+		if u, err := url.Parse(r.URL); err == nil {
+			if u.User != nil {
+				add(u.User.String(), "REDACTED")
+			}
+			for _, vs := range u.Query() {
+				for _, v := range vs {
+					add(v, "REDACTED")
+					add(url.QueryEscape(v), "REDACTED")
+				}
+			}
+		}
+	}
+	// Longest first, so a secret that contains another is hidden whole.
+	slices.SortFunc(reps, func(a, b rep) int { return len(b.old) - len(a.old) })
+	var pairs []string
+	for _, r := range reps {
+		pairs = append(pairs, r.old, r.new)
+	}
+	return strings.NewReplacer(pairs...)
 }

@@ -58,7 +58,7 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 		ch.lost(cs)
 		return errorResult(msgDiedDuringCall(c.Entry.Original, ch.spec.ID)), nil
 	}
-	return errorResult(err.Error()), nil
+	return errorResult(ch.redact.Replace(err.Error())), nil
 }
 
 func errorResult(text string) *mcp.CallToolResult {

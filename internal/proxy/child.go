@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,6 +32,8 @@ const childProtocol = "2025-11-25"
 type child struct {
 	sup  *Supervisor
 	spec config.Server
+	// redact hides the server's secrets in every error text it shows.
+	redact *strings.Replacer
 
 	mu         sync.Mutex
 	state      string
@@ -48,7 +51,7 @@ type child struct {
 }
 
 func newChild(s *Supervisor, spec config.Server) *child {
-	c := &child{sup: s, spec: spec, state: StatusBooting, ready: make(chan struct{})}
+	c := &child{sup: s, spec: spec, state: StatusBooting, ready: make(chan struct{}), redact: spec.Redactor(s.opts.Env)}
 	if spec.Disabled {
 		c.state = StatusDisabled
 		close(c.ready)
@@ -72,7 +75,7 @@ func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone
 		if err != nil && ctx.Err() == nil {
 			// Recorded before firstDone: whoever waits for the first boot
 			// sees its outcome, never a child still "booting".
-			c.sup.logf("%s", msgChildBootFailed(c.spec.ID, err))
+			c.sup.logf("%s", c.redact.Replace(msgChildBootFailed(c.spec.ID, err)))
 			c.fail(err)
 		}
 		if firstDone != nil {
@@ -91,7 +94,7 @@ func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone
 			if ctx.Err() != nil {
 				return
 			}
-			c.sup.logf("%s", msgChildExited(c.spec.ID, err))
+			c.sup.logf("%s", c.redact.Replace(msgChildExited(c.spec.ID, err)))
 			c.fail(fmt.Errorf("exited: %v", err))
 			c.sup.register(c, nil, false)
 			if time.Since(started) > stableAfter {
@@ -250,7 +253,7 @@ func (c *child) relist() {
 	}
 	tools, err := listTools(c.sup.ctx, cs, c.sup.bootTimeout(c.spec), c.spec.ID)
 	if err != nil {
-		c.sup.logf("[EVOKORE] Cannot re-list tools of '%s': %v", c.spec.ID, err)
+		c.sup.logf("[EVOKORE] Cannot re-list tools of '%s': %s", c.spec.ID, c.redact.Replace(err.Error()))
 		return
 	}
 	c.sup.register(c, tools, true)
@@ -263,7 +266,7 @@ func (c *child) fail(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.state = StatusError
-	c.lastErr = err.Error()
+	c.lastErr = c.redact.Replace(err.Error())
 	c.errorCount++
 	select {
 	case <-c.ready:
@@ -344,7 +347,7 @@ func (c *child) applyLogLevel(cs *mcp.ClientSession, level mcp.LoggingLevel) {
 	ctx, cancel := context.WithTimeout(c.sup.ctx, c.sup.bootTimeout(c.spec))
 	defer cancel()
 	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
-		c.sup.logf("[EVOKORE] Cannot set the log level of '%s': %v", c.spec.ID, err)
+		c.sup.logf("[EVOKORE] Cannot set the log level of '%s': %s", c.spec.ID, c.redact.Replace(err.Error()))
 	}
 }
 
