@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/search/searcheval"
 )
 
 // The retrieval benchmark: the real tool lists of MCP servers from npm
@@ -269,5 +271,54 @@ func BenchmarkIndexBuild10k(b *testing.B) {
 	snap, _ := scaled(b, 10000)
 	for b.Loop() {
 		buildIndex(snap.Entries)
+	}
+}
+
+// toolRanker is discover_tools' ranking as names.
+func toolRanker(snap *Snapshot) func(string) []string {
+	return func(q string) []string {
+		var out []string
+		for _, m := range snap.Search(q, 10) {
+			out = append(out, m.Entry.Name)
+		}
+		return out
+	}
+}
+
+// extraFloors are committed from measurement for queries_extra.json and
+// only ever go up.
+var extraFloors = []searcheval.Floor{}
+
+// TestRetrievalExtra scores the second query set: paraphrases that name
+// a concept by another word than the tool does, typos, abbreviations and
+// questions no tool in the corpus answers (abstention).
+func TestRetrievalExtra(t *testing.T) {
+	snap, _ := loadRetrieval(t)
+	raw, err := os.ReadFile(filepath.Join("testdata", "retrieval", "queries_extra.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var qs []searcheval.Query
+	if err := json.Unmarshal(raw, &qs); err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]bool{}
+	for _, e := range snap.Entries {
+		byName[e.Name] = true
+	}
+	for _, q := range qs {
+		for name := range q.Labels {
+			if !byName[name] {
+				t.Fatalf("%s labels %q, which is not in the corpus", q.ID, name)
+			}
+		}
+	}
+	m := searcheval.ByKind(qs, toolRanker(snap))
+	t.Logf("tools %d, extra queries %d:\n%s", len(snap.Entries), len(qs), searcheval.Table(m))
+	if testing.Verbose() {
+		t.Logf("misses:\n%s", strings.Join(m["all"].Misses, "\n"))
+	}
+	for _, msg := range searcheval.Check(m, extraFloors) {
+		t.Error(msg)
 	}
 }
