@@ -162,7 +162,7 @@ func evaluate(snap *Snapshot, queries []retrievalQuery) retrievalScores {
 // closing note of the discovery issue. They sit a little under what the
 // ranker scores so that noise-free refactors pass and regressions fail.
 var retrievalFloor = retrievalScores{
-	Recall1: 0.63, Recall5: 0.82, Recall10: 0.87, MRR: 0.73, NDCG10: 0.75, ExactTop1: 1.0,
+	Recall1: 0.63, Recall5: 0.83, Recall10: 0.89, MRR: 0.735, NDCG10: 0.76, ExactTop1: 1.0,
 }
 
 func TestRetrievalQuality(t *testing.T) {
@@ -285,9 +285,14 @@ func toolRanker(snap *Snapshot) func(string) []string {
 	}
 }
 
-// extraFloors are committed from measurement for queries_extra.json and
-// only ever go up.
-var extraFloors = []searcheval.Floor{}
+// extraFloors are committed from measurement for queries_extra.json, a
+// little under what the ranker scores, and only ever go up.
+var extraFloors = []searcheval.Floor{
+	{Kind: "all", Measure: "R@5", Min: 0.80}, {Kind: "all", Measure: "MRR", Min: 0.72},
+	{Kind: "all", Measure: "nDCG@10", Min: 0.75},
+	{Kind: "paraphrase", Measure: "R@5", Min: 0.74}, {Kind: "typo", Measure: "R@5", Min: 0.89},
+	{Kind: "abbreviation", Measure: "R@5", Min: 0.92}, {Kind: "no-answer", Measure: "abstention", Min: 0.45},
+}
 
 // TestRetrievalExtra scores the second query set: paraphrases that name
 // a concept by another word than the tool does, typos, abbreviations and

@@ -57,7 +57,8 @@ func init() {
 		me my myself of on onto or our ours please she should so some such than that the their
 		theirs them then there these they this those to too us was we were what when where which
 		while who whom why will with would you your yours just also want wants need needs let lets
-		don doesn didn isn aren wasn won shall may might must very really`) {
+		don doesn didn isn aren wasn won shall may might must very really know
+		knows`) {
 		stopWords[w] = true
 	}
 }

@@ -47,8 +47,8 @@ type Options struct {
 	MinConfidence float64
 	// MinEvidence is the second abstention floor: the best document must
 	// also have matched about this many rare words' worth (Hit.Evidence),
-	// so a long query (three words or more) is not answered on one
-	// incidental word.
+	// so a long query (three words or more, not counting abbreviations
+	// no document uses) is not answered on one incidental word.
 	MinEvidence float64
 	// Tie orders documents of equal score (negative: a first); document
 	// order when nil.
@@ -89,9 +89,10 @@ type Hit struct {
 	// covers, each word counted by how it matched (exact 1, a synonym
 	// less): what abstention compares with MinConfidence.
 	Confidence float64
-	// Evidence is the same sum not divided by the query's total but by
+	// Evidence is the same sum over the words matched outside weak fields
+	// and not through WordNet, divided not by the query's total but by
 	// the idf of a word found in one document: about how many rare words
-	// the document matched.
+	// the document really matched.
 	Evidence float64
 	// Reasons, one per matched query word, in query order.
 	Reasons []Reason
@@ -284,6 +285,9 @@ type concept struct {
 	// for a word no document has.
 	cover float64
 	known bool
+	// qualifier marks a known abbreviation no document uses ("ts" in
+	// "ts code review"): it narrows the query but is not its subject.
+	qualifier bool
 }
 
 // Query is an analysed query.
@@ -318,6 +322,9 @@ var derivational = map[string]bool{
 // places ("Denver", "Alice") should not sink an otherwise good match, but
 // a query mostly of words nothing knows is not answered.
 const unknownCover = 0.4
+
+// jargonCover is the coverage weight of a jargon word no document has.
+const jargonCover = 0.15
 
 // maxPrefixAlts bounds the derived terms one word reaches.
 const maxPrefixAlts = 16
@@ -387,7 +394,8 @@ func (ix *Index) concept(w, s string) concept {
 		}
 	}
 	jargonHit := false
-	for _, key := range []string{w, s} {
+	// Plurals of abbreviations ("cves", "prs") escape the stemmer.
+	for _, key := range []string{w, s, strings.TrimSuffix(w, "s")} {
 		for _, phrase := range jargonTerms(key) {
 			for _, t := range phrase {
 				if id, ok := ix.ids[t]; ok && t != s {
@@ -407,17 +415,35 @@ func (ix *Index) concept(w, s string) concept {
 			add(alt{term: id, weight: viaWeight[ViaLexicon], via: ViaLexicon})
 		}
 	}
+	// A word's coverage weight is how specific it is: its own idf, else
+	// that of what it was corrected to or cut from. What jargon expands
+	// it to says less: "k8s" must not make "kubernetes" the subject of
+	// "k8s rollback" in a library that mentions kubernetes once.
+	jargonIDF := 0.0
 	for _, a := range c.alts {
-		if a.via != ViaLexicon {
+		switch a.via {
+		case ViaPrefix, ViaTypo:
 			c.known = true
 			c.cover = max(c.cover, float64(ix.idf[a.term]))
+		case ViaJargon:
+			jargonIDF = max(jargonIDF, float64(ix.idf[a.term]))
 		}
 	}
 	if isExact {
+		c.known = true
 		c.cover = float64(ix.idf[exact])
+	} else if !c.known && jargonIDF > 0 {
+		c.known = true
+		c.cover = min(jargonIDF, unknownCover*ix.maxIDF)
 	}
 	if !c.known {
 		c.cover = unknownCover * ix.maxIDF
+		if len(jargon[w]) > 0 || len(jargon[s]) > 0 {
+			// A known abbreviation the documents do not use ("ts",
+			// "gql") qualifies the query rather than being its subject.
+			c.cover = jargonCover * ix.maxIDF
+			c.qualifier = true
+		}
 		if !strings.ContainsFunc(w, func(r rune) bool { return r < '0' || r > '9' }) {
 			c.cover = 0 // a number says nothing about which document
 		}
@@ -476,6 +502,7 @@ func (ix *Index) typos(s string) []int32 {
 // accum is the per-query scratch space over all documents, pooled.
 type accum struct {
 	score, cover, cur []float64
+	evidence          []float64
 	curAlt            []int16
 	curFields         []uint32
 	fields            []uint32
@@ -488,7 +515,7 @@ type accum struct {
 
 func newAccum(n int) *accum {
 	return &accum{
-		score: make([]float64, n), cover: make([]float64, n), cur: make([]float64, n),
+		score: make([]float64, n), cover: make([]float64, n), cur: make([]float64, n), evidence: make([]float64, n),
 		curAlt: make([]int16, n), curFields: make([]uint32, n), fields: make([]uint32, n),
 		mask: make([]uint32, n), specific: make([]bool, n), nonLexicon: make([]uint8, n),
 		best: make([][maxConcepts]int16, n),
@@ -497,6 +524,7 @@ func newAccum(n int) *accum {
 
 func (a *accum) reset() {
 	for _, d := range a.touched {
+		a.evidence[d] = 0
 		a.score[d], a.cover[d], a.fields[d], a.mask[d], a.specific[d], a.nonLexicon[d] = 0, 0, 0, 0, false, 0
 		a.best[d] = [maxConcepts]int16{}
 	}
@@ -521,9 +549,12 @@ func (ix *Index) SearchQuery(q *Query, limit int, skip func(doc int) bool) Resul
 	}
 	totalCover := 0.0
 	var unknown []string
-	known := false
+	known, qualifiers := false, 0
 	for _, c := range q.concepts {
 		totalCover += c.cover
+		if c.qualifier {
+			qualifiers++
+		}
 		if c.known {
 			known = true
 		} else if c.cover > 0 {
@@ -567,6 +598,9 @@ func (ix *Index) SearchQuery(q *Query, limit int, skip func(doc int) bool) Resul
 			al := c.alts[a.curAlt[d]]
 			a.score[d] += a.cur[d]
 			a.cover[d] += c.cover * al.weight
+			if al.via != ViaLexicon && a.curFields[d]&^weakMask != 0 {
+				a.evidence[d] += c.cover * al.weight
+			}
 			a.mask[d] |= 1 << ci
 			a.fields[d] |= a.curFields[d]
 			a.best[d][ci] = a.curAlt[d] + 1
@@ -604,8 +638,8 @@ func (ix *Index) SearchQuery(q *Query, limit int, skip func(doc int) bool) Resul
 		if skip != nil && skip(int(d)) {
 			continue
 		}
-		if !a.specific[d] {
-			continue // only common words matched
+		if !a.specific[d] && len(q.concepts) > 1 {
+			continue // only one common word of several matched
 		}
 		anySpecific = true
 		isFull := a.mask[d] == full
@@ -618,7 +652,7 @@ func (ix *Index) SearchQuery(q *Query, limit int, skip func(doc int) bool) Resul
 			cov = min(a.cover[d]/totalCover, 1)
 		}
 		bestCov = max(bestCov, cov)
-		bestEv = max(bestEv, a.cover[d]/ix.maxIDF)
+		bestEv = max(bestEv, a.evidence[d]/ix.maxIDF)
 		sc := a.score[d] * math.Pow(cov, ix.opts.CoverageExp) * float64(ix.boost[d])
 		if onlyWeak {
 			sc *= ix.opts.WeakOnly
@@ -641,7 +675,7 @@ func (ix *Index) SearchQuery(q *Query, limit int, skip func(doc int) bool) Resul
 			top = top[:limit]
 		}
 	}
-	if len(top) == 0 || bestCov < ix.opts.MinConfidence || (bestEv < ix.opts.MinEvidence && len(q.concepts) >= 3) {
+	if len(top) == 0 || bestCov < ix.opts.MinConfidence || (bestEv < ix.opts.MinEvidence && len(q.concepts)-qualifiers >= 3) {
 		r := Result{Abstained: true}
 		switch {
 		case !anySpecific:
@@ -658,7 +692,7 @@ func (ix *Index) SearchQuery(q *Query, limit int, skip func(doc int) bool) Resul
 	}
 	out := Result{Hits: make([]Hit, len(top))}
 	for i, c := range top {
-		h := Hit{Doc: int(c.doc), Score: c.score, Confidence: c.cov, Evidence: a.cover[c.doc] / ix.maxIDF}
+		h := Hit{Doc: int(c.doc), Score: c.score, Confidence: c.cov, Evidence: a.evidence[c.doc] / ix.maxIDF}
 		for ci, con := range q.concepts {
 			bi := a.best[c.doc][ci]
 			if bi == 0 {
