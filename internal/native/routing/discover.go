@@ -26,6 +26,9 @@ type Projection interface {
 const (
 	discoverEmpty = "Please provide a non-empty discovery query."
 	discoverNone  = "[EVOKORE TOOL DISCOVERY] No tools matched '%s'. Hidden proxied tools remain callable by exact name even when they are not listed."
+	// discoverWhy follows discoverNone when the search abstained, saying
+	// why (no tool has the words, or none covers enough of the query).
+	discoverWhy = "Why nothing matched: %s."
 )
 
 // RegisterDiscovery binds discover_tools.
@@ -48,9 +51,13 @@ func discoverTools(p Projection) native.Handler {
 		}
 		limit := int(math.Floor(in.Limit))
 		limit = min(max(limit, 1), 25)
-		matches := p.Snapshot().Search(q, limit)
+		found := p.Snapshot().Find(q, limit)
+		matches := found.Matches
 		if len(matches) == 0 {
-			return native.Text(discoverNone, q), nil
+			if found.Why == "" {
+				return native.Text(discoverNone, q), nil
+			}
+			return native.Text(discoverNone+"\n"+discoverWhy, q, found.Why), nil
 		}
 
 		mode := "dynamic"

@@ -40,6 +40,7 @@ package skilltools
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -52,10 +53,14 @@ import (
 // Texts clients or scripts match on.
 const (
 	noSearchResults = "No skills found matching that query."
+	// noSearchWhy follows noSearchResults when the search abstained.
+	noSearchWhy = "Why nothing matched: %s."
 	// slowSearch is when a search is logged as slow.
 	slowSearch = 250 * time.Millisecond
-	// searchLimit is how many matches search_skills lists.
-	searchLimit = 15
+	// searchLimit is how many matches search_skills lists by default, and
+	// maxSearchLimit the most a caller may ask for.
+	searchLimit    = 15
+	maxSearchLimit = 50
 	// workflowLimit is how many skills resolve_workflow injects;
 	// workflowCandidates how many it records in the telemetry.
 	workflowLimit      = 3
@@ -117,18 +122,27 @@ func (t *Tools) resolveWorkflow(_ context.Context, call *native.Call) (*mcp.Call
 
 func (t *Tools) searchSkills(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
 	var in struct {
-		Query string `json:"query"`
+		Query string   `json:"query"`
+		Limit *float64 `json:"limit"`
 	}
 	if err := call.Decode(&in); err != nil {
 		return native.Errorf("%v", err), nil
 	}
+	limit := searchLimit
+	if in.Limit != nil && !math.IsNaN(*in.Limit) {
+		limit = int(min(max(math.Floor(*in.Limit), 1), maxSearchLimit))
+	}
 	start := time.Now()
-	matches := t.lib.Index().Search(strings.ToLower(in.Query), searchLimit)
+	found := t.lib.Index().Find(strings.ToLower(in.Query), limit)
 	if d := time.Since(start); d > slowSearch {
 		t.logf("[EVOKORE] Slow skill search (%s) for %q", d.Round(time.Millisecond), in.Query)
 	}
+	matches := found.Matches
 	if len(matches) == 0 {
-		return native.Text(noSearchResults), nil
+		if found.Why == "" {
+			return native.Text(noSearchResults), nil
+		}
+		return native.Text(noSearchResults+"\n"+noSearchWhy, found.Why), nil
 	}
 	lines := make([]string, len(matches))
 	for i, m := range matches {
