@@ -171,8 +171,17 @@ func (r *RateLimit) ToolRates() map[string]Rate {
 // Discovery is the discovery block.
 type Discovery struct {
 	ActiveProfile string
+	// Embeddings, when set, turns on semantic reranking.
+	Embeddings *Embeddings
 	// Profiles are the user's profiles in file order.
 	Profiles []Profile
+}
+
+// Embeddings is discovery.embeddings: an OpenAI-compatible embeddings
+// endpoint and the model to ask for.
+type Embeddings struct {
+	URL   string `json:"url"`
+	Model string `json:"model"`
 }
 
 // Profile is one discovery profile.
@@ -280,6 +289,7 @@ func ParseMCPConfig(file string, src []byte) (*MCPConfig, Diagnostics) {
 			return nil
 		}),
 		doc.decode("discovery.activeProfile", &cfg.Discovery.ActiveProfile),
+		doc.decode("discovery.embeddings", &cfg.Discovery.Embeddings),
 		doc.fields("discovery.profiles", func(name string, v cue.Value) error {
 			p := Profile{Name: name}
 			if err := v.Decode(&p); err != nil {

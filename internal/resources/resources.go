@@ -59,6 +59,9 @@ type Options struct {
 	// Name and Version are what initialize reports.
 	Name    string
 	Version string
+	// Semantic reports semantic reranking: "off", "on (...)" or
+	// "lexical fallback: ...".
+	Semantic func() string
 }
 
 // Content implements the server's Content interface.
@@ -169,10 +172,16 @@ type Status struct {
 	ToolCount     int           `json:"toolCount"`
 	SkillCount    int           `json:"skillCount"`
 	ChildServers  []ChildStatus `json:"childServers"`
+	// SemanticSearch says whether discovery reranks with embeddings, and
+	// why it fell back to lexical ranking when it did.
+	SemanticSearch string `json:"semanticSearch"`
 }
 
 func (c *Content) status() Status {
-	st := Status{Version: c.o.Version, DiscoveryMode: c.o.DiscoveryMode, SkillCount: c.o.Library.Index().Len(), ChildServers: []ChildStatus{}}
+	st := Status{Version: c.o.Version, DiscoveryMode: c.o.DiscoveryMode, SkillCount: c.o.Library.Index().Len(), ChildServers: []ChildStatus{}, SemanticSearch: "off"}
+	if c.o.Semantic != nil {
+		st.SemanticSearch = c.o.Semantic()
+	}
 	if c.o.Snapshot != nil {
 		if snap := c.o.Snapshot(); snap != nil {
 			st.ToolCount = len(snap.Entries)

@@ -120,11 +120,11 @@ type posting struct {
 // Index is an immutable inverted index over a set of documents. Search is
 // safe for concurrent use.
 type Index struct {
-	opts     Options
-	n        int
-	ids      map[string]int32
-	terms    []string  // by id
-	sorted   []int32   // ids in term order, for prefix lookups
+	opts   Options
+	n      int
+	ids    map[string]int32
+	terms  []string // by id
+	sorted []int32  // ids in term order, for prefix lookups
 	// raw are the words as written, each with its term, for typo
 	// lookups: a misspelling is closer to the word than to its stem
 	// ("naviagte" is one swap from "navigate", not from "navig").

@@ -52,7 +52,7 @@ func registerManagers(t *native.Table, host *native.Host, s *Server) contributio
 	c.Closers = append(c.Closers, runs.Close, agents.Close, background.Close, counters.Close)
 	library := skilltools.Register(t, host)
 	c.Content = resources.New(resources.Options{Library: library, Status: s.Status, Snapshot: s.Snapshot, Config: host.Config,
-		DiscoveryMode: host.Settings.DiscoveryMode, Name: serverName, Version: s.opts.Version})
+		DiscoveryMode: host.Settings.DiscoveryMode, Name: serverName, Version: s.opts.Version, Semantic: host.Semantic.Status})
 	c.Closers = append(c.Closers, library.Close)
 	return c
 }

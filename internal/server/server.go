@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -19,6 +20,7 @@ import (
 	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/proxy"
 	"github.com/evokore/evokore/internal/router"
+	"github.com/evokore/evokore/internal/search"
 	"github.com/evokore/evokore/internal/session"
 )
 
@@ -114,11 +116,16 @@ func New(opts Options) *Server {
 	}
 
 	table := &native.Table{}
+	var semantic *search.Semantic
+	if e := cfg.Discovery.Embeddings; e != nil {
+		semantic = search.NewSemantic(e.URL, e.Model, filepath.Join(opts.Settings.Home, "embeddings"))
+	}
 	routing.Register(table, s, s)
-	routing.RegisterDiscovery(table, s)
+	routing.RegisterDiscovery(table, s, semantic)
 	host := &native.Host{
 		Settings: opts.Settings,
 		Config:   cfg,
+		Semantic: semantic,
 		Sessions: s.Sessions,
 		Log:      opts.Log,
 		Call:     s.callTool,

@@ -41,12 +41,14 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/search"
 	"github.com/evokore/evokore/internal/skills"
 )
 
@@ -120,7 +122,7 @@ func (t *Tools) resolveWorkflow(_ context.Context, call *native.Call) (*mcp.Call
 	return native.Text("%s", ix.WorkflowText(in.Objective, matches, skills.WorkflowOptions{Wrap: true})), nil
 }
 
-func (t *Tools) searchSkills(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
+func (t *Tools) searchSkills(ctx context.Context, call *native.Call) (*mcp.CallToolResult, error) {
 	var in struct {
 		Query string   `json:"query"`
 		Limit *float64 `json:"limit"`
@@ -133,7 +135,13 @@ func (t *Tools) searchSkills(_ context.Context, call *native.Call) (*mcp.CallToo
 		limit = int(min(max(math.Floor(*in.Limit), 1), maxSearchLimit))
 	}
 	start := time.Now()
-	found := t.lib.Index().Find(strings.ToLower(in.Query), limit)
+	var found skills.Found
+	if sem := t.host.Semantic; sem == nil {
+		found = t.lib.Index().Find(strings.ToLower(in.Query), limit)
+	} else {
+		found = t.lib.Index().Find(strings.ToLower(in.Query), limit*semanticPool)
+		found.Matches = rerankSkills(ctx, sem, in.Query, found.Matches, limit)
+	}
 	if d := time.Since(start); d > slowSearch {
 		t.logf("[EVOKORE] Slow skill search (%s) for %q", d.Round(time.Millisecond), in.Query)
 	}
@@ -188,4 +196,31 @@ func (t *Tools) refreshSkills(_ context.Context, _ *native.Call) (*mcp.CallToolR
 		}
 	}
 	return native.Text("%s", text), nil
+}
+
+// semanticPool is how many lexical candidates per result semantic
+// reranking considers.
+const semanticPool = 3
+
+// rerankSkills reorders the relevance matches (aliases and name prefixes
+// stay first) by fusing their lexical rank with their similarity to the
+// query, and keeps limit of them.
+func rerankSkills(ctx context.Context, sem *search.Semantic, q string, ms []skills.Match, limit int) []skills.Match {
+	head := 0
+	for head < len(ms) && ms[head].Tier < skills.TierRelevance {
+		head++
+	}
+	rest := ms[head:]
+	docs := make([]search.SemanticDoc, len(rest))
+	for i, m := range rest {
+		docs[i] = search.SemanticDoc{Text: m.Skill.Name + "\n" + m.Skill.Description + "\n" + strings.Join(m.Skill.Tags, ", ")}
+	}
+	out := slices.Clone(ms[:head])
+	for _, i := range sem.Rerank(ctx, q, docs) {
+		out = append(out, rest[i])
+	}
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
 }
