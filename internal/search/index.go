@@ -410,18 +410,8 @@ func (ix *Index) concept(w, s string) concept {
 			add(alt{term: id, weight: viaWeight[ViaTypo], via: ViaTypo})
 		}
 	}
-	// WordNet relatives, strongest first; a very common one costs a long
-	// posting list for a half-weight match that tells documents apart
-	// poorly, so at most maxCommonRelated of those.
-	common := 0
 	for _, r := range related(s) {
 		if id, ok := ix.ids[r]; ok {
-			if 10*len(ix.postings[id]) > ix.n {
-				if common == maxCommonRelated {
-					continue
-				}
-				common++
-			}
 			add(alt{term: id, weight: viaWeight[ViaLexicon], via: ViaLexicon})
 		}
 	}
@@ -460,10 +450,6 @@ func (ix *Index) concept(w, s string) concept {
 	}
 	return c
 }
-
-// maxCommonRelated bounds the WordNet relatives of a word that are in more
-// than a tenth of the documents.
-const maxCommonRelated = 1
 
 // maxTypos bounds the corrections tried for one word.
 const maxTypos = 3
