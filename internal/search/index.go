@@ -360,10 +360,8 @@ func (ix *Index) Analyze(text string) *Query {
 
 func (ix *Index) concept(w, s string) concept {
 	c := concept{word: w, stem: s}
-	have := map[int32]bool{}
 	add := func(a alt) {
-		if !have[a.term] {
-			have[a.term] = true
+		if !slices.ContainsFunc(c.alts, func(b alt) bool { return b.term == a.term }) {
 			c.alts = append(c.alts, a)
 		}
 	}
@@ -635,9 +633,6 @@ func (ix *Index) SearchQuery(q *Query, limit int, skip func(doc int) bool) Resul
 	top := make([]cand, 0, limit+1)
 	bestCov, bestEv, anySpecific := 0.0, 0.0, false
 	for _, d := range a.touched {
-		if skip != nil && skip(int(d)) {
-			continue
-		}
 		if !a.specific[d] && len(q.concepts) > 1 {
 			continue // only one common word of several matched
 		}
@@ -653,7 +648,7 @@ func (ix *Index) SearchQuery(q *Query, limit int, skip func(doc int) bool) Resul
 		}
 		bestCov = max(bestCov, cov)
 		bestEv = max(bestEv, a.evidence[d]/ix.maxIDF)
-		sc := a.score[d] * math.Pow(cov, ix.opts.CoverageExp) * float64(ix.boost[d])
+		sc := a.score[d] * coverageFactor(cov, ix.opts.CoverageExp) * float64(ix.boost[d])
 		if onlyWeak {
 			sc *= ix.opts.WeakOnly
 		}
@@ -662,6 +657,12 @@ func (ix *Index) SearchQuery(q *Query, limit int, skip func(doc int) bool) Resul
 		}
 		c := cand{d, sc, cov}
 		if len(top) == limit && !better(c, top[limit-1]) {
+			continue
+		}
+		// Skipped documents still count for confidence: a document a
+		// caller's own tier already answers shows the query is answerable.
+		// Asked only here, since few documents get this far.
+		if skip != nil && skip(int(d)) {
 			continue
 		}
 		i := len(top)
@@ -731,4 +732,18 @@ func quoteList(ws []string) string {
 		q[i] = "'" + w + "'"
 	}
 	return strings.Join(q, ", ")
+}
+
+// coverageFactor is cov^exp, without math.Pow for the usual exponents:
+// it runs once per matched document.
+func coverageFactor(cov, exp float64) float64 {
+	switch exp {
+	case 1:
+		return cov
+	case 2:
+		return cov * cov
+	case 0.5:
+		return math.Sqrt(cov)
+	}
+	return math.Pow(cov, exp)
 }

@@ -63,11 +63,20 @@ func related(stem string) []string {
 // jargonTerms returns the stemmed words of what a jargon word stands for,
 // one slice per phrase ("pr" → [pull request]).
 func jargonTerms(word string) [][]string {
-	var out [][]string
-	for _, phrase := range jargon[word] {
-		if ts := Terms(phrase); len(ts) > 0 {
-			out = append(out, ts)
+	jargonOnce.Do(func() {
+		jargonStems = make(map[string][][]string, len(jargon))
+		for w, phrases := range jargon {
+			for _, phrase := range phrases {
+				if ts := Terms(phrase); len(ts) > 0 {
+					jargonStems[w] = append(jargonStems[w], ts)
+				}
+			}
 		}
-	}
-	return out
+	})
+	return jargonStems[word]
 }
+
+var (
+	jargonOnce  sync.Once
+	jargonStems map[string][][]string
+)
