@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -266,12 +267,28 @@ func benchmarkDiscover(b *testing.B, n int) {
 func BenchmarkDiscover1k(b *testing.B)  { benchmarkDiscover(b, 1000) }
 func BenchmarkDiscover10k(b *testing.B) { benchmarkDiscover(b, 10000) }
 
-// BenchmarkIndexBuild10k times building the search index of 10,000 tools.
+// BenchmarkIndexBuild10k times building the search index of 10,000 tools
+// and reports the heap one index holds (index-MB).
 func BenchmarkIndexBuild10k(b *testing.B) {
 	snap, _ := scaled(b, 10000)
+	var keep *index
 	for b.Loop() {
-		buildIndex(snap.Entries)
+		keep = buildIndex(snap.Entries)
 	}
+	b.ReportMetric(heapHeldMB(func() any { return buildIndex(snap.Entries) }), "index-MB")
+	_ = keep
+}
+
+// heapHeldMB is the heap, in MB, that what build returns keeps alive.
+func heapHeldMB(build func() any) float64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	v := build()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(v)
+	return float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / (1 << 20)
 }
 
 // toolRanker is discover_tools' ranking as names.

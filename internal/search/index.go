@@ -292,8 +292,9 @@ type concept struct {
 
 // Query is an analysed query.
 type Query struct {
-	// Text is the query as given; Norm is it normalised (see Normalize).
-	Text, Norm string
+	// Text is the query as given; Norm is it normalised (see Normalize),
+	// and Padded is Norm between spaces, for whole-word containment.
+	Text, Norm, Padded string
 	// Words are the content words, stop words dropped.
 	Words    []string
 	concepts []concept
@@ -302,7 +303,18 @@ type Query struct {
 // Has reports whether the query contains the word w (lower case), stop
 // words included.
 func (q *Query) Has(w string) bool {
-	return strings.Contains(" "+q.Norm+" ", " "+w+" ")
+	i := strings.Index(q.Padded, w)
+	for i >= 0 {
+		if q.Padded[i-1] == ' ' && q.Padded[i+len(w)] == ' ' {
+			return true
+		}
+		j := strings.Index(q.Padded[i+1:], w)
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
 }
 
 // derivational are the endings (of stems) that make a longer word a form
@@ -332,6 +344,7 @@ const maxPrefixAlts = 16
 // Analyze turns a query into concepts and the terms each may mean.
 func (ix *Index) Analyze(text string) *Query {
 	q := &Query{Text: text, Norm: Normalize(text)}
+	q.Padded = " " + q.Norm + " "
 	seen := map[string]bool{}
 	var all []string
 	for _, w := range Words(text) {

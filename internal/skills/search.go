@@ -97,15 +97,20 @@ type lexicon struct {
 	normName   []string
 	normDesc   []string
 	paddedName []string // " " + normName + " ", for whole-word containment
+	// panel and refLeaf mark supporting material, fixed at indexing: the
+	// adjustment runs once per matched skill.
+	panel, refLeaf []bool
 }
 
 func buildLexicon(skills []*Skill) *lexicon {
-	lx := &lexicon{normName: make([]string, len(skills)), normDesc: make([]string, len(skills)), paddedName: make([]string, len(skills))}
+	lx := &lexicon{normName: make([]string, len(skills)), normDesc: make([]string, len(skills)), paddedName: make([]string, len(skills)),
+		panel: make([]bool, len(skills)), refLeaf: make([]bool, len(skills))}
 	docs := make([]search.Doc, len(skills))
 	for i, s := range skills {
 		lx.normName[i] = normalize(s.Name)
 		lx.paddedName[i] = " " + lx.normName[i] + " "
 		lx.normDesc[i] = normalize(s.Description)
+		lx.panel[i], lx.refLeaf[i] = s.panel(), s.referenceLeaf()
 		docs[i] = search.Doc{Fields: fieldTexts(s), Boost: s.boost}
 	}
 	lx.engine = search.Build(search.Options{
@@ -119,7 +124,7 @@ func buildLexicon(skills []*Skill) *lexicon {
 			return cmp.Or(cmp.Compare(sa.Depth, sb.Depth), cmp.Compare(sa.Name, sb.Name), cmp.Compare(sa.Key, sb.Key))
 		},
 		Adjust: func(d int, q *search.Query, m search.Matched) float64 {
-			return lx.adjust(skills[d], d, q, m)
+			return lx.adjust(d, q, m)
 		},
 	}, docs)
 	return lx
@@ -129,22 +134,21 @@ func buildLexicon(skills []*Skill) *lexicon {
 // bonuses, and supporting material (reference leaves, expert-panel
 // documents) below the skills that do the work unless the query asks
 // for that material.
-func (lx *lexicon) adjust(s *Skill, d int, q *search.Query, m search.Matched) float64 {
+func (lx *lexicon) adjust(d int, q *search.Query, m search.Matched) float64 {
 	f := 1.0
 	inName, inDesc := m.Fields&(1<<fName) != 0, m.Fields&(1<<fDescription) != 0
-	padded := " " + q.Norm + " "
 	switch {
 	case inName && m.Full && len(q.Words) > 1 && strings.Contains(lx.normName[d], q.Norm):
 		f = 1.5 // the query is part of the name
-	case inName && strings.Contains(padded, lx.paddedName[d]):
+	case inName && len(lx.paddedName[d]) <= len(q.Padded) && strings.Contains(q.Padded, lx.paddedName[d]):
 		f = 1.5 // the name is part of the query
 	case inDesc && m.Full && len(q.Words) > 1 && strings.Contains(lx.normDesc[d], q.Norm):
 		f = 1.2
 	}
-	if s.panel() && !q.Has("panel") && !q.Has("panels") && !q.Has("expert") && !q.Has("experts") {
+	if lx.panel[d] && !q.Has("panel") && !q.Has("panels") && !q.Has("expert") && !q.Has("experts") {
 		f *= panelFactor
 	}
-	if s.referenceLeaf() && namesMaterial(q) {
+	if lx.refLeaf[d] && namesMaterial(q) {
 		f /= referenceFactor // asked for: no penalty
 	}
 	return f
