@@ -335,6 +335,11 @@ var derivational = map[string]bool{
 // a query mostly of words nothing knows is not answered.
 const unknownCover = 0.4
 
+// fullCover is the coverage above which a match needs no evidence of rare
+// words: a document that has every word of the query answers it, even in
+// a library where every document has those words.
+const fullCover = 0.9
+
 // jargonCover is the coverage weight of a jargon word no document has.
 const jargonCover = 0.15
 
@@ -689,7 +694,7 @@ func (ix *Index) SearchQuery(q *Query, limit int, skip func(doc int) bool) Resul
 			top = top[:limit]
 		}
 	}
-	if len(top) == 0 || bestCov < ix.opts.MinConfidence || (bestEv < ix.opts.MinEvidence && len(q.concepts)-qualifiers >= 3) {
+	if len(top) == 0 || bestCov < ix.opts.MinConfidence || (bestEv < ix.opts.MinEvidence && bestCov < fullCover && len(q.concepts)-qualifiers >= 3) {
 		r := Result{Abstained: true}
 		switch {
 		case !anySpecific:

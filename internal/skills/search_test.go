@@ -180,3 +180,23 @@ func TestSearchLimitAndEmpty(t *testing.T) {
 		t.Fatalf("punctuation: %v", ms)
 	}
 }
+
+func TestPanelDocumentsRankBelowRootSkillsUnlessAsked(t *testing.T) {
+	ix := buildDir(t, writeTree(t, map[string]string{
+		"security/threat-model/SKILL.md":        skillDoc("threat-model", "Model the threats to a service.", "tags: [security]"),
+		"security/panel-threat-model/SKILL.md":  skillDoc("panel-threat-model", "Model the threats to a service with an expert panel.", "tags: [security]"),
+		"security/threat-model/references/x.md": skillDoc("threat-model-reference", "Reference list of threats to a service."),
+	}))
+	got := names(ix.Search("model threats to a service", 5))
+	if len(got) < 3 || got[0] != "threat-model" {
+		t.Fatalf("the root skill should lead: %v", got)
+	}
+	got = names(ix.Search("expert panel to model threats", 5))
+	if len(got) == 0 || got[0] != "panel-threat-model" {
+		t.Fatalf("asked for a panel: %v", got)
+	}
+	got = names(ix.Search("reference list of threats", 5))
+	if len(got) == 0 || got[0] != "threat-model-reference" {
+		t.Fatalf("asked for the reference: %v", got)
+	}
+}
