@@ -183,8 +183,10 @@ func TestSearchLimitAndEmpty(t *testing.T) {
 
 func TestPanelDocumentsRankBelowRootSkillsUnlessAsked(t *testing.T) {
 	ix := buildDir(t, writeTree(t, map[string]string{
-		"security/threat-model/SKILL.md":        skillDoc("threat-model", "Model the threats to a service.", "tags: [security]"),
-		"security/panel-threat-model/SKILL.md":  skillDoc("panel-threat-model", "Model the threats to a service with an expert panel.", "tags: [security]"),
+		"security/threat-model/SKILL.md": skillDoc("threat-model", "Model the threats to a service.", "tags: [security]"),
+		// The panel's own words fit the query better: only the rank rule
+		// keeps it below the root skill.
+		"security/panel-threat-model/SKILL.md":  skillDoc("panel-threat-model", "Model the threats to a service: threats, threat models, service threats.", "tags: [security]"),
 		"security/threat-model/references/x.md": skillDoc("threat-model-reference", "Reference list of threats to a service."),
 	}))
 	got := names(ix.Search("model threats to a service", 5))
