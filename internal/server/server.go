@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -23,6 +24,7 @@ import (
 	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/proxy"
 	"github.com/evokore/evokore/internal/router"
+	"github.com/evokore/evokore/internal/search"
 	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/stdio"
 )
@@ -122,12 +124,17 @@ func New(opts Options) *Server {
 	s.catalog = catalog.NewStore(nil, ids)
 
 	table := &native.Table{}
+	var semantic *search.Semantic
+	if e := s.config.Discovery.Embeddings; e != nil {
+		semantic = search.NewSemantic(e.URL, e.Model, filepath.Join(opts.Settings.Home, "embeddings"))
+	}
 	routing.Register(table, s, s)
-	routing.RegisterDiscovery(table, s)
+	routing.RegisterDiscovery(table, s, semantic)
 	host := &native.Host{
 		Settings: opts.Settings,
 		Config:   s.config,
 		Catalog:  s.catalog,
+		Semantic: semantic,
 		Sessions: s.Sessions,
 		Log:      opts.Log,
 		Call:     s.callTool,

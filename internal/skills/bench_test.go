@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -106,6 +107,17 @@ func BenchmarkSearch10k(b *testing.B) {
 	if ix.Len() != 10000 {
 		b.Fatalf("%d skills", ix.Len())
 	}
+	// The relevance index alone: build time and the heap it holds.
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	lx := buildLexicon(ix.Skills)
+	b.ReportMetric(float64(time.Since(start).Milliseconds()), "lexicon-build-ms")
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(lx)
+	b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/(1<<20), "lexicon-MB")
 	var lat []time.Duration
 	b.ResetTimer()
 	i := 0

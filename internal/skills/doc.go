@@ -53,29 +53,24 @@
 //     relevance instead.
 //  2. Name prefix: the normalised name starts with the query; shallow,
 //     then short names first.
-//  3. Relevance: BM25F over eight fields weighted name 6 > description
-//     3.5 > aliases 3 > tags 2.5 > hints 2 > category/path 1.2 >
-//     summaries and metadata 1 > body 0.5, with per-field length
-//     normalisation. Query words lose stop words and are lightly stemmed
-//     (both sides), then meet indexed terms exactly or as a prefix (a
-//     prefix never weighs more than the word itself). A word that meets
-//     no term at all is treated as a typo: terms of the short fields one
-//     edit away (Damerau-Levenshtein), then the best sahilm/fuzzy
-//     subsequence matches (dropped letters), at reduced weight. Fuzzy
-//     matching stays off the long text, where subsequences match noise.
+//  3. Relevance: the shared engine, internal/search (Snowball stems,
+//     BM25F, derived-form prefixes, length-aware typos, jargon from
+//     evokore.cue and WordNet synonyms, abstention), over eight fields
+//     weighted name 6 > description 3.5 > aliases 3 > tags 2.5 > hints 2
+//     > category/path 1.2 > summaries and metadata 1 > body 0.5, the body
+//     weak (a skill matched only there weighs little, and not at all when
+//     it matches only part of the query).
 //
-// A relevance score is multiplied by the square of the query's coverage:
-// the share of its words a skill matches, each word weighted by its idf,
-// so missing a rare word costs more than missing a common one. A skill
-// that matches only part of the query must match it outside the body.
-// When no skill matches every word, the query is expanded: each word adds
-// its synonyms from a small developer vocabulary ("k8s" → kubernetes,
-// "pr" → pull request review) at reduced weight, and the reasons say
-// "expanded". Phrase bonuses reward a name that contains the query or a
-// query that contains the name. Finally the rerank multiplies each score
-// by a factor fixed at indexing: a little less per level of depth, more
-// for root skills, less for reference leaves (references/, examples/,
-// templates/ ...), a little more for skills with steps or code to run.
+// A relevance score is multiplied by the square of the query's coverage
+// (the idf-weighted share of its words a skill matches). Phrase bonuses
+// reward a name that contains the query or a query that contains the
+// name. The rerank multiplies each score by a factor fixed at indexing: a
+// little less per level of depth, more for root skills, less for
+// reference leaves (references/, examples/, templates/ ...), a little
+// more for skills with steps or code to run; expert-panel documents
+// (panel-*) rank lower too. Neither penalty applies when the query asks
+// for that material ("reference", "template", "panel" ...). When no skill
+// covers enough of the query the search abstains, and Find says why.
 // Ties break on depth, name and key, so results are deterministic.
 //
 // Every match carries up to three reasons ("name: pr-review", "tag: ci",

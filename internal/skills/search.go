@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 
-	"github.com/sahilm/fuzzy"
+	"github.com/evokore/evokore/internal/search"
 )
 
 // Tier says which rule found a match. Lower tiers always rank first.
@@ -32,97 +31,165 @@ type Match struct {
 	Score float64
 	// Reasons say why the skill matched, at most three.
 	Reasons []string
-	// Expanded is true when the match needed query expansion.
+	// Expanded is true when the match needed query expansion (jargon or
+	// WordNet).
 	Expanded bool
 }
 
-// Weights of the ways a query word can meet an indexed term.
-const (
-	weightExact   = 1.0
-	weightPrefix  = 0.75
-	weightTypo    = 0.6
-	weightSynonym = 0.55
-	// maxQueryTerms bounds the words of a query that are matched.
-	maxQueryTerms = 16
-	// prefixFanout bounds the terms one query word may expand to.
-	prefixFanout = 48
-)
-
-// how a query word met a term.
-type how uint8
+// field is a part of a skill the search weighs on its own.
+type field uint8
 
 const (
-	viaExact how = iota
-	viaPrefix
-	viaTypo
-	viaSynonym
+	fName field = iota
+	fDescription
+	fAliases
+	fTags
+	fHints
+	fPath // category, subcategory, declared category, derived aliases
+	fMeta // summaries and metadata
+	fBody
+	numFields
 )
 
-type hit struct {
-	term   int32
-	weight float64
-	via    how
-	word   string // the query word
-	// idfCap, when set, bounds the term's idf: a prefix match must not
-	// weigh more than the word itself because the longer term is rare
-	// ("test" → "testparseduration").
-	idfCap float32
+// skillFields order the fields as the design asks: name > description >
+// aliases > tags > hints > path > metadata > body, with BM25 length
+// normalisation none for the short fields and full for the body. The body
+// is weak: a long text mentions almost anything once.
+var skillFields = []search.Field{
+	fName:        {Name: "name", Weight: 6, B: 0.3},
+	fDescription: {Name: "description", Weight: 3.5, B: 0.5},
+	fAliases:     {Name: "aliases", Weight: 3, B: 0.3},
+	fTags:        {Name: "tags", Weight: 2.5, B: 0.3},
+	fHints:       {Name: "hints", Weight: 2, B: 0.5},
+	fPath:        {Name: "category", Weight: 1.2, B: 0.2},
+	fMeta:        {Name: "metadata", Weight: 1, B: 0.6},
+	fBody:        {Name: "body", Weight: 0.5, B: 0.75, Weak: true},
 }
 
-// accum is the per-query scratch space, pooled: dense arrays over the
-// skills.
-type accum struct {
-	score   []float64
-	cur     []float64
-	curHit  []int32 // hit index per doc for the current word
-	curF    []uint16
-	mask    []uint32
-	fields  []uint16
-	touched []int32
-	curDocs []int32 // docs the current word reached
-	seen    []bool
-	best    [][maxQueryTerms]int32 // per doc and word: index into hits+1
+// Calibrated on testdata/retrieval (see retrieval_test.go): the square
+// of the coverage scales a score, and the best skill must cover
+// minConfidence of the query's weighted words and about minEvidence rare
+// words, or the search abstains.
+var (
+	skillK1          = 2.0
+	skillCoverageExp = 2.0
+	minConfidence    = 0.45
+	minEvidence      = 0.5
+)
+
+func fieldTexts(s *Skill) []string {
+	f := make([]string, numFields)
+	f[fName] = s.Name
+	f[fDescription] = s.Description
+	f[fAliases] = strings.Join(s.Aliases, " ")
+	f[fTags] = strings.Join(s.Tags, " ")
+	f[fHints] = strings.Join(s.Hints, " ")
+	f[fPath] = strings.Join(append([]string{s.Category, s.Subcategory, s.DeclaredCategory}, s.Derived...), " ")
+	f[fMeta] = strings.Join(s.Summaries, " ") + " " + s.MetadataText
+	f[fBody] = s.Body
+	return f
 }
 
-var accumPool sync.Pool
-
-func getAccum(n int) *accum {
-	if a, _ := accumPool.Get().(*accum); a != nil && len(a.score) == n {
-		return a
-	}
-	return &accum{
-		score: make([]float64, n), cur: make([]float64, n), curHit: make([]int32, n), curF: make([]uint16, n),
-		mask: make([]uint32, n), fields: make([]uint16, n), seen: make([]bool, n),
-		best: make([][maxQueryTerms]int32, n),
-	}
+// lexicon is the relevance index of a library and what phrase bonuses
+// compare against.
+type lexicon struct {
+	engine     *search.Index
+	normName   []string
+	normDesc   []string
+	paddedName []string // " " + normName + " ", for whole-word containment
+	// panel and refLeaf mark supporting material, fixed at indexing: the
+	// adjustment runs once per matched skill.
+	panel, refLeaf []bool
 }
 
-func (a *accum) reset() {
-	for _, d := range a.touched {
-		a.score[d], a.mask[d], a.fields[d], a.seen[d] = 0, 0, 0, false
-		a.best[d] = [maxQueryTerms]int32{}
+func buildLexicon(skills []*Skill) *lexicon {
+	lx := &lexicon{normName: make([]string, len(skills)), normDesc: make([]string, len(skills)), paddedName: make([]string, len(skills)),
+		panel: make([]bool, len(skills)), refLeaf: make([]bool, len(skills))}
+	docs := make([]search.Doc, len(skills))
+	for i, s := range skills {
+		lx.normName[i] = normalize(s.Name)
+		lx.paddedName[i] = " " + lx.normName[i] + " "
+		lx.normDesc[i] = normalize(s.Description)
+		lx.panel[i], lx.refLeaf[i] = s.panel(), s.referenceLeaf()
+		docs[i] = search.Doc{Fields: fieldTexts(s), Boost: s.boost}
 	}
-	a.touched = a.touched[:0]
+	lx.engine = search.Build(search.Options{
+		Fields:        skillFields,
+		K1:            skillK1,
+		CoverageExp:   skillCoverageExp,
+		MinConfidence: minConfidence,
+		MinEvidence:   minEvidence,
+		Tie: func(a, b int) int {
+			sa, sb := skills[a], skills[b]
+			return cmp.Or(cmp.Compare(sa.Depth, sb.Depth), cmp.Compare(sa.Name, sb.Name), cmp.Compare(sa.Key, sb.Key))
+		},
+		Adjust: func(d int, q *search.Query, m search.Matched) float64 {
+			return lx.adjust(d, q, m)
+		},
+	}, docs)
+	return lx
+}
+
+// adjust is the skills' own rank rule on top of relevance: phrase
+// bonuses, and supporting material (reference leaves, expert-panel
+// documents) below the skills that do the work unless the query asks
+// for that material.
+func (lx *lexicon) adjust(d int, q *search.Query, m search.Matched) float64 {
+	f := 1.0
+	inName, inDesc := m.Fields&(1<<fName) != 0, m.Fields&(1<<fDescription) != 0
+	switch {
+	case inName && m.Full && len(q.Words) > 1 && strings.Contains(lx.normName[d], q.Norm):
+		f = 1.5 // the query is part of the name
+	case inName && len(lx.paddedName[d]) <= len(q.Padded) && strings.Contains(q.Padded, lx.paddedName[d]):
+		f = 1.5 // the name is part of the query
+	case inDesc && m.Full && len(q.Words) > 1 && strings.Contains(lx.normDesc[d], q.Norm):
+		f = 1.2
+	}
+	if lx.panel[d] && !q.Has("panel") && !q.Has("panels") && !q.Has("expert") && !q.Has("experts") {
+		f *= panelFactor
+	}
+	if lx.refLeaf[d] && namesMaterial(q) {
+		f /= referenceFactor // asked for: no penalty
+	}
+	return f
+}
+
+// namesMaterial reports whether a query asks for supporting material.
+func namesMaterial(q *search.Query) bool {
+	for _, w := range []string{"reference", "references", "template", "templates", "example", "examples", "checklist", "appendix"} {
+		if q.Has(w) {
+			return true
+		}
+	}
+	return false
 }
 
 // Search ranks the skills for a query, best first, at most limit of them.
 //
 // Tiers are concatenated in order, each skill once: alias-exact, then
-// name-prefix, then relevance. Relevance is BM25F over the fields with
-// the weights of fieldWeight; each query word (stop words dropped) meets
-// indexed terms exactly, by stem, as a prefix, or through sahilm/fuzzy and
-// one edit over the terms of the short fields when it meets nothing else.
-// A skill's score is scaled by the square of the share of query words it
-// matches. When no skill matches every word, the query is expanded with
-// synonyms. Finally the rerank favours root skills that read as
-// procedures over deep reference material.
+// name-prefix, then relevance (internal/search over the fields of
+// skillFields, with the adjustments of adjust and the rank factor of
+// rerankFactor). Relevance abstains when no skill covers enough of the
+// query; Find says why.
 func (ix *Index) Search(query string, limit int) []Match {
+	return ix.Find(query, limit).Matches
+}
+
+// Found is a search's answer: the matches, and when there are none, why.
+type Found struct {
+	Matches []Match
+	// Why explains an empty answer.
+	Why string
+}
+
+// Find is Search with the reason for an empty answer.
+func (ix *Index) Find(query string, limit int) Found {
 	if limit <= 0 || len(ix.Skills) == 0 {
-		return nil
+		return Found{Why: "the library is empty"}
 	}
 	q := normalize(query)
 	if q == "" {
-		return nil
+		return Found{Why: "the query has no words"}
 	}
 	var out []Match
 	taken := map[*Skill]bool{}
@@ -146,322 +213,43 @@ func (ix *Index) Search(query string, limit int) []Match {
 			return cmp.Or(cmp.Compare(a.Depth, b.Depth), cmp.Compare(len(a.Name), len(b.Name)), cmp.Compare(a.Name, b.Name))
 		})
 		for _, s := range prefixed {
-			push(Match{Skill: s, Tier: TierPrefix, Score: 0, Reasons: []string{"name prefix: " + s.Name}})
+			push(Match{Skill: s, Tier: TierPrefix, Reasons: []string{"name prefix: " + s.Name}})
 		}
 	}
+	why := ""
 	if len(out) < limit {
-		for _, m := range ix.relevance(q, query, limit-len(out), taken) {
-			push(m)
+		res := ix.lex.engine.Search(query, limit-len(out), func(d int) bool { return taken[ix.Skills[d]] })
+		for _, h := range res.Hits {
+			s := ix.Skills[h.Doc]
+			push(Match{Skill: s, Tier: TierRelevance, Score: h.Score, Expanded: h.Expanded, Reasons: reasons(s, h)})
 		}
+		why = res.Why
 	}
-	return out
-}
-
-// relevance is tier 3.
-func (ix *Index) relevance(q, query string, limit int, skip map[*Skill]bool) []Match {
-	lx := ix.lex
-	content, raw := queryTokens(query)
-	if len(content) > maxQueryTerms {
-		content, raw = content[:maxQueryTerms], raw[:maxQueryTerms]
+	if len(out) == 0 {
+		return Found{Why: why}
 	}
-	if len(content) == 0 {
-		return nil
-	}
-	hits := make([][]hit, len(content))
-	for i, t := range content {
-		hits[i] = lx.lookup(t, raw[i])
-	}
-	a := getAccum(lx.n)
-	defer func() { a.reset(); accumPool.Put(a) }()
-	fullMask := uint32(1)<<len(content) - 1
-	ix.score(a, hits)
-	expanded := false
-	if !a.anyFull(fullMask) {
-		// Nothing matches the whole query: add synonyms and score again.
-		grew := false
-		for i := range content {
-			for _, syn := range expand(raw[i]) {
-				for _, h := range lx.lookup(syn, syn) {
-					if h.via == viaExact || h.via == viaPrefix {
-						h.weight *= weightSynonym
-						h.via = viaSynonym
-						h.word = raw[i]
-						hits[i] = append(hits[i], h)
-						grew = true
-					}
-				}
-			}
-		}
-		if grew {
-			a.reset()
-			ix.score(a, hits)
-			expanded = true
-		}
-	}
-
-	// Coverage weighs each query word by how specific it is (its idf):
-	// missing "build" costs less than missing "bisect".
-	wordW := make([]float64, len(content))
-	total := 0.0
-	maxIDF := float64(lx.maxIDF())
-	for i := range content {
-		wordW[i] = maxIDF
-		best := 0.0
-		for _, h := range hits[i] {
-			if h.via != viaSynonym {
-				best = max(best, float64(lx.idf[h.term]))
-			}
-		}
-		if best > 0 {
-			wordW[i] = best
-		}
-		total += wordW[i]
-	}
-	padded := " " + q + " "
-	type cand struct {
-		doc   int32
-		score float64
-	}
-	better := func(x, y cand) bool {
-		if x.score != y.score {
-			return x.score > y.score
-		}
-		sx, sy := ix.Skills[x.doc], ix.Skills[y.doc]
-		return cmp.Or(cmp.Compare(sx.Depth, sy.Depth), cmp.Compare(sx.Name, sy.Name), cmp.Compare(sx.Key, sy.Key)) < 0
-	}
-	// top keeps the best limit candidates, best first.
-	top := make([]cand, 0, limit+1)
-	for _, d := range a.touched {
-		s := ix.Skills[d]
-		if len(skip) > 0 && skip[s] {
-			continue
-		}
-		// A partial match must come from more than the body: a long
-		// text mentions almost anything once.
-		if a.mask[d] != fullMask && a.fields[d]&^(1<<fBody) == 0 {
-			continue
-		}
-		covered := 0.0
-		for i := range content {
-			if a.mask[d]&(1<<i) != 0 {
-				covered += wordW[i]
-			}
-		}
-		cov := covered / total
-		sc := a.score[d] * cov * cov
-		// Phrase bonuses, cheapest tests first: most candidates fail the
-		// length checks.
-		full := a.mask[d] == fullMask
-		inName, inDesc := a.fields[d]&(1<<fName) != 0, a.fields[d]&(1<<fDescription) != 0
-		switch {
-		case inName && full && len(content) > 1 && len(lx.normName[d]) >= len(q) && strings.Contains(lx.normName[d], q):
-			sc *= 1.5 // the query is part of the name
-		case inName && len(lx.paddedName[d]) <= len(padded) && strings.Contains(padded, lx.paddedName[d]):
-			sc *= 1.5 // the name is part of the query
-		case inDesc && full && len(content) > 1 && len(lx.normDesc[d]) >= len(q) && strings.Contains(lx.normDesc[d], q):
-			sc *= 1.2
-		}
-		sc *= s.boost
-		c := cand{d, sc}
-		if len(top) == limit && !better(c, top[limit-1]) {
-			continue
-		}
-		i := len(top)
-		top = append(top, c)
-		for i > 0 && better(c, top[i-1]) {
-			top[i] = top[i-1]
-			i--
-		}
-		top[i] = c
-		if len(top) > limit {
-			top = top[:limit]
-		}
-	}
-	out := make([]Match, len(top))
-	for i, c := range top {
-		m := Match{Skill: ix.Skills[c.doc], Tier: TierRelevance, Score: c.score, Expanded: expanded}
-		m.Reasons = ix.reasons(a, c.doc, hits)
-		out[i] = m
-	}
-	return out
-}
-
-// score accumulates BM25F per skill: for each query word the best of its
-// hits, summed over words; a bit per matched word in mask.
-func (ix *Index) score(a *accum, hits [][]hit) {
-	lx := ix.lex
-	cur := a.curDocs[:0]
-	defer func() { a.curDocs = cur[:0] }()
-	for w, hs := range hits {
-		cur = cur[:0]
-		for hi, h := range hs {
-			idf := float64(lx.idf[h.term])
-			if h.idfCap > 0 {
-				idf = min(idf, float64(h.idfCap))
-			}
-			for _, p := range lx.postings[h.term] {
-				v := idf * float64(p.w) * h.weight
-				d := p.doc
-				if a.cur[d] == 0 {
-					cur = append(cur, d)
-				}
-				if v > a.cur[d] {
-					a.cur[d] = v
-					a.curHit[d] = int32(hi)
-					a.curF[d] = p.fields
-				}
-			}
-		}
-		for _, d := range cur {
-			if !a.seen[d] {
-				a.seen[d] = true
-				a.touched = append(a.touched, d)
-			}
-			a.score[d] += a.cur[d]
-			a.mask[d] |= 1 << w
-			a.fields[d] |= a.curF[d]
-			a.best[d][w] = a.curHit[d] + 1
-			a.cur[d] = 0
-		}
-	}
-}
-
-func (a *accum) anyFull(full uint32) bool {
-	for _, d := range a.touched {
-		if a.mask[d] == full {
-			return true
-		}
-	}
-	return false
-}
-
-// posting finds one skill's posting of a term.
-func (lx *lexicon) posting(term, doc int32) (posting, bool) {
-	ps := lx.postings[term]
-	i, ok := slices.BinarySearchFunc(ps, doc, func(p posting, d int32) int { return int(p.doc - d) })
-	if !ok {
-		return posting{}, false
-	}
-	return ps[i], true
-}
-
-// lookup finds the indexed terms a query word meets: the word itself (its
-// stem), terms it is a prefix of, and, only when neither exists, terms of
-// the short fields it is a subsequence of or one edit away from.
-func (lx *lexicon) lookup(t, raw string) []hit {
-	var out []hit
-	var idfCap float32
-	if id, ok := lx.termID(t); ok {
-		out = append(out, hit{term: id, weight: weightExact, via: viaExact, word: raw})
-		idfCap = lx.idf[id]
-	}
-	if len(t) >= 3 {
-		for _, id := range lx.prefixed(t, prefixFanout) {
-			out = append(out, hit{term: id, weight: weightPrefix, via: viaPrefix, word: raw, idfCap: idfCap})
-		}
-	}
-	if len(out) > 0 || len(t) < 4 {
-		return out
-	}
-	for _, term := range lx.typos(t) {
-		id, _ := lx.termID(term)
-		out = append(out, hit{term: id, weight: weightTypo, via: viaTypo, word: raw})
-	}
-	return out
-}
-
-// typos returns up to three short-field terms a misspelt word probably
-// means: terms one edit away (Damerau-Levenshtein), then terms the word
-// is a close subsequence of (sahilm/fuzzy: dropped letters).
-func (lx *lexicon) typos(t string) []string {
-	var edits, subseq []string
-	need := letterMask(t)
-	for i, term := range lx.short {
-		if d := len(term) - len(t); d < -1 || d > 3 {
-			continue
-		}
-		if len(term) == len(t)+1 || len(term) == len(t) || len(term) == len(t)-1 {
-			if withinOneEdit(t, term) {
-				edits = append(edits, term)
-				continue
-			}
-		}
-		if lx.shortMask[i]&need == need {
-			subseq = append(subseq, term)
-		}
-	}
-	out := edits
-	if len(subseq) > 0 && len(out) < 3 {
-		for _, m := range fuzzy.Find(t, subseq) {
-			if len(out) == 3 {
-				break
-			}
-			out = append(out, m.Str)
-		}
-	}
-	if len(out) > 3 {
-		out = out[:3]
-	}
-	return out
-}
-
-// withinOneEdit reports whether a and b differ by at most one insertion,
-// deletion, substitution or swap of neighbours.
-func withinOneEdit(a, b string) bool {
-	if a == b {
-		return true
-	}
-	la, lb := len(a), len(b)
-	if la > lb {
-		a, b, la, lb = b, a, lb, la
-	}
-	if lb-la > 1 {
-		return false
-	}
-	i := 0
-	for i < la && a[i] == b[i] {
-		i++
-	}
-	if la == lb {
-		if a[i+1:] == b[i+1:] {
-			return true // substitution
-		}
-		return i+1 < la && a[i] == b[i+1] && a[i+1] == b[i] && a[i+2:] == b[i+2:] // swap
-	}
-	return a[i:] == b[i+1:] // insertion
+	return Found{Matches: out}
 }
 
 // reasons explain a relevance match: for each query word, the most
-// important field its best hit was found in.
-func (ix *Index) reasons(a *accum, doc int32, hits [][]hit) []string {
-	s := ix.Skills[doc]
+// important field its best term was found in, at most three.
+func reasons(s *Skill, h search.Hit) []string {
 	var out []string
-	add := func(r string) {
-		if len(out) < 3 && !contains(out, r) {
-			out = append(out, r)
-		}
-	}
-	order := []field{fName, fAliases, fTags, fHints, fPath, fDescription, fMeta, fBody}
-	for w := range hits {
-		bi := a.best[doc][w]
-		if bi == 0 {
-			continue
-		}
-		h := hits[w][bi-1]
-		p, _ := ix.lex.posting(h.term, doc)
-		for _, f := range order {
-			if p.fields&(1<<f) == 0 {
-				continue
-			}
-			r := fieldReason(s, f, ix.lex.vocabTerm(h.term))
-			switch h.via {
-			case viaTypo:
-				r += fmt.Sprintf(" (typo: %s → %s)", h.word, matchedWord(skillFields(s)[f], ix.lex.vocabTerm(h.term)))
-			case viaSynonym:
-				r += fmt.Sprintf(" (expanded: %s → %s)", h.word, matchedWord(skillFields(s)[f], ix.lex.vocabTerm(h.term)))
-			}
-			add(r)
+	texts := fieldTexts(s)
+	for _, r := range h.Reasons {
+		if len(out) == 3 {
 			break
+		}
+		f := field(r.Field)
+		text := fieldReason(s, f, r.Term)
+		switch r.Via {
+		case search.ViaTypo:
+			text += fmt.Sprintf(" (typo: %s → %s)", r.Word, matchedWord(texts[f], r.Term))
+		case search.ViaJargon, search.ViaLexicon:
+			text += fmt.Sprintf(" (expanded: %s → %s)", r.Word, matchedWord(texts[f], r.Term))
+		}
+		if !slices.Contains(out, text) {
+			out = append(out, text)
 		}
 	}
 	if len(out) == 0 {
@@ -470,18 +258,13 @@ func (ix *Index) reasons(a *accum, doc int32, hits [][]hit) []string {
 	return out
 }
 
-// vocabTerm returns the text of a term id.
-func (lx *lexicon) vocabTerm(id int32) string { return lx.byID[id] }
-
 // fieldReason renders "<field>: <value>" for the value of f that holds
 // term.
 func fieldReason(s *Skill, f field, term string) string {
 	pick := func(values []string) string {
 		for _, v := range values {
-			for _, t := range terms(v) {
-				if strings.HasPrefix(t, term) {
-					return v
-				}
+			if slices.Contains(search.Terms(v), term) {
+				return v
 			}
 		}
 		if len(values) > 0 {
@@ -505,18 +288,28 @@ func fieldReason(s *Skill, f field, term string) string {
 	case fPath:
 		return "category: " + s.Where()
 	}
-	return fieldNames[f] + ": " + matchedWord(skillFields(s)[f], term)
+	return skillFields[f].Name + ": " + matchedWord(fieldTexts(s)[f], term)
 }
 
-// matchedWord finds the word of text whose stem starts with term.
+// matchedWord finds the word of text whose stem is term.
 func matchedWord(text, term string) string {
-	for _, w := range words(text) {
-		if strings.HasPrefix(stem(w), term) {
+	for _, w := range search.Words(text) {
+		if search.Stem(w) == term {
 			return w
 		}
 	}
 	return term
 }
+
+// Rank factors of supporting material.
+const (
+	// referenceFactor: a reference leaf (references/, templates/ ...)
+	// against a skill that does the work.
+	referenceFactor = 0.8
+	// panelFactor: an expert-panel document (panel-*), unless the query
+	// asks for a panel.
+	panelFactor = 0.7
+)
 
 // rerankFactor is the rerank: actionable root skills over deep reference
 // leaves. Each level below the category costs a little; supporting
@@ -528,7 +321,7 @@ func rerankFactor(s *Skill) float64 {
 		f *= 1.1
 	}
 	if s.referenceLeaf() {
-		f *= 0.8
+		f *= referenceFactor
 	}
 	if s.actionable() {
 		f *= 1.05

@@ -121,3 +121,18 @@ func (s *Skill) referenceLeaf() bool {
 	}
 	return false
 }
+
+// panel reports whether the skill is an expert-panel document (a
+// "panel-*" file or a panels/ folder): a set of voices to consult, not a
+// workflow to follow.
+func (s *Skill) panel() bool {
+	if strings.HasPrefix(strings.ToLower(s.Name), "panel-") {
+		return true
+	}
+	for _, seg := range strings.Split(strings.ToLower(s.Subcategory), "/") {
+		if seg == "panel" || seg == "panels" {
+			return true
+		}
+	}
+	return false
+}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/search"
 	"github.com/evokore/evokore/internal/session"
 )
 
@@ -26,15 +28,23 @@ type Projection interface {
 const (
 	discoverEmpty = "Please provide a non-empty discovery query."
 	discoverNone  = "[EVOKORE TOOL DISCOVERY] No tools matched '%s'. Hidden proxied tools remain callable by exact name even when they are not listed."
+	// discoverWhy follows discoverNone when the search abstained, saying
+	// why (no tool has the words, or none covers enough of the query).
+	discoverWhy = "Why nothing matched: %s."
 )
 
-// RegisterDiscovery binds discover_tools.
-func RegisterDiscovery(t *native.Table, p Projection) {
-	t.Bind(native.DiscoverTools, discoverTools(p))
+// RegisterDiscovery binds discover_tools. sem, when not nil, reranks the
+// lexical matches with embeddings.
+func RegisterDiscovery(t *native.Table, p Projection, sem *search.Semantic) {
+	t.Bind(native.DiscoverTools, discoverTools(p, sem))
 }
 
-func discoverTools(p Projection) native.Handler {
-	return func(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
+// semanticPool is how many lexical candidates per result semantic
+// reranking considers.
+const semanticPool = 3
+
+func discoverTools(p Projection, sem *search.Semantic) native.Handler {
+	return func(ctx context.Context, call *native.Call) (*mcp.CallToolResult, error) {
 		var in struct {
 			Query string  `json:"query"`
 			Limit float64 `json:"limit"`
@@ -48,9 +58,19 @@ func discoverTools(p Projection) native.Handler {
 		}
 		limit := int(math.Floor(in.Limit))
 		limit = min(max(limit, 1), 25)
-		matches := p.Snapshot().Search(q, limit)
+		var found catalog.Found
+		if sem == nil {
+			found = p.Snapshot().Find(q, limit)
+		} else {
+			found = p.Snapshot().Find(q, limit*semanticPool)
+			found.Matches = rerankTools(ctx, sem, q, found.Matches, limit)
+		}
+		matches := found.Matches
 		if len(matches) == 0 {
-			return native.Text(discoverNone, q), nil
+			if found.Why == "" {
+				return native.Text(discoverNone, q), nil
+			}
+			return native.Text(discoverNone+"\n"+discoverWhy, q, found.Why), nil
 		}
 
 		mode := "dynamic"
@@ -104,4 +124,27 @@ func firstLine(s string) string {
 		return strings.TrimSpace(s[:i])
 	}
 	return s
+}
+
+// rerankTools reorders the relevance matches (exact names and prefixes
+// stay first) by fusing their lexical rank with their similarity to the
+// query, and keeps limit of them.
+func rerankTools(ctx context.Context, sem *search.Semantic, q string, ms []catalog.Match, limit int) []catalog.Match {
+	head := 0
+	for head < len(ms) && ms[head].Tier < 2 {
+		head++
+	}
+	rest := ms[head:]
+	docs := make([]search.SemanticDoc, len(rest))
+	for i, m := range rest {
+		docs[i] = search.SemanticDoc{Text: m.Entry.Name + "\n" + m.Entry.Tool.Title + "\n" + m.Entry.Tool.Description}
+	}
+	out := slices.Clone(ms[:head])
+	for _, i := range sem.Rerank(ctx, q, docs) {
+		out = append(out, rest[i])
+	}
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
 }

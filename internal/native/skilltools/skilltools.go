@@ -42,22 +42,29 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/search"
 	"github.com/evokore/evokore/internal/skills"
 )
 
 // Texts clients or scripts match on.
 const (
 	noSearchResults = "No skills found matching that query."
+	// noSearchWhy follows noSearchResults when the search abstained.
+	noSearchWhy = "Why nothing matched: %s."
 	// slowSearch is when a search is logged as slow.
 	slowSearch = 250 * time.Millisecond
-	// searchLimit is how many matches search_skills lists.
-	searchLimit = 15
+	// searchLimit is how many matches search_skills lists by default, and
+	// maxSearchLimit the most a caller may ask for.
+	searchLimit    = 15
+	maxSearchLimit = 50
 	// workflowLimit is how many skills resolve_workflow injects;
 	// workflowCandidates how many it records in the telemetry.
 	workflowLimit      = 3
@@ -133,20 +140,35 @@ func (t *Tools) resolveWorkflow(_ context.Context, call *native.Call) (*mcp.Call
 	return native.Text("%s", ix.WorkflowText(in.Objective, matches, skills.WorkflowOptions{Wrap: true})), nil
 }
 
-func (t *Tools) searchSkills(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
+func (t *Tools) searchSkills(ctx context.Context, call *native.Call) (*mcp.CallToolResult, error) {
 	var in struct {
-		Query string `json:"query"`
+		Query string   `json:"query"`
+		Limit *float64 `json:"limit"`
 	}
 	if err := call.Decode(&in); err != nil {
 		return native.Errorf("%v", err), nil
 	}
+	limit := searchLimit
+	if in.Limit != nil && !math.IsNaN(*in.Limit) {
+		limit = int(min(max(math.Floor(*in.Limit), 1), maxSearchLimit))
+	}
 	start := time.Now()
-	matches := t.lib.Index().Search(strings.ToLower(in.Query), searchLimit)
+	var found skills.Found
+	if sem := t.host.Semantic; sem == nil {
+		found = t.lib.Index().Find(strings.ToLower(in.Query), limit)
+	} else {
+		found = t.lib.Index().Find(strings.ToLower(in.Query), limit*semanticPool)
+		found.Matches = rerankSkills(ctx, sem, in.Query, found.Matches, limit)
+	}
 	if d := time.Since(start); d > slowSearch {
 		t.logf("[EVOKORE] Slow skill search (%s) for %q", d.Round(time.Millisecond), in.Query)
 	}
+	matches := found.Matches
 	if len(matches) == 0 {
-		return native.Text(noSearchResults), nil
+		if found.Why == "" {
+			return native.Text(noSearchResults), nil
+		}
+		return native.Text(noSearchResults+"\n"+noSearchWhy, found.Why), nil
 	}
 	lines := make([]string, len(matches))
 	for i, m := range matches {
@@ -192,4 +214,31 @@ func (t *Tools) refreshSkills(_ context.Context, _ *native.Call) (*mcp.CallToolR
 		}
 	}
 	return native.Text("%s", text), nil
+}
+
+// semanticPool is how many lexical candidates per result semantic
+// reranking considers.
+const semanticPool = 3
+
+// rerankSkills reorders the relevance matches (aliases and name prefixes
+// stay first) by fusing their lexical rank with their similarity to the
+// query, and keeps limit of them.
+func rerankSkills(ctx context.Context, sem *search.Semantic, q string, ms []skills.Match, limit int) []skills.Match {
+	head := 0
+	for head < len(ms) && ms[head].Tier < skills.TierRelevance {
+		head++
+	}
+	rest := ms[head:]
+	docs := make([]search.SemanticDoc, len(rest))
+	for i, m := range rest {
+		docs[i] = search.SemanticDoc{Text: m.Skill.Name + "\n" + m.Skill.Description + "\n" + strings.Join(m.Skill.Tags, ", ")}
+	}
+	out := slices.Clone(ms[:head])
+	for _, i := range sem.Rerank(ctx, q, docs) {
+		out = append(out, rest[i])
+	}
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out
 }

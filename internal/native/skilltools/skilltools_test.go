@@ -134,8 +134,22 @@ func TestSearchSkills(t *testing.T) {
 		t.Errorf("subcategory shown as [category > sub]:\n%s", text)
 	}
 	text, isErr := routertest.CallText(t, cs, "search_skills", map[string]any{"query": "qqzx"})
-	if text != "No skills found matching that query." || isErr {
+	if text != "No skills found matching that query.\nWhy nothing matched: no indexed word matches 'qqzx'." || isErr {
 		t.Errorf("no match: %q %v", text, isErr)
+	}
+	// A question the library cannot answer abstains and says why.
+	text, _ = routertest.CallText(t, cs, "search_skills", map[string]any{"query": "bake sourdough bread"})
+	if !strings.HasPrefix(text, "No skills found matching that query.\nWhy nothing matched: ") {
+		t.Errorf("no-answer query: %q", text)
+	}
+	// limit: fewer on request, the default 15 otherwise.
+	text, _ = routertest.CallText(t, cs, "search_skills", map[string]any{"query": "release", "limit": 2})
+	if n := len(strings.Split(text, "\n")); n != 2 {
+		t.Errorf("limit 2 gave %d lines:\n%s", n, text)
+	}
+	text, _ = routertest.CallText(t, cs, "search_skills", map[string]any{"query": "test"})
+	if n := len(strings.Split(text, "\n")); n != 15 {
+		t.Errorf("default limit gave %d lines, want 15:\n%s", n, text)
 	}
 }
 

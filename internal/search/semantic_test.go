@@ -1,0 +1,146 @@
+package search
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// fakeEmbeddings is an OpenAI-compatible /v1/embeddings endpoint on
+// loopback: a text's vector has a 1 for each word of fakeAxes it holds,
+// so tests decide which texts are similar.
+type fakeEmbeddings struct {
+	mu     sync.Mutex
+	inputs []string // every input asked for, in order
+	fail   bool
+}
+
+var fakeAxes = []string{"alpha", "beta", "gamma", "delta"}
+
+func (f *fakeEmbeddings) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Model string   `json:"model"`
+		Input []string `json:"input"`
+	}
+	f.mu.Lock()
+	fail := f.fail
+	f.mu.Unlock()
+	if fail || r.URL.Path != "/v1/embeddings" || json.NewDecoder(r.Body).Decode(&req) != nil || req.Model != "fake-model" {
+		http.Error(w, "no", http.StatusInternalServerError)
+		return
+	}
+	f.mu.Lock()
+	f.inputs = append(f.inputs, req.Input...)
+	f.mu.Unlock()
+	type datum struct {
+		Index     int       `json:"index"`
+		Embedding []float32 `json:"embedding"`
+	}
+	var out struct {
+		Data []datum `json:"data"`
+	}
+	for i, text := range req.Input {
+		v := make([]float32, len(fakeAxes)+1)
+		v[len(fakeAxes)] = 0.01
+		for _, w := range strings.Fields(text) {
+			if j := slices.Index(fakeAxes, w); j >= 0 {
+				v[j] = 1
+			}
+		}
+		out.Data = append(out.Data, datum{i, v})
+	}
+	json.NewEncoder(w).Encode(out)
+}
+
+func (f *fakeEmbeddings) asked() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.inputs)
+}
+
+func TestSemanticRerankFusesRanks(t *testing.T) {
+	fake := &fakeEmbeddings{}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	dir := t.TempDir()
+	sem := NewSemantic(srv.URL, "fake-model", dir)
+	if got := sem.Status(); !strings.HasPrefix(got, "on (model fake-model") {
+		t.Fatalf("status before use: %q", got)
+	}
+	// Lexical order A, B, C, D; the query means what B, C and D mean and
+	// nothing of A: fused, B leads.
+	docs := []SemanticDoc{{"alpha doc"}, {"beta doc"}, {"gamma doc"}, {"delta doc"}}
+	order := sem.Rerank(context.Background(), "beta gamma delta question", docs)
+	if order[0] != 1 {
+		t.Fatalf("fused order %v: a close second lexically that means the query should lead", order)
+	}
+	if !slices.Contains(fake.asked(), "beta gamma delta question") || len(fake.asked()) != 5 {
+		t.Fatalf("first call embeds the query and the four documents: %v", fake.asked())
+	}
+	// Vectors are cached per definition, on disk too: a new reranker over
+	// the same directory asks only for the new query.
+	sem2 := NewSemantic(srv.URL+"/v1/embeddings", "fake-model", dir)
+	before := len(fake.asked())
+	sem2.Rerank(context.Background(), "delta question", docs)
+	if got := fake.asked()[before:]; !slices.Equal(got, []string{"delta question"}) {
+		t.Fatalf("cached documents were embedded again: %v", got)
+	}
+	if st := sem2.Status(); !strings.Contains(st, "4 vectors cached") {
+		t.Errorf("status %q", st)
+	}
+}
+
+func TestSemanticFailureFallsBackVisibly(t *testing.T) {
+	fake := &fakeEmbeddings{fail: true}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	sem := NewSemantic(srv.URL, "fake-model", t.TempDir())
+	docs := []SemanticDoc{{"alpha"}, {"beta"}, {"gamma"}}
+	if order := sem.Rerank(context.Background(), "gamma", docs); !slices.Equal(order, []int{0, 1, 2}) {
+		t.Fatalf("a failing endpoint must leave the lexical order: %v", order)
+	}
+	if st := sem.Status(); !strings.HasPrefix(st, "lexical fallback: embeddings endpoint answered 500") {
+		t.Fatalf("status %q", st)
+	}
+	// An endpoint that is gone.
+	srv.Close()
+	sem = NewSemantic(srv.URL, "fake-model", "")
+	if order := sem.Rerank(context.Background(), "gamma", docs); !slices.Equal(order, []int{0, 1, 2}) {
+		t.Fatalf("order %v", order)
+	}
+	if st := sem.Status(); !strings.HasPrefix(st, "lexical fallback: ") {
+		t.Fatalf("status %q", st)
+	}
+	var off *Semantic
+	if off.Status() != "off" || NewSemantic("", "m", "") != nil {
+		t.Fatal("no endpoint configured means off")
+	}
+}
+
+func TestSemanticIgnoresHostileCacheFiles(t *testing.T) {
+	fake := &fakeEmbeddings{}
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	dir := t.TempDir()
+	sem := NewSemantic(srv.URL, "fake-model", dir)
+	docs := []SemanticDoc{{"alpha"}, {"gamma"}}
+	// A planted file of the wrong shape is a miss, not a crash or a vector.
+	key := sem.key("gamma")
+	if err := os.MkdirAll(filepath.Join(dir, key[:2]), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(sem.cachePath(key), []byte(`{"not":"a vector"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sem.Rerank(context.Background(), "gamma question", docs)
+	if !slices.Contains(fake.asked(), "gamma") {
+		t.Fatalf("the malformed cache entry was used: %v", fake.asked())
+	}
+}
