@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -48,6 +49,8 @@ type child struct {
 	ready chan struct{}
 
 	relisting sync.Mutex
+	// relistPending is set while a re-read is scheduled and not started.
+	relistPending atomic.Bool
 }
 
 func newChild(s *Supervisor, spec config.Server) *child {
@@ -241,10 +244,27 @@ func (c *child) waitForExit(ctx context.Context) error {
 	return err
 }
 
-// relist re-reads the tool list after the child announced a change.
+// requestRelist schedules a re-read of the tool list after the child
+// announced a change. Announcements coalesce: while one re-read waits or
+// runs, any number of further announcements cost one more re-read, not
+// one each, so a child flooding list_changed cannot make the router list
+// its tools thousands of times.
+func (c *child) requestRelist() {
+	if c.relistPending.Swap(true) {
+		return // one is already waiting to run
+	}
+	go func() {
+		c.relisting.Lock()
+		defer c.relisting.Unlock()
+		// Cleared before listing: an announcement from now on may have
+		// come after this read's answer, and schedules another.
+		c.relistPending.Store(false)
+		c.relist()
+	}()
+}
+
+// relist re-reads the tool list; requestRelist serialises the calls.
 func (c *child) relist() {
-	c.relisting.Lock()
-	defer c.relisting.Unlock()
 	c.mu.Lock()
 	cs := c.cs
 	c.mu.Unlock()

@@ -161,7 +161,7 @@ func (c *child) clientOptions(caps *mcp.ClientCapabilities) *mcp.ClientOptions {
 	opts := &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			go c.relist()
+			c.requestRelist()
 		},
 		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
 			pr, ok := s.routes.progressRoute(id, req.Params.ProgressToken)

@@ -27,6 +27,11 @@
 //	garbage {message}       writes message as a bare line on stdout (not
 //	                        JSON-RPC), then answers
 //	stderr {message}        writes message as a line on stderr
+//	storm {steps}           writes steps raw tools/list_changed
+//	                        notifications on stdout
+//	lists {}                how many tools/list requests arrived
+//	progress_token {}       the progress token the call carried
+//	spoof {token, message}  reports progress under any token
 //
 // Flags: -name, -echo TEXT (echo's description), -start-delay (sleep
 // before answering anything), -extra N
@@ -62,7 +67,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-var calls, cancelled atomic.Int64
+var calls, cancelled, lists atomic.Int64
 
 func text(format string, args ...any) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
@@ -78,6 +83,11 @@ type slowIn struct {
 
 type stepsIn struct {
 	Steps int `json:"steps"`
+}
+
+type spoofIn struct {
+	Token   string `json:"token"`
+	Message string `json:"message"`
 }
 
 type nameIn struct {
@@ -308,7 +318,23 @@ func main() {
 			return text("%s ok", n), nil, nil
 		})
 	}
-	s.AddReceivingMiddleware(stripUntypedSchema)
+	mcp.AddTool(s, &mcp.Tool{Name: "storm", Description: "Writes steps raw tools/list_changed notifications on stdout."}, func(_ context.Context, _ *mcp.CallToolRequest, in stepsIn) (*mcp.CallToolResult, any, error) {
+		for range in.Steps {
+			fmt.Fprintln(os.Stdout, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+		}
+		return text("stormed %d", in.Steps), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "lists", Description: "Counts the tools/list requests received."}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+		return text("lists: %d", lists.Load()), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "progress_token", Description: "Returns the progress token it was given."}, func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
+		return text("%v", req.Params.GetProgressToken()), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "spoof", Description: "Reports progress under a token it was not given."}, func(ctx context.Context, req *mcp.CallToolRequest, in spoofIn) (*mcp.CallToolResult, any, error) {
+		err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: in.Token, Progress: 1, Message: in.Message})
+		return text("spoofed: %v", err), nil, nil
+	})
+	s.AddReceivingMiddleware(stripUntypedSchema, countLists)
 
 	if *httpAddr != "" {
 		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
@@ -371,5 +397,15 @@ func stripUntypedSchema(next mcp.MethodHandler) mcp.MethodHandler {
 			out.Tools[i] = t
 		}
 		return &out, nil
+	}
+}
+
+// countLists counts tools/list requests, for the storm test.
+func countLists(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "tools/list" {
+			lists.Add(1)
+		}
+		return next(ctx, method, req)
 	}
 }
