@@ -61,6 +61,9 @@ Every problem is reported as file:line:col. Exit 0 when there are no errors,
 					}
 					return &exitError{1, err}
 				}
+				if format == "text" {
+					fmt.Fprintln(cmd.OutOrStdout(), approvalsLine(s))
+				}
 				return writeMatrix(cmd.OutOrStdout(), format, rows)
 			}
 			ds, files := vet.RunReport(vet.Options{
@@ -105,6 +108,24 @@ Every problem is reported as file:line:col. Exit 0 when there are no errors,
 	cmd.Flags().StringVar(&profile, "profile", "", "with --matrix: only this profile")
 	cmd.Flags().BoolVar(&live, "live", false, "boot the children and check names against the tools they serve (also refreshes the tool-list cache)")
 	return cmd
+}
+
+// approvalsLine says what an "approval" level means under the approvals
+// mode in force.
+func approvalsLine(s config.Settings) string {
+	mode := s.ApprovalMode
+	if mode == "" {
+		if cfg, err := config.LoadMCPConfig(s.ConfigPath); err == nil {
+			mode = cfg.Approvals.Mode
+		}
+	}
+	switch mode {
+	case policy.ModeToken:
+		return "Approvals: token (an \"approval\" call hands the model a token that approves its retry: this trusts the model)"
+	case policy.ModeOperator:
+		return "Approvals: operator (an \"approval\" call waits for 'evokore approvals approve ID')"
+	}
+	return "Approvals: auto (an \"approval\" call asks the user through elicitation when the client supports it, else waits for 'evokore approvals approve ID')"
 }
 
 func writeMatrix(w io.Writer, format string, rows []vet.Row) error {

@@ -149,3 +149,24 @@ func TestPaginationTakesTrue(t *testing.T) {
 		t.Errorf("first page: %d tools, cursor %q; want 5 and a cursor", len(page.Tools), page.NextCursor)
 	}
 }
+
+// vet --matrix says what an "approval" level means under the mode in
+// force: a user reading the matrix must know whether the model or a human
+// approves.
+func TestVetMatrixNamesTheApprovalsMode(t *testing.T) {
+	dir := t.TempDir()
+	for env, want := range map[string]string{
+		"":                                "Approvals: auto (",
+		"EVOKORE_APPROVALS_MODE=operator": "Approvals: operator (",
+		"EVOKORE_APPROVALS_MODE=token":    "this trusts the model",
+	} {
+		var extra []string
+		if env != "" {
+			extra = []string{env}
+		}
+		code, out, errOut := runEvokore(t, dir, extra, "vet", "--matrix", "--role", "developer")
+		if code != 0 || !strings.Contains(out, want) || !strings.Contains(out, "execute_skill") {
+			t.Errorf("%q: exit %d, want %q in:\n%s%s", env, code, want, out, errOut)
+		}
+	}
+}
