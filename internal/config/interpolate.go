@@ -78,8 +78,7 @@ func (s Server) Resolve(env Env) (Server, error) {
 			return v
 		})
 		if missing != nil {
-			return "", fmt.Errorf("Unresolved env placeholder(s) for child server '%s' key '%s': %s",
-				s.ID, key, strings.Join(slices.Compact(missing), ", "))
+			return "", &UnresolvedError{Server: s.ID, Key: key, Placeholders: slices.Compact(missing)}
 		}
 		return out, nil
 	}
@@ -113,6 +112,18 @@ func (s Server) Resolve(env Env) (Server, error) {
 		}
 	}
 	return r, nil
+}
+
+// UnresolvedError is a server whose placeholders name variables that are
+// not set. Its text is EVOKORE-MCP's, which scripts match on.
+type UnresolvedError struct {
+	Server, Key  string
+	Placeholders []string
+}
+
+func (e *UnresolvedError) Error() string {
+	return fmt.Sprintf("Unresolved env placeholder(s) for child server '%s' key '%s': %s",
+		e.Server, e.Key, strings.Join(e.Placeholders, ", "))
 }
 
 // Redactor returns what hides this server's secrets in any text evokore

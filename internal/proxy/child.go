@@ -1,5 +1,7 @@
 package proxy
 
+//lint:file-ignore SA1019 sampling, roots and logging pass through on purpose; see docs/decisions.md
+
 import (
 	"context"
 	"errors"
@@ -137,7 +139,7 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 		transport = &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: httpClient(spec.Headers)}
 	} else {
 		if spec.Command == "" {
-			return errFatal{fmt.Errorf("Stdio server '%s' requires a 'command' field", spec.ID)}
+			return errFatal{errors.New(msgNoCommand(spec.ID))}
 		}
 		proc, err = startProcess(spec, c.sup.opts.Env, c.sup.opts.Log, c.sup.opts.ShutdownGrace)
 		if err != nil {

@@ -1,5 +1,7 @@
 package proxy
 
+//lint:file-ignore SA1019 sampling, roots and logging pass through on purpose; see docs/decisions.md
+
 import (
 	"context"
 	"crypto/rand"

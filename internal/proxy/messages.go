@@ -12,10 +12,6 @@ func msgBootComplete(n int) string {
 	return fmt.Sprintf("[EVOKORE] Proxy bootstrap complete: %d proxied tool(s) registered.", n)
 }
 
-func msgBootFailed(err error) string {
-	return fmt.Sprintf("[EVOKORE] Background proxy bootstrap failed: %v", err)
-}
-
 func msgChildBootFailed(id string, err error) string {
 	return fmt.Sprintf("Failed to boot child server '%s': %v", id, err)
 }
@@ -54,4 +50,9 @@ func msgChildExited(id string, err error) string {
 
 func msgDiedDuringCall(tool, id string) string {
 	return fmt.Sprintf("Child server '%s' stopped while running '%s'. It is being restarted; retry in a moment.", id, tool)
+}
+
+// msgNoCommand fails a stdio server written without a command.
+func msgNoCommand(id string) string {
+	return fmt.Sprintf("Stdio server '%s' requires a 'command' field", id)
 }

@@ -143,13 +143,3 @@ func (p *process) exitErr() error {
 		return nil
 	}
 }
-
-// exited reports whether the process is gone.
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}

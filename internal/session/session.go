@@ -4,6 +4,8 @@
 // calls; it knows nothing about transports.
 package session
 
+//lint:file-ignore SA1019 sampling, roots and logging pass through on purpose; see docs/decisions.md
+
 import (
 	"context"
 	"crypto/rand"

@@ -87,7 +87,6 @@ type Conn struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
-	closeErr  error
 
 	// open are the ids of requests read and not answered yet; answered
 	// is signalled whenever one is. A client that writes its requests and

@@ -124,13 +124,6 @@ func describeFile(kind, path string, missing bool, absent string) string {
 	return fmt.Sprintf("%s: %s", kind, path)
 }
 
-func asDiagnostics(file string, err error) config.Diagnostics {
-	if ds, ok := err.(config.Diagnostics); ok {
-		return ds
-	}
-	return config.Diagnostics{{Position: config.Position{File: file}, Severity: config.SeverityError, Code: "read", Message: err.Error()}}
-}
-
 type checker struct {
 	cfg   *config.MCPConfig
 	perms *config.Permissions

@@ -112,7 +112,7 @@ func (s *Store) Acquire(resource, agentID string, ttl time.Duration, pid int) (C
 				return err
 			}
 		}
-		return fmt.Errorf("Failed to acquire claim for '%s' after retry", resource)
+		return &ContendedError{Resource: resource}
 	})
 	return claim, err
 }

@@ -58,8 +58,25 @@ type Manager struct {
 	closed bool
 }
 
-// ErrUnknownAgent is wrapped by errors about an agent id nobody spawned.
-var ErrUnknownAgent = errors.New("unknown agent")
+// UnknownAgentError is an operation on an agent id nobody spawned.
+type UnknownAgentError struct{ ID string }
+
+func (e *UnknownAgentError) Error() string { return "unknown agent " + e.ID }
+
+// SpawnError is a command that could not be started.
+type SpawnError struct {
+	Command string
+	Err     error
+}
+
+func (e *SpawnError) Error() string { return "spawn " + e.Command + ": " + e.Err.Error() }
+
+func (e *SpawnError) Unwrap() error { return e.Err }
+
+// ReleasedAgentError is a claim on an agent that was released.
+type ReleasedAgentError struct{ ID string }
+
+func (e *ReleasedAgentError) Error() string { return "agent " + e.ID + " was released" }
 
 // New returns an empty fleet whose agents get the launcher's base and
 // toolchain allowlists of env.
@@ -78,7 +95,7 @@ func (m *Manager) Spawn(command string, args []string, resource string) (Snapsho
 		return Snapshot{}, errors.New("the fleet is shutting down")
 	}
 	if err := cmd.Start(); err != nil {
-		return Snapshot{}, fmt.Errorf("Failed to spawn '%s': %v", command, err)
+		return Snapshot{}, &SpawnError{Command: command, Err: err}
 	}
 	a := &agent{
 		id:        fmt.Sprintf("FA-%03d", m.next),
@@ -118,7 +135,7 @@ func (m *Manager) Claim(id, resource string) (Snapshot, error) {
 		return Snapshot{}, err
 	}
 	if a.status == StatusReleased {
-		return Snapshot{}, fmt.Errorf("Cannot claim released agent: %s", id)
+		return Snapshot{}, &ReleasedAgentError{ID: id}
 	}
 	a.resource, a.status = resource, StatusClaimed
 	return m.snapshotLocked(a), nil
@@ -213,7 +230,7 @@ func (m *Manager) Close() {
 func (m *Manager) lookupLocked(id string) (*agent, error) {
 	a, ok := m.agents[id]
 	if !ok {
-		return nil, fmt.Errorf("Unknown agentId: %s: %w", id, ErrUnknownAgent)
+		return nil, &UnknownAgentError{ID: id}
 	}
 	return a, nil
 }

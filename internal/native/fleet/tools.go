@@ -2,8 +2,6 @@ package fleet
 
 import (
 	"context"
-	"errors"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -21,15 +19,8 @@ func Register(t *native.Table, host *native.Host) *Manager {
 	return m
 }
 
-// failure turns an error into the isError text the model reads; the
-// sentinel suffix stays out of it.
-func failure(err error) *mcp.CallToolResult {
-	msg := err.Error()
-	if errors.Is(err, ErrUnknownAgent) {
-		msg = strings.TrimSuffix(msg, ": "+ErrUnknownAgent.Error())
-	}
-	return native.Errorf("%s", msg)
-}
+// failure turns an error into the isError text the model reads.
+func failure(err error) *mcp.CallToolResult { return native.Errorf("%s", Message(err)) }
 
 func (m *Manager) spawnTool(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
 	var in struct {

@@ -60,8 +60,10 @@ type run struct {
 
 func (r *run) active() bool { return r.Status == StatusRunning || r.Status == StatusDegraded }
 
-// ErrUnknownRun is returned for a run id nobody started.
-var ErrUnknownRun = errors.New("unknown run")
+// UnknownRunError is an operation on a run id nobody started.
+type UnknownRunError struct{ ID string }
+
+func (e *UnknownRunError) Error() string { return "unknown run " + e.ID }
 
 // Runtime is the registry of runs.
 type Runtime struct {
@@ -224,7 +226,7 @@ func (rt *Runtime) Stop(id string) (Run, error) {
 	r, ok := rt.runs[id]
 	if !ok {
 		rt.mu.Unlock()
-		return Run{}, fmt.Errorf("Unknown runId: %s: %w", id, ErrUnknownRun)
+		return Run{}, &UnknownRunError{ID: id}
 	}
 	if !r.active() {
 		defer rt.mu.Unlock()
@@ -253,7 +255,7 @@ func (rt *Runtime) Status(id string) (Run, error) {
 	r, ok := rt.runs[id]
 	rt.mu.Unlock()
 	if !ok {
-		return Run{}, fmt.Errorf("Unknown runId: %s: %w", id, ErrUnknownRun)
+		return Run{}, &UnknownRunError{ID: id}
 	}
 	rt.probe(r)
 	rt.mu.Lock()

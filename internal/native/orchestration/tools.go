@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -23,16 +22,7 @@ func Register(t *native.Table, f *fleet.Manager, c *claims.Store) *Runtime {
 	return rt
 }
 
-func failure(err error) *mcp.CallToolResult {
-	msg := err.Error()
-	if errors.Is(err, ErrUnknownRun) {
-		msg = strings.TrimSuffix(msg, ": "+ErrUnknownRun.Error())
-	}
-	if errors.Is(err, fleet.ErrUnknownAgent) {
-		msg = strings.TrimSuffix(msg, ": "+fleet.ErrUnknownAgent.Error())
-	}
-	return native.Errorf("%s", msg)
-}
+func failure(err error) *mcp.CallToolResult { return native.Errorf("%s", Message(err)) }
 
 func (rt *Runtime) startTool(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
 	var in struct {
@@ -67,10 +57,7 @@ func (rt *Runtime) startTool(_ context.Context, call *native.Call) (*mcp.CallToo
 // rolledBack names the failure first, so the model reads why before the
 // record it can inspect.
 func rolledBack(se *StartError) string {
-	msg := se.Error()
-	if errors.Is(se.Err, fleet.ErrUnknownAgent) {
-		msg = strings.TrimSuffix(msg, ": "+fleet.ErrUnknownAgent.Error())
-	}
+	msg := Message(se)
 	return fmt.Sprintf("%s\nEvery agent it had started was stopped and every claim released; orchestration_status %s shows the record.", msg, se.Run.RunID)
 }
 

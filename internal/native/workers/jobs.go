@@ -55,7 +55,7 @@ func (m *Manager) plan(workerType string, raw map[string]any) (job, error) {
 		}
 		return func(ctx context.Context) (any, error) { return scan(ctx, root) }, nil
 	}
-	return nil, fmt.Errorf("Unknown worker_type '%s'. Allowed: %s.", workerType, strings.Join(Types, ", "))
+	return nil, &UnknownTypeError{Type: workerType}
 }
 
 // resolveDir resolves a directory option against the router's working directory.
