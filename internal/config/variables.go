@@ -27,6 +27,8 @@ var knownVariables = []string{
 	// Set by evokore for the processes it starts (skills, plugins).
 	"EVOKORE_SANDBOX", "EVOKORE_SESSION_ID", "EVOKORE_SESSION_ROLE",
 	"EVOKORE_TOOL_NAME", "EVOKORE_PLUGIN_DIR",
+	// Internal to the process launcher: marks the watchdog's own run.
+	"EVOKORE_PROCGROUP_WATCHDOG",
 	// The voice sidecar (evokore voice).
 	"EVOKORE_VOICES_PATH", "EVOKORE_TTS_PROVIDER", "EVOKORE_TTS_BASE_URL",
 	"EVOKORE_TTS_API_KEY", "EVOKORE_TTS_VOICE", "EVOKORE_TTS_MODEL",

@@ -48,11 +48,10 @@ func TestHTTPHandlerServesSessionsWithTheirOwnRoles(t *testing.T) {
 	for _, sess := range h.Server.Sessions() {
 		roles = append(roles, sess.ID+"="+sess.Role)
 	}
-	slices.Sort(roles)
-	want := []string{admin.ID() + "=admin", ro.ID() + "=readonly"}
-	slices.Sort(want)
-	if !slices.Equal(roles, want) {
-		t.Errorf("sessions %v, want %v", roles, want)
+	for _, want := range []string{admin.ID() + "=admin", ro.ID() + "=readonly"} {
+		if !slices.Contains(roles, want) {
+			t.Errorf("sessions %v lack %s", roles, want)
+		}
 	}
 	// readonly denies the spawning natives; admin may run them.
 	_, err := ro.CallTool(context.Background(), &mcp.CallToolParams{Name: "fleet_spawn", Arguments: map[string]any{"command": "true"}})
