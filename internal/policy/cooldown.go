@@ -2,7 +2,6 @@ package policy
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -65,8 +64,7 @@ func (c *Cooldowns) Check(tool string, args json.RawMessage) *mcp.CallToolResult
 		return nil
 	}
 	wait := int(math.Ceil(until.Sub(now).Seconds()))
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(
-		"[EVOKORE COOLDOWN] Tool '%s' is currently on cooldown to prevent infinite loops. Please wait %d seconds or try a different approach.", tool, wait)}}}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: CooldownText(tool, wait)}}}
 }
 
 // Fail starts a cooldown for the call.

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"fmt"
 	"math"
 	"time"
 
@@ -55,7 +54,7 @@ func (l *Limits) Take(server, tool string) error {
 		tr = tl.ReserveN(now, 1)
 		if d := tr.DelayFrom(now); !tr.OK() || d > 0 {
 			tr.CancelAt(now)
-			return rejected(fmt.Sprintf("Rate limit exceeded for %s/%s. Retry after %ds.", server, tool, seconds(d)))
+			return rejected(ToolRateLimitText(server, tool, seconds(d)))
 		}
 	}
 	if sl := l.servers[server]; sl != nil {
@@ -65,7 +64,7 @@ func (l *Limits) Take(server, tool string) error {
 			if tr != nil {
 				tr.CancelAt(now)
 			}
-			return rejected(fmt.Sprintf("Rate limit exceeded for server '%s'. Retry after %ds.", server, seconds(d)))
+			return rejected(ServerRateLimitText(server, seconds(d)))
 		}
 	}
 	return nil

@@ -19,6 +19,22 @@ func DeniedText(tool string) string {
 	return "Execution of '" + tool + "' is strictly denied by EVOKORE-MCP security policies."
 }
 
+// ToolRateLimitText refuses a call over its tool's rate limit.
+func ToolRateLimitText(server, tool string, retrySeconds int) string {
+	return fmt.Sprintf("Rate limit exceeded for %s/%s. Retry after %ds.", server, tool, retrySeconds)
+}
+
+// ServerRateLimitText refuses a call over its server's rate limit.
+func ServerRateLimitText(server string, retrySeconds int) string {
+	return fmt.Sprintf("Rate limit exceeded for server '%s'. Retry after %ds.", server, retrySeconds)
+}
+
+// CooldownText refuses a call that failed moments ago with the same
+// arguments.
+func CooldownText(tool string, waitSeconds int) string {
+	return fmt.Sprintf("[EVOKORE COOLDOWN] Tool '%s' is currently on cooldown to prevent infinite loops. Please wait %d seconds or try a different approach.", tool, waitSeconds)
+}
+
 // UndefinedRoleText refuses every call of a session whose named role is
 // not defined.
 func UndefinedRoleText(role, file string) string {

@@ -48,7 +48,7 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	case ctx.Err() != nil:
 		return nil, ctx.Err() // the client cancelled; the SDK told the child
 	case cctx.Err() == context.DeadlineExceeded:
-		return errorResult(msgCallTimeout(c.Entry.Original, ch.spec.ID, timeout)), nil
+		return errorResult(MsgCallTimeout(c.Entry.Original, ch.spec.ID, timeout)), nil
 	}
 	var we *jsonrpc.Error
 	if errors.As(err, &we) {
@@ -56,7 +56,7 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	}
 	if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || ch.connectionLost() {
 		ch.lost(cs)
-		return errorResult(msgDiedDuringCall(c.Entry.Original, ch.spec.ID)), nil
+		return errorResult(MsgDiedDuringCall(c.Entry.Original, ch.spec.ID)), nil
 	}
 	return errorResult(ch.redact.Replace(err.Error())), nil
 }

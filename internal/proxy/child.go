@@ -80,7 +80,7 @@ func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone
 		if err != nil && ctx.Err() == nil {
 			// Recorded before firstDone: whoever waits for the first boot
 			// sees its outcome, never a child still "booting".
-			c.sup.logf("%s", c.redact.Replace(msgChildBootFailed(c.spec.ID, err)))
+			c.sup.logf("%s", c.redact.Replace(MsgChildBootFailed(c.spec.ID, err)))
 			c.fail(err)
 		}
 		if firstDone != nil {
@@ -99,7 +99,7 @@ func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone
 			if ctx.Err() != nil {
 				return
 			}
-			c.sup.logf("%s", c.redact.Replace(msgChildExited(c.spec.ID, err)))
+			c.sup.logf("%s", c.redact.Replace(MsgChildExited(c.spec.ID, err)))
 			c.fail(fmt.Errorf("exited: %v", err))
 			c.sup.register(c, nil, false)
 			if time.Since(started) > stableAfter {
@@ -139,7 +139,7 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 		transport = &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: httpClient(spec.Headers)}
 	} else {
 		if spec.Command == "" {
-			return errFatal{errors.New(msgNoCommand(spec.ID))}
+			return errFatal{errors.New(MsgNoCommand(spec.ID))}
 		}
 		proc, err = startProcess(spec, c.sup.opts.Env, c.sup.opts.Log, c.sup.opts.ShutdownGrace)
 		if err != nil {
@@ -159,7 +159,7 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 	if err != nil {
 		abandon()
 		if errors.Is(err, context.DeadlineExceeded) || cctx.Err() == context.DeadlineExceeded {
-			return errors.New(msgConnectTimeout(spec.ID, timeout))
+			return errors.New(MsgConnectTimeout(spec.ID, timeout))
 		}
 		return err
 	}
@@ -200,7 +200,7 @@ func listTools(ctx context.Context, cs *mcp.ClientSession, timeout time.Duration
 	for t, err := range cs.Tools(lctx, nil) {
 		if err != nil {
 			if lctx.Err() == context.DeadlineExceeded {
-				return nil, errors.New(msgListTimeout(id, timeout))
+				return nil, errors.New(MsgListTimeout(id, timeout))
 			}
 			return nil, err
 		}
@@ -349,7 +349,7 @@ func (c *child) session(ctx context.Context) (*mcp.ClientSession, error) {
 			return cs, nil
 		}
 	}
-	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msgReconnecting(c.spec.ID)}
+	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: MsgReconnecting(c.spec.ID)}
 }
 
 // setLogLevel applies a logging level to the connected child, if any.

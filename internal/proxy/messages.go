@@ -8,51 +8,62 @@ import (
 // Client-visible and log texts. Scripts written for EVOKORE-MCP match the
 // sentinels and error texts, so they keep its wording.
 
-func msgBootComplete(n int) string {
+// MsgBootComplete is the stderr sentinel once every child finished its first boot.
+func MsgBootComplete(n int) string {
 	return fmt.Sprintf("[EVOKORE] Proxy bootstrap complete: %d proxied tool(s) registered.", n)
 }
 
-func msgChildBootFailed(id string, err error) string {
+// MsgChildBootFailed reports a child that could not start.
+func MsgChildBootFailed(id string, err error) string {
 	return fmt.Sprintf("Failed to boot child server '%s': %v", id, err)
 }
 
-func msgConnectTimeout(id string, d time.Duration) string {
+// MsgConnectTimeout fails a child that did not connect within the boot timeout.
+func MsgConnectTimeout(id string, d time.Duration) string {
 	return fmt.Sprintf("Timed out connecting to child server '%s' after %dms", id, d.Milliseconds())
 }
 
-func msgListTimeout(id string, d time.Duration) string {
+// MsgListTimeout fails a child that did not list its tools within the boot timeout.
+func MsgListTimeout(id string, d time.Duration) string {
 	return fmt.Sprintf("Timed out listing tools from child server '%s' after %dms", id, d.Milliseconds())
 }
 
-func msgCallTimeout(tool, id string, d time.Duration) string {
+// MsgCallTimeout answers a proxied call that outlived the request timeout.
+func MsgCallTimeout(tool, id string, d time.Duration) string {
 	return fmt.Sprintf("Proxied tool '%s' on server '%s' timed out after %dms", tool, id, d.Milliseconds())
 }
 
-func msgReconnecting(id string) string {
+// MsgReconnecting answers a call to a child that is restarting: retryable.
+func MsgReconnecting(id string) string {
 	return fmt.Sprintf("Child server '%s' is reconnecting. Please retry in a moment.", id)
 }
 
-func msgDuplicate(name, id string) string {
+// MsgDuplicate reports a prefixed name an earlier server already took.
+func MsgDuplicate(name, id string) string {
 	return fmt.Sprintf("[EVOKORE] Skipping duplicate proxied tool '%s' from server '%s' (already registered).", name, id)
 }
 
-func msgProxied(id string, n, skipped int) string {
+// MsgProxied reports what one child registered.
+func MsgProxied(id string, n, skipped int) string {
 	return fmt.Sprintf("Proxied %d tools from '%s' (%d duplicate(s) skipped)", n, id, skipped)
 }
 
-func msgCollisionSummary(id string, skipped int) string {
+// MsgCollisionSummary sums up a child's collisions.
+func MsgCollisionSummary(id string, skipped int) string {
 	return fmt.Sprintf(`Duplicate collision summary: {"serverId":%q,"skippedDuplicates":%d,"policy":"first_registration_wins"}`, id, skipped)
 }
 
-func msgChildExited(id string, err error) string {
+// MsgChildExited reports a child that died.
+func MsgChildExited(id string, err error) string {
 	return fmt.Sprintf("[EVOKORE] Child server '%s' exited: %v", id, err)
 }
 
-func msgDiedDuringCall(tool, id string) string {
+// MsgDiedDuringCall answers a call whose child died under it.
+func MsgDiedDuringCall(tool, id string) string {
 	return fmt.Sprintf("Child server '%s' stopped while running '%s'. It is being restarted; retry in a moment.", id, tool)
 }
 
-// msgNoCommand fails a stdio server written without a command.
-func msgNoCommand(id string) string {
+// MsgNoCommand fails a stdio server written without a command.
+func MsgNoCommand(id string) string {
 	return fmt.Sprintf("Stdio server '%s' requires a 'command' field", id)
 }

@@ -140,7 +140,7 @@ func (s *Supervisor) Start(caps *mcp.ClientCapabilities) {
 		}
 		go func() {
 			round.Wait()
-			s.logf("%s", msgBootComplete(s.proxiedCount()))
+			s.logf("%s", MsgBootComplete(s.proxiedCount()))
 			close(s.booted)
 		}()
 	})
@@ -233,24 +233,24 @@ func (s *Supervisor) register(c *child, tools []*mcp.Tool, announce bool) {
 		return
 	}
 	for _, name := range reg.Skipped {
-		s.logf("%s", msgDuplicate(name, c.spec.ID))
+		s.logf("%s", MsgDuplicate(name, c.spec.ID))
 	}
-	s.logf("%s", msgProxied(c.spec.ID, reg.Registered, len(reg.Skipped)))
+	s.logf("%s", MsgProxied(c.spec.ID, reg.Registered, len(reg.Skipped)))
 	if len(reg.Skipped) > 0 {
-		s.logf("%s", msgCollisionSummary(c.spec.ID, len(reg.Skipped)))
+		s.logf("%s", MsgCollisionSummary(c.spec.ID, len(reg.Skipped)))
 	}
 	// A server earlier in config order that boots later takes its names
 	// back from servers that registered first.
 	for _, other := range slices.Sorted(maps.Keys(reg.Displaced)) {
 		for _, name := range reg.Displaced[other] {
-			s.logf("%s", msgDuplicate(name, other))
+			s.logf("%s", MsgDuplicate(name, other))
 		}
 		n := s.registeredBy(other)
 		if oc, ok := s.byID[other]; ok {
 			oc.setToolCount(n)
 		}
-		s.logf("%s", msgProxied(other, n, len(reg.Displaced[other])))
-		s.logf("%s", msgCollisionSummary(other, len(reg.Displaced[other])))
+		s.logf("%s", MsgProxied(other, n, len(reg.Displaced[other])))
+		s.logf("%s", MsgCollisionSummary(other, len(reg.Displaced[other])))
 	}
 }
 
