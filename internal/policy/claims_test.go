@@ -1,0 +1,160 @@
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/router"
+	"github.com/evokore/evokore/internal/session"
+)
+
+// A token minted for one definition of a tool must not run the tool once
+// the child changed its definition (same name, other schema).
+func TestApprovalTokenBindsToTheDefinitionHash(t *testing.T) {
+	p := New(Options{Permissions: &config.Permissions{Rules: map[string]string{"fx_rm": config.LevelRequireApproval}},
+		ApprovalTTL: 5 * time.Minute, Home: t.TempDir(), ApprovalMode: ModeToken})
+	st := p.Stages()
+	before := catalog.NewProxyEntry("fx", &mcp.Tool{Name: "rm", Description: "remove a file", InputSchema: map[string]any{"type": "object"}})
+	after := catalog.NewProxyEntry("fx", &mcp.Tool{Name: "rm", Description: "remove a file or a tree", InputSchema: map[string]any{"type": "object"}})
+	if before.Name != after.Name || before.Hash == after.Hash {
+		t.Fatalf("fixture: names %q %q, hashes %q %q", before.Name, after.Name, before.Hash, after.Hash)
+	}
+	sess := session.New("s1", "")
+	args := json.RawMessage(`{"path":"/tmp/x"}`)
+	run := func(e *catalog.Entry, args json.RawMessage) (*mcp.CallToolResult, error) {
+		c := &router.Call{Entry: e, Session: sess, Args: args}
+		for _, stage := range []router.Stage{st.Permission, st.Approval} {
+			if res, err := stage.Check(context.Background(), c); res != nil || err != nil {
+				return res, err
+			}
+		}
+		return nil, nil
+	}
+	res, err := run(before, args)
+	if err != nil || res == nil || !res.IsError {
+		t.Fatalf("first call must be intercepted: %v %v", res, err)
+	}
+	token := tokenIn(t, res)
+	withToken := json.RawMessage(`{"path":"/tmp/x","` + TokenField + `":"` + token + `"}`)
+	// The changed definition: intercepted again, a fresh token.
+	res, err = run(after, withToken)
+	if err != nil || res == nil || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "_evokore_approval_token") {
+		t.Fatalf("a token for the old definition ran the changed tool: %v %v", res, err)
+	}
+	if tokenIn(t, res) == token {
+		t.Fatal("the same token was offered again")
+	}
+	// The unchanged definition still takes the token.
+	if res, err := run(before, withToken); res != nil || err != nil {
+		t.Fatalf("the token for this definition must pass: %v %v", res, err)
+	}
+}
+
+func tokenIn(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	text := res.Content[0].(*mcp.TextContent).Text
+	for _, f := range strings.FieldsFunc(text, func(r rune) bool { return !strings.ContainsRune("0123456789abcdef", r) }) {
+		if len(f) == TokenLen {
+			return f
+		}
+	}
+	t.Fatalf("no token in %q", text)
+	return ""
+}
+
+// Binding directly: the hash is part of what is bound.
+func TestBindingChangesWithTheDefinitionOnly(t *testing.T) {
+	a := catalog.NewProxyEntry("fx", &mcp.Tool{Name: "rm", InputSchema: map[string]any{"type": "object"}})
+	b := catalog.NewProxyEntry("fx", &mcp.Tool{Name: "rm", InputSchema: map[string]any{"type": "object", "properties": map[string]any{"force": map[string]any{"type": "boolean"}}}})
+	args := json.RawMessage(`{"p":1}`)
+	ba, _ := Binding("s", a, args, "")
+	bb, _ := Binding("s", b, args, "")
+	ba2, _ := Binding("s", a, json.RawMessage(`{ "p" : 1 }`), "")
+	if ba == bb {
+		t.Error("two definitions share a binding")
+	}
+	if ba != ba2 {
+		t.Error("the same call gives two bindings")
+	}
+	for name, other := range map[string]func() (string, error){
+		"session":   func() (string, error) { return Binding("s2", a, args, "") },
+		"arguments": func() (string, error) { return Binding("s", a, json.RawMessage(`{"p":2}`), "") },
+		"extra":     func() (string, error) { return Binding("s", a, args, "code") },
+	} {
+		if got, _ := other(); got == ba {
+			t.Errorf("another %s gives the same binding", name)
+		}
+	}
+}
+
+// When the server bucket rejects, the tool token taken first is given
+// back: the next call, once the server refilled, still has it.
+func TestToolTokenRefundedWhenTheServerBucketRejects(t *testing.T) {
+	now := time.Unix(0, 0)
+	one, hour, sec := 1.0, 3_600_000, 1000
+	l := NewLimits([]config.Server{{ID: "s", RateLimit: &config.RateLimit{
+		MaxTokens: new(1), RefillRate: &one, RefillIntervalMs: &sec,
+		ToolLimits: map[string]config.ToolLimit{"t": {Bucket: &config.BucketSpec{MaxTokens: 2, RefillRate: &one, RefillIntervalMs: &hour}}},
+	}}}, func() time.Time { return now })
+	if err := l.Take("s", "t"); err != nil {
+		t.Fatal(err)
+	}
+	// Server empty: rejected by the server bucket, the tool token refunded.
+	for range 3 {
+		if err := l.Take("s", "t"); err == nil || !strings.Contains(err.Error(), "server 's'") {
+			t.Fatalf("want the server bucket's rejection, got %v", err)
+		}
+	}
+	now = now.Add(time.Second) // the server refills; the tool would not for an hour
+	if err := l.Take("s", "t"); err != nil {
+		t.Fatalf("the refunded tool token is missing: %v", err)
+	}
+	if err := l.Take("s", "t"); err == nil {
+		t.Fatal("the tool bucket held more than its two tokens")
+	}
+}
+
+// cooldownMs per server: its own duration, and 0 turns the cooldown off.
+func TestPerServerCooldownMs(t *testing.T) {
+	now := time.Unix(0, 0)
+	short, off := 2000, 0
+	p := New(Options{Permissions: &config.Permissions{}, Cooldown: 10 * time.Second, Now: func() time.Time { return now },
+		Servers: []config.Server{{ID: "fast", CooldownMs: &short}, {ID: "off", CooldownMs: &off}, {ID: "std"}}})
+	st := p.Stages()
+	obs := p.Observers()[0]
+	sess := session.New("s", "")
+	args := json.RawMessage(`{"a":1}`)
+	fail := &mcp.CallToolResult{IsError: true}
+	check := func(server string) *mcp.CallToolResult {
+		e := catalog.NewProxyEntry(server, &mcp.Tool{Name: "t", InputSchema: map[string]any{"type": "object"}})
+		res, _ := st.Cooldown.Check(context.Background(), &router.Call{Entry: e, Session: sess, Args: args})
+		return res
+	}
+	for _, server := range []string{"fast", "off", "std"} {
+		e := catalog.NewProxyEntry(server, &mcp.Tool{Name: "t", InputSchema: map[string]any{"type": "object"}})
+		obs.Observe(context.Background(), &router.Call{Entry: e, Session: sess, Args: args}, fail, nil)
+	}
+	if check("off") != nil {
+		t.Error("cooldownMs 0 must turn the cooldown off")
+	}
+	if r := check("fast"); r == nil || !strings.Contains(r.Content[0].(*mcp.TextContent).Text, "Please wait 2 seconds") {
+		t.Errorf("fast: %v", r)
+	}
+	if r := check("std"); r == nil || !strings.Contains(r.Content[0].(*mcp.TextContent).Text, "Please wait 10 seconds") {
+		t.Errorf("std: %v", r)
+	}
+	now = now.Add(2 * time.Second)
+	if check("fast") != nil {
+		t.Error("fast must have cooled after its 2 s")
+	}
+	if check("std") == nil {
+		t.Error("std cools for the default 10 s")
+	}
+}
