@@ -42,7 +42,11 @@ func build(t testing.TB, pkg, name string) string {
 		buildDir = d
 	}
 	out := filepath.Join(buildDir, name)
-	cmd := exec.Command("go", "build", "-o", out, pkg)
+	args := []string{"build", "-o", out}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command("go", append(args, pkg)...)
 	cmd.Dir = Root(t)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
@@ -123,4 +127,22 @@ func WriteFile(t testing.TB, dir, name, text string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// Python returns the python3 (or python) interpreter on PATH. Without one
+// the test is skipped, unless EVOKORE_REQUIRE_PYTHON=1 (set by `make
+// test`, so CI cannot pass by skipping the sandbox's python tests), in
+// which case it fails.
+func Python(t testing.TB) string {
+	t.Helper()
+	for _, name := range []string{"python3", "python"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("EVOKORE_REQUIRE_PYTHON") == "1" {
+		t.Fatal("python3 is not on PATH (EVOKORE_REQUIRE_PYTHON=1)")
+	}
+	t.Skip("python3 is not on PATH")
+	return ""
 }
