@@ -294,7 +294,11 @@ func TestPinningOffPerServer(t *testing.T) {
 	cs := h.Connect(nil)
 	h.Booted()
 	routertest.Call(t, cs, "fx_mutate", map[string]any{"description": "changed"})
-	time.Sleep(200 * time.Millisecond) // let the re-list happen
+	// The router has re-listed the child once describe_tool shows the
+	// new description.
+	routertest.WaitFor(t, "the changed definition to be listed", func() bool {
+		return strings.Contains(routertest.Text(routertest.Call(t, cs, "describe_tool", map[string]any{"tools": []string{"fx_echo"}})), "changed")
+	})
 	if res := routertest.Call(t, cs, "fx_echo", map[string]any{"message": "ok"}); res.IsError {
 		t.Errorf("an unpinned server's changed tool still runs: %s", routertest.Text(res))
 	}
