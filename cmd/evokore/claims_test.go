@@ -188,3 +188,25 @@ func TestVetMatrixCommandLine(t *testing.T) {
 		t.Errorf("table: exit %d\n%s", code, table)
 	}
 }
+
+// Exit status 2 for bad usage; every command takes --config,
+// --permissions, --skills and --help.
+func TestUsageExitCodesAndCommonFlags(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{{"vet", "--no-such-flag"}, {"no-such-command"}, {"profile", "--tokenizer", "nope"}} {
+		if out, code := evokoreIn(t, dir, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2 (%s)", args, code, out)
+		}
+	}
+	for _, cmd := range []string{"serve", "vet", "profile", "approvals", "pins", "voice", "version"} {
+		out, code := evokoreIn(t, dir, cmd, "--help")
+		if code != 0 {
+			t.Errorf("%s --help: exit %d", cmd, code)
+		}
+		for _, flag := range []string{"--config", "--permissions", "--skills", "--help"} {
+			if !regexp.MustCompile(`(?m)^\s+(-\w, )?` + flag + `\b`).MatchString(out) {
+				t.Errorf("%s --help does not offer %s:\n%s", cmd, flag, out)
+			}
+		}
+	}
+}

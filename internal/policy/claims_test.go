@@ -3,6 +3,8 @@ package policy
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -156,5 +158,36 @@ func TestPerServerCooldownMs(t *testing.T) {
 	}
 	if check("std") == nil {
 		t.Error("std cools for the default 10 s")
+	}
+}
+
+// The HMAC key lives in memory only: a token minted before a restart (a
+// new Approvals over the same EVOKORE_HOME) is not honoured after it.
+func TestTokensDoNotSurviveARestart(t *testing.T) {
+	home := t.TempDir()
+	e := catalog.NewProxyEntry("fx", &mcp.Tool{Name: "rm", InputSchema: map[string]any{"type": "object"}})
+	binding, err := Binding("s1", e, json.RawMessage(`{}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := NewApprovals(home, 5*time.Minute, nil)
+	token := first.Mint(Request{Session: "s1", Tool: e.Name, Binding: binding})
+	if id, state, _ := first.Redeem(binding, token); id == "" || state != StateApproved {
+		t.Fatalf("the minting router must honour its token: %q %q", id, state)
+	}
+	first.Close()
+	second := NewApprovals(home, 5*time.Minute, nil)
+	defer second.Close()
+	if id, state, err := second.Redeem(binding, token); id != "" || state != "" || err != nil {
+		t.Errorf("a token survived a restart: %q %q %v", id, state, err)
+	}
+	for _, f := range []string{"approvals"} {
+		entries, _ := os.ReadDir(filepath.Join(home, f))
+		for _, de := range entries {
+			raw, _ := os.ReadFile(filepath.Join(home, f, de.Name()))
+			if strings.Contains(string(raw), token[16:]) {
+				t.Errorf("%s holds the token's MAC", de.Name())
+			}
+		}
 	}
 }
