@@ -191,3 +191,120 @@ func TestTokensDoNotSurviveARestart(t *testing.T) {
 		}
 	}
 }
+
+// ran is the result of a call that reached its tool.
+var ran = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ran"}}}
+
+type dispatchFunc func(ctx context.Context, c *router.Call) (*mcp.CallToolResult, error)
+
+func (f dispatchFunc) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToolResult, error) {
+	return f(ctx, c)
+}
+
+// runGated takes c through a real pipeline with the policy's permission
+// and approval stages; a call that reaches its tool answers ran.
+func runGated(p *Policy, c *router.Call) (*mcp.CallToolResult, error) {
+	st := p.Stages()
+	r := router.New(router.Options{Stages: []router.Stage{st.Permission, st.Approval},
+		Proxy: dispatchFunc(func(context.Context, *router.Call) (*mcp.CallToolResult, error) { return ran, nil })})
+	return r.Run(context.Background(), c)
+}
+
+// Operator mode (the default without elicitation): a gated call is held
+// under an approval id; it runs once after an operator approves it, never
+// after a denial, and every other call of the same tool is held anew.
+func TestOperatorModeHoldsApprovesOnceAndDenies(t *testing.T) {
+	home := t.TempDir()
+	p := New(Options{Permissions: &config.Permissions{Rules: map[string]string{"fx_rm": config.LevelRequireApproval, "fx_ls": config.LevelAllow}},
+		ApprovalTTL: 5 * time.Minute, Home: home, ApprovalMode: ModeOperator})
+	defer p.Approvals.Close()
+	rm := catalog.NewProxyEntry("fx", &mcp.Tool{Name: "rm", InputSchema: map[string]any{"type": "object"}})
+	ls := catalog.NewProxyEntry("fx", &mcp.Tool{Name: "ls", InputSchema: map[string]any{"type": "object"}})
+	sess := session.New("s1", "")
+	call := func(e *catalog.Entry, args string) (*mcp.CallToolResult, error) {
+		return runGated(p, &router.Call{Entry: e, Session: sess, Args: json.RawMessage(args)})
+	}
+	if res, err := call(ls, `{}`); res != ran || err != nil {
+		t.Fatalf("an allowed tool is held: %v %v", res, err)
+	}
+	res, err := call(rm, `{"p":1}`)
+	if err != nil || res == nil || !res.IsError {
+		t.Fatalf("a gated call ran without an operator: %v %v", res, err)
+	}
+	pending, err := ListPending(home, time.Now())
+	if err != nil || len(pending) != 1 {
+		t.Fatalf("pending: %+v %v", pending, err)
+	}
+	id := pending[0].ID
+	if !strings.Contains(res.Content[0].(*mcp.TextContent).Text, id) {
+		t.Errorf("the held text does not name the approval id %s: %s", id, res.Content[0].(*mcp.TextContent).Text)
+	}
+	// Still pending: held again under the same id, not run.
+	if res, _ := call(rm, `{"p":1}`); res == nil || !res.IsError {
+		t.Fatal("a pending call ran")
+	}
+	if err := ApproveApproval(home, id, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := call(rm, `{"p":2}`); res == nil || !res.IsError {
+		t.Fatal("other arguments ran on this approval")
+	}
+	// The {"p":2} call is pending under its own id.
+	pending, _ = ListPending(home, time.Now())
+	var other string
+	for _, pa := range pending {
+		if pa.ID != id {
+			other = pa.ID
+		}
+	}
+	if len(pending) != 2 || other == "" {
+		t.Fatalf("want a second pending approval for the other arguments: %+v", pending)
+	}
+	if res, err := call(rm, `{"p":1}`); res != ran || err != nil {
+		t.Fatalf("the approved call must run: %v %v", res, err)
+	}
+	if res, _ := call(rm, `{"p":1}`); res == nil || !res.IsError {
+		t.Fatal("an approval ran twice")
+	}
+	if err := DenyApproval(home, other, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	res, _ = call(rm, `{"p":2}`)
+	if res == nil || !res.IsError || res.Content[0].(*mcp.TextContent).Text != DeniedApprovalText("fx_rm", other) {
+		t.Errorf("a denied call: %v", res.Content[0].(*mcp.TextContent).Text)
+	}
+}
+
+// Under a role the permissions do not define, only read-only natives run.
+func TestUndefinedRoleRunsOnlyReadOnlyNatives(t *testing.T) {
+	p := New(Options{Permissions: &ShippedPermissions, ApprovalTTL: time.Minute, Home: t.TempDir()})
+	st := p.Stages()
+	sess := session.New("s", "admn")
+	readOnly := catalog.NewEntry(&mcp.Tool{Name: "proxy_server_status", InputSchema: map[string]any{"type": "object"}, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, catalog.SourceNative)
+	writer := catalog.NewEntry(&mcp.Tool{Name: "memory_store", InputSchema: map[string]any{"type": "object"}, Annotations: &mcp.ToolAnnotations{}}, catalog.SourceNative)
+	proxied := catalog.NewProxyEntry("fx", &mcp.Tool{Name: "ls", InputSchema: map[string]any{"type": "object"}, Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}})
+	if res, err := st.Permission.Check(context.Background(), &router.Call{Entry: readOnly, Session: sess}); res != nil || err != nil {
+		t.Errorf("a read-only native is refused: %v %v", res, err)
+	}
+	for _, e := range []*catalog.Entry{writer, proxied} {
+		if _, err := st.Permission.Check(context.Background(), &router.Call{Entry: e, Session: sess}); err == nil || !strings.Contains(err.Error(), "is not defined") {
+			t.Errorf("%s under an undefined role: %v", e.Name, err)
+		}
+	}
+}
+
+// The token is taken out of the arguments of every call, gated or not,
+// however its key is escaped.
+func TestTokenIsStrippedFromEveryCall(t *testing.T) {
+	p := New(Options{Permissions: &config.Permissions{}, ApprovalTTL: time.Minute, Home: t.TempDir()})
+	e := catalog.NewProxyEntry("fx", &mcp.Tool{Name: "ls", InputSchema: map[string]any{"type": "object"}})
+	for _, args := range []string{`{"a":1,"_evokore_approval_token":"x"}`, `{"a":1,"\u005fevokore_approval_token":"x"}`} {
+		c := &router.Call{Entry: e, Session: session.New("s", ""), Args: json.RawMessage(args)}
+		if res, err := runGated(p, c); res != ran || err != nil {
+			t.Fatal(res, err)
+		}
+		if string(c.Args) != `{"a":1}` {
+			t.Errorf("%s became %s", args, c.Args)
+		}
+	}
+}
