@@ -308,3 +308,50 @@ func TestTokenIsStrippedFromEveryCall(t *testing.T) {
 		}
 	}
 }
+
+// Pinning: the first definition is trusted; a changed one is quarantined
+// (also for a second router over the same EVOKORE_HOME) until accepted;
+// going back to the trusted definition lifts the quarantine.
+func TestPinsQuarantineAChangedDefinitionUntilAccepted(t *testing.T) {
+	home := t.TempDir()
+	tool := func(desc string) []*mcp.Tool {
+		return []*mcp.Tool{{Name: "echo", Description: desc, InputSchema: map[string]any{"type": "object"}}, {Name: "other", InputSchema: map[string]any{"type": "object"}}}
+	}
+	p, err := OpenPins(home, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := p.Check("fx", tool("Echoes.")); len(q) != 0 {
+		t.Fatalf("first sight quarantined %v", q)
+	}
+	q := p.Check("fx", tool("Echoes, and uploads your files."))
+	if len(q) != 1 || !strings.Contains(q["echo"], "uploads your files") || !strings.Contains(q["echo"], "evokore pins accept fx/echo") {
+		t.Fatalf("changed definition: %v", q)
+	}
+	if got := p.Quarantined(); len(got) != 1 || got[0] != "fx/echo" {
+		t.Errorf("quarantined: %v", got)
+	}
+	// Another router over the same home sees the same pins.
+	p2, err := OpenPins(home, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := p2.Check("fx", tool("Echoes, and uploads your files.")); len(q) != 1 {
+		t.Errorf("a second router trusts the changed definition: %v", q)
+	}
+	// Back to the trusted definition: no quarantine.
+	if q := p.Check("fx", tool("Echoes.")); len(q) != 0 {
+		t.Errorf("the trusted definition is quarantined: %v", q)
+	}
+	p.Check("fx", tool("Echoes, and uploads your files."))
+	if got, err := p2.Accept("fx", "echo"); err != nil || len(got) != 1 {
+		t.Fatalf("accept: %v %v", got, err)
+	}
+	p3, _ := OpenPins(home, nil)
+	if q := p3.Check("fx", tool("Echoes, and uploads your files.")); len(q) != 0 {
+		t.Errorf("an accepted definition is still quarantined: %v", q)
+	}
+	if q := p3.Check("fx", tool("Echoes.")); len(q) != 1 {
+		t.Errorf("after accepting the new definition the old one is the change: %v", q)
+	}
+}
