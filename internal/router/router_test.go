@@ -273,3 +273,31 @@ func resultText(res *mcp.CallToolResult) string {
 	}
 	return ""
 }
+
+// A quarantined tool (its definition changed since an operator accepted
+// it) is refused with the quarantine message before anything else runs;
+// a tool without one passes.
+func TestQuarantineStageRefusesAHeldTool(t *testing.T) {
+	held := catalog.NewProxyEntry("fx", &mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}})
+	held.Quarantine = "Tool 'fx_echo' is quarantined: its definition changed."
+	_, err := router.Quarantine.Check(context.Background(), &router.Call{Entry: held, Session: session.New("s", "")})
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidRequest || we.Message != held.Quarantine {
+		t.Errorf("quarantined: %v", err)
+	}
+	free := catalog.NewProxyEntry("fx", &mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}})
+	if res, err := router.Quarantine.Check(context.Background(), &router.Call{Entry: free, Session: session.New("s", "")}); res != nil || err != nil {
+		t.Errorf("a tool without quarantine is refused: %v %v", res, err)
+	}
+}
+
+// A plugin tool with no plugin host is an unknown tool, not a crash.
+func TestPluginToolWithoutAHostIsUnknown(t *testing.T) {
+	f := newFixture(t, func(context.Context, *native.Call) (*mcp.CallToolResult, error) { return ok("native"), nil })
+	r := router.New(router.Options{Catalog: f.store, Natives: f.table})
+	e := catalog.NewEntry(&mcp.Tool{Name: "hello_greet", InputSchema: map[string]any{"type": "object"}}, catalog.SourcePlugin)
+	_, err := r.Run(context.Background(), &router.Call{Entry: e, Session: session.New("s", ""), Args: json.RawMessage(`{}`)})
+	if err == nil || !strings.Contains(err.Error(), "hello_greet") {
+		t.Errorf("plugin tool without a host: %v", err)
+	}
+}

@@ -104,6 +104,9 @@ func (s *Server) schemasDeferred() bool {
 		delay := s.opts.Settings.SchemaFallback
 		time.AfterFunc(delay, func() {
 			if s.describeSeen.Load() {
+				// Said on stderr so an operator (and a test) can see the
+				// fallback was considered and not needed.
+				s.log.Info(fmt.Sprintf("[EVOKORE] Schema deferral kept: the client used describe_tool within %s.", delay))
 				return
 			}
 			s.deferFallback.Store(true)

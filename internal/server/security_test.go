@@ -117,7 +117,10 @@ func TestRolesOverShippedAndCustomPermissions(t *testing.T) {
 				"execute_skill": {"skill_name": "x"}, "proxy_server_status": {},
 			}[tc.tool]
 			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tc.tool, Arguments: args})
-			got := "allow"
+			// Every outcome is classified on its own evidence: anything
+			// else (an error result, another refusal) fails the test
+			// instead of counting as allowed.
+			var got string
 			var we *jsonrpc.Error
 			switch {
 			case errors.As(err, &we) && we.Code == -32600 && we.Message == policy.DeniedText(tc.tool):
@@ -126,6 +129,10 @@ func TestRolesOverShippedAndCustomPermissions(t *testing.T) {
 				t.Fatalf("call: %v", err)
 			case res.IsError && strings.HasPrefix(routertest.Text(res), "[EVOKORE-MCP SECURITY INTERCEPTOR]"):
 				got = "approval"
+			case !res.IsError:
+				got = "allow"
+			default:
+				t.Fatalf("%s: neither allowed, denied nor intercepted: %s", tc.tool, routertest.Text(res))
 			}
 			if got != tc.want {
 				t.Errorf("%s: got %s, want %s (%s)", tc.tool, got, tc.want, routertest.Text(res))
@@ -288,7 +295,11 @@ func TestPinningOffPerServer(t *testing.T) {
 	cs := h.Connect(nil)
 	h.Booted()
 	routertest.Call(t, cs, "fx_mutate", map[string]any{"description": "changed"})
-	time.Sleep(200 * time.Millisecond) // let the re-list happen
+	// The router has re-listed the child once describe_tool shows the
+	// new description.
+	routertest.WaitFor(t, "the changed definition to be listed", func() bool {
+		return strings.Contains(routertest.Text(routertest.Call(t, cs, "describe_tool", map[string]any{"tools": []string{"fx_echo"}})), "changed")
+	})
 	if res := routertest.Call(t, cs, "fx_echo", map[string]any{"message": "ok"}); res.IsError {
 		t.Errorf("an unpinned server's changed tool still runs: %s", routertest.Text(res))
 	}
@@ -369,6 +380,35 @@ func TestApprovalSurvivesRateLimitRejection(t *testing.T) {
 	clk.Advance(time.Minute)
 	if res := routertest.Call(t, cs, "fx_echo", with); res.IsError {
 		t.Errorf("the token was not consumed by the rejection: %s", routertest.Text(res))
+	}
+}
+
+// A permissions.yml that does not load fails closed: the shipped rules
+// apply and every tool no shipped rule names is denied, proxied or
+// native, and stderr says why.
+func TestBrokenPermissionsFailClosed(t *testing.T) {
+	for name, perms := range map[string]string{
+		"yaml syntax":  "roles:\n  ops: [\n",
+		"schema error": "roles:\n  ops:\n    default_permission: sometimes\n",
+		"unknown key":  "rules:\n  fx_echo: allow\nrulez:\n  fx_slow: allow\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := secured(t, perms, nil, nil, nil)
+			cs := h.Connect(nil)
+			h.Booted()
+			for _, tool := range []string{"fx_echo", "claim_list"} {
+				if we := rpcError(t, cs, tool, map[string]any{"message": "m"}); we.Message != policy.DeniedText(tool) {
+					t.Errorf("%s with a broken permissions.yml: %v", tool, we)
+				}
+			}
+			// A shipped rule still applies: execute_skill waits for a human.
+			if res := routertest.Call(t, cs, "execute_skill", map[string]any{"skill_name": "x"}); !strings.HasPrefix(routertest.Text(res), "[EVOKORE-MCP SECURITY INTERCEPTOR]") {
+				t.Errorf("execute_skill: %s", routertest.Text(res))
+			}
+			if log := h.Stderr.String(); !strings.Contains(log, "Failed to load permissions.yml") || !strings.Contains(log, "tools no shipped rule names are denied") {
+				t.Errorf("stderr: %s", log)
+			}
+		})
 	}
 }
 

@@ -26,10 +26,6 @@ var (
 	buildDir string
 )
 
-// raceBuild is set when the tests themselves run with -race (race.go):
-// the router they start is then built with -race too.
-var raceBuild bool
-
 // build compiles a main package of the module once per test binary.
 func build(t testing.TB, pkg, name string, flags ...string) string {
 	t.Helper()
@@ -65,7 +61,7 @@ func Build(t testing.TB, pkg, name string) string {
 // Evokore returns the path of a freshly built evokore binary, built with
 // the race detector when the tests run with it.
 func Evokore(t testing.TB) string {
-	if raceBuild {
+	if raceEnabled {
 		return build(t, "./cmd/evokore", "evokore", "-race")
 	}
 	return build(t, "./cmd/evokore", "evokore")
@@ -131,4 +127,22 @@ func WriteFile(t testing.TB, dir, name, text string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// Python returns the python3 (or python) interpreter on PATH. Without one
+// the test is skipped, unless EVOKORE_REQUIRE_PYTHON=1 (set by `make
+// test`, so CI cannot pass by skipping the sandbox's python tests), in
+// which case it fails.
+func Python(t testing.TB) string {
+	t.Helper()
+	for _, name := range []string{"python3", "python"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("EVOKORE_REQUIRE_PYTHON") == "1" {
+		t.Fatal("python3 is not on PATH (EVOKORE_REQUIRE_PYTHON=1)")
+	}
+	t.Skip("python3 is not on PATH")
+	return ""
 }

@@ -74,15 +74,24 @@ func TestMatrixFiltersAndCustomPermissions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// One row per native, or the per-row checks below prove nothing.
+	if len(rows) != native.NumTools {
+		t.Fatalf("%d rows, want one per native (%d)", len(rows), native.NumTools)
+	}
+	allowed := 0
 	for _, r := range rows {
 		visible := r.Tool == "search_skills" || r.Tool == "describe_tool"
 		level := "deny"
 		if r.Tool == "search_skills" {
 			level = "allow"
+			allowed++
 		}
 		if r.Role != "ops" || r.Profile != "tiny" || r.Visible != visible || r.Level != level {
 			t.Errorf("row %+v", r)
 		}
+	}
+	if allowed != 1 {
+		t.Errorf("search_skills appears %d times", allowed)
 	}
 	if _, err := Matrix(MatrixOptions{ConfigPath: cfg, PermissionsPath: perms, Settings: matrixSettings(t), Role: "nobody"}); err == nil {
 		t.Error("an unknown role is an error")

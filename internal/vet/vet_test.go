@@ -174,6 +174,9 @@ func TestUnconfiguredServerIsAWarning(t *testing.T) {
 		Env:             fixedEnv(nil),
 		Strict:          true,
 	})
+	if len(strict) != len(ds) {
+		t.Fatalf("Strict changed the diagnostics: %d, want %d:\n%s", len(strict), len(ds), dump(strict))
+	}
 	for _, d := range strict {
 		if d.Severity != config.SeverityError {
 			t.Errorf("with Strict, %s is still a %s", d, d.Severity)
@@ -239,6 +242,9 @@ func TestOriginalFormat(t *testing.T) {
 	}
 	// Only the enabled servers' secrets are reported; the disabled
 	// reverse-engineering servers' placeholders are never resolved.
+	if len(originalSecrets) == 0 || len(ds) != len(originalSecrets) {
+		t.Fatalf("want one unset-placeholder warning per secret (%d), got:\n%s", len(originalSecrets), dump(ds))
+	}
 	unset := map[string]bool{}
 	for _, d := range ds {
 		if d.Code != vet.CodeUnsetPlaceholder {
@@ -440,7 +446,7 @@ func TestVetCommandJSON(t *testing.T) {
 		}
 		ds := parse(t, out)
 		if len(ds) != len(originalSecrets) {
-			t.Errorf("got %d diagnostics, want %d unset-placeholder warnings", len(ds), len(originalSecrets))
+			t.Fatalf("got %d diagnostics, want %d unset-placeholder warnings", len(ds), len(originalSecrets))
 		}
 		for _, d := range ds {
 			if d.Severity != "warning" || d.Code != vet.CodeUnsetPlaceholder || d.Line == 0 || d.Col == 0 {
@@ -454,7 +460,11 @@ func TestVetCommandJSON(t *testing.T) {
 		if code != 1 {
 			t.Errorf("exit %d, want 1", code)
 		}
-		for _, d := range parse(t, out) {
+		ds := parse(t, out)
+		if len(ds) != len(originalSecrets) {
+			t.Fatalf("with --strict: %d diagnostics, want %d", len(ds), len(originalSecrets))
+		}
+		for _, d := range ds {
 			if d.Severity != "error" {
 				t.Errorf("with --strict, %+v is not an error", d)
 			}

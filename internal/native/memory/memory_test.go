@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -147,12 +148,21 @@ func TestExpiredEntriesAreNeverReturned(t *testing.T) {
 	if strings.Join(keys(found), ",") != "old-but-lasting" {
 		t.Errorf("search = %v; the expired entry must not appear", keys(found))
 	}
-	// The next write purges it from the file too.
-	routertest.CallText(t, cs, "memory_store", map[string]any{"session_id": "s", "key": "fresh", "kind": "task", "value": 1})
-	s.Now = time.Now
-	all, err := s.Find("s", memory.Query{})
-	if err != nil || len(all) != 2 {
-		t.Errorf("after purge: %v %v", all, err)
+	// The next write purges it from the file too. Find hides expired
+	// entries, so read with the writer's clock of an hour ago, at which
+	// the stale entry is still live: it is found before the write and
+	// gone after it only if the write really deleted it.
+	before, err := s.Find("s", memory.Query{})
+	if err != nil || strings.Join(keys(answer{Entries: before}), ",") != "old-but-lasting,stale" && strings.Join(keys(answer{Entries: before}), ",") != "stale,old-but-lasting" {
+		t.Fatalf("the stale entry must still be stored before the write: %v %v", keys(answer{Entries: before}), err)
+	}
+	if _, isErr := routertest.CallText(t, cs, "memory_store", map[string]any{"session_id": "s", "key": "fresh", "kind": "task", "value": 1}); isErr {
+		t.Fatal("memory_store failed")
+	}
+	after, err := s.Find("s", memory.Query{})
+	got := keys(answer{Entries: after})
+	if err != nil || len(got) != 2 || slices.Contains(got, "stale") || !slices.Contains(got, "fresh") {
+		t.Errorf("after the write the stored entries are %v (%v); the expired one must be deleted", got, err)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
@@ -115,26 +116,13 @@ func TestExecuteSkillListsAndRunsSteps(t *testing.T) {
 }
 
 func TestExecuteSkillRunsPythonWhenPresent(t *testing.T) {
-	if _, err := lookPath("python3", "python"); err != nil {
-		t.Skip("no python on PATH")
-	}
+	testutil.Python(t)
 	dir := library(t, map[string]string{"cat/runner/SKILL.md": runnable})
 	_, cs := withSkills(t, dir, admin)
 	text, isErr := routertest.CallText(t, cs, "execute_skill", map[string]any{"skill_name": "runner", "step": 5})
 	if isErr || !strings.Contains(text, "--- stdout ---\npy 42\n") {
 		t.Errorf("python step: %v\n%s", isErr, text)
 	}
-}
-
-func lookPath(names ...string) (string, error) {
-	var err error
-	for _, n := range names {
-		var p string
-		if p, err = execLookPath(n); err == nil {
-			return p, nil
-		}
-	}
-	return "", err
 }
 
 func TestExecuteSkillTimeoutKillsTheProcessGroup(t *testing.T) {
@@ -206,8 +194,6 @@ func TestExecuteSkillActivatesNamedToolsInDynamicMode(t *testing.T) {
 	_, _ = other.ListTools(context.Background(), &mcp.ListToolsParams{})
 }
 
-var execLookPath = exec.LookPath
-
 func TestExecuteSkillListingSaysWhatCannotRunHere(t *testing.T) {
 	if _, err := exec.LookPath("tsx"); err == nil {
 		t.Skip("tsx is installed")
@@ -228,7 +214,7 @@ func TestExecuteSkillLeavesNoSetsidHelperBehind(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("setsid helpers are contained through /proc, which only Linux has")
 	}
-	if _, err := execLookPath("setsid"); err != nil {
+	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Skip("no setsid on PATH")
 	}
 	pidfile := filepath.Join(t.TempDir(), "helper.pid")
