@@ -15,7 +15,6 @@ import (
 // Host is what native managers may use of the router. Managers receive it
 // when the router is assembled; they never reach for the wiring itself.
 type Host struct {
-	Settings config.Settings
 	// Config is the loaded mcp.config.json (empty when there is none).
 	Config *config.MCPConfig
 	// Catalog is the tool catalog; plugin reloads publish into it.

@@ -3,8 +3,9 @@
 package server
 
 import (
-	config "github.com/evokore/evokore/internal/config"
 	"time"
+
+	config "github.com/evokore/evokore/internal/config"
 )
 
 // serverName is the name initialize reports.

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 
 	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/native/analytics"
@@ -39,30 +40,34 @@ type contributions struct {
 }
 
 // registerManagers binds every native manager's handlers. Each manager is
-// a line or two here; the router core never names a manager. Nothing
-// starts here: what runs in the background is returned as starters.
+// a line or two here and receives only the settings it uses; the router
+// core never names a manager. Nothing starts here: what runs in the
+// background is returned as starters.
 func registerManagers(t *native.Table, host *native.Host, s *Server) contributions {
 	var c contributions
-	plugged := plugins.Register(t, host)
+	set := s.opts.Settings
+	plugged := plugins.Register(t, set.PluginsDir, set.Env, host)
 	c.Plugins = plugged
 	c.Starters = append(c.Starters, func(context.Context) { plugged.Start() })
-	counters := telemetry.Register(t, host)
+	counters := telemetry.Register(t, telemetry.Options{Enabled: set.Telemetry,
+		Path: filepath.Join(set.Home, "telemetry", "metrics.json"), Sessions: host.Sessions, Log: host.Log})
 	c.Observers = append(c.Observers, counters)
-	locks := claims.Register(t, host)
-	memory.Register(t, host)
+	locks := claims.Register(t, filepath.Join(set.Home, ".claims"))
+	memory.Register(t, filepath.Join(set.Home, "memory"), host.Log)
 	nav.Register(t)
-	analytics.Register(t, host)
-	background := workers.Register(t, host)
-	agents := fleet.Register(t, host)
+	analytics.Register(t, set.Home, set.Env)
+	background := workers.Register(t, filepath.Join(set.Home, "workers"), set.Env)
+	agents := fleet.Register(t, set.Env)
 	runs := orchestration.Register(t, agents, locks)
 	// Closers run in reverse: runs release their claims before the fleet
 	// kills what is left.
 	c.Closers = append(c.Closers, counters.Close, background.Close, agents.Close, runs.Close)
-	library := skilltools.Register(t, host)
+	library := skilltools.Register(t, host, skilltools.Options{Dir: set.SkillsDir, Watch: set.SkillWatcher, Home: set.Home,
+		Env: set.Env, AllowPrivate: set.HTTPAllowPrivate, DiscoveryMode: set.DiscoveryMode})
 	c.Starters = append(c.Starters, func(context.Context) { library.Start() })
 	c.Binders = map[string]func(json.RawMessage) (string, error){native.ExecuteSkill.String(): library.Tools.StepBinding}
 	c.Content = resources.New(resources.Options{Library: library.Library, Status: s.Status, Snapshot: s.Snapshot, Config: host.Config,
-		DiscoveryMode: host.Settings.DiscoveryMode, Name: serverName, Version: s.opts.Version,
+		DiscoveryMode: set.DiscoveryMode, Name: serverName, Version: s.opts.Version,
 		Problems: func() []string { return s.problems }, Plugins: plugged, Semantic: host.Semantic.Status})
 	c.Closers = append(c.Closers, library.Close)
 	return c

@@ -131,7 +131,6 @@ func New(opts Options) *Server {
 	routing.Register(table, s, s)
 	routing.RegisterDiscovery(table, s, semantic)
 	host := &native.Host{
-		Settings: opts.Settings,
 		Config:   s.config,
 		Catalog:  s.catalog,
 		Semantic: semantic,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/safefile"
 )
@@ -26,15 +27,18 @@ type Manager struct {
 }
 
 // Register binds the four session analytics tools.
-func Register(t *native.Table, host *native.Host) *Manager {
-	home := host.Settings.Env.Get("HOME")
+//
+// evokoreHome holds the hook and router session records; env gives HOME
+// (Claude Code's transcripts) and EVOKORE_SESSION_ID.
+func Register(t *native.Table, evokoreHome string, env config.Env) *Manager {
+	home := env.Get("HOME")
 	if home == "" {
 		home, _ = os.UserHomeDir()
 	}
 	m := &Manager{
-		sessions:       filepath.Join(host.Settings.Home, "sessions"),
+		sessions:       filepath.Join(evokoreHome, "sessions"),
 		projects:       filepath.Join(home, ".claude", "projects"),
-		defaultSession: host.Settings.Env.Get("EVOKORE_SESSION_ID"),
+		defaultSession: env.Get("EVOKORE_SESSION_ID"),
 		Now:            time.Now,
 	}
 	if m.defaultSession == "" {

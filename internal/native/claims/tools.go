@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -13,8 +12,8 @@ import (
 )
 
 // Register binds the four claim tools and returns the store they use.
-func Register(t *native.Table, host *native.Host) *Store {
-	s := NewStore(filepath.Join(host.Settings.Home, ".claims"))
+func Register(t *native.Table, dir string) *Store {
+	s := NewStore(dir)
 	t.Bind(native.ClaimAcquire, s.acquireTool)
 	t.Bind(native.ClaimRelease, s.releaseTool)
 	t.Bind(native.ClaimList, s.listTool)

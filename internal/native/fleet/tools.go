@@ -5,13 +5,14 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/native"
 )
 
 // Register binds the fleet tools to a new fleet whose agents get the
 // launcher's allowlists of the router's environment. Call Close at shutdown.
-func Register(t *native.Table, host *native.Host) *Manager {
-	m := New(host.Settings.Env)
+func Register(t *native.Table, env config.Env) *Manager {
+	m := New(env)
 	t.Bind(native.FleetSpawn, m.spawnTool)
 	t.Bind(native.FleetClaim, m.claimTool)
 	t.Bind(native.FleetRelease, m.releaseTool)

@@ -3,7 +3,7 @@ package memory
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
+	"io"
 	"slices"
 	"strings"
 	"time"
@@ -14,9 +14,9 @@ import (
 )
 
 // Register binds the memory tools to a store under EVOKORE_HOME/memory.
-func Register(t *native.Table, host *native.Host) *Store {
-	s := NewStore(filepath.Join(host.Settings.Home, "memory"))
-	s.Log = host.Log
+func Register(t *native.Table, dir string, log io.Writer) *Store {
+	s := NewStore(dir)
+	s.Log = log
 	t.Bind(native.MemoryStore, s.storeTool)
 	t.Bind(native.MemorySearch, s.searchTool)
 	t.Bind(native.MemoryList, s.listTool)

@@ -86,8 +86,8 @@ func New(dir string, env config.Env, log io.Writer, store func() *catalog.Store)
 // binds reload_plugins and returns the manager, which is also the
 // dispatcher of plugin tools. Call Start once the catalog exists to
 // publish the tools loaded here.
-func Register(t *native.Table, host *native.Host) *Manager {
-	m := New(host.Settings.PluginsDir, host.Settings.Env, host.Log, func() *catalog.Store { return host.Catalog })
+func Register(t *native.Table, dir string, env config.Env, host *native.Host) *Manager {
+	m := New(dir, env, host.Log, func() *catalog.Store { return host.Catalog })
 	m.sessions = host.Sessions
 	m.mu.Lock()
 	l := m.read()

@@ -223,9 +223,9 @@ func TestStartPublishesWhatRegisterLoaded(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "plugins")
 	install(t, dir, "examples/hello")
 	settings, _ := config.ReadSettings(config.NewEnv(map[string]string{"EVOKORE_PLUGINS_DIR": dir, "EVOKORE_HOME": t.TempDir(), "PATH": os.Getenv("PATH")}), config.Defaults{})
-	host := &native.Host{Settings: settings}
+	host := &native.Host{}
 	table := &native.Table{}
-	m := plugins.Register(table, host)
+	m := plugins.Register(table, settings.PluginsDir, settings.Env, host)
 	if _, ok := table.Handler("reload_plugins"); !ok {
 		t.Error("reload_plugins is not bound")
 	}

@@ -130,7 +130,7 @@ func (t *Tools) listBlocks(s *skills.Skill) string {
 // model can call what the next steps need. Only tools the catalog has
 // and the session does not list yet are activated.
 func (t *Tools) activate(call *native.Call, list []*skills.Skill) []string {
-	if call.Session == nil || t.host.Catalog == nil || t.host.Settings.DiscoveryMode != config.ModeDynamic {
+	if call.Session == nil || t.host.Catalog == nil || t.opts.DiscoveryMode != config.ModeDynamic {
 		return nil
 	}
 	snap := t.host.Catalog.Snapshot()

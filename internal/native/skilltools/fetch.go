@@ -125,7 +125,7 @@ func (t *Tools) download(ctx context.Context, u string) ([]byte, error) {
 		return nil, err
 	}
 	req.Header.Set("Accept", "text/markdown, text/plain, application/json;q=0.9, */*;q=0.5")
-	resp, err := httpClient(t.host.Settings.HTTPAllowPrivate).Do(req)
+	resp, err := httpClient(t.opts.AllowPrivate).Do(req)
 	if err != nil {
 		var be *blockedError
 		switch {

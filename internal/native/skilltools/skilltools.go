@@ -49,6 +49,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/search"
 	"github.com/evokore/evokore/internal/skills"
@@ -71,9 +72,25 @@ const (
 	workflowCandidates = 5
 )
 
+// Options are the settings the skill tools use.
+type Options struct {
+	// Dir is the skills directory; Watch re-indexes it on changes.
+	Dir   string
+	Watch bool
+	// Home is EVOKORE_HOME (routing telemetry).
+	Home string
+	// Env is the environment the sandbox's allowlist draws from.
+	Env config.Env
+	// AllowPrivate lets fetch_skill reach private addresses.
+	AllowPrivate bool
+	// DiscoveryMode decides whether execute_skill activates tools.
+	DiscoveryMode string
+}
+
 // Tools holds what the skill tools share.
 type Tools struct {
 	host    *native.Host
+	opts    Options
 	lib     *skills.Library
 	sandbox *sandbox
 }
@@ -82,9 +99,9 @@ type Tools struct {
 // skill tools. The caller serves the returned library's resources, calls
 // Start (which indexes it and starts its watcher when
 // EVOKORE_SKILL_WATCHER=true) and closes it at shutdown.
-func Register(t *native.Table, host *native.Host) *Library {
-	lib := skills.New(host.Settings.SkillsDir, host.Log)
-	tools := &Tools{host: host, lib: lib, sandbox: newSandbox(host.Settings.Env, host.Log)}
+func Register(t *native.Table, host *native.Host, o Options) *Library {
+	lib := skills.New(o.Dir, host.Log)
+	tools := &Tools{host: host, opts: o, lib: lib, sandbox: newSandbox(o.Env, host.Log)}
 	t.Bind(native.ResolveWorkflow, tools.resolveWorkflow)
 	t.Bind(native.SearchSkills, tools.searchSkills)
 	t.Bind(native.GetSkillHelp, tools.getSkillHelp)
@@ -94,7 +111,7 @@ func Register(t *native.Table, host *native.Host) *Library {
 	t.Bind(native.ExecuteSkill, tools.executeSkill)
 	t.Bind(native.SkillCreator, tools.skillCreator)
 	t.Bind(native.DocsArchitect, tools.docsArchitect)
-	return &Library{Library: lib, Tools: tools, watch: host.Settings.SkillWatcher, log: host.Log}
+	return &Library{Library: lib, Tools: tools, watch: o.Watch, log: host.Log}
 }
 
 // Library is the skill library as the composition root runs it.
@@ -131,7 +148,7 @@ func (t *Tools) resolveWorkflow(_ context.Context, call *native.Call) (*mcp.Call
 	}
 	ix := t.lib.Index()
 	matches := ix.Search(in.Objective, workflowCandidates)
-	if err := skills.RecordRouting(t.host.Settings.Home, in.Objective, matches); err != nil {
+	if err := skills.RecordRouting(t.opts.Home, in.Objective, matches); err != nil {
 		t.logf("[EVOKORE] routing telemetry: %v", err)
 	}
 	if len(matches) > workflowLimit {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -87,12 +86,22 @@ type Manager struct {
 
 // Register binds the telemetry tools and returns the manager, which is
 // also the router.Observer that counts calls. Call Close at shutdown.
-func Register(t *native.Table, host *native.Host) *Manager {
+// Options are what telemetry uses of the router.
+type Options struct {
+	// Enabled is EVOKORE_TELEMETRY; Path the metrics file.
+	Enabled bool
+	Path    string
+	// Sessions lists the connected sessions.
+	Sessions func() []*session.Session
+	Log      io.Writer
+}
+
+func Register(t *native.Table, o Options) *Manager {
 	m := &Manager{
-		enabled:  host.Settings.Telemetry,
-		path:     filepath.Join(host.Settings.Home, "telemetry", "metrics.json"),
-		sessions: host.Sessions,
-		log:      host.Log,
+		enabled:  o.Enabled,
+		path:     o.Path,
+		sessions: o.Sessions,
+		log:      o.Log,
 		start:    time.Now(),
 		known:    map[string]bool{},
 	}

@@ -3,10 +3,10 @@ package workers
 import (
 	"context"
 	"os"
-	"path/filepath"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/native"
 )
 
@@ -14,12 +14,12 @@ import (
 // under EVOKORE_HOME/workers and run commands from the router's working
 // directory with the launcher's base and toolchain allowlists of its
 // environment. Call Close at shutdown.
-func Register(t *native.Table, host *native.Host) *Manager {
+func Register(t *native.Table, dir string, env config.Env) *Manager {
 	cwd, err := os.Getwd()
 	if err != nil {
 		cwd = "."
 	}
-	m := New(filepath.Join(host.Settings.Home, "workers"), host.Settings.Env, cwd)
+	m := New(dir, env, cwd)
 	t.Bind(native.WorkerDispatch, m.dispatchTool)
 	t.Bind(native.WorkerContext, m.contextTool)
 	return m
