@@ -2,7 +2,7 @@ package native
 
 import (
 	"context"
-	"io"
+	"log/slog"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -29,5 +29,5 @@ type Host struct {
 	// discovery.embeddings is not configured.
 	Semantic *search.Semantic
 	// Log receives what the router reports on stderr.
-	Log io.Writer
+	Log *slog.Logger
 }

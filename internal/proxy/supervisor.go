@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"slices"
 	"sync"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/logging"
 	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/status"
 )
@@ -50,7 +52,10 @@ type Options struct {
 	// again after SIGTERM.
 	ShutdownGrace time.Duration
 	Catalog       *catalog.Store
-	// Log receives the sentinels, boot messages and children's stderr.
+	// Logger receives the sentinels and boot messages; nil writes them
+	// to Log through the compatibility handler.
+	Logger *slog.Logger
+	// Log receives the children's stderr, a line at a time.
 	Log io.Writer
 	// Version is reported to children as the client version.
 	Version string
@@ -64,6 +69,7 @@ type Options struct {
 // Supervisor owns the child servers.
 type Supervisor struct {
 	opts     Options
+	log      *slog.Logger
 	children []*child
 	byID     map[string]*child
 	routes   routes
@@ -100,11 +106,14 @@ func New(opts Options) *Supervisor {
 		opts.Log = io.Discard
 	}
 	opts.Log = &lockedWriter{w: opts.Log}
+	if opts.Logger == nil {
+		opts.Logger = logging.New(opts.Log, slog.LevelInfo)
+	}
 	if opts.Sessions == nil {
 		opts.Sessions = func() []*session.Session { return nil }
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Supervisor{opts: opts, byID: map[string]*child{}, ctx: ctx, cancel: cancel, booted: make(chan struct{})}
+	s := &Supervisor{opts: opts, log: opts.Logger, byID: map[string]*child{}, ctx: ctx, cancel: cancel, booted: make(chan struct{})}
 	s.routes = newRoutes()
 	for _, spec := range opts.Servers {
 		c := newChild(s, spec)
@@ -286,7 +295,7 @@ func (s *Supervisor) proxiedCount() int {
 }
 
 func (s *Supervisor) logf(format string, args ...any) {
-	fmt.Fprintf(s.opts.Log, format+"\n", args...)
+	s.log.Info(fmt.Sprintf(format, args...))
 }
 
 func (s *Supervisor) bootTimeout(spec config.Server) time.Duration {

@@ -135,7 +135,7 @@ func New(opts Options) *Server {
 		Catalog:  s.catalog,
 		Semantic: semantic,
 		Sessions: s.Sessions,
-		Log:      opts.Log,
+		Log:      s.log,
 		Call:     s.callTool,
 	}
 	contrib := registerManagers(table, host, s)
@@ -155,6 +155,7 @@ func New(opts Options) *Server {
 		ShutdownGrace:  opts.Settings.ShutdownGrace,
 		Catalog:        s.catalog,
 		Log:            opts.Log,
+		Logger:         s.log,
 		Version:        opts.Version,
 		Sessions:       s.Sessions,
 		Pins:           pinsOrNil(s.pins),

@@ -5,7 +5,7 @@
 // (internal/native/skilltools) and the resources and prompts
 // (internal/resources); it knows nothing of MCP.
 //
-//	lib := skills.Open("SKILLS", os.Stderr)
+//	lib := skills.Open("SKILLS", logging.New(os.Stderr, slog.LevelInfo))
 //	for _, m := range lib.Index().Search("review a pull request", 3) {
 //		fmt.Println(m.Skill.Name, m.Reasons)
 //	}

@@ -3,8 +3,8 @@ package skills
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -12,6 +12,7 @@ import (
 
 	starter "github.com/evokore/evokore/SKILLS"
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/logging"
 )
 
 // EmbeddedLabel names the starter library in messages.
@@ -21,7 +22,7 @@ const EmbeddedLabel = "built-in:SKILLS"
 // refresh, and the watcher that refreshes it.
 type Library struct {
 	dir string
-	log io.Writer
+	log *slog.Logger
 
 	cur       atomic.Pointer[Index]
 	refreshMu sync.Mutex
@@ -41,15 +42,15 @@ type Library struct {
 // the background, so a router answers the client's handshake without
 // waiting for it; Index waits for it (and starts it if nobody did).
 // Problems are logged to log; nothing is fatal.
-func New(dir string, log io.Writer) *Library {
+func New(dir string, log *slog.Logger) *Library {
 	if log == nil {
-		log = io.Discard
+		log = logging.Discard()
 	}
 	return &Library{dir: dir, log: log, changed: make(chan struct{}), ready: make(chan struct{})}
 }
 
 // Open is New followed by Start.
-func Open(dir string, log io.Writer) *Library {
+func Open(dir string, log *slog.Logger) *Library {
 	l := New(dir, log)
 	l.Start()
 	return l
@@ -183,7 +184,7 @@ func (l *Library) Close() {
 }
 
 func (l *Library) logf(format string, args ...any) {
-	fmt.Fprintf(l.log, format+"\n", args...)
+	l.log.Info(fmt.Sprintf(format, args...))
 }
 
 // Diagnostics are the current index's problems plus its dependency

@@ -9,8 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -71,7 +71,7 @@ type Store struct {
 
 	// Log receives the report of a corrupt database set aside and of a
 	// JSON store that could not be imported; nil discards it.
-	Log io.Writer
+	Log *slog.Logger
 
 	// mu serialises this process's operations, so that a file is never
 	// set aside while another call of this router has it open. Other
@@ -423,7 +423,7 @@ func (s *Store) setAside(path, reason string) error {
 
 func (s *Store) logf(format string, args ...any) {
 	if s.Log != nil {
-		fmt.Fprintf(s.Log, format+"\n", args...)
+		s.Log.Info(fmt.Sprintf(format, args...))
 	}
 }
 

@@ -3,7 +3,7 @@ package memory
 import (
 	"context"
 	"encoding/json"
-	"io"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -14,7 +14,7 @@ import (
 )
 
 // Register binds the memory tools to a store under EVOKORE_HOME/memory.
-func Register(t *native.Table, dir string, log io.Writer) *Store {
+func Register(t *native.Table, dir string, log *slog.Logger) *Store {
 	s := NewStore(dir)
 	s.Log = log
 	t.Bind(native.MemoryStore, s.storeTool)

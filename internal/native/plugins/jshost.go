@@ -145,7 +145,7 @@ func (m *Manager) readJS(l *Load, names map[string]string) {
 	}
 	out, stderr, err := m.startHost(context.Background(), node, hostArgs("list", files...), jsLoadTimeout)
 	if strings.TrimSpace(stderr) != "" {
-		fmt.Fprint(m.log, stderr)
+		m.log.Info(strings.TrimRight(stderr, "\n"))
 	}
 	var report struct {
 		Plugins []jsPlugin `json:"plugins"`

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/logging"
 	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/procgroup"
 	"github.com/evokore/evokore/internal/router"
@@ -60,7 +61,7 @@ type Load struct {
 type Manager struct {
 	dir string
 	env config.Env
-	log io.Writer
+	log *slog.Logger
 	// catalog returns the catalog to publish into; it exists only once
 	// the router is assembled.
 	catalog func() *catalog.Store
@@ -73,9 +74,9 @@ type Manager struct {
 }
 
 // New returns a manager of the plugins under dir.
-func New(dir string, env config.Env, log io.Writer, store func() *catalog.Store) *Manager {
+func New(dir string, env config.Env, log *slog.Logger, store func() *catalog.Store) *Manager {
 	if log == nil {
-		log = io.Discard
+		log = logging.Discard()
 	}
 	m := &Manager{dir: dir, env: env, log: log, catalog: store}
 	m.current.Store(&Load{Dir: dir, tools: map[string]*tool{}})
@@ -236,9 +237,9 @@ func (m *Manager) report(l *Load) {
 	if len(l.Plugins) == 0 && len(l.Problems) == 0 {
 		return
 	}
-	fmt.Fprintf(m.log, "[EVOKORE] Plugins loaded from %s: %d ok, %d problem(s), %d tool(s)\n", l.Dir, len(l.Plugins), len(l.Problems), l.toolCount())
+	m.log.Info(fmt.Sprintf("[EVOKORE] Plugins loaded from %s: %d ok, %d problem(s), %d tool(s)", l.Dir, len(l.Plugins), len(l.Problems), l.toolCount()))
 	for _, p := range l.Problems {
-		fmt.Fprintf(m.log, "[EVOKORE] Plugin problem: %s\n", p)
+		m.log.Info(fmt.Sprintf("[EVOKORE] Plugin problem: %s", p))
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,7 +85,7 @@ const supportedLanguages = "bash, sh, python (py), js (javascript); ts when tsx 
 // a process group with a scrubbed environment.
 type sandbox struct {
 	env     config.Env
-	log     io.Writer
+	log     *slog.Logger
 	mode    string
 	timeout time.Duration
 	memMB   int
@@ -96,7 +96,7 @@ type sandbox struct {
 	engine     string
 }
 
-func newSandbox(env config.Env, log io.Writer) *sandbox {
+func newSandbox(env config.Env, log *slog.Logger) *sandbox {
 	sb := &sandbox{env: env, log: log, mode: strings.ToLower(strings.TrimSpace(env.Get("EVOKORE_SANDBOX_MODE"))),
 		timeout: defaultRunTimeout, memMB: 256, cpus: "1", seccomp: env.Get("EVOKORE_SANDBOX_SECCOMP_PROFILE")}
 	if sb.mode == "" {

@@ -41,7 +41,7 @@ package skilltools
 import (
 	"context"
 	"fmt"
-	"io"
+	"log/slog"
 	"math"
 	"slices"
 	"strings"
@@ -121,7 +121,7 @@ type Library struct {
 	// execute_skill.
 	Tools *Tools
 	watch bool
-	log   io.Writer
+	log   *slog.Logger
 }
 
 // Start indexes the library in the background and starts its watcher
@@ -130,13 +130,13 @@ func (l *Library) Start() {
 	l.Library.Start()
 	if l.watch {
 		if err := l.Watch(skills.DefaultDebounce); err != nil {
-			fmt.Fprintf(l.log, "[EVOKORE] %v\n", err)
+			l.log.Info(fmt.Sprintf("[EVOKORE] %v", err))
 		}
 	}
 }
 
 func (t *Tools) logf(format string, args ...any) {
-	fmt.Fprintf(t.host.Log, format+"\n", args...)
+	t.host.Log.Info(fmt.Sprintf(format, args...))
 }
 
 func (t *Tools) resolveWorkflow(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {

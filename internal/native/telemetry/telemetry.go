@@ -3,13 +3,14 @@ package telemetry
 import (
 	"context"
 	"fmt"
-	"io"
+	"log/slog"
 	"math"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/logging"
 	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/session"
@@ -71,7 +72,7 @@ type Manager struct {
 	enabled  bool
 	path     string
 	sessions func() []*session.Session
-	log      io.Writer
+	log      *slog.Logger
 
 	mu        sync.Mutex
 	m         Metrics
@@ -93,7 +94,7 @@ type Options struct {
 	Path    string
 	// Sessions lists the connected sessions.
 	Sessions func() []*session.Session
-	Log      io.Writer
+	Log      *slog.Logger
 }
 
 func Register(t *native.Table, o Options) *Manager {
@@ -106,11 +107,11 @@ func Register(t *native.Table, o Options) *Manager {
 		known:    map[string]bool{},
 	}
 	if m.log == nil {
-		m.log = io.Discard
+		m.log = logging.Discard()
 	}
 	if m.enabled {
 		m.load()
-		fmt.Fprintf(m.log, "[EVOKORE] Telemetry enabled. Metrics stored locally at %s\n", m.path)
+		m.log.Info(fmt.Sprintf("[EVOKORE] Telemetry enabled. Metrics stored locally at %s", m.path))
 	}
 	t.Bind(native.GetTelemetry, m.getTool)
 	t.Bind(native.ResetTelemetry, m.resetTool)
@@ -180,7 +181,7 @@ func (m *Manager) Close() {
 	}
 	m.reconcileLocked()
 	if err := m.flushLocked(); err != nil {
-		fmt.Fprintf(m.log, "[EVOKORE] Failed to flush telemetry metrics: %v\n", err)
+		m.log.Info(fmt.Sprintf("[EVOKORE] Failed to flush telemetry metrics: %v", err))
 	}
 }
 
@@ -256,7 +257,7 @@ func (m *Manager) flushNow() {
 	m.reconcileLocked()
 	if err := m.flushLocked(); err != nil && err.Error() != m.lastError {
 		m.lastError = err.Error()
-		fmt.Fprintf(m.log, "[EVOKORE] Failed to flush telemetry metrics: %v\n", err)
+		m.log.Info(fmt.Sprintf("[EVOKORE] Failed to flush telemetry metrics: %v", err))
 	}
 }
 
@@ -270,7 +271,7 @@ func (m *Manager) load() {
 	var f file
 	ok, err := statefile.ReadJSON(m.path, &f)
 	if err != nil {
-		fmt.Fprintf(m.log, "[EVOKORE] Failed to load telemetry metrics: %v\n", err)
+		m.log.Info(fmt.Sprintf("[EVOKORE] Failed to load telemetry metrics: %v", err))
 		return
 	}
 	if !ok {
