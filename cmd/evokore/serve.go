@@ -32,15 +32,10 @@ func serve(ctx context.Context, p *paths) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	// The first signal starts a graceful shutdown; restoring the default
-	// disposition lets a second one end the process at once (children
-	// still die with it: they carry the parent-death signal).
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stopSignals := onSignals(cancel)
+	defer stopSignals()
 	s, warnings := p.servingSettings()
 	for _, w := range warnings {
 		fmt.Fprintln(os.Stderr, w)
@@ -55,4 +50,36 @@ func serve(ctx context.Context, p *paths) error {
 	}
 	srv := server.New(server.Options{Settings: s, Version: buildVersion(), Log: os.Stderr})
 	return srv.ServeStdio(ctx)
+}
+
+// onSignals makes the first SIGINT or SIGTERM call shutdown, and a second
+// one end the process at once, by that signal (children still die with
+// it: they carry the parent-death signal). Signals are queued, so a
+// second one that arrives while the first is being handled still counts.
+func onSignals(shutdown func()) (stop func()) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+			fmt.Fprintln(os.Stderr, "[EVOKORE] Shutting down: calls in flight may finish; a second signal ends evokore at once.")
+			shutdown()
+		case <-done:
+			return
+		}
+		select {
+		case sig := <-sigs:
+			signal.Reset(os.Interrupt, syscall.SIGTERM)
+			if p, err := os.FindProcess(os.Getpid()); err == nil && p.Signal(sig) == nil {
+				select {} // the default disposition ends the process
+			}
+			os.Exit(130)
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		close(done)
+	}
 }

@@ -39,7 +39,7 @@ var knownVariables = []string{
 	"VOICE_SIDECAR_DISABLE_PLAYBACK", "VOICE_SIDECAR_ARTIFACT_DIR",
 	"VOICE_SIDECAR_PLAYER", "VOICE_SIDECAR_PERSONA",
 	// The test suite (make test).
-	"EVOKORE_REQUIRE_NPM",
+	"EVOKORE_REQUIRE_NPM", "EVOKORE_REQUIRE_PYTHON",
 }
 
 // originalOnly are EVOKORE-MCP's settings evokore does not honour (yet):
