@@ -104,14 +104,16 @@ func UnknownVariables(env Env) []UnknownVariable {
 func nearestKnown(name string) string {
 	best, bestD := "", 3
 	for _, k := range knownVariables {
-		if d := editDistance(name, k); d < bestD {
+		if d := EditDistance(name, k); d < bestD {
 			best, bestD = k, d
 		}
 	}
 	return best
 }
 
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance of a and b, for "did you
+// mean" suggestions.
+func EditDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {

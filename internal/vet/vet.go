@@ -284,7 +284,7 @@ func serverOf(cfg *config.MCPConfig, name string) (string, bool) {
 func nearestNative(name string) string {
 	best, bestD := "", len(name)/3+1
 	for _, s := range native.Specs() {
-		if d := levenshtein(name, s.Name); d < bestD {
+		if d := config.EditDistance(name, s.Name); d < bestD {
 			best, bestD = s.Name, d
 		}
 	}
@@ -294,7 +294,7 @@ func nearestNative(name string) string {
 func suggest(name string, options []string) string {
 	best, bestD := "", len(name)/3+1
 	for _, o := range options {
-		if d := levenshtein(name, o); d < bestD {
+		if d := config.EditDistance(name, o); d < bestD {
 			best, bestD = o, d
 		}
 	}
@@ -310,24 +310,4 @@ func keys(m map[string]bool) []string {
 		out = append(out, k)
 	}
 	return out
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
