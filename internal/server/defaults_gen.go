@@ -3,9 +3,8 @@
 package server
 
 import (
-	"time"
-
 	config "github.com/evokore/evokore/internal/config"
+	"time"
 )
 
 // serverName is the name initialize reports.
