@@ -43,12 +43,20 @@ type child struct {
 	proc       *process
 	// ready is closed when the boot attempt in progress ends, either way.
 	ready chan struct{}
+	// changed is closed and replaced on every state change, so a call
+	// waiting for a child that is not ready sees each step of a restart.
+	changed chan struct{}
+	// everConnected is set once a boot succeeded: from then on a child
+	// that is down is restarting, not failing to start.
+	everConnected bool
+	// gaveUp is set when a boot failure cannot be fixed by retrying.
+	gaveUp bool
 
 	relisting sync.Mutex
 }
 
 func newChild(s *Supervisor, spec config.Server) *child {
-	c := &child{sup: s, spec: spec, state: StatusBooting, ready: make(chan struct{})}
+	c := &child{sup: s, spec: spec, state: StatusBooting, ready: make(chan struct{}), changed: make(chan struct{})}
 	if spec.Disabled {
 		c.state = StatusDisabled
 		close(c.ready)
@@ -73,7 +81,7 @@ func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone
 			// Recorded before firstDone: whoever waits for the first boot
 			// sees its outcome, never a child still "booting".
 			c.sup.logf("%s", msgChildBootFailed(c.spec.ID, err))
-			c.fail(err)
+			c.fail(err, errors.As(err, new(errFatal)))
 		}
 		if firstDone != nil {
 			firstDone()
@@ -92,7 +100,7 @@ func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone
 				return
 			}
 			c.sup.logf("%s", msgChildExited(c.spec.ID, err))
-			c.fail(fmt.Errorf("exited: %v", err))
+			c.fail(fmt.Errorf("exited: %v", err), false)
 			c.sup.register(c, nil, false)
 			if time.Since(started) > stableAfter {
 				attempt = 0
@@ -179,7 +187,9 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 	}
 	c.mu.Lock()
 	c.state, c.lastErr, c.lastPing = StatusConnected, "", time.Now()
+	c.everConnected = true
 	close(c.ready)
+	c.notifyLocked()
 	c.mu.Unlock()
 	return nil
 }
@@ -259,17 +269,19 @@ func (c *child) relist() {
 	}
 }
 
-func (c *child) fail(err error) {
+func (c *child) fail(err error, fatal bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.state = StatusError
 	c.lastErr = err.Error()
 	c.errorCount++
+	c.gaveUp = c.gaveUp || fatal
 	select {
 	case <-c.ready:
 	default:
 		close(c.ready)
 	}
+	c.notifyLocked()
 }
 
 func (c *child) rebooting() {
@@ -277,6 +289,13 @@ func (c *child) rebooting() {
 	defer c.mu.Unlock()
 	c.state = StatusBooting
 	c.ready = make(chan struct{})
+	c.notifyLocked()
+}
+
+// notifyLocked wakes every call waiting for a state change; c.mu is held.
+func (c *child) notifyLocked() {
+	close(c.changed)
+	c.changed = make(chan struct{})
 }
 
 func (c *child) setLastTools(tools []*mcp.Tool) {
@@ -357,6 +376,7 @@ func (c *child) lost(cs *mcp.ClientSession) {
 	if c.cs == cs && c.state == StatusConnected {
 		c.state = StatusError
 		c.lastErr = "connection lost"
+		c.notifyLocked()
 	}
 }
 

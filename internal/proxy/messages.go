@@ -55,3 +55,15 @@ func msgChildExited(id string, err error) string {
 func msgDiedDuringCall(tool, id string) string {
 	return fmt.Sprintf("Child server '%s' stopped while running '%s'. It is being restarted; retry in a moment.", id, tool)
 }
+
+func msgDisabled(id string) string {
+	return fmt.Sprintf("Child server '%s' is disabled in config; its tools are unavailable.", id)
+}
+
+func msgFailed(id, lastErr string) string {
+	return fmt.Sprintf("Child server '%s' failed to start: %s", id, lastErr)
+}
+
+func msgStillBooting(id string, d time.Duration) string {
+	return fmt.Sprintf("Child server '%s' is still starting after %dms. Please retry in a moment.", id, d.Milliseconds())
+}
