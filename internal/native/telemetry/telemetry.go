@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/session"
@@ -85,12 +86,21 @@ type Manager struct {
 	lastError string
 }
 
+// telemetryDir is EVOKORE_TELEMETRY_DIR, else <home>/telemetry as in
+// EVOKORE-MCP.
+func telemetryDir(s config.Settings) string {
+	if s.TelemetryDir != "" {
+		return s.TelemetryDir
+	}
+	return filepath.Join(s.Home, "telemetry")
+}
+
 // Register binds the telemetry tools and returns the manager, which is
 // also the router.Observer that counts calls. Call Close at shutdown.
 func Register(t *native.Table, host *native.Host) *Manager {
 	m := &Manager{
 		enabled:  host.Settings.Telemetry,
-		path:     filepath.Join(host.Settings.Home, "telemetry", "metrics.json"),
+		path:     filepath.Join(telemetryDir(host.Settings), "metrics.json"),
 		sessions: host.Sessions,
 		log:      host.Log,
 		start:    time.Now(),
