@@ -131,3 +131,28 @@ func kill(t *testing.T, pid int) {
 		t.Fatal(err)
 	}
 }
+
+// A router closed before its children were up does not claim a bootstrap
+// of 0 tools; one that boots says "Proxied" once per child.
+func TestBootLinesAreHonest(t *testing.T) {
+	h := routertest.New(t, map[string]any{"slow": routertest.Fixture(t, "-start-delay", "30s")}, nil)
+	h.Connect(nil)
+	_ = h.Server.Close()
+	h.Booted()
+	if strings.Contains(h.Stderr.String(), "Proxy bootstrap complete") {
+		t.Errorf("closed before boot, stderr:\n%s", h.Stderr.String())
+	}
+
+	h = routertest.New(t, map[string]any{"a": routertest.Fixture(t), "b": routertest.Fixture(t, "-extra", "3")}, nil)
+	h.Connect(nil)
+	h.Booted()
+	log := h.Stderr.String()
+	for _, id := range []string{"a", "b"} {
+		if n := strings.Count(log, "tools from '"+id+"'"); n != 1 {
+			t.Errorf("%d Proxied lines for %s:\n%s", n, id, log)
+		}
+	}
+	if !strings.Contains(log, "Proxy bootstrap complete") {
+		t.Errorf("no bootstrap line:\n%s", log)
+	}
+}

@@ -138,7 +138,11 @@ func (s *Supervisor) Start(caps *mcp.ClientCapabilities) {
 		}
 		go func() {
 			round.Wait()
-			s.logf("%s", msgBootComplete(s.proxiedCount()))
+			// A client that left before the children were up stopped
+			// them; "0 tools registered" would read as a broken setup.
+			if s.ctx.Err() == nil {
+				s.logf("%s", msgBootComplete(s.proxiedCount()))
+			}
 			close(s.booted)
 		}()
 	})
