@@ -54,3 +54,14 @@ func TestDiscoveryNamesServersStillStarting(t *testing.T) {
 		t.Errorf("describe_tool while slowpoke boots: %s", routertest.Text(res))
 	}
 }
+
+// Natives a profile hides are activated by discovery too, and are not
+// called proxied.
+func TestActivationDoesNotCallNativesProxied(t *testing.T) {
+	h := routertest.New(t, map[string]any{}, map[string]string{"EVOKORE_DISCOVERY_PROFILE": "research"})
+	cs := h.Connect(nil)
+	text := routertest.Text(routertest.Call(t, cs, "discover_tools", map[string]any{"query": "claim_acquire"}))
+	if !strings.Contains(text, "- claim_acquire [native") || !strings.Contains(text, "Activated ") || strings.Contains(text, "proxied tool(s)") {
+		t.Errorf("discover_tools claim_acquire under research:\n%s", text)
+	}
+}
