@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,6 +52,8 @@ type child struct {
 	everConnected bool
 	// gaveUp is set when a boot failure cannot be fixed by retrying.
 	gaveUp bool
+	// announced is what the last "Proxied" line of this boot reported.
+	announced string
 
 	relisting sync.Mutex
 }
@@ -289,7 +292,26 @@ func (c *child) rebooting() {
 	defer c.mu.Unlock()
 	c.state = StatusBooting
 	c.ready = make(chan struct{})
+	c.announced = ""
 	c.notifyLocked()
+}
+
+// announce reports whether a registration is news for this boot: a tool
+// list, count or skip count other than the last one announced.
+func (c *child) announce(tools []*mcp.Tool, registered, skipped int) bool {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d/%d", registered, skipped)
+	for _, t := range tools {
+		b.WriteString("\x00" + t.Name + "\x00" + t.Description)
+	}
+	key := b.String()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if key == c.announced {
+		return false
+	}
+	c.announced = key
+	return true
 }
 
 // notifyLocked wakes every call waiting for a state change; c.mu is held.

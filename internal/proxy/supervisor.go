@@ -234,6 +234,11 @@ func (s *Supervisor) register(c *child, tools []*mcp.Tool, announce bool) {
 	if !announce {
 		return
 	}
+	// A list_changed that arrives while the child boots re-lists the same
+	// tools: one "Proxied" line per child per boot unless they changed.
+	if !c.announce(tools, reg.Registered, len(reg.Skipped)) {
+		return
+	}
 	for _, name := range reg.Skipped {
 		s.logf("%s", msgDuplicate(name, c.spec.ID))
 	}
