@@ -135,8 +135,10 @@ func kill(t *testing.T, pid int) {
 // A router closed before its children were up does not claim a bootstrap
 // of 0 tools; one that boots says "Proxied" once per child.
 func TestBootLinesAreHonest(t *testing.T) {
-	h := routertest.New(t, map[string]any{"slow": routertest.Fixture(t, "-start-delay", "30s")}, nil)
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	h := routertest.New(t, map[string]any{"slow": routertest.Fixture(t, "-start-delay", "30s", "-pidfile", pidfile)}, nil)
 	h.Connect(nil)
+	readPid(t, pidfile) // the boot has started
 	_ = h.Server.Close()
 	h.Booted()
 	if strings.Contains(h.Stderr.String(), "Proxy bootstrap complete") {
