@@ -4,11 +4,16 @@ GO      ?= go
 BIN     ?= bin/evokore
 NPM_DIR := testdata/npm
 PKGS    := ./...
+# The version serverInfo and the startup line report: the checkout's tag
+# or commit ("-dirty" with uncommitted changes).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+
 # staticcheck 2026.2.2; installed into bin/ by the lint target.
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := bin/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: all build generate generate-check wordnet-check lint test test-short bench run npm-deps mutate clean
+.PHONY: all build cross generate generate-check wordnet-check lint test test-short bench run npm-deps mutate clean
 
 # Mutation testing (not in CI: one package takes tens of minutes on two
 # cores). internal/proxy is left out while it is being rewritten.
@@ -19,7 +24,11 @@ MUTATE_PKGS     ?= ./internal/policy ./internal/router ./internal/catalog
 all: build
 
 build: ## Build bin/evokore.
-	$(GO) build -o $(BIN) ./cmd/evokore
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/evokore
+
+cross: ## Build (not test) for Windows and macOS, so platform-specific paths keep compiling.
+	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null ./...
+	GOOS=darwin GOARCH=arm64 $(GO) build -o /dev/null ./...
 
 generate: ## Regenerate the *_gen.go tables from evokore.cue.
 	$(GO) generate ./...
@@ -61,8 +70,8 @@ test-short: ## Unit tests only: no npm servers, no slow integration tests.
 bench: npm-deps ## Benchmarks; see the README for what each measures.
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 -timeout 30m $(PKGS)
 
-run: ## Serve MCP over stdio from source.
-	$(GO) run ./cmd/evokore
+run: ## Serve MCP over stdio from source; stdout carries only the protocol.
+	@$(GO) run -ldflags "$(LDFLAGS)" ./cmd/evokore
 
 $(GREMLINS):
 	GOBIN=$(CURDIR)/bin $(GO) install github.com/go-gremlins/gremlins/cmd/gremlins@$(GREMLINS_VERSION)

@@ -33,10 +33,41 @@ func buildVersion() string {
 	if version != "dev" {
 		return version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	bi, _ := debug.ReadBuildInfo()
+	return versionOf(bi)
+}
+
+// versionOf names a build by its module version, else by the VCS stamp
+// `go build` records in a checkout (revision, and "-dirty" for uncommitted
+// changes), so a bug report says which code ran; "dev" only when neither
+// is known (go run, -buildvcs=false).
+func versionOf(bi *debug.BuildInfo) string {
+	if bi == nil {
+		return version
 	}
-	return version
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev == "" {
+		return version
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	v := "dev-" + rev
+	if modified == "true" {
+		v += "-dirty"
+	}
+	return v
 }
 
 // exitError carries a process exit code through cobra.

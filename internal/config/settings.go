@@ -40,6 +40,7 @@ type Settings struct {
 	SkillsDir       string // EVOKORE_SKILLS_DIR, default ./SKILLS
 	Home            string // EVOKORE_HOME, default ~/.evokore
 	PluginsDir      string // EVOKORE_PLUGINS_DIR, default <Home>/plugins
+	TelemetryDir    string // EVOKORE_TELEMETRY_DIR; empty means <Home>/telemetry
 
 	// ConfigPathFrom and PermissionsPathFrom name what chose the path (a
 	// variable, or a flag the caller applied), or are empty for the
@@ -152,6 +153,12 @@ func ReadSettings(env Env, d Defaults) (Settings, []string) {
 	// happened to start evokore in.
 	if abs, err := filepath.Abs(s.PluginsDir); err == nil {
 		s.PluginsDir = abs
+	}
+	if d := strings.TrimSpace(env.Get("EVOKORE_TELEMETRY_DIR")); d != "" {
+		s.TelemetryDir = d
+		if abs, err := filepath.Abs(d); err == nil {
+			s.TelemetryDir = abs
+		}
 	}
 
 	for _, u := range UnknownVariables(env) {

@@ -49,6 +49,16 @@ type child struct {
 	proc       *process
 	// ready is closed when the boot attempt in progress ends, either way.
 	ready chan struct{}
+	// changed is closed and replaced on every state change, so a call
+	// waiting for a child that is not ready sees each step of a restart.
+	changed chan struct{}
+	// everConnected is set once a boot succeeded: from then on a child
+	// that is down is restarting, not failing to start.
+	everConnected bool
+	// gaveUp is set when a boot failure cannot be fixed by retrying.
+	gaveUp bool
+	// announced is what the last "Proxied" line of this boot reported.
+	announced string
 
 	relisting sync.Mutex
 	// relistPending is set while a re-read is scheduled and not started.
@@ -56,7 +66,7 @@ type child struct {
 }
 
 func newChild(s *Supervisor, spec config.Server) *child {
-	c := &child{sup: s, spec: spec, state: StatusBooting, ready: make(chan struct{}), redact: spec.Redactor(s.opts.Env)}
+	c := &child{sup: s, spec: spec, state: StatusBooting, ready: make(chan struct{}), changed: make(chan struct{}), redact: spec.Redactor(s.opts.Env)}
 	if spec.Disabled {
 		c.state = StatusDisabled
 		close(c.ready)
@@ -81,7 +91,7 @@ func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone
 			// Recorded before firstDone: whoever waits for the first boot
 			// sees its outcome, never a child still "booting".
 			c.sup.logf("%s", c.redact.Replace(MsgChildBootFailed(c.spec.ID, err)))
-			c.fail(err)
+			c.fail(err, errors.As(err, new(errFatal)))
 		}
 		if firstDone != nil {
 			firstDone()
@@ -100,7 +110,7 @@ func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone
 				return
 			}
 			c.sup.logf("%s", c.redact.Replace(MsgChildExited(c.spec.ID, err)))
-			c.fail(fmt.Errorf("exited: %v", err))
+			c.fail(fmt.Errorf("exited: %v", err), false)
 			c.sup.register(c, nil, false)
 			if time.Since(started) > stableAfter {
 				attempt = 0
@@ -187,7 +197,9 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 	}
 	c.mu.Lock()
 	c.state, c.lastErr, c.lastPing = StatusConnected, "", time.Now()
+	c.everConnected = true
 	close(c.ready)
+	c.notifyLocked()
 	c.mu.Unlock()
 	return nil
 }
@@ -284,17 +296,19 @@ func (c *child) relist() {
 	}
 }
 
-func (c *child) fail(err error) {
+func (c *child) fail(err error, fatal bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.state = StatusError
 	c.lastErr = c.redact.Replace(err.Error())
 	c.errorCount++
+	c.gaveUp = c.gaveUp || fatal
 	select {
 	case <-c.ready:
 	default:
 		close(c.ready)
 	}
+	c.notifyLocked()
 }
 
 func (c *child) rebooting() {
@@ -302,6 +316,32 @@ func (c *child) rebooting() {
 	defer c.mu.Unlock()
 	c.state = StatusBooting
 	c.ready = make(chan struct{})
+	c.announced = ""
+	c.notifyLocked()
+}
+
+// announce reports whether a registration is news for this boot: a tool
+// list, count or skip count other than the last one announced.
+func (c *child) announce(tools []*mcp.Tool, registered, skipped int) bool {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d/%d", registered, skipped)
+	for _, t := range tools {
+		b.WriteString("\x00" + t.Name + "\x00" + t.Description)
+	}
+	key := b.String()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if key == c.announced {
+		return false
+	}
+	c.announced = key
+	return true
+}
+
+// notifyLocked wakes every call waiting for a state change; c.mu is held.
+func (c *child) notifyLocked() {
+	close(c.changed)
+	c.changed = make(chan struct{})
 }
 
 func (c *child) setLastTools(tools []*mcp.Tool) {
@@ -382,6 +422,7 @@ func (c *child) lost(cs *mcp.ClientSession) {
 	if c.cs == cs && c.state == StatusConnected {
 		c.state = StatusError
 		c.lastErr = "connection lost"
+		c.notifyLocked()
 	}
 }
 

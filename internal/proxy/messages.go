@@ -67,3 +67,15 @@ func MsgDiedDuringCall(tool, id string) string {
 func MsgNoCommand(id string) string {
 	return fmt.Sprintf("Stdio server '%s' requires a 'command' field", id)
 }
+
+func msgDisabled(id string) string {
+	return fmt.Sprintf("Child server '%s' is disabled in config; its tools are unavailable.", id)
+}
+
+func msgFailed(id, lastErr string) string {
+	return fmt.Sprintf("Child server '%s' failed to start: %s", id, lastErr)
+}
+
+func msgStillBooting(id string, d time.Duration) string {
+	return fmt.Sprintf("Child server '%s' is still starting after %dms. Please retry in a moment.", id, d.Milliseconds())
+}

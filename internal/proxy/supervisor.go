@@ -149,7 +149,11 @@ func (s *Supervisor) Start(caps *mcp.ClientCapabilities) {
 		}
 		go func() {
 			round.Wait()
-			s.logf("%s", MsgBootComplete(s.proxiedCount()))
+			// A client that left before the children were up stopped
+			// them; "0 tools registered" would read as a broken setup.
+			if s.ctx.Err() == nil {
+				s.logf("%s", MsgBootComplete(s.proxiedCount()))
+			}
 			close(s.booted)
 		}()
 	})
@@ -239,6 +243,11 @@ func (s *Supervisor) register(c *child, tools []*mcp.Tool, announce bool) {
 	reg := s.opts.Catalog.SetServerEntries(c.spec.ID, entries)
 	c.setToolCount(reg.Registered)
 	if !announce {
+		return
+	}
+	// A list_changed that arrives while the child boots re-lists the same
+	// tools: one "Proxied" line per child per boot unless they changed.
+	if !c.announce(tools, reg.Registered, len(reg.Skipped)) {
 		return
 	}
 	for _, name := range reg.Skipped {

@@ -81,6 +81,16 @@ type Dispatcher interface {
 	CallTool(ctx context.Context, c *Call) (*mcp.CallToolResult, error)
 }
 
+// Resolver is asked about a name the catalog lacks before the call is
+// refused as unknown: the child supervisor answers for the tools of a
+// server that is booting, restarting or down, so a model is told the tool
+// is not ready rather than that it does not exist. It returns the entry
+// once the tool is there, (nil, nil) for a name that is really unknown, or
+// the error to answer with.
+type Resolver interface {
+	Resolve(ctx context.Context, name string) (*catalog.Entry, error)
+}
+
 // Dispatch runs a call that passed every stage.
 type Dispatch func(ctx context.Context, c *Call) (*mcp.CallToolResult, error)
 
@@ -95,6 +105,9 @@ type Options struct {
 	// Proxy and Plugins run proxied and plugin tools; nil refuses them.
 	Proxy   Dispatcher
 	Plugins Dispatcher
+	// Resolver answers for names the catalog lacks; nil takes Proxy when
+	// it is one.
+	Resolver Resolver
 	// Stages run in order; nil entries are skipped.
 	Stages []Stage
 	// Middleware wraps dispatch, the first outermost.
@@ -109,6 +122,7 @@ type Router struct {
 	natives   *native.Table
 	proxy     Dispatcher
 	plugins   Dispatcher
+	resolver  Resolver
 	stages    []Stage
 	observers []Observer
 	dispatch  Dispatch
@@ -116,7 +130,10 @@ type Router struct {
 
 // New builds the pipeline.
 func New(o Options) *Router {
-	r := &Router{catalog: o.Catalog, natives: o.Natives, proxy: o.Proxy, plugins: o.Plugins}
+	r := &Router{catalog: o.Catalog, natives: o.Natives, proxy: o.Proxy, plugins: o.Plugins, resolver: o.Resolver}
+	if rs, ok := o.Proxy.(Resolver); ok && r.resolver == nil {
+		r.resolver = rs
+	}
 	for _, st := range o.Stages {
 		if st != nil {
 			r.stages = append(r.stages, st)
@@ -140,6 +157,13 @@ func New(o Options) *Router {
 // Call runs one tools/call for a session.
 func (r *Router) Call(ctx context.Context, sess *session.Session, params *mcp.CallToolParamsRaw) (*mcp.CallToolResult, error) {
 	entry, ok := r.catalog.Snapshot().Lookup(params.Name)
+	if !ok && r.resolver != nil {
+		e, err := r.resolver.Resolve(ctx, params.Name)
+		if err != nil {
+			return nil, WireError(err)
+		}
+		entry, ok = e, e != nil
+	}
 	if !ok {
 		return nil, UnknownTool(params.Name)
 	}

@@ -50,7 +50,7 @@ func registerManagers(t *native.Table, host *native.Host, s *Server) contributio
 	c.Plugins = plugged
 	c.Starters = append(c.Starters, func(context.Context) { plugged.Start() })
 	counters := telemetry.Register(t, telemetry.Options{Enabled: set.Telemetry,
-		Path: filepath.Join(set.Home, "telemetry", "metrics.json"), Sessions: host.Sessions, Log: host.Log})
+		Path: filepath.Join(telemetry.Dir(set.TelemetryDir, set.Home), "metrics.json"), Sessions: host.Sessions, Log: host.Log})
 	c.Observers = append(c.Observers, counters)
 	locks := claims.Register(t, filepath.Join(set.Home, ".claims"))
 	memory.Register(t, filepath.Join(set.Home, "memory"), host.Log)

@@ -85,9 +85,9 @@ func TestInvalidArgumentsListsEveryViolation(t *testing.T) {
 	if !res.IsError || !strings.Contains(routertest.Text(res), "Invalid arguments for 'fx_slow'") || !strings.Contains(routertest.Text(res), "/ms") {
 		t.Errorf("result = %q", routertest.Text(res))
 	}
-	res = routertest.Call(t, cs, "describe_tool", map[string]any{"tools": []any{1, true}})
+	res = routertest.Call(t, cs, "discover_tools", map[string]any{"query": 1, "limit": true})
 	text := routertest.Text(res)
-	if !res.IsError || !strings.Contains(text, "/tools/0") || !strings.Contains(text, "/tools/1") {
+	if !res.IsError || !strings.Contains(text, "/query") || !strings.Contains(text, "/limit") {
 		t.Errorf("every violation should be listed: %q", text)
 	}
 }

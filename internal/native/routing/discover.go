@@ -2,9 +2,11 @@ package routing
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -13,6 +15,7 @@ import (
 	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/search"
 	"github.com/evokore/evokore/internal/session"
+	"github.com/evokore/evokore/internal/status"
 )
 
 // Projection says what a session lists.
@@ -46,8 +49,8 @@ const semanticPool = 3
 func discoverTools(p Projection, sem *search.Semantic) native.Handler {
 	return func(ctx context.Context, call *native.Call) (*mcp.CallToolResult, error) {
 		var in struct {
-			Query string  `json:"query"`
-			Limit float64 `json:"limit"`
+			Query string          `json:"query"`
+			Limit json.RawMessage `json:"limit"`
 		}
 		if err := call.Decode(&in); err != nil {
 			return native.Errorf("%v", err), nil
@@ -56,8 +59,7 @@ func discoverTools(p Projection, sem *search.Semantic) native.Handler {
 		if q == "" {
 			return native.Errorf(discoverEmpty), nil
 		}
-		limit := int(math.Floor(in.Limit))
-		limit = min(max(limit, 1), 25)
+		limit := min(max(parseLimit(in.Limit), 1), 25)
 		var found catalog.Found
 		if sem == nil {
 			found = p.Snapshot().Find(q, limit)
@@ -66,11 +68,12 @@ func discoverTools(p Projection, sem *search.Semantic) native.Handler {
 			found.Matches = rerankTools(ctx, sem, q, found.Matches, limit)
 		}
 		matches := found.Matches
+		pending := notSearchable(p)
 		if len(matches) == 0 {
 			if found.Why == "" {
-				return native.Text(discoverNone, q), nil
+				return native.Text("%s", fmt.Sprintf(discoverNone, q)+pending), nil
 			}
-			return native.Text(discoverNone+"\n"+discoverWhy, q, found.Why), nil
+			return native.Text("%s", fmt.Sprintf(discoverNone+"\n"+discoverWhy, q, found.Why)+pending), nil
 		}
 
 		mode := "dynamic"
@@ -87,7 +90,15 @@ func discoverTools(p Projection, sem *search.Semantic) native.Handler {
 			}
 			added := call.Session.Activate(hidden...)
 			if len(added) > 0 {
-				activation = fmt.Sprintf("Activated %d proxied tool(s) for this session.", len(added))
+				// EVOKORE-MCP's words when every one is proxied; a native
+				// a profile hid is not called proxied.
+				kind := "proxied "
+				for _, m := range matches {
+					if m.Entry.Source != catalog.SourceProxy && slices.Contains(added, m.Entry.Name) {
+						kind = ""
+					}
+				}
+				activation = fmt.Sprintf("Activated %d %stool(s) for this session.", len(added), kind)
 			} else {
 				activation = "No new proxied tools needed activation for this session."
 			}
@@ -114,7 +125,7 @@ func discoverTools(p Projection, sem *search.Semantic) native.Handler {
 		if mode == "dynamic" {
 			b.WriteString("Re-run tools/list to fetch the updated tool projection.")
 		}
-		return native.Text("%s", strings.TrimRight(b.String(), "\n")), nil
+		return native.Text("%s", strings.TrimRight(b.String(), "\n")+pending), nil
 	}
 }
 
@@ -147,4 +158,56 @@ func rerankTools(ctx context.Context, sem *search.Semantic, q string, ms []catal
 		out = out[:limit]
 	}
 	return out
+}
+
+// parseLimit reads limit as EVOKORE-MCP's Number(limit) does: a number or
+// a numeric string; anything else is the default.
+func parseLimit(raw json.RawMessage) int {
+	var v any
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		return 8
+	}
+	var f float64
+	switch x := v.(type) {
+	case float64:
+		f = x
+	case string:
+		n, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		if err != nil {
+			return 8
+		}
+		f = n
+	default:
+		return 8
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 8
+	}
+	return int(math.Max(math.Min(math.Floor(f), 1e6), -1e6))
+}
+
+// notSearchable says which servers discovery could not search because
+// they are still starting with no tool list yet, so a model does not take
+// a short answer as final; empty when every server is searchable.
+func notSearchable(p any) string {
+	ch, ok := p.(Children)
+	if !ok {
+		return ""
+	}
+	ids := startingServers(ch)
+	if len(ids) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("\nNot searchable yet (still starting): %s. Retry discovery once they are connected (see proxy_server_status).", strings.Join(ids, ", "))
+}
+
+// startingServers lists the servers booting without any tools registered.
+func startingServers(ch Children) []string {
+	var ids []string
+	for _, s := range ch.Status() {
+		if s.Status == status.Booting && s.RegisteredToolCount == 0 {
+			ids = append(ids, s.ID)
+		}
+	}
+	return ids
 }

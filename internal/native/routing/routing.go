@@ -28,7 +28,7 @@ type Children interface {
 
 // Register binds describe_tool and proxy_server_status.
 func Register(t *native.Table, cat Catalog, children Children) {
-	t.Bind(native.DescribeTool, describeTool(cat))
+	t.Bind(native.DescribeTool, describeTool(cat, children))
 	t.Bind(native.ProxyServerStatus, serverStatus(children))
 }
 
@@ -37,12 +37,15 @@ func Register(t *native.Table, cat Catalog, children Children) {
 type Described struct {
 	Schemas []json.RawMessage `json:"schemas"`
 	Unknown []string          `json:"unknown"`
+	// NotSearchable names the servers still starting with no tools
+	// known yet, when some name was unknown: it may be theirs.
+	NotSearchable []string `json:"notSearchable,omitempty"`
 }
 
-func describeTool(cat Catalog) native.Handler {
+func describeTool(cat Catalog, children Children) native.Handler {
 	return func(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
 		var in struct {
-			Tools []string `json:"tools"`
+			Tools []any `json:"tools"`
 		}
 		if err := call.Decode(&in); err != nil {
 			return native.Errorf("%v", err), nil
@@ -50,7 +53,11 @@ func describeTool(cat Catalog) native.Handler {
 		snap := cat.Snapshot()
 		out := Described{Schemas: []json.RawMessage{}, Unknown: []string{}}
 		var seen []string
-		for _, name := range in.Tools {
+		for _, v := range in.Tools {
+			name, ok := v.(string) // EVOKORE-MCP skips non-strings
+			if !ok {
+				continue
+			}
 			name = strings.TrimSpace(name)
 			if name == "" || slices.Contains(seen, name) {
 				continue
@@ -61,6 +68,9 @@ func describeTool(cat Catalog) native.Handler {
 			} else {
 				out.Unknown = append(out.Unknown, name)
 			}
+		}
+		if len(out.Unknown) > 0 && children != nil {
+			out.NotSearchable = startingServers(children)
 		}
 		res := native.JSON(out)
 		res.StructuredContent = out

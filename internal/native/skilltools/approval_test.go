@@ -24,7 +24,7 @@ func TestExecuteSkillApprovalBindsTheStepCode(t *testing.T) {
 	dir := library(t, map[string]string{"cat/binder/SKILL.md": script("approved-code")})
 	h, cs := withSkills(t, dir, map[string]string{"EVOKORE_SANDBOX_MODE": "process"})
 	home := filepath.Join(h.Dir, "home")
-	args := map[string]any{"skill_name": "binder", "step": 1}
+	args := map[string]any{"skill_name": "binder", "step": 0}
 
 	text, _ := routertest.CallText(t, cs, "execute_skill", args)
 	m := heldApproval.FindStringSubmatch(text)

@@ -121,7 +121,7 @@ func (t *Tools) skillCreator(ctx context.Context, call *native.Call) (*mcp.CallT
 			name, file, fsServer, t.refreshIfInLibrary(file)), nil
 	}
 
-	root, err := t.lib.Writable()
+	root, err := t.writableRoot()
 	if err != nil {
 		return native.Errorf("Cannot create the skill: no filesystem server named '%s' is configured, and %v.", fsServer, err), nil
 	}
@@ -142,10 +142,24 @@ func (t *Tools) skillCreator(ctx context.Context, call *native.Call) (*mcp.CallT
 	return native.Text("Created skill '%s' at %s.%s", name, file, t.refreshIfInLibrary(file)), nil
 }
 
+// writableRoot is the skills directory made absolute: with the default
+// relative ./SKILLS, an absolute target_dir inside it and the index's
+// paths must compare against the same absolute folder.
+func (t *Tools) writableRoot() (string, error) {
+	root, err := t.lib.Writable()
+	if err != nil {
+		return "", err
+	}
+	if abs, aerr := filepath.Abs(root); aerr == nil {
+		root = abs
+	}
+	return root, nil
+}
+
 // refreshIfInLibrary re-indexes when file is in the skills directory and
 // says what happened.
 func (t *Tools) refreshIfInLibrary(file string) string {
-	root, err := t.lib.Writable()
+	root, err := t.writableRoot()
 	abs, aerr := filepath.Abs(file)
 	if err != nil || aerr != nil || !inside(root, abs) {
 		return fmt.Sprintf(" It is not in the skills directory %s, so it is not indexed.", t.lib.Dir())

@@ -164,3 +164,20 @@ func TestDocsArchitectThroughTheFilesystemServer(t *testing.T) {
 		t.Errorf("outside the allowed directories:\n%s", text)
 	}
 }
+
+// With the default relative ./SKILLS, what skill_creator writes is indexed,
+// and an absolute target_dir inside the library is accepted.
+func TestSkillCreatorWithARelativeSkillsDir(t *testing.T) {
+	dir := library(t, map[string]string{"cat/existing/SKILL.md": doc("existing", "Here already.")})
+	t.Chdir(filepath.Dir(dir))
+	_, cs := withSkills(t, "./SKILLS", admin)
+	for _, c := range []struct{ name, target string }{
+		{"relative-one", "testing"},
+		{"absolute-one", filepath.Join(dir, "testing")},
+	} {
+		text, isErr := routertest.CallText(t, cs, "skill_creator", map[string]any{"skill_name": c.name, "target_dir": c.target, "description": "A probe skill."})
+		if isErr || !strings.Contains(text, "it is indexed as skill://testing/"+c.name) {
+			t.Errorf("%s in %s: %v %q", c.name, c.target, isErr, text)
+		}
+	}
+}

@@ -53,11 +53,13 @@ func (t *Tools) executeSkill(ctx context.Context, call *native.Call) (*mcp.CallT
 	if in.Step == nil {
 		return native.Text("%s", t.listBlocks(s)), nil
 	}
+	// Steps count from 0, as EVOKORE-MCP's do: a step number a model
+	// learnt there runs the same block here.
 	step := *in.Step
-	if step < 1 || step > len(s.Blocks) {
-		return native.Errorf("Step %d does not exist: skill '%s' has %d code block(s), numbered from 1.", step, s.Name, len(s.Blocks)), nil
+	if step < 0 || step >= len(s.Blocks) {
+		return native.Errorf("Step %d does not exist: skill '%s' has %d code block(s), numbered from 0.", step, s.Name, len(s.Blocks)), nil
 	}
-	block := s.Blocks[step-1]
+	block := s.Blocks[step]
 	lang, ok := languages[block.Lang]
 	if !ok {
 		what := fmt.Sprintf("a '%s' block", block.Lang)
@@ -120,7 +122,7 @@ func (t *Tools) listBlocks(s *skills.Skill) string {
 		if label == "" {
 			label = "text"
 		}
-		fmt.Fprintf(&b, "\nStep %d [%s] (%s), line %d:\n```%s\n%s\n```\n", i+1, label, status, bl.Line, bl.Lang, bl.Code)
+		fmt.Fprintf(&b, "\nStep %d [%s] (%s), line %d:\n```%s\n%s\n```\n", i, label, status, bl.Line, bl.Lang, bl.Code)
 	}
 	return b.String()
 }
@@ -171,8 +173,8 @@ func (t *Tools) StepBinding(args json.RawMessage) (string, error) {
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", s.Key, s.File, s.Body)
-	if in.Step != nil && *in.Step >= 1 && *in.Step <= len(s.Blocks) {
-		b := s.Blocks[*in.Step-1]
+	if in.Step != nil && *in.Step >= 0 && *in.Step < len(s.Blocks) {
+		b := s.Blocks[*in.Step]
 		fmt.Fprintf(h, "%d\x00%s\x00%s", *in.Step, b.Lang, b.Code)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil

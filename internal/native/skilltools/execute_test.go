@@ -56,9 +56,9 @@ func TestExecuteSkillListsAndRunsSteps(t *testing.T) {
 	text, isErr := routertest.CallText(t, cs, "execute_skill", map[string]any{"skill_name": "runner"})
 	for _, want := range []string{
 		"Skill 'runner' has 5 code block(s).",
-		"Step 1 [bash] (runnable), line 11:\n```bash\necho \"hello from $SKILL_GREETING\"",
-		"Step 3 [text] (not runnable: unsupported language)",
-		"Step 4 [ruby] (not runnable: unsupported language)",
+		"Step 0 [bash] (runnable), line 11:\n```bash\necho \"hello from $SKILL_GREETING\"",
+		"Step 2 [text] (not runnable: unsupported language)",
+		"Step 3 [ruby] (not runnable: unsupported language)",
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("listing lacks %q:\n%s", want, text)
@@ -68,7 +68,7 @@ func TestExecuteSkillListsAndRunsSteps(t *testing.T) {
 		t.Error("listing is not an error")
 	}
 
-	res := routertest.Call(t, cs, "execute_skill", map[string]any{"skill_name": "runner", "step": 1, "env": map[string]any{"SKILL_GREETING": "the test"}})
+	res := routertest.Call(t, cs, "execute_skill", map[string]any{"skill_name": "runner", "step": 0, "env": map[string]any{"SKILL_GREETING": "the test"}})
 	text = routertest.Text(res)
 	for _, want := range []string{
 		"[sandbox: process]\nExit code: 0\n--- stdout ---\nhello from the test\nsession=",
@@ -88,7 +88,7 @@ func TestExecuteSkillListsAndRunsSteps(t *testing.T) {
 		t.Errorf("_meta.nextSteps = %s (%v)", raw, err)
 	}
 
-	res = routertest.Call(t, cs, "execute_skill", map[string]any{"skill_name": "runner", "step": 2})
+	res = routertest.Call(t, cs, "execute_skill", map[string]any{"skill_name": "runner", "step": 1})
 	text = routertest.Text(res)
 	if !res.IsError || !strings.Contains(text, "Exit code: 3\n") || !strings.Contains(text, "--- stderr ---\nto-stderr") {
 		t.Errorf("failing step: isError=%v\n%s", res.IsError, text)
@@ -98,14 +98,14 @@ func TestExecuteSkillListsAndRunsSteps(t *testing.T) {
 		args map[string]any
 		want string
 	}{
-		{map[string]any{"skill_name": "runner", "step": 3}, "Step 3 of 'runner' is a block whose fence names no language, which execute_skill does not run"},
-		{map[string]any{"skill_name": "runner", "step": 4}, "Step 4 of 'runner' is a 'ruby' block"},
-		{map[string]any{"skill_name": "runner", "step": 9}, "Step 9 does not exist: skill 'runner' has 5 code block(s)"},
-		{map[string]any{"skill_name": "runner", "step": 1, "env": map[string]any{"PATH": "/tmp"}}, `Refusing to run: "PATH" may not be set. execute_skill passes only variables named SKILL_*`},
-		{map[string]any{"skill_name": "runner", "step": 1, "env": map[string]any{"ld_preload": "x.so", "NODE_OPTIONS": "--require x"}}, `Refusing to run: "NODE_OPTIONS", "ld_preload" may not be set.`},
-		{map[string]any{"skill_name": "runner", "step": 1, "env": map[string]any{"BAD NAME": "x"}}, `Refusing to run: "BAD NAME" may not be set.`},
-		{map[string]any{"skill_name": "runner", "step": 1, "env": map[string]any{"SHELLOPTS": "xtrace", "PS4": "$(touch /tmp/pwned)"}}, `Refusing to run: "PS4", "SHELLOPTS" may not be set.`},
-		{map[string]any{"skill_name": "runner", "step": 1, "env": map[string]any{"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.fsmonitor", "GIT_CONFIG_VALUE_0": "touch /tmp/pwned"}}, `Refusing to run: "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0" may not be set.`},
+		{map[string]any{"skill_name": "runner", "step": 2}, "Step 2 of 'runner' is a block whose fence names no language, which execute_skill does not run"},
+		{map[string]any{"skill_name": "runner", "step": 3}, "Step 3 of 'runner' is a 'ruby' block"},
+		{map[string]any{"skill_name": "runner", "step": 5}, "Step 5 does not exist: skill 'runner' has 5 code block(s)"},
+		{map[string]any{"skill_name": "runner", "step": 0, "env": map[string]any{"PATH": "/tmp"}}, `Refusing to run: "PATH" may not be set. execute_skill passes only variables named SKILL_*`},
+		{map[string]any{"skill_name": "runner", "step": 0, "env": map[string]any{"ld_preload": "x.so", "NODE_OPTIONS": "--require x"}}, `Refusing to run: "NODE_OPTIONS", "ld_preload" may not be set.`},
+		{map[string]any{"skill_name": "runner", "step": 0, "env": map[string]any{"BAD NAME": "x"}}, `Refusing to run: "BAD NAME" may not be set.`},
+		{map[string]any{"skill_name": "runner", "step": 0, "env": map[string]any{"SHELLOPTS": "xtrace", "PS4": "$(touch /tmp/pwned)"}}, `Refusing to run: "PS4", "SHELLOPTS" may not be set.`},
+		{map[string]any{"skill_name": "runner", "step": 0, "env": map[string]any{"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.fsmonitor", "GIT_CONFIG_VALUE_0": "touch /tmp/pwned"}}, `Refusing to run: "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0" may not be set.`},
 		{map[string]any{"skill_name": "runer"}, "Skill 'runer' not found. execute_skill needs an exact skill name or category/name key. Did you mean: runner"},
 	} {
 		text, isErr := routertest.CallText(t, cs, "execute_skill", c.args)
@@ -119,7 +119,7 @@ func TestExecuteSkillRunsPythonWhenPresent(t *testing.T) {
 	testutil.Python(t)
 	dir := library(t, map[string]string{"cat/runner/SKILL.md": runnable})
 	_, cs := withSkills(t, dir, admin)
-	text, isErr := routertest.CallText(t, cs, "execute_skill", map[string]any{"skill_name": "runner", "step": 5})
+	text, isErr := routertest.CallText(t, cs, "execute_skill", map[string]any{"skill_name": "runner", "step": 4})
 	if isErr || !strings.Contains(text, "--- stdout ---\npy 42\n") {
 		t.Errorf("python step: %v\n%s", isErr, text)
 	}
@@ -134,7 +134,7 @@ func TestExecuteSkillTimeoutKillsTheProcessGroup(t *testing.T) {
 		"sleep 300 &\necho $! > " + pidfile + "\necho started\nsleep 300\n```\n"
 	dir := library(t, map[string]string{"cat/hang/SKILL.md": skill})
 	_, cs := withSkills(t, dir, env(map[string]string{"EVOKORE_SANDBOX_TIMEOUT_MS": "1500"}))
-	res := routertest.Call(t, cs, "execute_skill", map[string]any{"skill_name": "hang", "step": 1})
+	res := routertest.Call(t, cs, "execute_skill", map[string]any{"skill_name": "hang", "step": 0})
 	text := routertest.Text(res)
 	if !res.IsError || !strings.Contains(text, "[sandbox: process]\n[TIMED OUT after 1.5s]\nExit code: -1\n--- stdout ---\nstarted") {
 		t.Fatalf("isError=%v\n%s", res.IsError, text)
@@ -156,7 +156,7 @@ func TestExecuteSkillOutputCap(t *testing.T) {
 	skill := "---\nname: noisy\ndescription: Prints forever.\n---\n\n```sh\nyes 0123456789abcdef\n```\n"
 	dir := library(t, map[string]string{"cat/noisy/SKILL.md": skill})
 	_, cs := withSkills(t, dir, admin)
-	res := routertest.Call(t, cs, "execute_skill", map[string]any{"skill_name": "noisy", "step": 1})
+	res := routertest.Call(t, cs, "execute_skill", map[string]any{"skill_name": "noisy", "step": 0})
 	text := routertest.Text(res)
 	if !res.IsError || !strings.Contains(text, "[OUTPUT TRUNCATED at 1 MB; the run was stopped]") || len(text) > (1<<20)+4096 {
 		t.Fatalf("isError=%v len=%d head=%q", res.IsError, len(text), text[:min(200, len(text))])
@@ -175,7 +175,7 @@ func TestExecuteSkillActivatesNamedToolsInDynamicMode(t *testing.T) {
 	if names := routertest.ToolNames(t, cs); slices.Contains(names, "fx_echo") || slices.Contains(names, "fx_count") {
 		t.Fatalf("proxied tools are hidden in dynamic mode before activation: %v", names)
 	}
-	res := routertest.Call(t, cs, "execute_skill", map[string]any{"skill_name": "first", "step": 1})
+	res := routertest.Call(t, cs, "execute_skill", map[string]any{"skill_name": "first", "step": 0})
 	if res.IsError || !strings.Contains(routertest.Text(res), "Activated for this session: fx_echo, fx_count") {
 		t.Fatalf("%v\n%s", res.IsError, routertest.Text(res))
 	}
@@ -201,11 +201,11 @@ func TestExecuteSkillListingSaysWhatCannotRunHere(t *testing.T) {
 	dir := library(t, map[string]string{"cat/ts/SKILL.md": "---\nname: ts\ndescription: TypeScript.\n---\n\n```ts\nconsole.log(1)\n```\n"})
 	_, cs := withSkills(t, dir, admin)
 	text, _ := routertest.CallText(t, cs, "execute_skill", map[string]any{"skill_name": "ts"})
-	if !strings.Contains(text, "Step 1 [ts] (not runnable here: no ts interpreter (tsx) on PATH)") {
+	if !strings.Contains(text, "Step 0 [ts] (not runnable here: no ts interpreter (tsx) on PATH)") {
 		t.Errorf("%s", text)
 	}
-	text, isErr := routertest.CallText(t, cs, "execute_skill", map[string]any{"skill_name": "ts", "step": 1})
-	if !isErr || !strings.Contains(text, "Cannot run step 1 of 'ts': no ts interpreter (tsx) on PATH.") {
+	text, isErr := routertest.CallText(t, cs, "execute_skill", map[string]any{"skill_name": "ts", "step": 0})
+	if !isErr || !strings.Contains(text, "Cannot run step 0 of 'ts': no ts interpreter (tsx) on PATH.") {
 		t.Errorf("%v %q", isErr, text)
 	}
 }
@@ -226,7 +226,7 @@ func TestExecuteSkillLeavesNoSetsidHelperBehind(t *testing.T) {
 		"while [ ! -s \"$SKILL_PIDFILE\" ]; do sleep 0.05; done\necho left\n```\n"
 	dir := library(t, map[string]string{"cat/escape/SKILL.md": skill})
 	_, cs := withSkills(t, dir, admin)
-	res := routertest.Call(t, cs, "execute_skill", map[string]any{"skill_name": "escape", "step": 1, "env": map[string]any{"SKILL_PIDFILE": pidfile}})
+	res := routertest.Call(t, cs, "execute_skill", map[string]any{"skill_name": "escape", "step": 0, "env": map[string]any{"SKILL_PIDFILE": pidfile}})
 	if text := routertest.Text(res); res.IsError || !strings.Contains(text, "Exit code: 0\n--- stdout ---\nleft") {
 		t.Fatalf("isError=%v\n%s", res.IsError, text)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -83,6 +84,15 @@ type Manager struct {
 	timer     *time.Timer
 	closed    bool
 	lastError string
+}
+
+// Dir is where metrics.json lives: EVOKORE_TELEMETRY_DIR (dir) when set,
+// else <home>/telemetry, as in EVOKORE-MCP.
+func Dir(dir, home string) string {
+	if dir != "" {
+		return dir
+	}
+	return filepath.Join(home, "telemetry")
 }
 
 // Register binds the telemetry tools and returns the manager, which is

@@ -192,3 +192,21 @@ func TestLatencyAndUptimeAreMeasured(t *testing.T) {
 		t.Errorf("after two quick calls: count %d, avg %d (was %d)", m2.ToolCallCount, m2.AvgLatencyMs, m.AvgLatencyMs)
 	}
 }
+
+// EVOKORE_TELEMETRY_DIR moves metrics.json, as in EVOKORE-MCP.
+func TestTelemetryDirIsHonoured(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "elsewhere")
+	h := routertest.New(t, map[string]any{}, map[string]string{"EVOKORE_TELEMETRY": "true", "EVOKORE_TELEMETRY_DIR": dir})
+	if !strings.Contains(h.Stderr.String(), "Metrics stored locally at "+filepath.Join(dir, "metrics.json")) {
+		t.Errorf("stderr = %s", h.Stderr.String())
+	}
+	cs := h.Connect(nil)
+	routertest.CallText(t, cs, "claim_list", map[string]any{})
+	routertest.WaitFor(t, "metrics.json in EVOKORE_TELEMETRY_DIR", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "metrics.json"))
+		return err == nil
+	})
+	if strings.Contains(h.Stderr.String(), "EVOKORE_TELEMETRY_DIR") {
+		t.Errorf("EVOKORE_TELEMETRY_DIR reported as not honoured:\n%s", h.Stderr.String())
+	}
+}

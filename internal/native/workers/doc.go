@@ -19,12 +19,14 @@
 //	               cwd      directory to run in
 //	               timeoutMs  default 600000
 //	  Without a command: `go test ./...` when cwd has a go.mod, else
-//	  `npm test` when it has a package.json; otherwise the dispatch is
-//	  refused. Failing tests still complete the worker, with passed:false
+//	  `npm test` for a package.json, `python3 -m pytest` for a
+//	  pyproject.toml, `cargo test` for a Cargo.toml; otherwise the
+//	  dispatch is refused. Failing tests still complete the worker, with passed:false
 //	  and the exit code; a command that cannot start, or the timeout, is
 //	  an error.
 //
-//	benchmark      command  argv array (required): what to time
+//	benchmark      command  argv array: what to time; without it, a probe
+//	                        (1 MiB written, synced, read back and hashed)
 //	               iterations  runs to time, 1..100, default 5
 //	               warmup   untimed runs first, 0..10, default 0
 //	               cwd, timeoutMs (per run, default 120000)

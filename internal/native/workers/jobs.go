@@ -2,6 +2,7 @@ package workers
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -112,8 +113,12 @@ func (m *Manager) planTestRun(o options) (job, error) {
 			argv = []string{"go", "test", "./..."}
 		case exists(filepath.Join(cwd, "package.json")):
 			argv = []string{"npm", "test"}
+		case exists(filepath.Join(cwd, "pyproject.toml")):
+			argv = []string{"python3", "-m", "pytest"}
+		case exists(filepath.Join(cwd, "Cargo.toml")):
+			argv = []string{"cargo", "test"}
 		default:
-			return nil, fmt.Errorf("test_run needs options.command (an argv array such as [\"make\", \"test\"]): %s has no go.mod or package.json to infer it from", cwd)
+			return nil, fmt.Errorf("test_run needs options.command (an argv array such as [\"make\", \"test\"]): %s has no go.mod, package.json, pyproject.toml or Cargo.toml to infer it from", cwd)
 		}
 	}
 	limit := timeout(o, 10*time.Minute)
@@ -149,23 +154,22 @@ func summariseGo(out string) *GoSummary {
 
 // Benchmark is benchmark's result. Times are milliseconds.
 type Benchmark struct {
-	Command    []string `json:"command"`
-	Cwd        string   `json:"cwd"`
-	Iterations int      `json:"iterations"`
-	Warmup     int      `json:"warmup"`
-	Runs       []run    `json:"runs"`
-	Failures   int      `json:"failures"`
-	MinMs      float64  `json:"minMs"`
-	MaxMs      float64  `json:"maxMs"`
-	MeanMs     float64  `json:"meanMs"`
-	MedianMs   float64  `json:"medianMs"`
-	StddevMs   float64  `json:"stddevMs"`
+	Command []string `json:"command"`
+	// Probe names what was timed when no command was given.
+	Probe      string  `json:"probe,omitempty"`
+	Cwd        string  `json:"cwd"`
+	Iterations int     `json:"iterations"`
+	Warmup     int     `json:"warmup"`
+	Runs       []run   `json:"runs"`
+	Failures   int     `json:"failures"`
+	MinMs      float64 `json:"minMs"`
+	MaxMs      float64 `json:"maxMs"`
+	MeanMs     float64 `json:"meanMs"`
+	MedianMs   float64 `json:"medianMs"`
+	StddevMs   float64 `json:"stddevMs"`
 }
 
 func (m *Manager) planBenchmark(o options) (job, error) {
-	if len(o.Command) == 0 {
-		return nil, errors.New(`benchmark needs options.command: the argv to time, such as ["go", "test", "-run=^$", "-bench=."]`)
-	}
 	cwd, err := m.resolveDir(o.Cwd, "cwd")
 	if err != nil {
 		return nil, err
@@ -184,15 +188,22 @@ func (m *Manager) planBenchmark(o options) (job, error) {
 		return nil, fmt.Errorf("options.warmup must be between 0 and 10, not %d", warm)
 	}
 	limit := timeout(o, 2*time.Minute)
+	exec := func(ctx context.Context) (run, error) { return m.execute(ctx, o.Command, cwd, limit, false) }
+	command, probeName := o.Command, ""
+	if len(command) == 0 {
+		// EVOKORE-MCP's benchmark with no options times a probe; this one
+		// measures the machine's disk and CPU where the work would run.
+		command, probeName, exec = []string{}, probeText, func(context.Context) (run, error) { return probe() }
+	}
 	return func(ctx context.Context) (any, error) {
-		b := &Benchmark{Command: o.Command, Cwd: cwd, Iterations: n, Warmup: warm, Runs: []run{}}
+		b := &Benchmark{Command: command, Probe: probeName, Cwd: cwd, Iterations: n, Warmup: warm, Runs: []run{}}
 		for range warm {
-			if _, err := m.execute(ctx, o.Command, cwd, limit, false); err != nil {
+			if _, err := exec(ctx); err != nil {
 				return b, fmt.Errorf("warm-up run: %w", err)
 			}
 		}
 		for range n {
-			r, err := m.execute(ctx, o.Command, cwd, limit, false)
+			r, err := exec(ctx)
 			if err != nil {
 				return b, fmt.Errorf("run %d: %w", len(b.Runs)+1, err)
 			}
@@ -229,6 +240,34 @@ func (b *Benchmark) stats() {
 	for _, p := range []*float64{&b.MinMs, &b.MaxMs, &b.MeanMs, &b.MedianMs, &b.StddevMs} {
 		*p = math.Round(*p*1000) / 1000
 	}
+}
+
+const probeText = "write, fsync, read back and SHA-256 1 MiB in the temp directory"
+
+// probe is one timed run of the default benchmark.
+func probe() (run, error) {
+	start := time.Now()
+	f, err := os.CreateTemp("", "evokore-probe-*")
+	if err != nil {
+		return run{}, err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	for i := range buf {
+		buf[i] = byte(i * 31)
+	}
+	if _, err := f.Write(buf); err != nil {
+		return run{}, err
+	}
+	if err := f.Sync(); err != nil {
+		return run{}, err
+	}
+	if _, err := f.ReadAt(buf, 0); err != nil {
+		return run{}, err
+	}
+	sha256.Sum256(buf)
+	return run{DurationMs: float64(time.Since(start).Microseconds()) / 1000}, nil
 }
 
 func exists(p string) bool {

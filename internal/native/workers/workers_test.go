@@ -253,6 +253,18 @@ func TestBenchmark(t *testing.T) {
 	}
 }
 
+// benchmark with no options times a probe, as EVOKORE-MCP's does.
+func TestBenchmarkWithoutOptionsRunsAProbe(t *testing.T) {
+	h := routertest.New(t, map[string]any{}, admin)
+	cs := h.Connect(nil)
+	d := dispatch(t, cs, "s", "benchmark", nil)
+	st := finished(t, cs, "s", d.WorkerID)
+	b := result[workers.Benchmark](t, st)
+	if st.Status != "complete" || b.Probe == "" || len(b.Runs) != 5 || b.Failures != 0 || b.MinMs <= 0 {
+		t.Errorf("probe benchmark = %s %+v", st.Status, b)
+	}
+}
+
 func TestDispatchRefusals(t *testing.T) {
 	h := routertest.New(t, map[string]any{}, admin)
 	cs := h.Connect(nil)
@@ -262,9 +274,8 @@ func TestDispatchRefusals(t *testing.T) {
 		want string
 	}{
 		{map[string]any{"session_id": "", "worker_type": "test_run"}, "Missing required argument: session_id"},
-		{map[string]any{"session_id": "s", "worker_type": "benchmark"}, `benchmark needs options.command: the argv to time, such as ["go", "test", "-run=^$", "-bench=."]`},
 		{map[string]any{"session_id": "s", "worker_type": "benchmark", "options": map[string]any{"command": []string{"true"}, "iterations": 0}}, "options.iterations must be between 1 and 100, not 0"},
-		{map[string]any{"session_id": "s", "worker_type": "test_run", "options": map[string]any{"cwd": empty}}, "test_run needs options.command (an argv array such as [\"make\", \"test\"]): " + empty + " has no go.mod or package.json to infer it from"},
+		{map[string]any{"session_id": "s", "worker_type": "test_run", "options": map[string]any{"cwd": empty}}, "test_run needs options.command (an argv array such as [\"make\", \"test\"]): " + empty + " has no go.mod, package.json, pyproject.toml or Cargo.toml to infer it from"},
 		{map[string]any{"session_id": "s", "worker_type": "repo_analysis", "options": map[string]any{"root": filepath.Join(empty, "nope")}}, "options.root is not a directory: " + filepath.Join(empty, "nope")},
 		{map[string]any{"session_id": "s", "worker_type": "test_run", "options": map[string]any{"command": []string{}}}, "options.command must be a non-empty array of strings, not []"},
 	}

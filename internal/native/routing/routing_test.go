@@ -1,0 +1,67 @@
+package routing_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/evokore/evokore/internal/testutil/routertest"
+)
+
+// describe_tool skips entries that are not strings, as EVOKORE-MCP does,
+// instead of refusing the whole call.
+func TestDescribeToolSkipsNonStrings(t *testing.T) {
+	h := routertest.New(t, map[string]any{}, nil)
+	cs := h.Connect(nil)
+	res := routertest.Call(t, cs, "describe_tool", map[string]any{"tools": []any{42, "proxy_server_status", nil, " nope "}})
+	if res.IsError {
+		t.Fatalf("describe_tool: %s", routertest.Text(res))
+	}
+	got := routertest.DecodeJSON[struct {
+		Schemas []map[string]any `json:"schemas"`
+		Unknown []string         `json:"unknown"`
+	}](t, routertest.Text(res))
+	if len(got.Schemas) != 1 || got.Schemas[0]["name"] != "proxy_server_status" || len(got.Unknown) != 1 || got.Unknown[0] != "nope" {
+		t.Errorf("describe_tool = %+v", got)
+	}
+}
+
+// discover_tools takes limit as a numeric string too (Number(limit)).
+func TestDiscoverToolsNumericStringLimit(t *testing.T) {
+	h := routertest.New(t, map[string]any{}, nil)
+	cs := h.Connect(nil)
+	for _, limit := range []any{"1", 1} {
+		res := routertest.Call(t, cs, "discover_tools", map[string]any{"query": "skill", "limit": limit})
+		if res.IsError || !strings.Contains(routertest.Text(res), "Matched 1 tool(s).") {
+			t.Errorf("limit %#v: %s", limit, routertest.Text(res))
+		}
+	}
+}
+
+// While a server is still starting, discovery and describe_tool say it
+// was not searched rather than silently matching less.
+func TestDiscoveryNamesServersStillStarting(t *testing.T) {
+	h := routertest.New(t, map[string]any{"slowpoke": routertest.Fixture(t, "-start-delay", "30s")}, nil)
+	cs := h.Connect(nil)
+	res := routertest.Call(t, cs, "discover_tools", map[string]any{"query": "echo"})
+	if !strings.Contains(routertest.Text(res), "Not searchable yet (still starting): slowpoke.") {
+		t.Errorf("discover_tools while slowpoke boots: %s", routertest.Text(res))
+	}
+	res = routertest.Call(t, cs, "describe_tool", map[string]any{"tools": []string{"slowpoke_echo"}})
+	got := routertest.DecodeJSON[struct {
+		NotSearchable []string `json:"notSearchable"`
+	}](t, routertest.Text(res))
+	if len(got.NotSearchable) != 1 || got.NotSearchable[0] != "slowpoke" {
+		t.Errorf("describe_tool while slowpoke boots: %s", routertest.Text(res))
+	}
+}
+
+// Natives a profile hides are activated by discovery too, and are not
+// called proxied.
+func TestActivationDoesNotCallNativesProxied(t *testing.T) {
+	h := routertest.New(t, map[string]any{}, map[string]string{"EVOKORE_DISCOVERY_PROFILE": "research"})
+	cs := h.Connect(nil)
+	text := routertest.Text(routertest.Call(t, cs, "discover_tools", map[string]any{"query": "claim_acquire"}))
+	if !strings.Contains(text, "- claim_acquire [native") || !strings.Contains(text, "Activated ") || strings.Contains(text, "proxied tool(s)") {
+		t.Errorf("discover_tools claim_acquire under research:\n%s", text)
+	}
+}
