@@ -294,7 +294,38 @@ func (s *Store) with(sessionID string, readOnly bool, fn func(*sql.Tx) error) er
 		// it or write through it.
 		return s.setAside(path, fmt.Sprintf("not a regular file (%s)", fi.Mode().Type()))
 	}
-	err = protect(func() error {
+	// Two routers opening one fresh file can meet SQLITE_BUSY where the
+	// busy handler does not apply (switching the journal to WAL): such a
+	// transaction is retried whole, within the busy timeout.
+	for start, wait := time.Now(), 5*time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		err = s.attempt(path, legacy, fresh, fn)
+		if !isBusy(err) || time.Since(start) > busyTimeout {
+			break
+		}
+		time.Sleep(wait)
+		fresh = false
+		if _, serr := os.Lstat(path); errors.Is(serr, fs.ErrNotExist) {
+			fresh = true
+		}
+	}
+	var p *panicked
+	switch {
+	case errors.As(err, &p):
+		return s.setAside(path, p.Error())
+	case isCorrupt(err):
+		return s.setAside(path, err.Error())
+	}
+	return err
+}
+
+// isBusy reports SQLite's "database is locked".
+func isBusy(err error) bool {
+	return err != nil && (strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked"))
+}
+
+// attempt runs fn in one transaction on path.
+func (s *Store) attempt(path, legacy string, fresh bool, fn func(*sql.Tx) error) error {
+	return protect(func() error {
 		db, err := sql.Open("sqlite", dsn(path))
 		if err != nil {
 			return err
@@ -323,14 +354,6 @@ func (s *Store) with(sessionID string, readOnly bool, fn func(*sql.Tx) error) er
 		}
 		return tx.Commit()
 	})
-	var p *panicked
-	switch {
-	case errors.As(err, &p):
-		return s.setAside(path, p.Error())
-	case isCorrupt(err):
-		return s.setAside(path, err.Error())
-	}
-	return err
 }
 
 // importJSON copies the entries of EVOKORE-MCP's JSON store (an array

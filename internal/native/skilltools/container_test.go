@@ -54,7 +54,7 @@ func TestExecuteSkillRunsInAContainerWhereAnEngineRuns(t *testing.T) {
 	}
 	dir := library(t, map[string]string{"cat/boxed/SKILL.md": containerSkill})
 	_, cs := withSkills(t, dir, map[string]string{"EVOKORE_ROLE": "admin", "EVOKORE_SANDBOX_MODE": "auto"})
-	text, isErr := routertest.CallText(t, cs, "execute_skill", map[string]any{"skill_name": "boxed", "step": 1})
+	text, isErr := routertest.CallText(t, cs, "execute_skill", map[string]any{"skill_name": "boxed", "step": 0})
 	want := "[sandbox: container (" + engine + ", alpine:3.20)]\nExit code: 0\n--- stdout ---\nuid=1000 sandbox=container\nroot-read-only\nno-network\n"
 	if isErr || !strings.Contains(text, want) {
 		t.Fatalf("isError=%v\n%s\nwant %q", isErr, text, want)
@@ -79,12 +79,12 @@ func TestExecuteSkillSaysWhenNoContainerEngineRuns(t *testing.T) {
 	}
 	dir := library(t, map[string]string{"cat/boxed/SKILL.md": containerSkill})
 	_, cs := withSkills(t, dir, map[string]string{"EVOKORE_ROLE": "admin", "EVOKORE_SANDBOX_MODE": "container"})
-	text, isErr := routertest.CallText(t, cs, "execute_skill", map[string]any{"skill_name": "boxed", "step": 1})
+	text, isErr := routertest.CallText(t, cs, "execute_skill", map[string]any{"skill_name": "boxed", "step": 0})
 	if !isErr || !strings.Contains(text, "EVOKORE_SANDBOX_MODE=container, but no container engine (docker or podman) is running") {
 		t.Errorf("container mode without an engine: isError=%v %q", isErr, text)
 	}
 	_, cs = withSkills(t, dir, map[string]string{"EVOKORE_ROLE": "admin"})
-	text, isErr = routertest.CallText(t, cs, "execute_skill", map[string]any{"skill_name": "boxed", "step": 1})
+	text, isErr = routertest.CallText(t, cs, "execute_skill", map[string]any{"skill_name": "boxed", "step": 0})
 	if isErr || !strings.Contains(text, "[sandbox: process]\nExit code: 0\n--- stdout ---\nuid=") || !strings.Contains(text, "sandbox=process") {
 		t.Errorf("auto mode without an engine: isError=%v %q", isErr, text)
 	}
