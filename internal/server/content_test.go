@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -24,7 +23,9 @@ func TestRefreshSkillsAnnouncesListChanges(t *testing.T) {
 		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { tools.Add(1) },
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { resources.Add(1) },
 	})
-	time.Sleep(100 * time.Millisecond)
+	// The first index announces the skill resources once; only after it
+	// can a later announcement be told apart from the start's.
+	routertest.WaitFor(t, "the first resources/list_changed", func() bool { return resources.Load() > 0 })
 	tools.Store(0)
 	resources.Store(0)
 

@@ -204,7 +204,7 @@ func TestChildKilledMidCallRestarts(t *testing.T) {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "victim_slow", Arguments: map[string]any{"ms": 60000}})
 		done <- outcome{res, err}
 	}()
-	time.Sleep(200 * time.Millisecond) // let the call reach the child
+	routertest.WaitFor(t, "the call to reach the child", func() bool { return h.Server.OpenCalls("victim") == 1 })
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
