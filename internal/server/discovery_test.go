@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -27,9 +26,9 @@ func TestDynamicDiscoveryActivatesPerSession(t *testing.T) {
 	a := h.Connect(&mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changedA.Add(1) }})
 	b := h.Connect(&mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changedB.Add(1) }})
 	h.Booted()
-	time.Sleep(100 * time.Millisecond) // let boot-time notifications settle
-	changedA.Store(0)
-	changedB.Store(0)
+	// Boot sends no tools/list_changed in dynamic mode (proxied tools stay
+	// hidden), so every notification counted below is one a test step
+	// caused.
 
 	slim := routertest.ToolNames(t, a)
 	for _, n := range slim {
@@ -53,11 +52,8 @@ func TestDynamicDiscoveryActivatesPerSession(t *testing.T) {
 		t.Errorf("session a should now list fs_read_text_file: %v", names)
 	}
 
-	// Session b is untouched.
-	time.Sleep(100 * time.Millisecond)
-	if n := changedB.Load(); n != 0 {
-		t.Errorf("session b got %d list_changed notifications", n)
-	}
+	// Session b is untouched (its notifications are counted at the end,
+	// against a barrier of its own).
 	if names := routertest.ToolNames(t, b); !slices.Equal(names, slim) {
 		t.Errorf("session b should stay slim: %v", names)
 	}
@@ -73,6 +69,26 @@ func TestDynamicDiscoveryActivatesPerSession(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(file); string(got) != "hidden but callable" {
 		t.Errorf("file holds %q", got)
+	}
+
+	// Barriers: each session's own next discovery notifies it, and a
+	// session's notifications arrive in order, so whatever a session had
+	// counted before its own barrier came from another session's change.
+	ownChange := func(cs *mcp.ClientSession, counter *atomic.Int32, query, wantActivated string) int32 {
+		t.Helper()
+		before := counter.Load()
+		text := routertest.Text(routertest.Call(t, cs, "discover_tools", map[string]any{"query": query}))
+		if !strings.Contains(text, wantActivated) || !strings.Contains(text, "Activated ") {
+			t.Fatalf("discovery %q should activate %s:\n%s", query, wantActivated, text)
+		}
+		routertest.WaitFor(t, "the session's own list_changed", func() bool { return counter.Load() > before })
+		return before
+	}
+	if n := ownChange(b, &changedB, "echo back the message", "- everything_echo [proxy, server=everything, visible]"); n != 0 {
+		t.Errorf("session b got %d list_changed notifications from session a's discovery", n)
+	}
+	if n := ownChange(a, &changedA, "list the entries of a directory", "- fs_list_directory [proxy, server=fs, visible]"); n != 1 {
+		t.Errorf("session a got %d list_changed notifications; want only the one its first discovery caused", n)
 	}
 }
 
