@@ -52,7 +52,7 @@ type toolsList struct {
 func (v *view) listTools(req *mcp.ListToolsRequest) *toolsList {
 	s := v.srv
 	snap := s.catalog.Snapshot()
-	entries := snap.Project(s.profile.Profile, s.legacy, v.sess.Active)
+	entries := snap.Project(s.gen.Load().profile.Profile, s.legacy, v.sess.Active)
 	// The listing depends on the session's profile and activations.
 	res := &toolsList{Cacheable: mcp.Cacheable{CacheScope: "private"}}
 
