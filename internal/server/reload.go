@@ -127,7 +127,8 @@ func (s *Server) Reload() (ReloadReport, error) {
 			if settings.Role == "" {
 				at = g.perms.Pos("active_role")
 			}
-			ds = append(ds, config.Diagnostic{Position: at, Severity: config.SeverityError, Code: "undefined-role", Message: policy.UndefinedRoleText(role, g.perms.File)})
+			ds = append(ds, config.Diagnostic{Position: at, Severity: config.SeverityError, Code: "undefined-role",
+				Message: fmt.Sprintf("role %q is not defined in %s: sessions would be refused every tool but the read-only natives", role, g.perms.File)})
 		}
 	}
 	if ds.HasErrors() {

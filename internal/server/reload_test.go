@@ -186,3 +186,82 @@ func TestReloadChangesChildrenAndRulesWhileCalling(t *testing.T) {
 		t.Error("a removed child's tool is still callable")
 	}
 }
+
+// A file that does not load is refused whole, at file:line:col, on
+// stderr, in the status resource and in Problems; the configuration in
+// force keeps serving, children and rules alike.
+func TestReloadRefusesABrokenFileAndKeepsServing(t *testing.T) {
+	h := reloadHarness(t, map[string]any{"keep": rt.Fixture(t)}, "rules:\n  keep_echo: allow\n")
+	cs := h.Connect(nil)
+	h.Booted()
+	keepPid := pidOf(t, cs, "keep_pid")
+	goodConfig, err := os.ReadFile(filepath.Join(h.Dir, "mcp.config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, file, text, at string
+	}{
+		{"bad JSON", "mcp.config.json", "{\n  \"servers\": {\n    \"keep\": {\"command\": \"x\",}\n  }\n}\n", "mcp.config.json:3:"},
+		{"CUE violation", "mcp.config.json", "{\n  \"servers\": {\n    \"keep\": {\"command\": 42}\n  }\n}\n", "mcp.config.json:3:"},
+		{"unknown field", "mcp.config.json", "{\n  \"servers\": {},\n  \"serverz\": {}\n}\n", "mcp.config.json:3:"},
+		{"bad YAML", "permissions.yml", "rules:\n  keep_echo: deny\n   bad: [\n", "permissions.yml:"},
+		{"CUE violation in YAML", "permissions.yml", "rules:\n  keep_echo: sometimes\n", "permissions.yml:2:"},
+		{"undefined active role", "permissions.yml", "roles:\n  ops:\n    default_permission: allow\nactive_role: opz\n", "permissions.yml:4:"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(h.Dir, c.file)
+			good, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeAtomic(t, path, c.text)
+			t.Cleanup(func() { writeAtomic(t, path, string(good)) })
+			_, err = h.Server.Reload()
+			if err == nil || !strings.Contains(err.Error(), c.at) {
+				t.Fatalf("reload of a broken %s: %v", c.file, err)
+			}
+			if !strings.Contains(h.Stderr.String(), "Reload refused") || !strings.Contains(h.Stderr.String(), c.at) {
+				t.Errorf("stderr does not report the refusal at %s:\n%s", c.at, h.Stderr.String())
+			}
+			t.Log(err)
+			st := h.Server.ReloadStatus()
+			if st.Generation != 1 || st.Refused == nil || len(st.Errors) == 0 || !strings.Contains(st.Errors[0], c.at) {
+				t.Errorf("reload status: %+v", st)
+			}
+			res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "evokore://server/status"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if text := res.Contents[0].Text; !strings.Contains(text, "reload refused") || !strings.Contains(text, c.at) {
+				t.Errorf("the status resource does not show the refusal:\n%s", text)
+			}
+			// The old configuration serves: same child, same rule.
+			if got := pidOf(t, cs, "keep_pid"); got != keepPid {
+				t.Errorf("the child was restarted by a refused reload: pid %d, was %d", got, keepPid)
+			}
+			if text, isErr := rt.CallText(t, cs, "keep_echo", map[string]any{"message": "still"}); isErr || text != "Echo: still" {
+				t.Errorf("keep_echo after a refused reload: %q", text)
+			}
+		})
+	}
+	// Fixed, the next reload goes through and the refusal is forgotten.
+	writeAtomic(t, filepath.Join(h.Dir, "mcp.config.json"), string(goodConfig))
+	if _, err := h.Server.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if st := h.Server.ReloadStatus(); st.Refused != nil || st.Generation != 2 || len(h.Server.Problems()) != 0 {
+		t.Errorf("after a good reload: %+v, problems %v", st, h.Server.Problems())
+	}
+	// A deleted file is refused too: it would stop every child.
+	if err := os.Remove(filepath.Join(h.Dir, "mcp.config.json")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Server.Reload(); err == nil || !strings.Contains(err.Error(), "removed") {
+		t.Errorf("reload after mcp.config.json was deleted: %v", err)
+	}
+	if got := pidOf(t, cs, "keep_pid"); got != keepPid {
+		t.Errorf("deleting mcp.config.json restarted the child: pid %d, was %d", got, keepPid)
+	}
+}
