@@ -69,6 +69,11 @@ type ReloadReport struct {
 	Servers    proxy.Change
 	// Permissions and Config report whether each file's content changed.
 	Permissions, Config bool
+	// Read is how long reading and validating the files took; Swap how
+	// long diffing the children and publishing the new rules, generation
+	// and catalog took (not the children's boot, which follows in the
+	// background).
+	Read, Swap time.Duration
 }
 
 // ErrReloadClosed is returned by Reload once Shutdown began.
@@ -112,7 +117,8 @@ func (s *Server) Reload() (ReloadReport, error) {
 			s.log.Info(n)
 		}
 	}
-	g := &generation{number: old.number + 1, settings: settings, loaded: time.Now(), superseded: make(chan struct{})}
+	began := time.Now()
+	g := &generation{number: old.number + 1, settings: settings, loaded: began, superseded: make(chan struct{})}
 	var ds config.Diagnostics
 	g.config, g.configSum, ds = readConfig(old, settings.ConfigPath)
 	perms, sum, pds := readPermissions(old, settings.PermissionsPath)
@@ -136,6 +142,8 @@ func (s *Server) Reload() (ReloadReport, error) {
 		return ReloadReport{}, ds
 	}
 
+	read := time.Since(began)
+	swapping := time.Now()
 	po := s.policyOptions(g, false)
 	s.policy.Reload(po)
 	s.settle(g, s.policy.Rules().RBAC, false)
@@ -151,7 +159,8 @@ func (s *Server) Reload() (ReloadReport, error) {
 	change := s.proxy.Reconfigure(g.config.Servers)
 	s.refused.Store(nil)
 
-	rep := ReloadReport{Generation: g.number, Servers: change, Config: g.configSum != old.configSum, Permissions: g.permsSum != old.permsSum}
+	rep := ReloadReport{Generation: g.number, Servers: change, Config: g.configSum != old.configSum, Permissions: g.permsSum != old.permsSum,
+		Read: read, Swap: time.Since(swapping)}
 	s.log.Info(reloadSummary(rep))
 	return rep, nil
 }
