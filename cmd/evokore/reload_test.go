@@ -45,7 +45,9 @@ func TestReloadOnFileChangeAndSIGHUPInTheBinary(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = cs.Close() })
 	generation := func(n int) func() bool {
-		return func() bool { return strings.Contains(stderr.String(), "Configuration reloaded (generation "+string(rune('0'+n))+")") }
+		return func() bool {
+			return strings.Contains(stderr.String(), "Configuration reloaded (generation "+string(rune('0'+n))+")")
+		}
 	}
 	echo := func(message string) (string, bool) {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "one_echo", Arguments: map[string]any{"message": message}})
