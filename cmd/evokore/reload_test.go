@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -46,7 +47,7 @@ func TestReloadOnFileChangeAndSIGHUPInTheBinary(t *testing.T) {
 	t.Cleanup(func() { _ = cs.Close() })
 	generation := func(n int) func() bool {
 		return func() bool {
-			return strings.Contains(stderr.String(), "Configuration reloaded (generation "+string(rune('0'+n))+")")
+			return strings.Contains(stderr.String(), "Configuration reloaded (generation "+strconv.Itoa(n)+")")
 		}
 	}
 	echo := func(message string) (string, bool) {

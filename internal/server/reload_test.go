@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/policy"
+	"github.com/evokore/evokore/internal/server"
 	rt "github.com/evokore/evokore/internal/testutil/routertest"
 )
 
@@ -263,5 +264,81 @@ func TestReloadRefusesABrokenFileAndKeepsServing(t *testing.T) {
 	}
 	if got := pidOf(t, cs, "keep_pid"); got != keepPid {
 		t.Errorf("deleting mcp.config.json restarted the child: pid %d, was %d", got, keepPid)
+	}
+}
+
+// The watcher reloads after the ways editors save: vim's backup-and-write,
+// a truncate and a write in two steps, a new file renamed over the old
+// one. It waits for the burst to settle, so the half-written file of the
+// second way is never what serves.
+func TestWatcherReloadsAfterEditorSaves(t *testing.T) {
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "mcp.config.json")
+	configText := func(ids ...string) string {
+		servers := map[string]any{}
+		for _, id := range ids {
+			servers[id] = map[string]any{"command": "never-started", "disabled": true}
+		}
+		b, err := json.Marshal(map[string]any{"servers": servers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if err := os.WriteFile(cfgPath, []byte(configText("a")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := rt.NewWithServerOptions(t, dir, cfgPath, nil, func(o *server.Options) { o.Watch = true })
+	cs := h.Connect(nil)
+	serving := func(ids ...string) func() bool {
+		return func() bool {
+			var got []string
+			for _, st := range h.Server.Status() {
+				got = append(got, st.ID)
+			}
+			return slices.Equal(got, ids)
+		}
+	}
+	rt.WaitFor(t, "the first configuration", serving("a"))
+
+	// vim: probe file, original renamed to a backup, new file written,
+	// backup removed.
+	probe := filepath.Join(dir, "4913")
+	must(t, os.WriteFile(probe, nil, 0o644))
+	must(t, os.Remove(probe))
+	must(t, os.Rename(cfgPath, cfgPath+"~"))
+	must(t, os.WriteFile(cfgPath, []byte(configText("a", "b")), 0o644))
+	must(t, os.Remove(cfgPath + "~"))
+	rt.WaitFor(t, "the reload after vim's save", serving("a", "b"))
+
+	// Truncate, then write in two steps.
+	text := configText("a", "b", "c")
+	f, err := os.OpenFile(cfgPath, os.O_WRONLY|os.O_TRUNC, 0o644)
+	must(t, err)
+	_, err = f.WriteString(text[:len(text)/2])
+	must(t, err)
+	must(t, f.Sync())
+	_, err = f.WriteString(text[len(text)/2:])
+	must(t, err)
+	must(t, f.Close())
+	rt.WaitFor(t, "the reload after a two-step write", serving("a", "b", "c"))
+
+	// A new file renamed over the old one, and permissions.yml beside it.
+	writeAtomic(t, cfgPath, configText("c"))
+	rt.WaitFor(t, "the reload after an atomic save", serving("c"))
+	writeAtomic(t, filepath.Join(dir, "permissions.yml"), "rules:\n  proxy_server_status: deny\n")
+	rt.WaitFor(t, "the permissions.yml reload", func() bool {
+		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "proxy_server_status", Arguments: map[string]any{}})
+		return err != nil && strings.Contains(err.Error(), policy.DeniedText("proxy_server_status"))
+	})
+	if st := h.Server.ReloadStatus(); st.Refused != nil {
+		t.Errorf("the last reload was refused: %+v", st)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }
