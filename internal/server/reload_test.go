@@ -308,7 +308,7 @@ func TestWatcherReloadsAfterEditorSaves(t *testing.T) {
 	must(t, os.Remove(probe))
 	must(t, os.Rename(cfgPath, cfgPath+"~"))
 	must(t, os.WriteFile(cfgPath, []byte(configText("a", "b")), 0o644))
-	must(t, os.Remove(cfgPath + "~"))
+	must(t, os.Remove(cfgPath+"~"))
 	rt.WaitFor(t, "the reload after vim's save", serving("a", "b"))
 
 	// Truncate, then write in two steps.
