@@ -342,3 +342,49 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// A reload that changes the active discovery profile changes what every
+// session lists, and tells them.
+func TestReloadSwapsTheProfileAndTellsSessions(t *testing.T) {
+	dir := t.TempDir()
+	cfg := func(visible ...string) map[string]any {
+		return map[string]any{"servers": map[string]any{}, "discovery": map[string]any{
+			"activeProfile": "mine",
+			"profiles":      map[string]any{"mine": map[string]any{"alwaysVisible": visible}},
+		}}
+	}
+	path := testutilWriteJSON(t, dir, cfg("search_skills"))
+	h := rt.NewWithConfig(t, dir, path, nil)
+	var listChanged atomic.Int64
+	sessions := []*mcp.ClientSession{
+		h.Connect(&mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { listChanged.Add(1) }}),
+		h.Connect(&mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { listChanged.Add(1) }}),
+	}
+	for _, cs := range sessions {
+		if names := rt.ToolNames(t, cs); slices.Contains(names, "resolve_workflow") || !slices.Contains(names, "search_skills") {
+			t.Fatalf("the first profile lists %v", names)
+		}
+	}
+	before := listChanged.Load()
+	testutilWriteJSON(t, dir, cfg("search_skills", "resolve_workflow"))
+	if _, err := h.Server.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	rt.WaitFor(t, "both sessions told", func() bool { return listChanged.Load() >= before+2 })
+	for _, cs := range sessions {
+		if names := rt.ToolNames(t, cs); !slices.Contains(names, "resolve_workflow") {
+			t.Errorf("after the reload the profile lists %v", names)
+		}
+	}
+}
+
+func testutilWriteJSON(t *testing.T, dir string, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "mcp.config.json")
+	writeAtomic(t, path, string(b))
+	return path
+}
