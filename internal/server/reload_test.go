@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -387,4 +388,43 @@ func testutilWriteJSON(t *testing.T, dir string, v any) string {
 	path := filepath.Join(dir, "mcp.config.json")
 	writeAtomic(t, path, string(b))
 	return path
+}
+
+// Over streamable HTTP the same views follow a reload: a session is told
+// of the added child's tools, and a broken file leaves it served as
+// before.
+func TestReloadReachesHTTPSessions(t *testing.T) {
+	h := reloadHarness(t, map[string]any{"keep": rt.Fixture(t)}, "")
+	ts := httptest.NewServer(h.Server.HTTPHandler(nil, nil))
+	t.Cleanup(ts.Close)
+	var listChanged atomic.Int64
+	c := mcp.NewClient(&mcp.Implementation{Name: "http-reload", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { listChanged.Add(1) },
+	})
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	h.Booted()
+	keepPid := pidOf(t, cs, "keep_pid")
+
+	before := listChanged.Load()
+	writeConfig(t, h.Dir, map[string]any{"keep": rt.Fixture(t), "added": rt.Fixture(t)})
+	if _, err := h.Server.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	rt.WaitFor(t, "added_echo over HTTP with list_changed", func() bool {
+		return listChanged.Load() > before && slices.Contains(rt.ToolNames(t, cs), "added_echo")
+	})
+	writeAtomic(t, filepath.Join(h.Dir, "mcp.config.json"), "{\"servers\": [}")
+	if _, err := h.Server.Reload(); err == nil {
+		t.Fatal("a broken file was accepted")
+	}
+	if got := pidOf(t, cs, "keep_pid"); got != keepPid {
+		t.Errorf("the kept child changed over HTTP: pid %d, was %d", got, keepPid)
+	}
+	if text, _ := rt.CallText(t, cs, "added_echo", map[string]any{"message": "http"}); text != "Echo: http" {
+		t.Errorf("added_echo after a refused reload: %q", text)
+	}
 }
