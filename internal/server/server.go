@@ -62,7 +62,8 @@ var ErrServerClosed = errors.New("evokore: server closed")
 // (watchers, the skills index, plugin publication); Shutdown stops
 // accepting sessions, lets calls in flight finish until its context ends,
 // cancels the rest, closes the sessions, then stops the parts in reverse
-// construction order.
+// construction order. Reload replaces the configuration it serves while
+// it runs.
 type Server struct {
 	opts    Options
 	log     *slog.Logger
