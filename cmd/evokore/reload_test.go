@@ -112,4 +112,7 @@ func TestReloadOnFileChangeAndSIGHUPInTheBinary(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "mcp.config.json")); err != nil {
 		t.Fatal(err)
 	}
+	if strings.Contains(stderr.String(), "DATA RACE") {
+		t.Errorf("the race detector reported a race:\n%s", stderr)
+	}
 }
