@@ -119,11 +119,7 @@ func (s *Server) Reload() (ReloadReport, error) {
 	}
 	began := time.Now()
 	g := &generation{number: old.number + 1, settings: settings, loaded: began, superseded: make(chan struct{})}
-	var ds config.Diagnostics
-	g.config, g.configSum, ds = readConfig(old, settings.ConfigPath)
-	perms, sum, pds := readPermissions(old, settings.PermissionsPath)
-	g.perms, g.permsSum = perms, sum
-	ds = append(ds, pds...)
+	ds := readFiles(old, g)
 	if !ds.HasErrors() {
 		// The role sessions would run under must exist: at start an
 		// undefined one fails closed; a reload keeps what serves instead.
@@ -200,6 +196,22 @@ func (s *Server) Problems() []string {
 		}
 	}
 	return out
+}
+
+// readFiles reads both files into g. The files are hostile input read
+// again and again while the router serves: a panic while reading them
+// refuses the reload instead of ending the router.
+func readFiles(old, g *generation) (ds config.Diagnostics) {
+	defer func() {
+		if v := recover(); v != nil {
+			ds = config.Diagnostics{{Position: config.Position{File: g.settings.ConfigPath}, Severity: config.SeverityError, Code: "internal",
+				Message: fmt.Sprintf("reading the configuration failed: %v", v)}}
+		}
+	}()
+	g.config, g.configSum, ds = readConfig(old, g.settings.ConfigPath)
+	perms, sum, pds := readPermissions(old, g.settings.PermissionsPath)
+	g.perms, g.permsSum = perms, sum
+	return append(ds, pds...)
 }
 
 // readConfig reads and validates mcp.config.json for a reload. Any error,
