@@ -81,6 +81,10 @@ func (e *exitError) Error() string { return e.err.Error() }
 // paths are the file locations every command accepts.
 type paths struct {
 	config, permissions, skills string
+	// projectPerms and projectConfig are set by servingSettings when no
+	// flag or variable names the file, so the project directory's own is
+	// read, subject to trust.
+	projectPerms, projectConfig bool
 }
 
 // settings reads .env and the EVOKORE_* variables, then applies the flags.
@@ -105,15 +109,34 @@ func (p *paths) servingSettings() (config.Settings, []string) {
 	}
 	s, warnings := p.apply(env, ds, notes)
 	real := config.ProcessEnv()
-	if _, set := real.Lookup("EVOKORE_PERMISSIONS_PATH"); !set && p.permissions == "" && !(envTrusted && env.Get("EVOKORE_PERMISSIONS_PATH") != "") {
+	_, permsSet := real.Lookup("EVOKORE_PERMISSIONS_PATH")
+	_, configSet := real.Lookup("EVOKORE_MCP_CONFIG_PATH")
+	p.projectPerms = !permsSet && p.permissions == "" && !(envTrusted && env.Get("EVOKORE_PERMISSIONS_PATH") != "")
+	p.projectConfig = !configSet && p.config == "" && env.Get("EVOKORE_MCP_CONFIG_PATH") == ""
+	s, more := p.settleProjectFiles(s)
+	return s, append(warnings, more...)
+}
+
+// settleProjectFiles applies the trust record, as it is now, to the
+// project directory's permissions.yml and mcp.config.json: an untrusted
+// permissions.yml is replaced by the user's own, an untrusted
+// mcp.config.json may not choose token approvals. Serving runs it at
+// start and again at every reload, so a file edited after `evokore trust`
+// loses its trust on the next reload as it would on the next start, and
+// no reload trusts more than a restart would.
+func (p *paths) settleProjectFiles(s config.Settings) (config.Settings, []string) {
+	home := userHome()
+	var warnings []string
+	if p.projectPerms {
+		s.PermissionsPath = "permissions.yml"
 		if _, err := os.Stat("permissions.yml"); err == nil && !trust.Trusted(home, ".", "permissions.yml") {
 			warnings = append(warnings, "[EVOKORE] Ignoring ./permissions.yml: the project directory is not trusted to set roles and rules. Run 'evokore trust' there to honour it.")
-		} else if err == nil {
-			return s, warnings
+			s.PermissionsPath = filepath.Join(s.Home, "permissions.yml")
+		} else if err != nil {
+			s.PermissionsPath = filepath.Join(s.Home, "permissions.yml")
 		}
-		s.PermissionsPath = filepath.Join(s.Home, "permissions.yml")
 	}
-	if _, set := real.Lookup("EVOKORE_MCP_CONFIG_PATH"); !set && p.config == "" && env.Get("EVOKORE_MCP_CONFIG_PATH") == "" {
+	if p.projectConfig {
 		s.UntrustedConfig = !trust.Trusted(home, ".", "mcp.config.json")
 	}
 	return s, warnings

@@ -20,7 +20,11 @@ func newServe(p *paths) *cobra.Command {
 		Short: "Serve MCP over stdio (the default command)",
 		Long: `serve answers MCP on stdin/stdout. The handshake is answered at once; child
 servers boot in the background after it. It exits when the client closes
-stdin, or on SIGINT or SIGTERM, and stops every child first.`,
+stdin, or on SIGINT or SIGTERM, and stops every child first.
+
+mcp.config.json and permissions.yml are reloaded when they change on
+disk and on SIGHUP: a file that does not validate is refused with its
+file:line:col and the running configuration keeps serving.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return serve(cmd.Context(), p)
@@ -48,8 +52,37 @@ func serve(ctx context.Context, p *paths) error {
 			return &exitError{1, fmt.Errorf("%s names %s, which does not exist", f.from, f.path)}
 		}
 	}
-	srv := server.New(server.Options{Settings: s, Version: buildVersion(), Log: os.Stderr})
+	srv := server.New(server.Options{Settings: s, Version: buildVersion(), Log: os.Stderr, Watch: true, Settle: p.settleProjectFiles})
+	stopHangup := reloadOnHangup(srv)
+	defer stopHangup()
 	return srv.ServeStdio(ctx)
+}
+
+// reloadOnHangup reloads the configuration files on every SIGHUP, the
+// daemon convention, until stop is called. The server reports each
+// reload, done or refused, on stderr. SIGHUP no longer ends evokore.
+func reloadOnHangup(srv *server.Server) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			select {
+			case <-hup:
+				fmt.Fprintln(os.Stderr, "[EVOKORE] SIGHUP: reloading mcp.config.json and permissions.yml.")
+				_, _ = srv.Reload()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(hup)
+		close(done)
+		<-finished
+	}
 }
 
 // onSignals makes the first SIGINT or SIGTERM call shutdown, and a second

@@ -134,6 +134,19 @@ func (s *Store) SetServerEntries(server string, entries []*Entry) Registration {
 	return reg
 }
 
+// SetServers follows a reload of the configuration: order becomes the
+// config order of the servers, and the tools of the servers in drop leave
+// the catalog, in one published snapshot.
+func (s *Store) SetServers(order []string, drop []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.order = slices.Clone(order)
+	for _, id := range drop {
+		delete(s.servers, id)
+	}
+	s.publishLocked()
+}
+
 // SetNatives replaces the native tools, listed first. The composition
 // root publishes them once every manager has bound its handlers, so the
 // store can exist (and be handed to managers) before that.

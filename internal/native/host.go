@@ -15,8 +15,10 @@ import (
 // Host is what native managers may use of the router. Managers receive it
 // when the router is assembled; they never reach for the wiring itself.
 type Host struct {
-	// Config is the loaded mcp.config.json (empty when there is none).
-	Config *config.MCPConfig
+	// Config returns the mcp.config.json in force (empty when there is
+	// none; nil Config means the same). A reload replaces it, so handlers
+	// ask at each call rather than keep it.
+	Config func() *config.MCPConfig
 	// Catalog is the tool catalog; plugin reloads publish into it.
 	Catalog *catalog.Store
 	// Call runs another tool through the full pipeline (permissions,

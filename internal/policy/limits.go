@@ -37,6 +37,24 @@ func NewLimits(servers []config.Server, now func() time.Time) *Limits {
 	return l
 }
 
+// carry keeps prev's bucket wherever l has the same rate and burst for
+// the same key, so a reload does not refill a budget already spent.
+func (l *Limits) carry(prev *Limits) *Limits {
+	if prev == nil {
+		return l
+	}
+	keep := func(next, old map[string]*rate.Limiter) {
+		for k, lim := range next {
+			if o := old[k]; o != nil && o.Limit() == lim.Limit() && o.Burst() == lim.Burst() {
+				next[k] = o
+			}
+		}
+	}
+	keep(l.servers, prev.servers)
+	keep(l.tools, prev.tools)
+	return l
+}
+
 func limiter(r config.Rate, now time.Time) *rate.Limiter {
 	lim := rate.NewLimiter(rate.Limit(r.PerSecond), r.Burst)
 	// Touch it at the injected time so a test clock and the limiter agree.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -39,38 +40,70 @@ type Options struct {
 
 // Policy is every per-call decision, installed into the router as its
 // stages: permission, approval, rate limit, cooldown.
+//
+// What a reload of permissions.yml or mcp.config.json changes (the roles
+// and rules, the rate limits, the cooldowns, the approvals mode) is one
+// immutable [Rules] value, replaced whole by [Policy.Reload]; each stage
+// reads it once, without locking. Pending approvals and the cooldowns
+// already running outlive a reload.
 type Policy struct {
-	RBAC      *RBAC
 	Approvals *Approvals
-	Limits    *Limits
 	Cooldowns *Cooldowns
-	cooldown  map[string]time.Duration
 	fallback  time.Duration
-	mode      string
 	binders   map[string]func(args json.RawMessage) (string, error)
+	now       func() time.Time
+	rules     atomic.Pointer[Rules]
+}
+
+// Rules are the policy's reloadable part. They never change once built.
+type Rules struct {
+	RBAC     *RBAC
+	Limits   *Limits
+	cooldown map[string]time.Duration
+	mode     string
 }
 
 // New assembles the policy.
 func New(o Options) *Policy {
 	p := &Policy{
-		RBAC:      NewRBAC(o.Permissions, o.DefaultDeny),
 		Approvals: NewApprovals(o.Home, o.ApprovalTTL, o.Now),
-		Limits:    NewLimits(o.Servers, o.Now),
 		Cooldowns: NewCooldowns(o.Now),
-		cooldown:  map[string]time.Duration{},
 		fallback:  o.Cooldown,
-		mode:      o.ApprovalMode,
 		binders:   o.Binders,
+		now:       o.Now,
 	}
-	if !ValidMode(p.mode) {
-		p.mode = ModeAuto
+	p.rules.Store(newRules(o, nil))
+	return p
+}
+
+// Reload replaces the roles, rules, rate limits, cooldowns and approvals
+// mode with those of o (its Home, TTLs and binders are ignored). A rate
+// limit that did not change keeps its bucket, tokens spent included, so a
+// reload never refills a budget.
+func (p *Policy) Reload(o Options) {
+	o.Now = p.now
+	p.rules.Store(newRules(o, p.rules.Load().Limits))
+}
+
+// Rules returns the rules in force.
+func (p *Policy) Rules() *Rules { return p.rules.Load() }
+
+func newRules(o Options, prev *Limits) *Rules {
+	r := &Rules{
+		RBAC:     NewRBAC(o.Permissions, o.DefaultDeny),
+		Limits:   NewLimits(o.Servers, o.Now).carry(prev),
+		cooldown: map[string]time.Duration{},
+		mode:     o.ApprovalMode,
+	}
+	if !ValidMode(r.mode) {
+		r.mode = ModeAuto
 	}
 	for _, s := range o.Servers {
 		if s.CooldownMs != nil {
-			p.cooldown[s.ID] = time.Duration(*s.CooldownMs) * time.Millisecond
+			r.cooldown[s.ID] = time.Duration(*s.CooldownMs) * time.Millisecond
 		}
 	}
-	return p
+	return r
 }
 
 // Stages are the policy's pipeline stages by name. The composition root
@@ -101,13 +134,14 @@ func (p *Policy) Observers() []router.Observer {
 type permissionStage struct{ p *Policy }
 
 func (s permissionStage) Check(_ context.Context, c *router.Call) (*mcp.CallToolResult, error) {
-	if role := c.Session.Role; role != "" && !s.p.RBAC.HasRole(role) {
+	rbac := s.p.Rules().RBAC
+	if role := c.Session.Role; role != "" && !rbac.HasRole(role) {
 		if readOnlyNative(c.Entry) {
 			return nil, nil
 		}
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: UndefinedRoleText(role, s.p.RBAC.File())}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: UndefinedRoleText(role, rbac.File())}
 	}
-	switch s.p.RBAC.Level(c.Session.Role, c.Entry.Name) {
+	switch rbac.Level(c.Session.Role, c.Entry.Name) {
 	case Deny:
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: DeniedText(c.Entry.Name)}
 	case RequireApproval:
@@ -134,6 +168,7 @@ func (s approvalStage) Check(ctx context.Context, c *router.Call) (*mcp.CallTool
 		return nil, nil
 	}
 	a := s.p.Approvals
+	mode := s.p.Rules().mode
 	var extra string
 	if bind := s.p.binders[c.Entry.Name]; bind != nil {
 		var err error
@@ -158,7 +193,7 @@ func (s approvalStage) Check(ctx context.Context, c *router.Call) (*mcp.CallTool
 		return nil, nil
 	}
 	switch {
-	case s.p.mode == ModeToken:
+	case mode == ModeToken:
 		if token != "" {
 			id, state, err := a.Redeem(binding, token)
 			if err != nil {
@@ -172,7 +207,7 @@ func (s approvalStage) Check(ctx context.Context, c *router.Call) (*mcp.CallTool
 			}
 		}
 		return errorResult(InterceptionText(c.Entry.Name, a.Mint(req))), nil
-	case s.p.mode == ModeAuto && canElicit(c):
+	case mode == ModeAuto && canElicit(c):
 		return elicitApproval(ctx, c, req)
 	}
 	out, err := a.Ask(req)
@@ -247,13 +282,13 @@ func (s rateLimitStage) Check(_ context.Context, c *router.Call) (*mcp.CallToolR
 	if c.Entry.Source != catalog.SourceProxy {
 		return nil, nil
 	}
-	return nil, s.p.Limits.Take(c.Entry.Server, c.Entry.Original)
+	return nil, s.p.Rules().Limits.Take(c.Entry.Server, c.Entry.Original)
 }
 
 type cooldownStage struct{ p *Policy }
 
 func (s cooldownStage) duration(server string) time.Duration {
-	if d, ok := s.p.cooldown[server]; ok {
+	if d, ok := s.p.Rules().cooldown[server]; ok {
 		return d
 	}
 	return s.p.fallback

@@ -182,3 +182,29 @@ func BenchmarkPolicyStagesWhileCooling(b *testing.B) {
 		}
 	}
 }
+
+// A reload keeps the bucket of a limit that did not change, tokens spent
+// included, and builds a fresh one for a limit that did: editing
+// mcp.config.json must not refill a budget.
+func TestReloadKeepsUnchangedBuckets(t *testing.T) {
+	now := time.Unix(0, 0)
+	clock := func() time.Time { return now }
+	rpm := func(n float64) *config.RateLimit { return &config.RateLimit{RequestsPerMinute: &n} }
+	servers := []config.Server{{ID: "kept", RateLimit: rpm(2)}, {ID: "changed", RateLimit: rpm(2)}}
+	p := New(Options{Permissions: new(ShippedPermissions()), Servers: servers, Now: clock, Home: t.TempDir()})
+	for _, id := range []string{"kept", "changed"} {
+		for range 2 {
+			if err := p.Rules().Limits.Take(id, "t"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	servers[1].RateLimit = rpm(3)
+	p.Reload(Options{Permissions: new(ShippedPermissions()), Servers: servers})
+	if err := p.Rules().Limits.Take("kept", "t"); err == nil {
+		t.Error("a reload refilled an unchanged bucket")
+	}
+	if err := p.Rules().Limits.Take("changed", "t"); err != nil {
+		t.Errorf("a changed limit did not get its new bucket: %v", err)
+	}
+}

@@ -18,10 +18,15 @@ import (
 // the child's failures as results the model can read. An error the child
 // itself returned keeps its JSON-RPC code.
 func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToolResult, error) {
-	ch, ok := s.byID[c.Entry.Server]
+	ch, ok := s.child(c.Entry.Server)
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "Tool not found in proxy registry: " + c.Entry.Name}
 	}
+	if !ch.enter() {
+		// A reload took the server out between the lookup and here.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: MsgServerRemoved(c.Entry.Name, ch.spec.ID)}
+	}
+	defer ch.leave()
 	cs, err := ch.session(ctx)
 	if err != nil {
 		return nil, err

@@ -59,14 +59,31 @@ type child struct {
 	gaveUp bool
 	// announced is what the last "Proxied" line of this boot reported.
 	announced string
+	// launched is set once the run loop started.
+	launched bool
 
 	relisting sync.Mutex
 	// relistPending is set while a re-read is scheduled and not started.
 	relistPending atomic.Bool
+
+	// ctx ends this child's run loop: at Close, or when a reload removed
+	// or replaced it. exited is closed when the run loop has returned.
+	ctx    context.Context
+	cancel context.CancelFunc
+	exited chan struct{}
+
+	// calls counts the calls forwarded to this child and not answered;
+	// once retired, no call enters and drained is closed at zero.
+	callsMu sync.Mutex
+	calls   int
+	retired bool
+	drained chan struct{}
 }
 
 func newChild(s *Supervisor, spec config.Server) *child {
-	c := &child{sup: s, spec: spec, state: StatusBooting, ready: make(chan struct{}), changed: make(chan struct{}), redact: spec.Redactor(s.opts.Env)}
+	c := &child{sup: s, spec: spec, state: StatusBooting, ready: make(chan struct{}), changed: make(chan struct{}), redact: spec.Redactor(s.opts.Env),
+		exited: make(chan struct{}), drained: make(chan struct{})}
+	c.ctx, c.cancel = context.WithCancel(s.ctx)
 	if spec.Disabled {
 		c.state = StatusDisabled
 		close(c.ready)
@@ -285,7 +302,7 @@ func (c *child) relist() {
 	if cs == nil {
 		return
 	}
-	tools, err := listTools(c.sup.ctx, cs, c.sup.bootTimeout(c.spec), c.spec.ID)
+	tools, err := listTools(c.ctx, cs, c.sup.bootTimeout(c.spec), c.spec.ID)
 	if err != nil {
 		c.sup.logf("[EVOKORE] Cannot re-list tools of '%s': %s", c.spec.ID, c.redact.Replace(err.Error()))
 		return
@@ -406,7 +423,7 @@ func (c *child) applyLogLevel(cs *mcp.ClientSession, level mcp.LoggingLevel) {
 	if ir := cs.InitializeResult(); ir == nil || ir.Capabilities == nil || ir.Capabilities.Logging == nil {
 		return // the child does not log over MCP
 	}
-	ctx, cancel := context.WithTimeout(c.sup.ctx, c.sup.bootTimeout(c.spec))
+	ctx, cancel := context.WithTimeout(c.ctx, c.sup.bootTimeout(c.spec))
 	defer cancel()
 	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
 		c.sup.logf("[EVOKORE] Cannot set the log level of '%s': %s", c.spec.ID, c.redact.Replace(err.Error()))
@@ -461,8 +478,44 @@ func (c *child) status() ServerStatus {
 	return st
 }
 
-// shutdown closes the session and stops the process.
+// enter admits a call to the child; false once a reload retired it.
+// Every admitted call must leave.
+func (c *child) enter() bool {
+	c.callsMu.Lock()
+	defer c.callsMu.Unlock()
+	if c.retired {
+		return false
+	}
+	c.calls++
+	return true
+}
+
+func (c *child) leave() {
+	c.callsMu.Lock()
+	defer c.callsMu.Unlock()
+	c.calls--
+	if c.retired && c.calls == 0 {
+		close(c.drained)
+	}
+}
+
+// retire refuses new calls; the returned channel is closed once the
+// calls already admitted have answered.
+func (c *child) retire() <-chan struct{} {
+	c.callsMu.Lock()
+	defer c.callsMu.Unlock()
+	if !c.retired {
+		c.retired = true
+		if c.calls == 0 {
+			close(c.drained)
+		}
+	}
+	return c.drained
+}
+
+// shutdown ends the run loop, closes the session and stops the process.
 func (c *child) shutdown(grace time.Duration) {
+	c.cancel()
 	c.mu.Lock()
 	cs, proc := c.cs, c.proc
 	c.cs, c.proc = nil, nil

@@ -9,6 +9,10 @@
 // that skips and logs non-JSON lines (banners, stray prints), and its
 // stderr is forwarded line by line, long lines truncated, never blocking.
 //
+// The configured children are one immutable set; Supervisor.Reconfigure
+// replaces it after a reload, keeping unchanged children running, and
+// drains a removed or replaced child's calls before stopping it.
+//
 // A child is one goroutine that owns its process and client session; the
 // rest of the router sees it only through the catalog and [Supervisor]'s
 // methods. It must not make policy decisions: those run before a call

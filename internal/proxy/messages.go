@@ -79,3 +79,9 @@ func msgFailed(id, lastErr string) string {
 func msgStillBooting(id string, d time.Duration) string {
 	return fmt.Sprintf("Child server '%s' is still starting after %dms. Please retry in a moment.", id, d.Milliseconds())
 }
+
+// MsgServerRemoved answers a call that reached a server a reload of
+// mcp.config.json had just removed or replaced.
+func MsgServerRemoved(tool, id string) string {
+	return fmt.Sprintf("Tool '%s' is no longer available: server '%s' was removed from mcp.config.json by a reload.", tool, id)
+}

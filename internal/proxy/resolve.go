@@ -61,7 +61,7 @@ func (s *Supervisor) Resolve(ctx context.Context, name string) (*catalog.Entry, 
 // longest id wins, so "git_hub_x" belongs to "git_hub" over "git".
 func (s *Supervisor) owner(name string) *child {
 	var best *child
-	for _, c := range s.children {
+	for _, c := range s.children() {
 		if strings.HasPrefix(name, c.spec.ID+"_") && len(name) > len(c.spec.ID)+1 {
 			if best == nil || len(c.spec.ID) > len(best.spec.ID) {
 				best = c

@@ -68,11 +68,20 @@ type Options struct {
 
 // Supervisor owns the child servers.
 type Supervisor struct {
-	opts     Options
-	log      *slog.Logger
-	children []*child
-	byID     map[string]*child
-	routes   routes
+	opts Options
+	log  *slog.Logger
+	// set is the configured children, replaced whole by Reconfigure:
+	// readers load it without locking and see one configuration.
+	set    atomic.Pointer[childSet]
+	routes routes
+
+	// reconf serialises Reconfigure and guards what Start and Close share
+	// with it: whether the first boot round began (and the capabilities
+	// it was given), and the children being drained after a reload.
+	reconf   sync.Mutex
+	started  bool
+	caps     *mcp.ClientCapabilities
+	retiring map[*child]struct{}
 
 	// logLevel is the most verbose level a client asked for; children get
 	// it, so their log messages flow to the router to be passed on.
@@ -113,20 +122,27 @@ func New(opts Options) *Supervisor {
 		opts.Sessions = func() []*session.Session { return nil }
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Supervisor{opts: opts, log: opts.Logger, byID: map[string]*child{}, ctx: ctx, cancel: cancel, booted: make(chan struct{})}
+	s := &Supervisor{opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel, booted: make(chan struct{}), retiring: map[*child]struct{}{}}
 	s.routes = newRoutes()
+	set := &childSet{byID: map[string]*child{}}
 	for _, spec := range opts.Servers {
-		c := newChild(s, spec)
-		s.children = append(s.children, c)
-		s.byID[spec.ID] = c
-		if spec.Disabled || opts.Home == "" {
-			continue
-		}
-		if tools := loadManifest(opts.Home, spec); tools != nil {
-			s.register(c, tools, false)
-		}
+		set.add(newChild(s, spec))
+	}
+	s.set.Store(set)
+	for _, c := range set.list {
+		s.publishCached(c)
 	}
 	return s
+}
+
+// publishCached lists a child's cached tools before it boots.
+func (s *Supervisor) publishCached(c *child) {
+	if c.spec.Disabled || s.opts.Home == "" {
+		return
+	}
+	if tools := loadManifest(s.opts.Home, c.spec); tools != nil {
+		s.register(c, tools, false)
+	}
 }
 
 // Start boots every enabled child in parallel, in the background. caps
@@ -136,17 +152,16 @@ func New(opts Options) *Supervisor {
 func (s *Supervisor) Start(caps *mcp.ClientCapabilities) {
 	s.startOnce.Do(func() {
 		var round sync.WaitGroup
-		for _, c := range s.children {
+		s.reconf.Lock()
+		s.started, s.caps = true, caps
+		for _, c := range s.children() {
 			if c.spec.Disabled {
 				continue
 			}
 			round.Add(1)
-			s.wg.Add(1)
-			go func() {
-				defer s.wg.Done()
-				c.run(s.ctx, caps, round.Done)
-			}()
+			s.launch(c, round.Done)
 		}
+		s.reconf.Unlock()
 		go func() {
 			round.Wait()
 			// A client that left before the children were up stopped
@@ -167,7 +182,7 @@ func (s *Supervisor) SetLogLevel(level mcp.LoggingLevel) {
 		level = old
 	}
 	s.logLevel.Store(level)
-	for _, c := range s.children {
+	for _, c := range s.children() {
 		c.setLogLevel(level)
 	}
 }
@@ -185,8 +200,14 @@ func (s *Supervisor) Booted() <-chan struct{} { return s.booted }
 // Close stops every child and waits until their processes are gone.
 func (s *Supervisor) Close() {
 	s.cancel()
+	s.reconf.Lock()
+	all := slices.Clone(s.children())
+	for c := range s.retiring {
+		all = append(all, c)
+	}
+	s.reconf.Unlock()
 	var wg sync.WaitGroup
-	for _, c := range s.children {
+	for _, c := range all {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -203,8 +224,9 @@ type ServerStatus = status.Server
 
 // Status reports every configured server, sorted by id.
 func (s *Supervisor) Status() []ServerStatus {
-	out := make([]ServerStatus, 0, len(s.children))
-	for _, c := range s.children {
+	children := s.children()
+	out := make([]ServerStatus, 0, len(children))
+	for _, c := range children {
 		out = append(out, c.status())
 	}
 	slices.SortFunc(out, func(a, b ServerStatus) int {
@@ -223,6 +245,11 @@ func (s *Supervisor) Status() []ServerStatus {
 // EVOKORE-MCP's words.
 func (s *Supervisor) register(c *child, tools []*mcp.Tool, announce bool) {
 	c.setLastTools(tools)
+	if !s.current(c) {
+		// A child a reload replaced or removed no longer speaks for its
+		// id: its successor's tools, or none, are listed.
+		return
+	}
 	var entries []*catalog.Entry
 	if tools != nil {
 		var quarantine map[string]string
@@ -264,7 +291,7 @@ func (s *Supervisor) register(c *child, tools []*mcp.Tool, announce bool) {
 			s.logf("%s", MsgDuplicate(name, other))
 		}
 		n := s.registeredBy(other)
-		if oc, ok := s.byID[other]; ok {
+		if oc, ok := s.child(other); ok {
 			oc.setToolCount(n)
 		}
 		s.logf("%s", MsgProxied(other, n, len(reg.Displaced[other])))
@@ -275,7 +302,7 @@ func (s *Supervisor) register(c *child, tools []*mcp.Tool, announce bool) {
 // Readmit registers every child's last tool list again, for example after
 // an operator accepted changed tool definitions.
 func (s *Supervisor) Readmit() {
-	for _, c := range s.children {
+	for _, c := range s.children() {
 		if tools := c.getLastTools(); tools != nil {
 			s.register(c, tools, false)
 		}

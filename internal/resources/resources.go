@@ -52,8 +52,9 @@ type Options struct {
 	Status func() []status.Server
 	// Snapshot is the current tool catalog.
 	Snapshot func() *catalog.Snapshot
-	// Config is the loaded mcp.config.json; nil or empty when none.
-	Config *config.MCPConfig
+	// Config returns the mcp.config.json in force (a reload replaces it);
+	// nil, or a nil or empty result, when there is none.
+	Config func() *config.MCPConfig
 	// DiscoveryMode is dynamic or legacy.
 	DiscoveryMode string
 	// Name and Version are what initialize reports.

@@ -44,7 +44,11 @@ func (c *Content) sanitizedConfig() SanitizedConfig {
 	if c.o.Config == nil {
 		return out
 	}
-	for _, s := range c.o.Config.Servers {
+	cfg := c.o.Config()
+	if cfg == nil {
+		return out
+	}
+	for _, s := range cfg.Servers {
 		out.Servers[s.ID] = sanitizeServer(s)
 	}
 	return out

@@ -52,7 +52,8 @@ type toolsList struct {
 func (v *view) listTools(req *mcp.ListToolsRequest) *toolsList {
 	s := v.srv
 	snap := s.catalog.Snapshot()
-	entries := snap.Project(s.profile.Profile, s.legacy, v.sess.Active)
+	gen := s.gen.Load()
+	entries := snap.Project(gen.profile.Profile, s.legacy, v.sess.Active)
 	// The listing depends on the session's profile and activations.
 	res := &toolsList{Cacheable: mcp.Cacheable{CacheScope: "private"}}
 
@@ -61,8 +62,9 @@ func (v *view) listTools(req *mcp.ListToolsRequest) *toolsList {
 		requested = req.Params.Cursor
 	}
 	if requested != "" || s.opts.Settings.Pagination {
-		// The epoch changes whenever this session's listing can change.
-		epoch := snap.Epoch<<20 | v.sess.Generation()&(1<<20-1)
+		// The epoch changes whenever this session's listing can change:
+		// the catalog, the session's activations, a reload's profile.
+		epoch := (snap.Epoch<<20 | v.sess.Generation()&(1<<20-1)) ^ gen.number<<52
 		offset := 0
 		if c, ok := decodeCursor(requested); ok && c.Epoch == epoch {
 			offset = c.Offset

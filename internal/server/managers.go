@@ -68,7 +68,7 @@ func registerManagers(t *native.Table, host *native.Host, s *Server) contributio
 	c.Binders = map[string]func(json.RawMessage) (string, error){native.ExecuteSkill.String(): library.Tools.StepBinding}
 	c.Content = resources.New(resources.Options{Library: library.Library, Status: s.Status, Snapshot: s.Snapshot, Config: host.Config,
 		DiscoveryMode: set.DiscoveryMode, Name: serverName, Version: s.opts.Version,
-		Problems: func() []string { return s.problems }, Plugins: plugged, Semantic: host.Semantic.Status})
+		Problems: s.Problems, Plugins: plugged, Semantic: host.Semantic.Status})
 	c.Closers = append(c.Closers, library.Close)
 	return c
 }

@@ -41,6 +41,14 @@ type Options struct {
 	// Now is the clock of approvals, rate limits and cooldowns; nil means
 	// time.Now. Tests move it.
 	Now func() time.Time
+	// Watch reloads mcp.config.json and permissions.yml when they change
+	// on disk (see Reload).
+	Watch bool
+	// Settle decides again, at each reload, which files the router reads
+	// and what the project directory is trusted with (cmd/evokore applies
+	// the trust record as it is then); nil keeps Settings as they are.
+	// It returns what to say on stderr.
+	Settle func(config.Settings) (config.Settings, []string)
 }
 
 // ErrServerClosed is returned by Connect after Shutdown began.
@@ -54,26 +62,27 @@ var ErrServerClosed = errors.New("evokore: server closed")
 // (watchers, the skills index, plugin publication); Shutdown stops
 // accepting sessions, lets calls in flight finish until its context ends,
 // cancels the rest, closes the sessions, then stops the parts in reverse
-// construction order.
+// construction order. Reload replaces the configuration it serves while
+// it runs.
 type Server struct {
 	opts    Options
 	log     *slog.Logger
-	config  *config.MCPConfig
 	catalog *catalog.Store
 	proxy   *proxy.Supervisor
 	router  *router.Router
 	policy  *policy.Policy
 	pins    *policy.Pins
-	profile catalog.Resolution
 	legacy  bool
 	content Content
-	// role is the RBAC role sessions run under unless their transport
-	// says otherwise: EVOKORE_ROLE, else the active_role of
-	// permissions.yml; "" for none.
-	role string
-	// problems keep the router from serving as configured; they are set
-	// while it is built and shown in evokore://server/status.
-	problems []string
+
+	// gen is the configuration in force: the files as last read, the
+	// profile and role they settle, their problems. Reload publishes a
+	// new one whole; readers load it once and never lock (see reload.go).
+	gen atomic.Pointer[generation]
+	// reloadMu serialises reloads; refused is the last reload refused
+	// since the last one that succeeded, nil when none.
+	reloadMu sync.Mutex
+	refused  atomic.Pointer[ReloadStatus]
 
 	// Schema-deferred listing: armed by the first deferred listing,
 	// satisfied by any describe_tool call, given up on by the fallback.
@@ -113,25 +122,27 @@ func New(opts Options) *Server {
 	s := &Server{opts: opts, log: opts.Logger, legacy: opts.Settings.DiscoveryMode == config.ModeLegacy}
 	s.bg, s.stopBG = context.WithCancel(context.Background())
 
-	s.config = s.loadConfig()
+	g := &generation{number: 1, settings: opts.Settings, loaded: time.Now(), superseded: make(chan struct{})}
+	g.config, g.configSum = s.loadConfig()
 	perms, failClosed := s.loadPermissions()
+	g.perms, g.permsSum = perms, fileSum(opts.Settings.PermissionsPath)
 	s.pins = s.openPins()
 
 	var ids []string
-	for _, srv := range s.config.Servers {
+	for _, srv := range g.config.Servers {
 		ids = append(ids, srv.ID)
 	}
 	s.catalog = catalog.NewStore(nil, ids)
 
 	table := &native.Table{}
 	var semantic *search.Semantic
-	if e := s.config.Discovery.Embeddings; e != nil {
+	if e := g.config.Discovery.Embeddings; e != nil {
 		semantic = search.NewSemantic(e.URL, e.Model, filepath.Join(opts.Settings.Home, "embeddings"))
 	}
 	routing.Register(table, s, s)
 	routing.RegisterDiscovery(table, s, semantic)
 	host := &native.Host{
-		Config:   s.config,
+		Config:   s.Config,
 		Catalog:  s.catalog,
 		Semantic: semantic,
 		Sessions: s.Sessions,
@@ -143,11 +154,16 @@ func New(opts Options) *Server {
 	s.starters = append(s.starters, contrib.Starters...)
 	s.closers = append(s.closers, contrib.Closers...)
 	s.catalog.SetNatives(table.Entries())
-	s.policy = s.buildPolicy(perms, failClosed, contrib.Binders)
+	po := s.policyOptions(g, failClosed)
+	po.Binders = contrib.Binders
+	s.policy = policy.New(po)
 	s.closers = append(s.closers, s.policy.Approvals.Close)
+	s.settle(g, s.policy.Rules().RBAC, failClosed)
+	g.profile = s.resolveProfile(g)
+	s.gen.Store(g)
 
 	s.proxy = proxy.New(proxy.Options{
-		Servers:        s.config.Servers,
+		Servers:        g.config.Servers,
 		Env:            opts.Settings.Env,
 		Home:           opts.Settings.Home,
 		BootTimeout:    opts.Settings.ChildBootTimeout,
@@ -178,13 +194,10 @@ func New(opts Options) *Server {
 		Observers:  append(contrib.Observers, s.policy.Observers()...),
 	})
 
-	var user []catalog.Profile
-	for _, p := range s.config.Discovery.Profiles {
-		user = append(user, catalog.FromConfig(p, func(n string) bool { _, ok := native.Lookup(n); return ok }))
-	}
-	s.profile = catalog.Resolve(opts.Settings, s.config.Discovery.ActiveProfile, user)
-	if s.profile.Warning != "" {
-		s.log.Info(fmt.Sprintf("[EVOKORE] %s", s.profile.Warning))
+	if opts.Watch {
+		s.starters = append(s.starters, func(ctx context.Context) {
+			s.goBackground(func() { s.watchFiles(ctx) })
+		})
 	}
 	return s
 }
@@ -219,18 +232,19 @@ func (s *Server) middleware() []router.Middleware {
 	}
 }
 
-func (s *Server) loadConfig() *config.MCPConfig {
+func (s *Server) loadConfig() (*config.MCPConfig, string) {
 	path := s.opts.Settings.ConfigPath
+	sum := fileSum(path)
 	cfg, err := config.LoadMCPConfig(path)
 	if err != nil {
 		s.log.Info(fmt.Sprintf("Failed to load mcp.config.json: %v", err))
 		s.log.Info("No child servers will start; the native tools are available.")
-		return &config.MCPConfig{File: path}
+		return &config.MCPConfig{File: path}, sum
 	}
 	if cfg.Missing {
 		s.log.Info("No mcp.config.json found. Running EVOKORE without proxy execution tools.")
 	}
-	return cfg
+	return cfg, sum
 }
 
 // loadPermissions reads permissions.yml; a broken file fails closed.
@@ -246,17 +260,17 @@ func (s *Server) loadPermissions() (*config.Permissions, bool) {
 	return perms, false
 }
 
-// buildPolicy assembles the per-call decisions and settles the role
-// sessions run under.
-func (s *Server) buildPolicy(perms *config.Permissions, failClosed bool, binders map[string]func(json.RawMessage) (string, error)) *policy.Policy {
+// policyOptions are the policy's options for generation g: its files,
+// and the approvals mode the settings or the config choose.
+func (s *Server) policyOptions(g *generation, failClosed bool) policy.Options {
 	opts := s.opts
-	mode := opts.Settings.ApprovalMode
+	mode := g.settings.ApprovalMode
 	if mode == "" {
-		mode = s.config.Approvals.Mode
+		mode = g.config.Approvals.Mode
 		// A project's own config may make approvals stricter, never
 		// hand the model its tokens.
-		if mode == policy.ModeToken && opts.Settings.UntrustedConfig {
-			s.log.Info(fmt.Sprintf("[EVOKORE] Ignoring approvals.mode \"token\" in %s: the project directory is not trusted. Run 'evokore trust' there to honour it.", s.config.File))
+		if mode == policy.ModeToken && g.settings.UntrustedConfig {
+			s.log.Info(fmt.Sprintf("[EVOKORE] Ignoring approvals.mode \"token\" in %s: the project directory is not trusted. Run 'evokore trust' there to honour it.", g.config.File))
 			mode = ""
 		}
 	}
@@ -264,32 +278,48 @@ func (s *Server) buildPolicy(perms *config.Permissions, failClosed bool, binders
 		s.log.Info(fmt.Sprintf("[EVOKORE] Unknown approvals mode '%s'; using %s.", mode, policy.ModeAuto))
 		mode = ""
 	}
-	p := policy.New(policy.Options{
-		Permissions:  perms,
-		Servers:      s.config.Servers,
-		DefaultDeny:  opts.Settings.DefaultDeny || failClosed,
+	return policy.Options{
+		Permissions:  g.perms,
+		Servers:      g.config.Servers,
+		DefaultDeny:  g.settings.DefaultDeny || failClosed,
 		Home:         opts.Settings.Home,
 		ApprovalTTL:  opts.Settings.ApprovalTTL,
 		Cooldown:     opts.Settings.Cooldown,
 		Now:          opts.Now,
 		ApprovalMode: mode,
-		Binders:      binders,
-	})
-	s.role = opts.Settings.Role
-	if s.role == "" {
-		s.role = perms.ActiveRole
 	}
-	if s.role != "" && !p.RBAC.HasRole(s.role) {
+}
+
+// settle sets the role sessions of generation g run under and the
+// problems that keep it from serving as configured.
+func (s *Server) settle(g *generation, rbac *policy.RBAC, failClosed bool) {
+	g.role = g.settings.Role
+	if g.role == "" {
+		g.role = g.perms.ActiveRole
+	}
+	if g.role != "" && !rbac.HasRole(g.role) {
 		// A typo, a look-alike or an invisible character must not fall
 		// back to the permissive flat rules: refuse instead.
-		msg := policy.UndefinedRoleText(s.role, perms.File)
+		msg := policy.UndefinedRoleText(g.role, g.perms.File)
 		s.log.Info(fmt.Sprintf("[EVOKORE] %s", msg))
-		s.problems = append(s.problems, msg)
+		g.problems = append(g.problems, msg)
 	}
 	if failClosed {
-		s.problems = append(s.problems, "permissions.yml could not be read; tools no shipped rule names are denied until it is fixed")
+		g.problems = append(g.problems, "permissions.yml could not be read; tools no shipped rule names are denied until it is fixed")
 	}
-	return p
+}
+
+// resolveProfile settles generation g's discovery profile.
+func (s *Server) resolveProfile(g *generation) catalog.Resolution {
+	var user []catalog.Profile
+	for _, p := range g.config.Discovery.Profiles {
+		user = append(user, catalog.FromConfig(p, func(n string) bool { _, ok := native.Lookup(n); return ok }))
+	}
+	r := catalog.Resolve(g.settings, g.config.Discovery.ActiveProfile, user)
+	if r.Warning != "" {
+		s.log.Info(fmt.Sprintf("[EVOKORE] %s", r.Warning))
+	}
+	return r
 }
 
 func (s *Server) openPins() *policy.Pins {
@@ -395,7 +425,7 @@ func (s *Server) Legacy() bool { return s.legacy }
 
 // Listed reports whether sess lists e right now (catalog.Visible).
 func (s *Server) Listed(sess *session.Session, e *catalog.Entry) bool {
-	return catalog.Visible(e, s.profile.Profile, s.legacy, sess.Active)
+	return catalog.Visible(e, s.gen.Load().profile.Profile, s.legacy, sess.Active)
 }
 
 // Status reports the child servers.
@@ -426,8 +456,9 @@ func (s *Server) Banner(transport string) string {
 	if s.legacy {
 		mode = config.ModeLegacy
 	}
+	profile := s.gen.Load().profile
 	return fmt.Sprintf("[EVOKORE] evokore %s router running on %s (tool discovery mode: %s, profile: %s via %s)",
-		s.opts.Version, transport, mode, s.profile.Profile.Name, s.profile.Source)
+		s.opts.Version, transport, mode, profile.Profile.Name, profile.Source)
 }
 
 // attach records a view whose session is bound; false once Shutdown began.

@@ -54,7 +54,7 @@ func (s *Server) newView(so SessionOptions) *view {
 	v := &view{srv: s, mirrored: map[string]string{}, mirroredRes: map[string]bool{}}
 	role := so.Role
 	if role == "" {
-		role = s.role
+		role = s.gen.Load().role
 	}
 	v.sess = session.New("", role)
 	v.sess.Identity = so.Identity
@@ -153,7 +153,7 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 // sends tools/list_changed when the mirror changes.
 func (v *view) sync() {
 	s := v.srv
-	entries := s.catalog.Snapshot().Project(s.profile.Profile, s.legacy, v.sess.Active)
+	entries := s.catalog.Snapshot().Project(s.gen.Load().profile.Profile, s.legacy, v.sess.Active)
 	visible := make(map[string]string, len(entries))
 	for _, e := range entries {
 		visible[e.Name] = e.Hash
@@ -196,6 +196,7 @@ func (v *view) watch(ss *mcp.ServerSession) {
 	var contentChanged <-chan struct{}
 	for {
 		snap := v.srv.catalog.Snapshot()
+		gen := v.srv.gen.Load()
 		changed := v.sess.Changed()
 		if c := v.srv.content; c != nil {
 			contentChanged = c.Changed()
@@ -204,6 +205,8 @@ func (v *view) watch(ss *mcp.ServerSession) {
 		v.syncResources()
 		select {
 		case <-snap.Superseded():
+		case <-gen.superseded:
+			// A reload: the new profile may project other tools.
 		case <-changed:
 		case <-contentChanged:
 			// The skills were re-read (refresh_skills, fetch_skill, the

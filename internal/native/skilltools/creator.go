@@ -26,7 +26,7 @@ func (t *Tools) fsConfigured() bool {
 	if t.host.Config == nil {
 		return false
 	}
-	s, ok := t.host.Config.Server(fsServer)
+	s, ok := t.host.Config().Server(fsServer)
 	return ok && !s.Disabled
 }
 

@@ -115,7 +115,7 @@ func (t *Tools) listRegistry(ctx context.Context, call *native.Call) (*mcp.CallT
 	}
 	var regs []config.SkillRegistry
 	if t.host.Config != nil {
-		regs = t.host.Config.SkillRegistries
+		regs = t.host.Config().SkillRegistries
 	}
 	if len(regs) == 0 {
 		return native.Text(`No skill registries configured. Add them to mcp.config.json as "skillRegistries": [{"name": "...", "baseUrl": "https://...", "index": "index.json"}].`), nil

@@ -79,6 +79,13 @@ func NewWithConfig(t testing.TB, dir, configPath string, env map[string]string) 
 // and cooldowns (nil means time.Now).
 func NewWithOptions(t testing.TB, dir, configPath string, env map[string]string, now func() time.Time) *Harness {
 	t.Helper()
+	return NewWithServerOptions(t, dir, configPath, env, func(o *server.Options) { o.Now = now })
+}
+
+// NewWithServerOptions is NewWithConfig with the server's options
+// adjusted by adjust (a clock, the file watcher) before it is built.
+func NewWithServerOptions(t testing.TB, dir, configPath string, env map[string]string, adjust func(*server.Options)) *Harness {
+	t.Helper()
 	vars := map[string]string{
 		"PATH":                     os.Getenv("PATH"),
 		"HOME":                     dir,
@@ -93,7 +100,11 @@ func NewWithOptions(t testing.TB, dir, configPath string, env map[string]string,
 	settings, _ := config.ReadSettings(config.NewEnv(vars), server.ShippedDefaults)
 	settings.ShutdownGrace = 500 * time.Millisecond
 	h := &Harness{t: t, Dir: dir, Stderr: &Buffer{}}
-	h.Server = server.New(server.Options{Settings: settings, Version: "test", Log: h.Stderr, Now: now})
+	opts := server.Options{Settings: settings, Version: "test", Log: h.Stderr}
+	if adjust != nil {
+		adjust(&opts)
+	}
+	h.Server = server.New(opts)
 	t.Cleanup(func() { _ = h.Server.Close() })
 	return h
 }
