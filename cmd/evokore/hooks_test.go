@@ -193,7 +193,9 @@ func TestHookSessionLifecycle(t *testing.T) {
 		return c.hook("purpose-gate", map[string]any{"session_id": sid, "hook_event_name": "UserPromptSubmit", "cwd": c.project, "prompt": text})
 	}
 	context := func(r hookResult) string {
-		var out struct{ HookSpecificOutput struct{ HookEventName, AdditionalContext string } }
+		var out struct {
+			HookSpecificOutput struct{ HookEventName, AdditionalContext string }
+		}
 		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &out) != nil || out.HookSpecificOutput.HookEventName != "UserPromptSubmit" {
 			t.Fatalf("not a UserPromptSubmit answer: %+v", r)
 		}
