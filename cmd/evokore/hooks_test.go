@@ -323,7 +323,8 @@ func TestHookPurposeRemindersAreDeduplicated(t *testing.T) {
 	reminders := 0
 	for i := range 12 {
 		text := "Write the migration guide for version two"
-		r := c.hook("purpose-gate", map[string]any{"session_id": "rem", "prompt": text + fmt.Sprint(i)})
+		// EVOKORE-MCP's payload names the prompt user_message.
+		r := c.hook("purpose-gate", map[string]any{"session_id": "rem", "user_message": text + fmt.Sprint(i)})
 		if strings.Contains(r.stdout, "Reminder") {
 			reminders++
 		}
@@ -394,6 +395,11 @@ func TestHookFailSafe(t *testing.T) {
 				t.Fatalf("%s with payload %.20q: %+v", h, payload, r)
 			}
 		}
+	}
+	// A hook name this version does not know (settings from another
+	// version) must not block either.
+	if r := c.hook("no-such-hook", bash("s", "ls")); r.code != 0 {
+		t.Fatalf("unknown hook: %+v", r)
 	}
 	var errs int
 	for _, l := range c.lines("logs/hooks.jsonl") {
