@@ -554,6 +554,10 @@ func TestHookAnalyticsNativesReadHookFiles(t *testing.T) {
 	for range 6 {
 		post("idle", "Grep", map[string]any{"pattern": "TODO"}, "", "")
 	}
+	// The working session says which project it is in.
+	if r := c.hook("purpose-gate", map[string]any{"session_id": "work", "cwd": c.project, "prompt": "hi"}); r.code != 0 {
+		t.Fatal(r)
+	}
 	cs := h.Connect(nil)
 
 	var rep struct {
@@ -572,6 +576,14 @@ func TestHookAnalyticsNativesReadHookFiles(t *testing.T) {
 	if rep.SessionsAnalyzed != 2 || rep.ToolFrequency["Read"].Total != 3 || rep.ToolFrequency["Bash"].Total != 4 || rep.ToolFrequency["Bash"].Errors != 1 ||
 		rep.ToolFrequency["Grep"].ConsecutiveRepeats != 5 || rep.Zero != 1 {
 		t.Fatalf("session_analyze_replay: %s", text)
+	}
+
+	var filtered struct {
+		SessionsAnalyzed int `json:"sessions_analyzed"`
+	}
+	text, _ = routertest.CallText(t, cs, "session_analyze_replay", map[string]any{"min_tool_calls": 1, "project_filter": filepath.Base(c.project)})
+	if json.Unmarshal([]byte(text), &filtered) != nil || filtered.SessionsAnalyzed != 1 {
+		t.Fatalf("project_filter on the project purpose-gate recorded: %s", text)
 	}
 
 	var work struct {
