@@ -243,11 +243,11 @@ func takeToken(args json.RawMessage) (string, json.RawMessage) {
 
 type rateLimitStage struct{ p *Policy }
 
-func (s rateLimitStage) Check(_ context.Context, c *router.Call) (*mcp.CallToolResult, error) {
+func (s rateLimitStage) Check(ctx context.Context, c *router.Call) (*mcp.CallToolResult, error) {
 	if c.Entry.Source != catalog.SourceProxy {
 		return nil, nil
 	}
-	return nil, s.p.Limits.Take(c.Entry.Server, c.Entry.Original)
+	return nil, s.p.Limits.TakeContext(ctx, c.Entry.Server, c.Entry.Original)
 }
 
 type cooldownStage struct{ p *Policy }
