@@ -171,7 +171,11 @@ func (s approvalStage) Check(ctx context.Context, c *router.Call) (*mcp.CallTool
 				return errorResult(DeniedApprovalText(c.Entry.Name, id)), nil
 			}
 		}
-		return errorResult(InterceptionText(c.Entry.Name, a.Mint(req))), nil
+		minted, err := a.MintChecked(req)
+		if err != nil {
+			return errorResult(err.Error()), nil
+		}
+		return errorResult(InterceptionText(c.Entry.Name, minted)), nil
 	case s.p.mode == ModeAuto && canElicit(c):
 		return elicitApproval(ctx, c, req)
 	}
