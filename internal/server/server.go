@@ -25,6 +25,8 @@ import (
 	"github.com/evokore/evokore/internal/proxy"
 	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/search"
+	"github.com/evokore/evokore/internal/sessionstore"
+	"github.com/evokore/evokore/internal/sharedstate"
 	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/stdio"
 )
@@ -275,6 +277,7 @@ func (s *Server) buildPolicy(perms *config.Permissions, failClosed bool, binders
 		ApprovalMode: mode,
 		Binders:      binders,
 	})
+	s.shareState(p)
 	s.role = opts.Settings.Role
 	if s.role == "" {
 		s.role = perms.ActiveRole
@@ -290,6 +293,29 @@ func (s *Server) buildPolicy(perms *config.Permissions, failClosed bool, binders
 		s.problems = append(s.problems, "permissions.yml could not be read; tools no shipped rule names are denied until it is fixed")
 	}
 	return p
+}
+
+// shareState moves the rate limits and approvals into Redis when
+// EVOKORE_SESSION_STORE=redis, so every replica enforces the same ones. A
+// Redis that does not answer leaves them failing closed, not local.
+func (s *Server) shareState(p *policy.Policy) {
+	if sessionstore.Kind(s.opts.Settings) != sessionstore.KindRedis {
+		return
+	}
+	sh, err := sharedstate.Open(context.Background(), s.opts.Settings)
+	if err == nil {
+		if err = sh.Attach(p, s.config.Servers); err != nil {
+			_ = sh.Close()
+		}
+	}
+	if err != nil {
+		msg := fmt.Sprintf("shared state unavailable, so rate-limited and approval-gated calls are refused: %v", err)
+		s.log.Info("[EVOKORE] " + msg)
+		s.problems = append(s.problems, msg)
+		sharedstate.AttachUnavailable(p, s.config.Servers, err)
+		return
+	}
+	s.closers = append(s.closers, func() { _ = sh.Close() })
 }
 
 func (s *Server) openPins() *policy.Pins {

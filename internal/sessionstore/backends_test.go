@@ -25,7 +25,7 @@ func settings(t *testing.T, vars map[string]string) config.Settings {
 func open(t *testing.T, vars map[string]string) (sessionstore.Store, config.Settings) {
 	t.Helper()
 	s := settings(t, vars)
-	st, err := sessionstore.Open(context.Background(), s)
+	st, err := sessionstore.Open(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestRedisStoreExpiresIdleSessions(t *testing.T) {
 	url := testutil.RedisServer(t)
 	s := settings(t, map[string]string{"EVOKORE_SESSION_STORE": "redis", "EVOKORE_REDIS_URL": url, "EVOKORE_REDIS_KEY_PREFIX": "t1:"})
 	s.SessionTTL = 300 * time.Millisecond
-	st, err := sessionstore.Open(context.Background(), s)
+	st, err := sessionstore.Open(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestOpenRefusesUnknownKindsAndDeadRedis(t *testing.T) {
 		{"EVOKORE_SESSION_STORE": "redis", "EVOKORE_REDIS_URL": "redis://127.0.0.1:1/0"},
 		{"EVOKORE_SESSION_STORE": "redis", "EVOKORE_REDIS_URL": "http://nope"},
 	} {
-		if st, err := sessionstore.Open(context.Background(), settings(t, vars)); err == nil {
+		if st, err := sessionstore.Open(settings(t, vars)); err == nil {
 			st.Close()
 			t.Errorf("Open(%v) succeeded", vars)
 		}

@@ -47,7 +47,7 @@ func RedisSettings(s config.Settings) (url, prefix string) {
 // default, one replica), file (EVOKORE_HOME/session-store) or redis. An
 // unknown kind, or a Redis that does not answer, is an error: a replica
 // must not quietly fall back to keeping sessions to itself.
-func Open(ctx context.Context, s config.Settings) (Store, error) {
+func Open(s config.Settings) (Store, error) {
 	switch k := Kind(s); k {
 	case KindMemory:
 		return NewMemory(s.SessionTTL), nil
@@ -55,7 +55,7 @@ func Open(ctx context.Context, s config.Settings) (Store, error) {
 		return NewFile(filepath.Join(s.Home, "session-store"), s.SessionTTL), nil
 	case KindRedis:
 		url, prefix := RedisSettings(s)
-		c, err := DialRedis(ctx, url)
+		c, err := DialRedis(context.Background(), url)
 		if err != nil {
 			return nil, err
 		}
