@@ -23,7 +23,7 @@ import (
 
 // replicas opens n independent connections to one Redis, as n evokore
 // processes would: each its own client, the same prefix.
-func replicas(t *testing.T, n int, extra map[string]string) []*sharedstate.Shared {
+func replicas(t testing.TB, n int, extra map[string]string) []*sharedstate.Shared {
 	t.Helper()
 	url := testutil.RedisServer(t)
 	vars := map[string]string{"EVOKORE_SESSION_STORE": "redis", "EVOKORE_REDIS_URL": url, "EVOKORE_REDIS_KEY_PREFIX": "test:", "EVOKORE_HOME": t.TempDir()}
@@ -291,3 +291,5 @@ func TestRedisDownFailsClosed(t *testing.T) {
 		t.Fatal("a token minted with Redis down")
 	}
 }
+
+func replicasB(b *testing.B) *sharedstate.Shared { return replicas(b, 1, nil)[0] }
