@@ -25,9 +25,9 @@ import (
 	"github.com/evokore/evokore/internal/proxy"
 	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/search"
+	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/sessionstore"
 	"github.com/evokore/evokore/internal/sharedstate"
-	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/stdio"
 )
 
