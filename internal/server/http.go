@@ -162,10 +162,13 @@ type httpSessions struct {
 	resuming sync.Mutex
 }
 
+// add registers a view bound to its session and saves its first record
+// (the initialize parameters follow with the initialized notification).
 func (h *httpSessions) add(v *view) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	h.live[v.sess.ID] = v
+	h.mu.Unlock()
+	h.save(context.Background(), v)
 }
 
 func (h *httpSessions) remove(v *view) {
