@@ -213,3 +213,12 @@ func reason(err error) string {
 	}
 	return "token rejected"
 }
+
+// DenyAll refuses every request: what an unusable authentication
+// setting falls back to, never to no authentication.
+type DenyAll struct{}
+
+// Authenticate implements Authenticator.
+func (DenyAll) Authenticate(*http.Request) (Principal, error) {
+	return Principal{}, errors.New("authentication is misconfigured on this server")
+}
