@@ -33,7 +33,7 @@ var listening = regexp.MustCompile(`streamable HTTP at http://([0-9.:\[\]]+)/mcp
 
 // httpRouter starts `evokore serve --http 127.0.0.1:0` with a fixture
 // child and env, and returns its base URL and process.
-func httpRouter(t *testing.T, env ...string) (string, *exec.Cmd, *routertest.Buffer) {
+func httpRouter(t testing.TB, env ...string) (string, *exec.Cmd, *routertest.Buffer) {
 	t.Helper()
 	dir := t.TempDir()
 	testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{"fx": map[string]any{"command": testutil.FixtureServer(t)}}})
@@ -83,7 +83,7 @@ func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(req)
 }
 
-func connectWith(t *testing.T, endpoint, token string, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
+func connectWith(t testing.TB, endpoint, token string, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "http-test", Version: "1"}, opts)
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: bearer{token: token}}}, nil)
