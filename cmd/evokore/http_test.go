@@ -173,7 +173,9 @@ func TestServeHTTPStaticTokenRoutesAndRebindingChecks(t *testing.T) {
 	if names := routertest.ToolNames(t, cs); len(names) == 0 {
 		t.Errorf("no tools")
 	}
-	if code, _, body := do(t, "GET", base+"/metrics", "first-token", map[string]string{"Origin": "http://localhost:9999"}, ""); code != 200 || !strings.Contains(body, "evokore_sessions 1") {
+	routertest.Call(t, cs, "proxy_server_status", map[string]any{})
+	if code, _, body := do(t, "GET", base+"/metrics", "first-token", map[string]string{"Origin": "http://localhost:9999"}, ""); code != 200 || !strings.Contains(body, "evokore_sessions 1") ||
+		!strings.Contains(body, `evokore_tool_calls_total{outcome="ok",server="",tool="proxy_server_status"} 1`) {
 		t.Errorf("/metrics: %d\n%s", code, body)
 	}
 }
