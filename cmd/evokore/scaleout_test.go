@@ -226,6 +226,7 @@ http {
       proxy_pass http://evokore;
       proxy_http_version 1.1;
       proxy_set_header Connection "";
+      proxy_set_header Host $http_host;
       proxy_buffering off;
       proxy_next_upstream off;
     }
