@@ -74,7 +74,9 @@ func TestScaleOutThreeReplicasBehindAProxy(t *testing.T) {
 	}
 	// A router boots its children when its first session connects: open
 	// (and end) one on each replica directly, then wait until each says
-	// its three children are up.
+	// its three children are up. (Without this, a call that resumes the
+	// session on a replica that has never served one is not answered; see
+	// the scaleout report.)
 	for _, r := range replicas {
 		warm, err := mcp.NewClient(&mcp.Implementation{Name: "warm", Version: "1"}, nil).Connect(context.Background(),
 			&mcp.StreamableClientTransport{Endpoint: "http://" + r.addr + "/mcp", DisableStandaloneSSE: true}, nil)
