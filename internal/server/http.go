@@ -56,7 +56,9 @@ type HTTPOptions struct {
 	// Refresh re-reads, on every request, the record of a session this
 	// process serves: needed when replicas share the store, so that an
 	// activation made through another replica is seen, and a session
-	// deleted through another replica ends here too.
+	// deleted through another replica ends here too. Without it the
+	// store is taken to be this process's alone: a session closed here
+	// (idle, DELETE) is deleted from it.
 	Refresh bool
 	// SDK are the streamable handler's options; SessionTimeout defaults
 	// to the session TTL.
@@ -171,11 +173,19 @@ func (h *httpSessions) add(v *view) {
 	h.save(context.Background(), v)
 }
 
+// remove forgets a view whose session closed (idle, DELETE, shutdown).
+// A store this process alone uses forgets it too, or records no one
+// will ask for again would pile up; a shared store keeps it for the other
+// replicas, and lets it expire.
 func (h *httpSessions) remove(v *view) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.live[v.sess.ID] == v {
+	gone := h.live[v.sess.ID] == v
+	if gone {
 		delete(h.live, v.sess.ID)
+	}
+	h.mu.Unlock()
+	if gone && !h.opts.Refresh && !h.srv.isClosing() {
+		h.delete(context.Background(), v.sess.ID)
 	}
 }
 
