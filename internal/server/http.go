@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -212,6 +213,12 @@ func (h *httpSessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer h.postDone()
 	}
 	sid := r.Header.Get(sessionHeader)
+	if sid == "" && r.Method != http.MethodPost {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"error":"New sessions must be initialized with a POST request"}`+"\n")
+		return
+	}
 	if sid == "" {
 		ctx := context.WithValue(r.Context(), newViewKey{}, &newViewSlot{})
 		h.sdk.ServeHTTP(w, r.WithContext(ctx))
