@@ -204,6 +204,15 @@ func (s *Session) Activations() []string {
 func (s *Session) SetActivations(names []string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	limit := s.MaxActive
+	if limit <= 0 {
+		limit = DefaultMaxActive
+	}
+	if len(names) > limit {
+		// A record is not trusted to hold more than a session may: the
+		// most recent ones stay, as Activate would have kept them.
+		names = names[len(names)-limit:]
+	}
 	same := len(names) == len(s.active)
 	for _, n := range names {
 		if _, ok := s.active[n]; !ok {
