@@ -420,6 +420,9 @@ func (a *Approvals) persistLocked() {
 // PendingCount counts the live approvals still waiting for a decision
 // (for the metrics gauge); it reads no file.
 func (a *Approvals) PendingCount() int {
+	if a.shared != nil {
+		return a.pendingShared()
+	}
 	now := a.now()
 	a.mu.Lock()
 	defer a.mu.Unlock()

@@ -140,6 +140,24 @@ func (a *Approvals) revokeShared(tool string) {
 	_ = a.shared.RevokeTool(ctx, tool)
 }
 
+// pendingShared counts the approvals every replica holds for an
+// operator; an unreachable store counts none.
+func (a *Approvals) pendingShared() int {
+	ctx, cancel := sharedCtx()
+	defer cancel()
+	recs, err := a.shared.List(ctx)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, r := range recs {
+		if r.State == StatePending {
+			n++
+		}
+	}
+	return n
+}
+
 func sharedError(err error) error {
 	return errors.New("approvals cannot be checked (shared store unavailable: " + err.Error() + "); nothing approval-gated runs until it answers")
 }

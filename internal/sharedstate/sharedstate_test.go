@@ -201,6 +201,9 @@ func TestOperatorApprovalsAreVisibleAndDecidedAcrossReplicas(t *testing.T) {
 		t.Fatalf("the same call held twice: %s and %s", out.ID, again.ID)
 	}
 	denyMe, _ := reps[1].Ask(policy.Request{Session: "sess", Tool: "s_write", Binding: b2})
+	if n := reps[0].PendingCount(); n != 2 {
+		t.Fatalf("replica 1 counts %d pending approvals, want the 2 held across replicas", n)
+	}
 	list, err := policy.ListShared(ctx, sh[1].Approvals)
 	if err != nil || len(list) != 2 || list[0].ID != out.ID || list[0].Arguments != `{"n":1}` {
 		t.Fatalf("ListShared = %+v, %v", list, err)
