@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -8,8 +10,51 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/policy"
+	"github.com/evokore/evokore/internal/sharedstate"
 )
+
+// listApprovals reads the approvals of the running routers: the shared
+// ones in Redis when EVOKORE_SESSION_STORE=redis, else EVOKORE_HOME's.
+func listApprovals(ctx context.Context, s config.Settings) ([]policy.PendingApproval, error) {
+	sh, err := sharedstate.Open(contextOr(ctx), s)
+	if err != nil || sh == nil {
+		if err != nil {
+			return nil, err
+		}
+		return policy.ListPending(s.Home, time.Now())
+	}
+	defer sh.Close()
+	return policy.ListShared(contextOr(ctx), sh.Approvals)
+}
+
+// decideApproval records an operator's verdict where the routers look.
+func decideApproval(ctx context.Context, s config.Settings, id, verdict string) error {
+	sh, err := sharedstate.Open(contextOr(ctx), s)
+	if err != nil {
+		return err
+	}
+	if sh == nil {
+		return policy.Decide(s.Home, id, verdict, time.Now())
+	}
+	defer sh.Close()
+	err = sh.Approvals.Decide(contextOr(ctx), id, verdict)
+	if errors.Is(err, policy.ErrNoApproval) {
+		return fmt.Errorf("no pending approval %q (see 'evokore approvals list')", id)
+	}
+	if errors.Is(err, policy.ErrApprovalDenied) {
+		return fmt.Errorf("approval %s was denied; it cannot be approved", id)
+	}
+	return err
+}
+
+func contextOr(ctx context.Context) context.Context {
+	if ctx == nil {
+		return context.Background()
+	}
+	return ctx
+}
 
 func newApprovals(p *paths) *cobra.Command {
 	cmd := &cobra.Command{
@@ -29,7 +74,7 @@ when the model retries it, 'approvals deny ID' makes sure it never runs.`,
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, _ := p.servingSettings()
-			pending, err := policy.ListPending(s.Home, time.Now())
+			pending, err := listApprovals(cmd.Context(), s)
 			if err != nil {
 				return &exitError{1, err}
 			}
@@ -61,7 +106,7 @@ when the model retries it, 'approvals deny ID' makes sure it never runs.`,
 			RunE: func(cmd *cobra.Command, args []string) error {
 				s, _ := p.servingSettings()
 				id := strings.TrimSpace(args[0])
-				if err := policy.Decide(s.Home, id, verdict, time.Now()); err != nil {
+				if err := decideApproval(cmd.Context(), s, id, verdict); err != nil {
 					return &exitError{1, err}
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s approval %s.\n", done, id)

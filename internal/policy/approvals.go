@@ -103,6 +103,8 @@ type Approvals struct {
 	byBinding map[string]*approval
 	order     []*approval // oldest first
 	decisions decisionLog
+	// shared, when set, holds the approvals instead (see Share).
+	shared ApprovalBackend
 }
 
 type approval struct {
@@ -181,6 +183,9 @@ type Outcome struct {
 // operator denied it, else StatePending. An unreadable decisions file is
 // an error: nothing is approved while it is.
 func (a *Approvals) Ask(r Request) (Outcome, error) {
+	if a.shared != nil {
+		return a.askShared(r)
+	}
 	if err := a.sync(); err != nil {
 		return Outcome{}, err
 	}
@@ -222,6 +227,9 @@ func (a *Approvals) removeLocked(ap *approval) {
 // Consume uses up an approved approval; false means it was already used,
 // revoked or denied meanwhile, and the call must not run.
 func (a *Approvals) Consume(id string) bool {
+	if a.shared != nil {
+		return a.consumeShared(id)
+	}
 	if err := a.sync(); err != nil {
 		return false
 	}
@@ -238,6 +246,20 @@ func (a *Approvals) Consume(id string) bool {
 
 // Mint files a token-mode approval for r and returns its token.
 func (a *Approvals) Mint(r Request) string {
+	token, _ := a.MintChecked(r)
+	return token
+}
+
+// MintChecked is Mint that reports a shared backend's failure: the token
+// it would return could never be redeemed.
+func (a *Approvals) MintChecked(r Request) (string, error) {
+	if a.shared != nil {
+		return a.mintShared(r)
+	}
+	return a.mintLocal(r), nil
+}
+
+func (a *Approvals) mintLocal(r Request) string {
 	now := a.now()
 	id := randomHex(idBytes)
 	expires := now.Add(a.ttl)
@@ -270,6 +292,9 @@ func (a *Approvals) Redeem(binding, token string) (string, string, error) {
 	if err != nil {
 		return "", "", nil
 	}
+	if a.shared != nil {
+		return a.redeemShared(binding, raw)
+	}
 	if err := a.sync(); err != nil {
 		return "", "", err
 	}
@@ -288,6 +313,10 @@ func (a *Approvals) Redeem(binding, token string) (string, string, error) {
 // RevokeTool kills every outstanding approval for a tool (its definition
 // changed).
 func (a *Approvals) RevokeTool(tool string) {
+	if a.shared != nil {
+		a.revokeShared(tool)
+		return
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	changed := false
@@ -304,7 +333,7 @@ func (a *Approvals) RevokeTool(tool string) {
 
 // Close removes this router's pending file: its approvals die with it.
 func (a *Approvals) Close() {
-	if a.dir != "" {
+	if a.dir != "" && a.shared == nil {
 		_ = os.Remove(a.pendingPath())
 	}
 }
@@ -386,4 +415,22 @@ func (a *Approvals) persistLocked() {
 	// a view for operators, the state is in memory. It is bounded by
 	// MaxPending, so writing it stays cheap however many calls pile up.
 	_ = statefile.WriteJSON(a.pendingPath(), f, 0o600)
+}
+
+// PendingCount counts the live approvals still waiting for a decision
+// (for the metrics gauge); it reads no file.
+func (a *Approvals) PendingCount() int {
+	if a.shared != nil {
+		return a.pendingShared()
+	}
+	now := a.now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := 0
+	for _, ap := range a.order {
+		if ap.state == StatePending && now.Before(ap.expires) {
+			n++
+		}
+	}
+	return n
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"context"
 	"math"
 	"time"
 
@@ -17,6 +18,45 @@ type Limits struct {
 	now     func() time.Time
 	servers map[string]*rate.Limiter
 	tools   map[string]*rate.Limiter // "<server>/<child tool>"
+	// shared, when set, holds the buckets instead of this process (see
+	// RateBackend); rates are then the buckets' shapes by key.
+	shared RateBackend
+	rates  map[string]config.Rate
+}
+
+// Bucket is one token bucket a call spends from.
+type Bucket struct {
+	// Key is "<server>" or "<server>/<child tool>".
+	Key  string
+	Rate config.Rate
+}
+
+// RateBackend keeps the buckets somewhere other than this process, so a
+// limit holds across every replica that shares it (scale-out on Redis).
+// The local token buckets stay the default.
+type RateBackend interface {
+	// Take spends one token of every bucket, all or none. When a bucket
+	// is empty it spends nothing and returns that bucket's index and how
+	// long until it holds a token. An error (the backend unreachable)
+	// refuses the call: a limit that cannot be checked is not skipped.
+	Take(ctx context.Context, buckets []Bucket) (refused int, retry time.Duration, err error)
+}
+
+// Share moves the buckets into backend; the local ones are no longer
+// used. Called once, before the first call.
+func (l *Limits) Share(backend RateBackend, servers []config.Server) {
+	l.shared = backend
+	l.rates = map[string]config.Rate{}
+	for _, s := range servers {
+		if r := s.RateLimit.ServerRate(); r.Burst > 0 {
+			l.rates[s.ID] = r
+		}
+		for tool, r := range s.RateLimit.ToolRates() {
+			if r.Burst > 0 {
+				l.rates[s.ID+"/"+tool] = r
+			}
+		}
+	}
 }
 
 // NewLimits builds the buckets from the servers' rateLimit blocks. Buckets
@@ -66,6 +106,15 @@ func limiter(r config.Rate, now time.Time) *rate.Limiter {
 // either is empty nothing is spent (a tool token taken before the server
 // rejects is given back) and the error says when to retry.
 func (l *Limits) Take(server, tool string) error {
+	return l.TakeContext(context.Background(), server, tool)
+}
+
+// TakeContext is Take with the call's context, which a shared backend's
+// round trip honours.
+func (l *Limits) TakeContext(ctx context.Context, server, tool string) error {
+	if l.shared != nil {
+		return l.takeShared(ctx, server, tool)
+	}
 	now := l.now()
 	var tr *rate.Reservation
 	if tl := l.tools[server+"/"+tool]; tl != nil {
@@ -86,6 +135,30 @@ func (l *Limits) Take(server, tool string) error {
 		}
 	}
 	return nil
+}
+
+func (l *Limits) takeShared(ctx context.Context, server, tool string) error {
+	var buckets []Bucket
+	if r, ok := l.rates[server+"/"+tool]; ok {
+		buckets = append(buckets, Bucket{Key: server + "/" + tool, Rate: r})
+	}
+	if r, ok := l.rates[server]; ok {
+		buckets = append(buckets, Bucket{Key: server, Rate: r})
+	}
+	if len(buckets) == 0 {
+		return nil
+	}
+	refused, retry, err := l.shared.Take(ctx, buckets)
+	switch {
+	case err != nil:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: RateLimitUnavailableText(server, err)}
+	case refused < 0:
+		return nil
+	case buckets[refused].Key == server:
+		return rejected(ServerRateLimitText(server, seconds(retry)))
+	default:
+		return rejected(ToolRateLimitText(server, tool, seconds(retry)))
+	}
 }
 
 func seconds(d time.Duration) int { return max(1, int(math.Ceil(d.Seconds()))) }

@@ -29,6 +29,12 @@ func ServerRateLimitText(server string, retrySeconds int) string {
 	return fmt.Sprintf("Rate limit exceeded for server '%s'. Retry after %ds.", server, retrySeconds)
 }
 
+// RateLimitUnavailableText refuses a call whose shared rate limit cannot
+// be checked (the store replicas share is unreachable): fail closed.
+func RateLimitUnavailableText(server string, err error) string {
+	return fmt.Sprintf("Rate limit for server '%s' cannot be checked (shared store unavailable: %v). Retry later.", server, err)
+}
+
 // CooldownText refuses a call that failed moments ago with the same
 // arguments.
 func CooldownText(tool string, waitSeconds int) string {

@@ -53,6 +53,8 @@ type Policy struct {
 	binders   map[string]func(args json.RawMessage) (string, error)
 	now       func() time.Time
 	rules     atomic.Pointer[Rules]
+	// sharedLimits, when set, holds every rules' buckets (scale-out).
+	sharedLimits RateBackend
 }
 
 // Rules are the policy's reloadable part. They never change once built.
@@ -82,7 +84,19 @@ func New(o Options) *Policy {
 // reload never refills a budget.
 func (p *Policy) Reload(o Options) {
 	o.Now = p.now
-	p.rules.Store(newRules(o, p.rules.Load().Limits))
+	r := newRules(o, p.rules.Load().Limits)
+	if p.sharedLimits != nil {
+		r.Limits.Share(p.sharedLimits, o.Servers)
+	}
+	p.rules.Store(r)
+}
+
+// ShareLimits moves the rate-limit buckets into backend, for the rules in
+// force and for every later reload's: a limit then holds across every
+// replica sharing the backend. Called once, before the first call.
+func (p *Policy) ShareLimits(backend RateBackend, servers []config.Server) {
+	p.sharedLimits = backend
+	p.rules.Load().Limits.Share(backend, servers)
 }
 
 // Rules returns the rules in force.
@@ -206,7 +220,11 @@ func (s approvalStage) Check(ctx context.Context, c *router.Call) (*mcp.CallTool
 				return errorResult(DeniedApprovalText(c.Entry.Name, id)), nil
 			}
 		}
-		return errorResult(InterceptionText(c.Entry.Name, a.Mint(req))), nil
+		minted, err := a.MintChecked(req)
+		if err != nil {
+			return errorResult(err.Error()), nil
+		}
+		return errorResult(InterceptionText(c.Entry.Name, minted)), nil
 	case mode == ModeAuto && canElicit(c):
 		return elicitApproval(ctx, c, req)
 	}
@@ -278,11 +296,11 @@ func takeToken(args json.RawMessage) (string, json.RawMessage) {
 
 type rateLimitStage struct{ p *Policy }
 
-func (s rateLimitStage) Check(_ context.Context, c *router.Call) (*mcp.CallToolResult, error) {
+func (s rateLimitStage) Check(ctx context.Context, c *router.Call) (*mcp.CallToolResult, error) {
 	if c.Entry.Source != catalog.SourceProxy {
 		return nil, nil
 	}
-	return nil, s.p.Rules().Limits.Take(c.Entry.Server, c.Entry.Original)
+	return nil, s.p.Rules().Limits.TakeContext(ctx, c.Entry.Server, c.Entry.Original)
 }
 
 type cooldownStage struct{ p *Policy }

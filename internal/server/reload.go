@@ -190,6 +190,9 @@ func (s *Server) ReloadStatus() ReloadStatus {
 // resource and the HTTP health details show them.
 func (s *Server) Problems() []string {
 	out := append([]string(nil), s.gen.Load().problems...)
+	if s.sharedProblem != "" {
+		out = append(out, s.sharedProblem)
+	}
 	if r := s.refused.Load(); r != nil {
 		for _, e := range r.Errors {
 			out = append(out, "reload refused, the previous configuration keeps serving: "+e)

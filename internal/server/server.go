@@ -26,6 +26,8 @@ import (
 	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/search"
 	"github.com/evokore/evokore/internal/session"
+	"github.com/evokore/evokore/internal/sessionstore"
+	"github.com/evokore/evokore/internal/sharedstate"
 	"github.com/evokore/evokore/internal/stdio"
 )
 
@@ -49,6 +51,13 @@ type Options struct {
 	// the trust record as it is then); nil keeps Settings as they are.
 	// It returns what to say on stderr.
 	Settle func(config.Settings) (config.Settings, []string)
+	// Observers see every dispatched call after the router's own
+	// (metrics).
+	Observers []router.Observer
+	// StageHook, when set, wraps the policy stages that turn calls away
+	// for load ("rate_limit", "cooldown"), so their refusals can be
+	// counted without the call path knowing.
+	StageHook func(name string, st router.Stage) router.Stage
 }
 
 // ErrServerClosed is returned by Connect after Shutdown began.
@@ -83,6 +92,9 @@ type Server struct {
 	// since the last one that succeeded, nil when none.
 	reloadMu sync.Mutex
 	refused  atomic.Pointer[ReloadStatus]
+	// sharedProblem is why the shared (Redis) state could not be reached
+	// at start; it stays until a restart.
+	sharedProblem string
 
 	// Schema-deferred listing: armed by the first deferred listing,
 	// satisfied by any describe_tool call, given up on by the fallback.
@@ -157,6 +169,7 @@ func New(opts Options) *Server {
 	po := s.policyOptions(g, failClosed)
 	po.Binders = contrib.Binders
 	s.policy = policy.New(po)
+	s.shareState(s.policy, g.config.Servers)
 	s.closers = append(s.closers, s.policy.Approvals.Close)
 	s.settle(g, s.policy.Rules().RBAC, failClosed)
 	g.profile = s.resolveProfile(g)
@@ -191,7 +204,7 @@ func New(opts Options) *Server {
 		Plugins:    contrib.Plugins,
 		Stages:     s.stages(),
 		Middleware: s.middleware(),
-		Observers:  append(contrib.Observers, s.policy.Observers()...),
+		Observers:  append(append(contrib.Observers, s.policy.Observers()...), opts.Observers...),
 	})
 
 	if opts.Watch {
@@ -208,13 +221,17 @@ func New(opts Options) *Server {
 // is valid and allowed.
 func (s *Server) stages() []router.Stage {
 	p := s.policy.Stages()
+	hook := s.opts.StageHook
+	if hook == nil {
+		hook = func(_ string, st router.Stage) router.Stage { return st }
+	}
 	return []router.Stage{
 		router.Quarantine,
 		p.Permission,
 		router.Validate,
 		p.Approval,
-		p.RateLimit,
-		p.Cooldown,
+		hook("rate_limit", p.RateLimit),
+		hook("cooldown", p.Cooldown),
 	}
 }
 
@@ -320,6 +337,29 @@ func (s *Server) resolveProfile(g *generation) catalog.Resolution {
 		s.log.Info(fmt.Sprintf("[EVOKORE] %s", r.Warning))
 	}
 	return r
+}
+
+// shareState moves the rate limits and approvals into Redis when
+// EVOKORE_SESSION_STORE=redis, so every replica enforces the same ones. A
+// Redis that does not answer leaves them failing closed, not local.
+func (s *Server) shareState(p *policy.Policy, servers []config.Server) {
+	if sessionstore.Kind(s.opts.Settings) != sessionstore.KindRedis {
+		return
+	}
+	sh, err := sharedstate.Open(context.Background(), s.opts.Settings)
+	if err == nil {
+		if err = sh.Attach(p, servers); err != nil {
+			_ = sh.Close()
+		}
+	}
+	if err != nil {
+		msg := fmt.Sprintf("shared state unavailable, so rate-limited and approval-gated calls are refused: %v", err)
+		s.log.Info("[EVOKORE] " + msg)
+		s.sharedProblem = msg
+		sharedstate.AttachUnavailable(p, servers, err)
+		return
+	}
+	s.closers = append(s.closers, func() { _ = sh.Close() })
 }
 
 func (s *Server) openPins() *policy.Pins {
@@ -550,6 +590,9 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 	}
 	return nil
 }
+
+// PendingApprovals counts the approvals waiting for a decision.
+func (s *Server) PendingApprovals() int { return s.policy.Approvals.PendingCount() }
 
 // OpenCalls reports how many calls are in flight to a child server.
 func (s *Server) OpenCalls(server string) int { return s.proxy.OpenCalls(server) }
