@@ -165,13 +165,12 @@ type httpSessions struct {
 	resuming sync.Mutex
 }
 
-// add registers a view bound to its session and saves its first record
-// (the initialize parameters follow with the initialized notification).
+// add registers a view bound to its session; its record is saved when
+// its initialize is answered.
 func (h *httpSessions) add(v *view) {
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	h.live[v.sess.ID] = v
-	h.mu.Unlock()
-	h.save(context.Background(), v)
 }
 
 // remove forgets a view whose session closed (idle, DELETE, shutdown).

@@ -76,15 +76,12 @@ func (s *Server) newView(so SessionOptions) *view {
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 			Logging:   &mcp.LoggingCapabilities{},
 		},
-		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
+		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
 			var caps *mcp.ClientCapabilities
 			if ip := req.Session.InitializeParams(); ip != nil {
 				caps = ip.Capabilities
 			}
 			s.proxy.Start(caps)
-			if v.http != nil {
-				v.http.save(ctx, v)
-			}
 		},
 		GetSessionID: func() string {
 			if v.pinnedID != "" {
@@ -132,10 +129,25 @@ func (v *view) close() {
 
 func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "server/discover" {
+			// A streamable HTTP client asks this on a throwaway session
+			// before it initialises: it is no session of the router's.
+			return next(ctx, method, req)
+		}
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && !v.bind(ss) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "evokore is shutting down"}
 		}
 		v.sess.Touch()
+		if method == "initialize" && v.http != nil {
+			// Saved once the client's parameters are known and before the
+			// answer leaves, so the session's next request finds it on
+			// any replica.
+			res, err := next(ctx, method, req)
+			if err == nil {
+				v.http.save(ctx, v)
+			}
+			return res, err
+		}
 		switch method {
 		case "tools/list":
 			return v.listTools(req.(*mcp.ListToolsRequest)), nil
