@@ -333,6 +333,10 @@ func (h *httpSessions) resume(r *http.Request, rec sessionstore.Record) (*view, 
 	if h.lookup(rec.ID) != v {
 		return nil, errors.New("the resumed session did not bind")
 	}
+	// The SDK runs the replayed notification's handler on its own time;
+	// a replica whose first contact is a resumed session must not wait
+	// for it to boot its children (idempotent when they are booting).
+	h.srv.proxy.Start(ip.Capabilities)
 	return v, nil
 }
 

@@ -40,6 +40,15 @@ roles:
 // served over HTTP with identities taken from test headers.
 func httpRouter(t *testing.T, store sessionstore.Store, refresh bool) (*routertest.Harness, http.Handler) {
 	t.Helper()
+	h, handler := coldHTTPRouter(t, store, refresh)
+	h.Server.StartChildren(nil)
+	return h, handler
+}
+
+// coldHTTPRouter is a router as `serve --http` starts it: its children
+// boot when its first session initializes.
+func coldHTTPRouter(t *testing.T, store sessionstore.Store, refresh bool) (*routertest.Harness, http.Handler) {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{"fx": routertest.Fixture(t, "-extra", "20")}})
 	testutil.WriteFile(t, dir, "permissions.yml", twoRoles)
@@ -47,7 +56,6 @@ func httpRouter(t *testing.T, store sessionstore.Store, refresh bool) (*routerte
 	handler := h.Server.HTTPSessions(server.HTTPOptions{Store: store, Refresh: refresh, Identify: func(r *http.Request) server.SessionOptions {
 		return server.SessionOptions{Role: r.Header.Get("X-Test-Role"), Identity: session.Identity{Tenant: r.Header.Get("X-Test-Tenant")}}
 	}})
-	h.Server.StartChildren(nil)
 	return h, handler
 }
 
@@ -319,5 +327,23 @@ func TestHTTPConcurrentRequestsResumeASessionOnce(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("router B serves session %s %d times", sid, n)
+	}
+}
+
+// A replica whose first contact is a resumed session's call boots its
+// children for it and answers the call.
+func TestHTTPResumeOnAColdRouterBootsItsChildren(t *testing.T) {
+	store := sessionstore.NewMemory(time.Minute)
+	a, handlerA := httpRouter(t, store, true)
+	a.Booted()
+	_, handlerB := coldHTTPRouter(t, store, true)
+	sw := &switcher{}
+	sw.to(handlerA)
+	ts := httptest.NewServer(sw)
+	t.Cleanup(ts.Close)
+	c := connectHTTP(t, ts.URL, map[string]string{"X-Test-Role": "beta", "X-Test-Tenant": "acme"})
+	sw.to(handlerB)
+	if text := routertest.Text(routertest.Call(t, c.cs, generated(3), map[string]any{"message": "m"})); text != "generated_0003 ok" {
+		t.Errorf("first call on the cold router: %q", text)
 	}
 }
