@@ -146,7 +146,11 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 		if spec.URL == "" {
 			return errFatal{fmt.Errorf("HTTP server '%s' requires a 'url' field", spec.ID)}
 		}
-		transport = &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: httpClient(spec.Headers)}
+		if spec.Transport == config.TransportSSE {
+			transport = &mcp.SSEClientTransport{Endpoint: spec.URL, HTTPClient: httpClient(spec.Headers)}
+		} else {
+			transport = &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: httpClient(spec.Headers)}
+		}
 	} else {
 		if spec.Command == "" {
 			return errFatal{errors.New(MsgNoCommand(spec.ID))}

@@ -58,12 +58,14 @@ func (s *Supervisor) Resolve(ctx context.Context, name string) (*catalog.Entry, 
 }
 
 // owner is the configured server whose tool-name prefix name carries; the
-// longest id wins, so "git_hub_x" belongs to "git_hub" over "git".
+// longest prefix wins, so "git_hub_x" belongs to "git_hub" over "git". A
+// server without a prefix owns no name it has not listed.
 func (s *Supervisor) owner(name string) *child {
 	var best *child
 	for _, c := range s.children {
-		if strings.HasPrefix(name, c.spec.ID+"_") && len(name) > len(c.spec.ID)+1 {
-			if best == nil || len(c.spec.ID) > len(best.spec.ID) {
+		p := c.spec.NamePrefix()
+		if p != "" && strings.HasPrefix(name, p) && len(name) > len(p) {
+			if best == nil || len(p) > len(best.spec.NamePrefix()) {
 				best = c
 			}
 		}

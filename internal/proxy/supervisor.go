@@ -233,7 +233,7 @@ func (s *Supervisor) register(c *child, tools []*mcp.Tool, announce bool) {
 				s.logf("[EVOKORE] %s", problem)
 			}
 		}
-		entries = catalog.ProxyEntries(c.spec.ID, tools, quarantine)
+		entries = catalog.PrefixedEntries(c.spec.ID, c.spec.NamePrefix(), tools, quarantine)
 		for _, e := range entries {
 			if e.Quarantine != "" && announce {
 				s.logf("[EVOKORE] %s", e.Quarantine)
