@@ -112,6 +112,7 @@ func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone
 			c.sup.logf("%s", c.redact.Replace(MsgChildExited(c.spec.ID, err)))
 			c.fail(fmt.Errorf("exited: %v", err), false)
 			c.sup.register(c, nil, false)
+			c.sup.setContent(c.spec.ID, nil)
 			if time.Since(started) > stableAfter {
 				attempt = 0
 			}
@@ -137,7 +138,9 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 		return errFatal{err}
 	}
 	timeout := c.sup.bootTimeout(c.spec)
-	client := mcp.NewClient(&mcp.Implementation{Name: "evokore-proxy-" + spec.ID, Version: c.sup.opts.Version}, c.clientOptions(caps))
+	copts := c.clientOptions(caps)
+	c.sup.contentHandlers(c, copts)
+	client := mcp.NewClient(&mcp.Implementation{Name: "evokore-proxy-" + spec.ID, Version: c.sup.opts.Version}, copts)
 	client.AddReceivingMiddleware(c.sup.rootsMiddleware(spec.ID))
 
 	var transport mcp.Transport
@@ -147,7 +150,7 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 			return errFatal{fmt.Errorf("HTTP server '%s' requires a 'url' field", spec.ID)}
 		}
 		if spec.Transport == config.TransportSSE {
-			transport = &mcp.SSEClientTransport{Endpoint: spec.URL, HTTPClient: httpClient(spec.Headers)}
+			transport = &sseTransport{inner: &mcp.SSEClientTransport{Endpoint: spec.URL, HTTPClient: httpClient(spec.Headers)}, life: c.sup.ctx, timeout: timeout}
 		} else {
 			transport = &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: httpClient(spec.Headers)}
 		}
@@ -194,6 +197,7 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 		c.applyLogLevel(cs, level)
 	}
 	c.sup.register(c, tools, true)
+	c.sup.loadContent(c, cs)
 	if c.sup.opts.Home != "" {
 		if err := saveManifest(c.sup.opts.Home, c.spec, tools); err != nil {
 			c.sup.logf("[EVOKORE] Cannot cache the tool list of '%s': %v", spec.ID, err)

@@ -64,6 +64,10 @@ type Options struct {
 	Sessions func() []*session.Session
 	// Pins, when set, quarantines changed tools of servers that pin.
 	Pins Pinner
+	// ResourceUpdated passes on a child's notification that a resource
+	// some session subscribed to changed; the receiver tells only the
+	// sessions subscribed to that URI.
+	ResourceUpdated func(ctx context.Context, params *mcp.ResourceUpdatedNotificationParams)
 }
 
 // Supervisor owns the child servers.
@@ -73,6 +77,7 @@ type Supervisor struct {
 	children []*child
 	byID     map[string]*child
 	routes   routes
+	content  contentState
 
 	// logLevel is the most verbose level a client asked for; children get
 	// it, so their log messages flow to the router to be passed on.
@@ -115,6 +120,7 @@ func New(opts Options) *Supervisor {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Supervisor{opts: opts, log: opts.Logger, byID: map[string]*child{}, ctx: ctx, cancel: cancel, booted: make(chan struct{})}
 	s.routes = newRoutes()
+	s.content.init()
 	for _, spec := range opts.Servers {
 		c := newChild(s, spec)
 		s.children = append(s.children, c)
