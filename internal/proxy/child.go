@@ -60,6 +60,9 @@ type child struct {
 	// announced is what the last "Proxied" line of this boot reported.
 	announced string
 
+	// order keeps a call's result behind its log and progress messages.
+	order noteOrder
+
 	relisting sync.Mutex
 	// relistPending is set while a re-read is scheduled and not started.
 	relistPending atomic.Bool
@@ -141,7 +144,7 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 	copts := c.clientOptions(caps)
 	c.sup.contentHandlers(c, copts)
 	client := mcp.NewClient(&mcp.Implementation{Name: "evokore-proxy-" + spec.ID, Version: c.sup.opts.Version}, copts)
-	client.AddReceivingMiddleware(c.sup.rootsMiddleware(spec.ID))
+	client.AddReceivingMiddleware(c.sup.rootsMiddleware(spec.ID), c.sup.elicitMiddleware(spec.ID, caps), c.order.middleware)
 
 	var transport mcp.Transport
 	var proc *process
@@ -163,6 +166,10 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 			return err
 		}
 		transport = &mcp.IOTransport{Reader: proc.stdout, Writer: proc.stdin}
+	}
+	if spec.Transport != config.TransportHTTP {
+		c.order.reset()
+		transport = orderedTransport{Transport: transport, order: &c.order}
 	}
 	abandon := func() {
 		if proc != nil {
