@@ -12,6 +12,9 @@
 //	            add_prompt {name}                 adds a prompt (prompts/list_changed)
 //	            add_resource {uri}                adds a resource (resources/list_changed)
 //	            subscribers {}                    the URIs currently subscribed to
+//	            logs {count}                      sends count log messages, then answers "logged <count>"
+//	            elicit_enums {}                   asks for a form with a titled multi-select
+//	                                              (SEP-1330: items.anyOf) and answers with the action
 //
 // Flags: -http ADDR serves streamable HTTP, -sse ADDR the older HTTP+SSE
 // transport, else stdio. -name sets the implementation name.
@@ -136,6 +139,30 @@ func main() {
 		mu.Unlock()
 		sort.Strings(uris)
 		return text(strings.Join(uris, ",")), nil, nil
+	})
+
+	type countArg struct {
+		Count int `json:"count"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "logs", Description: "Sends log messages"}, func(ctx context.Context, req *mcp.CallToolRequest, a countArg) (*mcp.CallToolResult, any, error) {
+		for i := range a.Count {
+			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: fmt.Sprintf("line %d", i)})
+		}
+		return text(fmt.Sprintf("logged %d", a.Count)), nil, nil
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: "elicit_enums", Description: "Asks for a titled multi-select"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "pick", RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				"titledMulti": map[string]any{"type": "array", "items": map[string]any{"type": "string", "anyOf": []map[string]any{
+					{"const": "v1", "title": "One"}, {"const": "v2", "title": "Two"},
+				}}},
+			},
+		}})
+		if err != nil {
+			return nil, nil, err
+		}
+		return text("action " + res.Action), nil, nil
 	})
 
 	switch {
