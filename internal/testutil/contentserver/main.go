@@ -20,6 +20,8 @@
 // transport, else stdio. -name sets the implementation name.
 package main
 
+//lint:file-ignore SA1019 the logs tool sends log messages on purpose; see docs/decisions.md
+
 import (
 	"context"
 	"flag"
@@ -46,8 +48,7 @@ func main() {
 		counter int
 		subs    = map[string]bool{}
 	)
-	var srv *mcp.Server
-	srv = mcp.NewServer(&mcp.Implementation{Name: *name, Version: "1"}, &mcp.ServerOptions{
+	srv := mcp.NewServer(&mcp.Implementation{Name: *name, Version: "1"}, &mcp.ServerOptions{
 		SubscribeHandler: func(_ context.Context, req *mcp.SubscribeRequest) error {
 			mu.Lock()
 			subs[req.Params.URI] = true
