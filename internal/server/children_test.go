@@ -245,6 +245,8 @@ func TestChildListChangedReachesSessions(t *testing.T) {
 		defer n.mu.Unlock()
 		return n.prompts > before
 	})
+	// The announcement may be of an earlier step; the listing settles.
+	routertest.WaitFor(t, "notes_more listed", func() bool { return slices.Contains(promptNames(t, cs), "notes_more") })
 	if got := promptText(t, cs, "notes_more", nil); got != "added more" {
 		t.Errorf("notes_more = %q", got)
 	}
@@ -258,9 +260,7 @@ func TestChildListChangedReachesSessions(t *testing.T) {
 		defer n.mu.Unlock()
 		return n.resource > beforeRes
 	})
-	if !slices.Contains(resourceURIs(t, cs), "note://extra") {
-		t.Error("note://extra not listed")
-	}
+	routertest.WaitFor(t, "note://extra listed", func() bool { return slices.Contains(resourceURIs(t, cs), "note://extra") })
 	if got := readText(t, cs, "note://extra"); got != "added note://extra" {
 		t.Errorf("note://extra = %q", got)
 	}
@@ -303,7 +303,8 @@ func TestPrefixOption(t *testing.T) {
 // server's tools.
 func TestChildContentFollowsPermissions(t *testing.T) {
 	dir := t.TempDir()
-	testutil.WriteFile(t, dir, "permissions.yml", "rules:\n  locked_greet: deny\n  locked_bump: deny\n  locked_add_prompt: deny\n  locked_add_resource: deny\n  locked_subscribers: deny\n")
+	// Every tool denied by the role's default; one prompt allowed by name.
+	testutil.WriteFile(t, dir, "permissions.yml", "roles:\n  reader:\n    default_permission: deny\n    overrides:\n      locked_plain: allow\nactive_role: reader\n")
 	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{"locked": contentChild(t, nil)}})
 	h := routertest.NewWithConfig(t, dir, cfg, nil)
 	cs := h.Connect(nil)
