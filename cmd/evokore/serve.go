@@ -11,24 +11,45 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/server"
 )
 
 func newServe(p *paths) *cobra.Command {
-	return &cobra.Command{
-		Use:   "serve",
-		Short: "Serve MCP over stdio (the default command)",
+	var h httpFlags
+	cmd := &cobra.Command{
+		Use:   "serve [--http [ADDR]] [--insecure]",
+		Short: "Serve MCP over stdio (the default command) or streamable HTTP",
 		Long: `serve answers MCP on stdin/stdout. The handshake is answered at once; child
 servers boot in the background after it. It exits when the client closes
-stdin, or on SIGINT or SIGTERM, and stops every child first.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return serve(cmd.Context(), p)
+stdin, or on SIGINT or SIGTERM, and stops every child first.
+
+With --http (or EVOKORE_HTTP_MODE=true) it serves MCP over streamable HTTP
+at http://ADDR/mcp instead (default EVOKORE_HTTP_HOST:EVOKORE_HTTP_PORT,
+127.0.0.1:3100), one session per client. It refuses to listen on an
+address other than loopback without EVOKORE_AUTH_REQUIRED=true, unless
+--insecure is given. On SIGINT or SIGTERM it stops accepting, lets calls
+in flight finish (bounded), closes the sessions and stops every child.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				if !cmd.Flags().Changed("http") {
+					return &exitError{2, fmt.Errorf("unexpected argument %q (did you mean --http %s?)", args[0], args[0])}
+				}
+				h.addr = args[0]
+			}
+			h.set = cmd.Flags().Changed("http")
+			return serve(cmd.Context(), p, h)
 		},
 	}
+	fl := cmd.Flags()
+	fl.StringVar(&h.addr, "http", "", "serve streamable HTTP on ADDR (host:port; default EVOKORE_HTTP_HOST:EVOKORE_HTTP_PORT)")
+	fl.Lookup("http").NoOptDefVal = defaultAddr
+	fl.BoolVar(&h.insecure, "insecure", false, "allow --http on a non-loopback address without authentication")
+	return cmd
 }
 
-func serve(ctx context.Context, p *paths) error {
+func serve(ctx context.Context, p *paths, h httpFlags) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -47,6 +68,13 @@ func serve(ctx context.Context, p *paths) error {
 		if _, err := os.Stat(f.path); f.from != "" && errors.Is(err, fs.ErrNotExist) {
 			return &exitError{1, fmt.Errorf("%s names %s, which does not exist", f.from, f.path)}
 		}
+	}
+	hs, more := config.ReadHTTPSettings(s.Env)
+	for _, w := range more {
+		fmt.Fprintln(os.Stderr, w)
+	}
+	if h.set || hs.Enabled {
+		return serveHTTP(ctx, s, hs, h)
 	}
 	srv := server.New(server.Options{Settings: s, Version: buildVersion(), Log: os.Stderr})
 	return srv.ServeStdio(ctx)

@@ -108,13 +108,13 @@ func TestVetStaticChecksAndUnknownVariables(t *testing.T) {
 		long:                    map[string]any{"command": "x"},
 		strings.Repeat("k", 62): map[string]any{"command": "x"},
 	}})
-	env := []string{"EVOKORE_AUTH_REQUIRED=true", "EVOKORE_TOOL_LIST_PAGINATON=on"}
+	env := []string{"EVOKORE_STEERING_MODE=true", "EVOKORE_TOOL_LIST_PAGINATON=on"}
 	code, out, _ := runEvokore(t, dir, env, "vet")
 	if code != 1 || strings.Count(out, "[invalid-server-id]") != 1 || !strings.Contains(out, "server id '"+long+"' is 63 characters") {
 		t.Errorf("exit %d, want one invalid-server-id error for the 63-character id:\n%s", code, out)
 	}
 	for _, want := range []string{
-		"$EVOKORE_AUTH_REQUIRED: warning: EVOKORE_AUTH_REQUIRED is an EVOKORE-MCP setting evokore does not support; it has no effect [unknown-variable]",
+		"$EVOKORE_STEERING_MODE: warning: EVOKORE_STEERING_MODE is an EVOKORE-MCP setting evokore does not support; it has no effect [unknown-variable]",
 		"$EVOKORE_TOOL_LIST_PAGINATON: warning: EVOKORE_TOOL_LIST_PAGINATON is not a setting evokore knows; it has no effect (did you mean EVOKORE_TOOL_LIST_PAGINATION?) [unknown-variable]",
 	} {
 		if !strings.Contains(out, want) {
@@ -123,7 +123,7 @@ func TestVetStaticChecksAndUnknownVariables(t *testing.T) {
 	}
 	os.Remove(filepath.Join(dir, "mcp.config.json"))
 	code, _, errOut := runEvokore(t, dir, env, "serve")
-	if code != 0 || strings.Count(errOut, "EVOKORE_AUTH_REQUIRED is an EVOKORE-MCP setting evokore does not support") != 1 {
+	if code != 0 || strings.Count(errOut, "EVOKORE_STEERING_MODE is an EVOKORE-MCP setting evokore does not support") != 1 {
 		t.Errorf("serve: exit %d, want the unknown variable reported once:\n%s", code, errOut)
 	}
 }

@@ -59,7 +59,7 @@ func TestKnownVariablesMatchTheCode(t *testing.T) {
 func TestUnknownVariablesAreReported(t *testing.T) {
 	env := config.NewEnv(map[string]string{
 		"EVOKORE_ROLE":                "developer",
-		"EVOKORE_AUTH_REQUIRED":       "true",
+		"EVOKORE_STEERING_MODE":       "true",
 		"EVOKORE_TOOL_LIST_PAGINATON": "on",
 		"VOICE_SIDECAR_NOPE":          "1",
 		"EVOKORE_AUDIT_EXPORT_FORMAT": "json",
@@ -68,7 +68,7 @@ func TestUnknownVariablesAreReported(t *testing.T) {
 	_, warnings := config.ReadSettings(env, config.Defaults{})
 	all := strings.Join(warnings, "\n")
 	for _, want := range []string{
-		"EVOKORE_AUTH_REQUIRED is an EVOKORE-MCP setting evokore does not support; it has no effect",
+		"EVOKORE_STEERING_MODE is an EVOKORE-MCP setting evokore does not support; it has no effect",
 		"EVOKORE_AUDIT_EXPORT_FORMAT is an EVOKORE-MCP setting evokore does not support",
 		"EVOKORE_TOOL_LIST_PAGINATON is not a setting evokore knows; it has no effect (did you mean EVOKORE_TOOL_LIST_PAGINATION?)",
 		"VOICE_SIDECAR_NOPE is not a setting evokore knows",
@@ -80,7 +80,7 @@ func TestUnknownVariablesAreReported(t *testing.T) {
 	if strings.Contains(all, "EVOKORE_ROLE") || strings.Contains(all, "SOMETHING_ELSE") {
 		t.Errorf("a known or foreign variable was reported:\n%s", all)
 	}
-	if n := strings.Count(all, "EVOKORE_AUTH_REQUIRED"); n != 1 {
+	if n := strings.Count(all, "EVOKORE_STEERING_MODE"); n != 1 {
 		t.Errorf("reported %d times", n)
 	}
 }

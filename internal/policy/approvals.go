@@ -387,3 +387,18 @@ func (a *Approvals) persistLocked() {
 	// MaxPending, so writing it stays cheap however many calls pile up.
 	_ = statefile.WriteJSON(a.pendingPath(), f, 0o600)
 }
+
+// PendingCount counts the live approvals still waiting for a decision
+// (for the metrics gauge); it reads no file.
+func (a *Approvals) PendingCount() int {
+	now := a.now()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := 0
+	for _, ap := range a.order {
+		if ap.state == StatePending && now.Before(ap.expires) {
+			n++
+		}
+	}
+	return n
+}

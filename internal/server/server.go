@@ -41,6 +41,13 @@ type Options struct {
 	// Now is the clock of approvals, rate limits and cooldowns; nil means
 	// time.Now. Tests move it.
 	Now func() time.Time
+	// Observers see every dispatched call after the router's own
+	// (metrics).
+	Observers []router.Observer
+	// StageHook, when set, wraps the policy stages that turn calls away
+	// for load ("rate_limit", "cooldown"), so their refusals can be
+	// counted without the call path knowing.
+	StageHook func(name string, st router.Stage) router.Stage
 }
 
 // ErrServerClosed is returned by Connect after Shutdown began.
@@ -176,7 +183,7 @@ func New(opts Options) *Server {
 		Plugins:    contrib.Plugins,
 		Stages:     s.stages(),
 		Middleware: s.middleware(),
-		Observers:  append(contrib.Observers, s.policy.Observers()...),
+		Observers:  append(append(contrib.Observers, s.policy.Observers()...), opts.Observers...),
 	})
 
 	var user []catalog.Profile
@@ -196,13 +203,17 @@ func New(opts Options) *Server {
 // is valid and allowed.
 func (s *Server) stages() []router.Stage {
 	p := s.policy.Stages()
+	hook := s.opts.StageHook
+	if hook == nil {
+		hook = func(_ string, st router.Stage) router.Stage { return st }
+	}
 	return []router.Stage{
 		router.Quarantine,
 		p.Permission,
 		router.Validate,
 		p.Approval,
-		p.RateLimit,
-		p.Cooldown,
+		hook("rate_limit", p.RateLimit),
+		hook("cooldown", p.Cooldown),
 	}
 }
 
@@ -520,6 +531,13 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Problems lists what keeps the router from serving as configured (as
+// evokore://server/status shows them).
+func (s *Server) Problems() []string { return slices.Clone(s.problems) }
+
+// PendingApprovals counts the approvals waiting for a decision.
+func (s *Server) PendingApprovals() int { return s.policy.Approvals.PendingCount() }
 
 // OpenCalls reports how many calls are in flight to a child server.
 func (s *Server) OpenCalls(server string) int { return s.proxy.OpenCalls(server) }

@@ -4,6 +4,7 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"log/slog"
 	"sync"
@@ -45,6 +46,13 @@ type view struct {
 	bindOnce sync.Once
 	bound    bool
 	ss       *mcp.ServerSession
+
+	// http is set for a session served over streamable HTTP: it keeps
+	// the session's record in the session store. pinnedID is the id a
+	// resumed session must keep.
+	http     *httpSessions
+	pinnedID string
+	saved    savedState
 }
 
 // mirrorSchema is the input schema of a mirrored name; clients never see
@@ -76,12 +84,21 @@ func (s *Server) newView(so SessionOptions) *view {
 		CompletionHandler: func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			return v.complete(ctx, req)
 		},
-		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
+		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
 			var caps *mcp.ClientCapabilities
 			if ip := req.Session.InitializeParams(); ip != nil {
 				caps = ip.Capabilities
 			}
 			s.proxy.Start(caps)
+			if v.http != nil {
+				v.http.save(ctx, v)
+			}
+		},
+		GetSessionID: func() string {
+			if v.pinnedID != "" {
+				return v.pinnedID
+			}
+			return rand.Text()
 		},
 	})
 	v.mcp.AddReceivingMiddleware(v.middleware)
@@ -106,6 +123,9 @@ func (v *view) bind(ss *mcp.ServerSession) bool {
 			return
 		}
 		v.bound = true
+		if v.http != nil {
+			v.http.add(v)
+		}
 		v.srv.goBackground(func() { v.watch(ss) })
 	})
 	return v.bound
@@ -133,6 +153,11 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				v.srv.describeSeen.Store(true)
 			}
 			res, err := v.srv.router.Call(ctx, v.sess, params)
+			if v.http != nil {
+				// Saved before the answer leaves, so that the session's
+				// next request finds its activations on any replica.
+				v.http.saveIfChanged(ctx, v)
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -225,6 +250,9 @@ func (v *view) watch(ss *mcp.ServerSession) {
 		case <-done:
 			v.srv.detach(v)
 			v.srv.proxy.DropSession(v.sess)
+			if v.http != nil {
+				v.http.remove(v)
+			}
 			return
 		}
 	}

@@ -7,9 +7,11 @@ package session
 //lint:file-ignore SA1019 sampling, roots and logging pass through on purpose; see docs/decisions.md
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 	"sync"
 	"time"
 
@@ -181,4 +183,51 @@ type Peer interface {
 	Elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error)
 	ListRoots(ctx context.Context, params *mcp.ListRootsParams) (*mcp.ListRootsResult, error)
 	InitializeParams() *mcp.InitializeParams
+}
+
+// Activations lists the activated tools, oldest activation first: what a
+// session store keeps so another process can restore them in order.
+func (s *Session) Activations() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make([]string, 0, len(s.active))
+	for n := range s.active {
+		names = append(names, n)
+	}
+	slices.SortFunc(names, func(a, b string) int { return cmp.Compare(s.active[a], s.active[b]) })
+	return names
+}
+
+// SetActivations replaces the activations with names (oldest first), as
+// a session store last recorded them; it signals Changed only when the
+// set differs, and reports whether it did.
+func (s *Session) SetActivations(names []string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	limit := s.MaxActive
+	if limit <= 0 {
+		limit = DefaultMaxActive
+	}
+	if len(names) > limit {
+		// A record is not trusted to hold more than a session may: the
+		// most recent ones stay, as Activate would have kept them.
+		names = names[len(names)-limit:]
+	}
+	same := len(names) == len(s.active)
+	for _, n := range names {
+		if _, ok := s.active[n]; !ok {
+			same = false
+			break
+		}
+	}
+	if same {
+		return false
+	}
+	clear(s.active)
+	for _, n := range names {
+		s.seq++
+		s.active[n] = s.seq
+	}
+	s.signalLocked()
+	return true
 }

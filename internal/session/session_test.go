@@ -83,3 +83,32 @@ func TestNewIDIsAUUID(t *testing.T) {
 		t.Errorf("ids %q %q", a, b)
 	}
 }
+
+// Activations round-trip through SetActivations in order, a record
+// cannot hold more than MaxActive, and an unchanged set signals nothing.
+func TestSetActivationsRestoresInOrderAndBounds(t *testing.T) {
+	s := New("a", "")
+	s.MaxActive = 3
+	s.Activate("x", "y")
+	s.Activate("x")
+	if got := s.Activations(); !slices.Equal(got, []string{"y", "x"}) {
+		t.Fatalf("Activations = %v", got)
+	}
+	r := New("b", "")
+	r.MaxActive = 3
+	changed := r.Changed()
+	if !r.SetActivations([]string{"a", "b", "c", "d"}) {
+		t.Fatal("SetActivations reported no change")
+	}
+	select {
+	case <-changed:
+	default:
+		t.Error("no Changed signal")
+	}
+	if got := r.Activations(); !slices.Equal(got, []string{"b", "c", "d"}) {
+		t.Errorf("bounded Activations = %v", got)
+	}
+	if r.SetActivations([]string{"d", "c", "b"}) {
+		t.Error("the same set reported as a change")
+	}
+}

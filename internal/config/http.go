@@ -1,0 +1,93 @@
+package config
+
+import (
+	"net"
+	"strconv"
+	"strings"
+)
+
+// Authentication modes of the HTTP transport.
+const (
+	AuthStatic = "static"
+	AuthJWT    = "jwt"
+)
+
+// HTTPSettings are the variables of the streamable HTTP transport.
+type HTTPSettings struct {
+	Enabled bool   // EVOKORE_HTTP_MODE
+	Host    string // EVOKORE_HTTP_HOST, default 127.0.0.1
+	Port    int    // EVOKORE_HTTP_PORT, default 3100
+
+	AuthRequired bool     // EVOKORE_AUTH_REQUIRED
+	AuthMode     string   // EVOKORE_AUTH_MODE: static (default) or jwt
+	Tokens       []string // EVOKORE_AUTH_TOKEN, comma-separated
+	JWKSURI      string   // EVOKORE_OAUTH_JWKS_URI
+	Issuer       string   // EVOKORE_OAUTH_ISSUER
+	Audience     string   // EVOKORE_OAUTH_AUDIENCE
+	// Resource is EVOKORE_OAUTH_RESOURCE, the MCP endpoint's public URL
+	// announced in the protected-resource metadata.
+	Resource string
+	// TenantScoping (EVOKORE_TENANT_SCOPING) scopes sessions to the JWT sub.
+	TenantScoping bool
+
+	AllowedHosts   []string // EVOKORE_HTTP_ALLOWED_HOSTS, comma-separated
+	AllowedOrigins []string // EVOKORE_HTTP_ALLOWED_ORIGINS, comma-separated
+}
+
+// Addr is host:port.
+func (h HTTPSettings) Addr() string { return net.JoinHostPort(h.Host, strconv.Itoa(h.Port)) }
+
+// ReadHTTPSettings parses the HTTP transport's variables; values it
+// cannot use are reported and replaced by their defaults.
+func ReadHTTPSettings(env Env) (HTTPSettings, []string) {
+	var warnings []string
+	boolean := func(key string) bool {
+		raw := env.Get(key)
+		v, ok := ParseBool(raw)
+		if !ok {
+			warnings = append(warnings, "Ignoring "+key+"="+strconv.Quote(raw)+": want 1, true, on or yes (or 0, false, off, no).")
+		}
+		return v
+	}
+	list := func(key string) []string {
+		var out []string
+		for _, p := range strings.Split(env.Get(key), ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	h := HTTPSettings{
+		Enabled:        boolean("EVOKORE_HTTP_MODE"),
+		Host:           or(strings.TrimSpace(env.Get("EVOKORE_HTTP_HOST")), "127.0.0.1"),
+		Port:           3100,
+		AuthRequired:   boolean("EVOKORE_AUTH_REQUIRED"),
+		AuthMode:       strings.ToLower(strings.TrimSpace(env.Get("EVOKORE_AUTH_MODE"))),
+		Tokens:         list("EVOKORE_AUTH_TOKEN"),
+		JWKSURI:        strings.TrimSpace(env.Get("EVOKORE_OAUTH_JWKS_URI")),
+		Issuer:         strings.TrimSpace(env.Get("EVOKORE_OAUTH_ISSUER")),
+		Audience:       strings.TrimSpace(env.Get("EVOKORE_OAUTH_AUDIENCE")),
+		Resource:       strings.TrimSpace(env.Get("EVOKORE_OAUTH_RESOURCE")),
+		TenantScoping:  boolean("EVOKORE_TENANT_SCOPING"),
+		AllowedHosts:   list("EVOKORE_HTTP_ALLOWED_HOSTS"),
+		AllowedOrigins: list("EVOKORE_HTTP_ALLOWED_ORIGINS"),
+	}
+	if raw := strings.TrimSpace(env.Get("EVOKORE_HTTP_PORT")); raw != "" {
+		if n, err := strconv.Atoi(raw); err == nil && n >= 0 && n <= 65535 {
+			h.Port = n
+		} else {
+			warnings = append(warnings, "Ignoring EVOKORE_HTTP_PORT="+strconv.Quote(raw)+": want a port number.")
+		}
+	}
+	switch h.AuthMode {
+	case "":
+		h.AuthMode = AuthStatic
+	case AuthStatic, AuthJWT:
+	default:
+		// An unknown mode must not fall back to something weaker: with
+		// auth required, it refuses every request.
+		warnings = append(warnings, "Unknown EVOKORE_AUTH_MODE '"+h.AuthMode+"': every request will be refused. Use static or jwt.")
+	}
+	return h, warnings
+}

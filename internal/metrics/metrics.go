@@ -1,0 +1,109 @@
+// Package metrics exposes the router's counters in the Prometheus text
+// format on the HTTP front's /metrics: calls by tool, server and outcome,
+// call latency, sessions, children up, pending approvals, and the calls
+// the rate limit and the cooldown turned away.
+//
+// It sees calls through the router's seams only: it is a router.Observer
+// for dispatched calls and wraps the policy stages whose refusals it
+// counts, so the call path itself knows nothing about it.
+package metrics
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/evokore/evokore/internal/router"
+)
+
+// Outcomes of a dispatched call.
+const (
+	OutcomeOK    = "ok"    // a result
+	OutcomeError = "error" // an isError result
+	OutcomeFail  = "fail"  // a JSON-RPC error
+)
+
+// Gauges are read at each scrape; nil ones report nothing.
+type Gauges struct {
+	Sessions         func() int
+	ChildrenUp       func() int
+	PendingApprovals func() int
+}
+
+// Metrics is one router's registry.
+type Metrics struct {
+	reg        *prometheus.Registry
+	calls      *prometheus.CounterVec
+	latency    *prometheus.HistogramVec
+	rejections *prometheus.CounterVec
+}
+
+// New builds the registry, with the Go runtime and process collectors.
+func New(g Gauges) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
+	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "evokore_tool_calls_total",
+		Help: "Tool calls dispatched, by tool, child server (\"\" for evokore's own tools) and outcome (ok, error, fail).",
+	}, []string{"tool", "server", "outcome"})
+	m.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "evokore_tool_call_duration_seconds",
+		Help:    "Time from dispatch to answer of tool calls, by child server.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+	}, []string{"server"})
+	m.rejections = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "evokore_call_rejections_total",
+		Help: "Calls refused before dispatch, by reason (rate_limit, cooldown).",
+	}, []string{"reason"})
+	m.reg.MustRegister(m.calls, m.latency, m.rejections,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	gauge := func(name, help string, f func() int) {
+		if f != nil {
+			m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return float64(f()) }))
+		}
+	}
+	gauge("evokore_sessions", "MCP sessions this process serves.", g.Sessions)
+	gauge("evokore_children_up", "Child servers connected.", g.ChildrenUp)
+	gauge("evokore_pending_approvals", "Approvals waiting for a decision.", g.PendingApprovals)
+	return m
+}
+
+// Observe implements router.Observer.
+func (m *Metrics) Observe(_ context.Context, c *router.Call, res *mcp.CallToolResult, err error) {
+	outcome := OutcomeOK
+	switch {
+	case err != nil:
+		outcome = OutcomeFail
+	case res != nil && res.IsError:
+		outcome = OutcomeError
+	}
+	m.calls.WithLabelValues(c.Entry.Name, c.Entry.Server, outcome).Inc()
+	if !c.Started.IsZero() {
+		m.latency.WithLabelValues(c.Entry.Server).Observe(time.Since(c.Started).Seconds())
+	}
+}
+
+// Counting wraps a policy stage so that each call it refuses counts as a
+// rejection for reason.
+func (m *Metrics) Counting(reason string, st router.Stage) router.Stage {
+	if st == nil {
+		return nil
+	}
+	counter := m.rejections.WithLabelValues(reason)
+	return router.StageFunc(func(ctx context.Context, c *router.Call) (*mcp.CallToolResult, error) {
+		res, err := st.Check(ctx, c)
+		if res != nil || err != nil {
+			counter.Inc()
+		}
+		return res, err
+	})
+}
+
+// Handler serves the registry in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
