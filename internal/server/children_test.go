@@ -368,3 +368,20 @@ func TestSSEChild(t *testing.T) {
 		t.Errorf("note://counter = %q", got)
 	}
 }
+
+// A call to an unprefixed name made while a server without a prefix is
+// still booting waits for it, as a prefixed name does, instead of
+// answering "Unknown tool".
+func TestUnprefixedNameWaitsForBoot(t *testing.T) {
+	fx := routertest.Fixture(t, "-start-delay", "400ms")
+	fx["prefix"] = ""
+	h := routertest.New(t, map[string]any{"plain": fx}, nil)
+	cs := h.Connect(nil)
+	if got := routertest.Text(routertest.Call(t, cs, "echo", map[string]any{"message": "early"})); got != "Echo: early" {
+		t.Errorf("echo while booting = %q", got)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "no_such_tool", Arguments: map[string]any{}})
+	if err == nil && !res.IsError {
+		t.Errorf("an unknown name once the server is up: %+v", res)
+	}
+}
