@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -25,8 +28,18 @@ import (
 func BenchmarkHTTPSessionsEcho(b *testing.B) {
 	const sessions, calls = 64, 20
 	b.Run("router", func(b *testing.B) {
-		base, _, _ := httpRouter(b, "EVOKORE_TOOL_DISCOVERY_MODE=legacy")
+		base, cmd, _ := httpRouter(b, "EVOKORE_TOOL_DISCOVERY_MODE=legacy")
 		benchEcho(b, base+"/mcp", "fx_echo", sessions, calls)
+		// The router's own RSS with the 64 sessions open.
+		if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)); err == nil {
+			for _, line := range strings.Split(string(st), "\n") {
+				if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+					if kb, err := strconv.Atoi(f[1]); err == nil {
+						b.ReportMetric(float64(kb)/1024, "RSS_MiB")
+					}
+				}
+			}
+		}
 	})
 	b.Run("direct", func(b *testing.B) {
 		l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -149,6 +149,9 @@ func TestServeHTTPStaticTokenRoutesAndRebindingChecks(t *testing.T) {
 	if code, _, body := do(t, "GET", base+"/nope", "s3cret-token", nil, ""); code != 404 || body != `{"error":"Not found"}`+"\n" {
 		t.Errorf("/nope: %d %s", code, body)
 	}
+	if code, _, body := do(t, "GET", base+"/mcp", "s3cret-token", nil, ""); code != 400 || body != `{"error":"New sessions must be initialized with a POST request"}`+"\n" {
+		t.Errorf("GET /mcp without a session: %d %s", code, body)
+	}
 	for _, token := range []string{"", "wrong-token", "s3cret-token-but-longer"} {
 		code, hdr, body := do(t, "POST", base+"/mcp", token, nil, listTools)
 		if code != 401 || !strings.HasPrefix(body, `{"jsonrpc":"2.0","error":{"code":-32001,"message":"Unauthorized","data":{"detail":`) ||

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -56,7 +57,9 @@ type HTTPOptions struct {
 	// Refresh re-reads, on every request, the record of a session this
 	// process serves: needed when replicas share the store, so that an
 	// activation made through another replica is seen, and a session
-	// deleted through another replica ends here too.
+	// deleted through another replica ends here too. Without it the
+	// store is taken to be this process's alone: a session closed here
+	// (idle, DELETE) is deleted from it.
 	Refresh bool
 	// SDK are the streamable handler's options; SessionTimeout defaults
 	// to the session TTL.
@@ -171,11 +174,19 @@ func (h *httpSessions) add(v *view) {
 	h.save(context.Background(), v)
 }
 
+// remove forgets a view whose session closed (idle, DELETE, shutdown).
+// A store this process alone uses forgets it too, or records no one
+// will ask for again would pile up; a shared store keeps it for the other
+// replicas, and lets it expire.
 func (h *httpSessions) remove(v *view) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.live[v.sess.ID] == v {
+	gone := h.live[v.sess.ID] == v
+	if gone {
 		delete(h.live, v.sess.ID)
+	}
+	h.mu.Unlock()
+	if gone && !h.opts.Refresh && !h.srv.isClosing() {
+		h.delete(context.Background(), v.sess.ID)
 	}
 }
 
@@ -202,6 +213,12 @@ func (h *httpSessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer h.postDone()
 	}
 	sid := r.Header.Get(sessionHeader)
+	if sid == "" && r.Method != http.MethodPost {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = io.WriteString(w, `{"error":"New sessions must be initialized with a POST request"}`+"\n")
+		return
+	}
 	if sid == "" {
 		ctx := context.WithValue(r.Context(), newViewKey{}, &newViewSlot{})
 		h.sdk.ServeHTTP(w, r.WithContext(ctx))

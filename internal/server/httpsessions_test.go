@@ -183,11 +183,14 @@ type switcher struct{ h atomic.Pointer[http.Handler] }
 func (s *switcher) ServeHTTP(w http.ResponseWriter, r *http.Request) { (*s.h.Load()).ServeHTTP(w, r) }
 func (s *switcher) to(h http.Handler)                                { s.h.Store(&h) }
 
+var rawID atomic.Int64
+
 // rawPost sends one JSON-RPC message for a session and returns the
 // status and body.
 func rawPost(t *testing.T, url, sid string, set map[string]string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}`))
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{}}`, rawID.Add(1))
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Session-Id", sid)
@@ -278,5 +281,43 @@ func TestHTTPSessionResumesOnAnotherRouter(t *testing.T) {
 	// Hostile ids are unknown ids.
 	if code, _ := rawPost(t, ts.URL, "../../etc/passwd", who); code != http.StatusNotFound {
 		t.Errorf("hostile id: %d", code)
+	}
+}
+
+// Requests racing for one session another router started resume it once,
+// and every one of them is answered.
+func TestHTTPConcurrentRequestsResumeASessionOnce(t *testing.T) {
+	store := sessionstore.NewMemory(time.Minute)
+	a, handlerA := httpRouter(t, store, true)
+	b, handlerB := httpRouter(t, store, true)
+	tsA, tsB := httptest.NewServer(handlerA), httptest.NewServer(handlerB)
+	t.Cleanup(tsA.Close)
+	t.Cleanup(tsB.Close)
+	c := connectHTTP(t, tsA.URL, map[string]string{"X-Test-Role": "alpha"})
+	sid := c.cs.ID()
+	_ = a.Server.Close()
+	var wg sync.WaitGroup
+	codes := make([]int, 8)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i], _ = rawPost(t, tsB.URL, sid, map[string]string{"X-Test-Role": "alpha"})
+		}()
+	}
+	wg.Wait()
+	for i, code := range codes {
+		if code != http.StatusOK {
+			t.Errorf("request %d: %d", i, code)
+		}
+	}
+	n := 0
+	for _, s := range b.Server.Sessions() {
+		if s.ID == sid {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("router B serves session %s %d times", sid, n)
 	}
 }
