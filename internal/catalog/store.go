@@ -84,12 +84,18 @@ func (s *Store) SetServerTools(server string, tools []*mcp.Tool) Registration {
 // tool name to why pinning holds it (Entry.Quarantine). nil tools give
 // nil entries.
 func ProxyEntries(server string, tools []*mcp.Tool, held map[string]string) []*Entry {
+	return PrefixedEntries(server, server+"_", tools, held)
+}
+
+// PrefixedEntries is ProxyEntries for a server whose names start with
+// prefix (config.Server.NamePrefix) instead of "<server>_".
+func PrefixedEntries(server, prefix string, tools []*mcp.Tool, held map[string]string) []*Entry {
 	if tools == nil {
 		return nil
 	}
 	entries := make([]*Entry, 0, len(tools))
 	for _, t := range tools {
-		e := NewProxyEntry(server, t)
+		e := newProxyEntry(server, prefix, t)
 		e.Quarantine = held[t.Name]
 		entries = append(entries, e)
 	}

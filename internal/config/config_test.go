@@ -649,9 +649,9 @@ func TestParseMCPConfigOtherClientsShapes(t *testing.T) {
 }`)
 	want := map[string]string{
 		"own": "stdio", "plain": "stdio", "typed": "stdio", "remote": "http", "stream": "http", "both": "http",
-		"clash": "stdio", "legacy": "stdio", "typo": "stdio",
+		"clash": "stdio", "legacy": "sse", "typo": "stdio",
 	}
-	invalid := map[string]string{"clash": "disagree", "legacy": "not supported yet", "typo": "autoApprove: field not allowed"}
+	invalid := map[string]string{"clash": "disagree", "typo": "autoApprove: field not allowed"}
 	var got []string
 	for _, s := range cfg.Servers {
 		got = append(got, s.ID)

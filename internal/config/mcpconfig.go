@@ -47,8 +47,8 @@ type MCPConfig struct {
 const (
 	TransportStdio = "stdio"
 	TransportHTTP  = "http"
-	// TransportSSE is the older HTTP+SSE transport: accepted in a file,
-	// not supported yet, so such a server fails with that reason.
+	// TransportSSE is the older HTTP+SSE transport (protocol 2024-11-05),
+	// for servers that never moved to streamable HTTP.
 	TransportSSE = "sse"
 )
 
@@ -70,6 +70,9 @@ type Server struct {
 	// CooldownMs and Pinning are nil when the file does not set them.
 	CooldownMs *int  `json:"cooldownMs,omitempty"`
 	Pinning    *bool `json:"pinning,omitempty"`
+	// Prefix is put before the child's tool and prompt names, followed by
+	// "_"; nil means the server id, and "" passes the names unchanged.
+	Prefix *string `json:"prefix,omitempty"`
 
 	// Invalid, when not empty, is why this server cannot start: the
 	// positioned problems of its definition. The child fails with it; the
@@ -102,8 +105,25 @@ const (
 	PinAccept = "accept"
 )
 
-// IsHTTP reports whether the server is reached over streamable HTTP.
-func (s *Server) IsHTTP() bool { return s.Transport == TransportHTTP }
+// IsHTTP reports whether the server is reached at a URL: streamable
+// HTTP or the older HTTP+SSE transport.
+func (s *Server) IsHTTP() bool { return s.Transport == TransportHTTP || s.Transport == TransportSSE }
+
+// NamePrefix is what the server's tool and prompt names start with as
+// clients see them: "<prefix>_", or "" when the prefix is empty.
+func (s *Server) NamePrefix() string {
+	p := s.ID
+	if s.Prefix != nil {
+		p = *s.Prefix
+	}
+	if p == "" {
+		return ""
+	}
+	return p + "_"
+}
+
+// PublicName is the name clients see for the child's tool or prompt name.
+func (s *Server) PublicName(name string) string { return s.NamePrefix() + name }
 
 // PinningEnabled reports whether tool definitions of this server are pinned.
 func (s *Server) PinningEnabled() bool { return s.Pinning == nil || *s.Pinning }
@@ -573,7 +593,7 @@ func (cfg *MCPConfig) addServers(file string, root, section cue.Value, label str
 
 // settleTransport folds type (the name other clients use) into
 // Transport: "streamable-http" is "http", both keys must agree, stdio is
-// the default, and sse is refused for now.
+// the default.
 func (s *Server) settleTransport(v cue.Value, file string, pos positions, path []string) Diagnostics {
 	norm := func(t string) string {
 		if t == "streamable-http" {
@@ -589,14 +609,6 @@ func (s *Server) settleTransport(v cue.Value, file string, pos positions, path [
 			"%s: type %q and transport %q disagree", where, typ, s.Transport)}
 	}
 	s.Transport = cmp.Or(tr, ty, TransportStdio)
-	if s.Transport == TransportSSE {
-		key := "transport"
-		if ty != "" {
-			key = "type"
-		}
-		return Diagnostics{errAt(pos.at(file, append(slices.Clone(path), key)...), "unsupported-transport",
-			"%s: the sse transport is not supported yet; use the server's streamable HTTP endpoint (\"type\": \"http\") if it has one", where)}
-	}
 	return nil
 }
 

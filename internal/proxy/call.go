@@ -31,7 +31,7 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	if err != nil {
 		return nil, err
 	}
-	childToken, end := s.routes.begin(ch.spec.ID, c.Session, c.Meta.GetMeta()["progressToken"])
+	childToken, end := s.routes.begin(ctx, ch.spec.ID, c.Session, c.Meta.GetMeta()["progressToken"])
 	defer end()
 
 	args := c.Args
@@ -46,6 +46,9 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := cs.CallTool(cctx, params)
+	if err == nil {
+		ch.order.settle(cctx)
+	}
 	ch.recordCall(err)
 	switch {
 	case err == nil:

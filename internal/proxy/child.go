@@ -62,6 +62,9 @@ type child struct {
 	// launched is set once the run loop started.
 	launched bool
 
+	// order keeps a call's result behind its log and progress messages.
+	order noteOrder
+
 	relisting sync.Mutex
 	// relistPending is set while a re-read is scheduled and not started.
 	relistPending atomic.Bool
@@ -129,6 +132,7 @@ func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone
 			c.sup.logf("%s", c.redact.Replace(MsgChildExited(c.spec.ID, err)))
 			c.fail(fmt.Errorf("exited: %v", err), false)
 			c.sup.register(c, nil, false)
+			c.sup.setContent(c.spec.ID, nil)
 			if time.Since(started) > stableAfter {
 				attempt = 0
 			}
@@ -154,8 +158,10 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 		return errFatal{err}
 	}
 	timeout := c.sup.bootTimeout(c.spec)
-	client := mcp.NewClient(&mcp.Implementation{Name: "evokore-proxy-" + spec.ID, Version: c.sup.opts.Version}, c.clientOptions(caps))
-	client.AddReceivingMiddleware(c.sup.rootsMiddleware(spec.ID))
+	copts := c.clientOptions(caps)
+	c.sup.contentHandlers(c, copts)
+	client := mcp.NewClient(&mcp.Implementation{Name: "evokore-proxy-" + spec.ID, Version: c.sup.opts.Version}, copts)
+	client.AddReceivingMiddleware(c.sup.rootsMiddleware(spec.ID), c.sup.elicitMiddleware(spec.ID, caps), c.order.middleware)
 
 	var transport mcp.Transport
 	var proc *process
@@ -163,7 +169,11 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 		if spec.URL == "" {
 			return errFatal{fmt.Errorf("HTTP server '%s' requires a 'url' field", spec.ID)}
 		}
-		transport = &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: httpClient(spec.Headers)}
+		if spec.Transport == config.TransportSSE {
+			transport = &sseTransport{inner: &mcp.SSEClientTransport{Endpoint: spec.URL, HTTPClient: httpClient(spec.Headers)}, life: c.sup.ctx, timeout: timeout}
+		} else {
+			transport = &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: httpClient(spec.Headers)}
+		}
 	} else {
 		if spec.Command == "" {
 			return errFatal{errors.New(MsgNoCommand(spec.ID))}
@@ -173,6 +183,10 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 			return err
 		}
 		transport = &mcp.IOTransport{Reader: proc.stdout, Writer: proc.stdin}
+	}
+	if spec.Transport != config.TransportHTTP {
+		c.order.reset()
+		transport = orderedTransport{Transport: transport, order: &c.order}
 	}
 	abandon := func() {
 		if proc != nil {
@@ -207,6 +221,7 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 		c.applyLogLevel(cs, level)
 	}
 	c.sup.register(c, tools, true)
+	c.sup.loadContent(c, cs)
 	if c.sup.opts.Home != "" {
 		if err := saveManifest(c.sup.opts.Home, c.spec, tools); err != nil {
 			c.sup.logf("[EVOKORE] Cannot cache the tool list of '%s': %v", spec.ID, err)

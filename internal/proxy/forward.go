@@ -32,43 +32,56 @@ import (
 type routes struct {
 	mu       sync.Mutex
 	progress map[string]progressRoute
-	// open counts the calls in flight per child and session.
-	open map[string]map[*session.Session]int
+	// open holds the contexts of the calls in flight per child and
+	// session. A message passed on for a call is sent under its context:
+	// over streamable HTTP that is what puts it on the call's own response
+	// stream, where the client expects it.
+	open map[string]map[*session.Session][]context.Context
 }
 
 type progressRoute struct {
 	server string
 	sess   *session.Session
 	token  any
+	ctx    context.Context
 }
 
 func newRoutes() routes {
-	return routes{progress: map[string]progressRoute{}, open: map[string]map[*session.Session]int{}}
+	return routes{progress: map[string]progressRoute{}, open: map[string]map[*session.Session][]context.Context{}}
 }
 
 // begin records a call from sess to server and, when the client asked for
 // progress, mints the token the child will report under. end must be
 // called when the call returns.
-func (r *routes) begin(server string, sess *session.Session, clientToken any) (childToken string, end func()) {
+func (r *routes) begin(ctx context.Context, server string, sess *session.Session, clientToken any) (childToken string, end func()) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if sess != nil {
 		m := r.open[server]
 		if m == nil {
-			m = map[*session.Session]int{}
+			m = map[*session.Session][]context.Context{}
 			r.open[server] = m
 		}
-		m[sess]++
+		m[sess] = append(m[sess], ctx)
 	}
 	if clientToken != nil && sess != nil {
 		childToken = "evokore-" + randomHex(16)
-		r.progress[childToken] = progressRoute{server: server, sess: sess, token: clientToken}
+		r.progress[childToken] = progressRoute{server: server, sess: sess, token: clientToken, ctx: ctx}
 	}
 	return childToken, func() {
 		r.mu.Lock()
 		if m := r.open[server]; m != nil && sess != nil {
-			if m[sess]--; m[sess] <= 0 {
+			calls := m[sess]
+			for i, c := range calls {
+				if c == ctx {
+					calls = append(calls[:i:i], calls[i+1:]...)
+					break
+				}
+			}
+			if len(calls) == 0 {
 				delete(m, sess)
+			} else {
+				m[sess] = calls
 			}
 		}
 		r.mu.Unlock()
@@ -105,19 +118,37 @@ func (r *routes) progressRoute(server string, token any) (progressRoute, bool) {
 	return pr, true
 }
 
-// caller is the one session with a call open to server; nil when there is
-// none or more than one.
-func (r *routes) caller(server string) *session.Session {
+// caller is the one session with a call open to server, and the context
+// of its latest open call; nil when there is none or more than one.
+func (r *routes) caller(server string) (*session.Session, context.Context) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var only *session.Session
-	for sess := range r.open[server] {
+	var ctx context.Context
+	for sess, calls := range r.open[server] {
 		if only != nil {
-			return nil
+			return nil, nil
 		}
-		only = sess
+		only, ctx = sess, calls[len(calls)-1]
 	}
-	return only
+	return only, ctx
+}
+
+// callContext is what a message passed on for a call is sent under: the
+// call's values (which tie it to the call's stream), ended when either the
+// call or the child's own request ends.
+func callContext(call, own context.Context) (context.Context, context.CancelFunc) {
+	if call == nil {
+		return context.WithCancel(own)
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(call))
+	stopCall := context.AfterFunc(call, cancel)
+	stopOwn := context.AfterFunc(own, cancel)
+	return ctx, func() {
+		stopCall()
+		stopOwn()
+		cancel()
+	}
 }
 
 func randomHex(n int) string {
@@ -130,21 +161,22 @@ func randomHex(n int) string {
 // call to the child is open. Outside a call, with allowLone, the only
 // connected session. accept checks the client declared what is asked; the
 // error says why no client was found.
-func (s *Supervisor) peerFor(server, what string, allowLone bool, accept func(*mcp.ClientCapabilities) bool) (session.Peer, error) {
-	sess := s.routes.caller(server)
+// The context returned is the open call's (nil outside a call).
+func (s *Supervisor) peerFor(server, what string, allowLone bool, accept func(*mcp.ClientCapabilities) bool) (session.Peer, context.Context, error) {
+	sess, call := s.routes.caller(server)
 	if sess == nil && allowLone {
 		if all := s.opts.Sessions(); len(all) == 1 {
 			sess = all[0]
 		}
 	}
 	if sess == nil || sess.Peer == nil {
-		return nil, unattributed(server, what)
+		return nil, nil, unattributed(server, what)
 	}
 	ip := sess.Peer.InitializeParams()
 	if ip == nil || !accept(ip.Capabilities) {
-		return nil, unsupported(what)
+		return nil, nil, unsupported(what)
 	}
-	return sess.Peer, nil
+	return sess.Peer, call, nil
 }
 
 func anyCaps(*mcp.ClientCapabilities) bool { return true }
@@ -172,10 +204,12 @@ func (c *child) clientOptions(caps *mcp.ClientCapabilities) *mcp.ClientOptions {
 			}
 			p := *req.Params
 			p.ProgressToken = pr.token
-			_ = pr.sess.Peer.NotifyProgress(context.WithoutCancel(ctx), &p)
+			nctx, cancel := callContext(pr.ctx, context.WithoutCancel(ctx))
+			defer cancel()
+			_ = pr.sess.Peer.NotifyProgress(nctx, &p)
 		},
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
-			peer, err := s.peerFor(id, "log", true, anyCaps)
+			peer, call, err := s.peerFor(id, "log", true, anyCaps)
 			if err != nil {
 				return
 			}
@@ -183,24 +217,30 @@ func (c *child) clientOptions(caps *mcp.ClientCapabilities) *mcp.ClientOptions {
 			if p.Logger == "" {
 				p.Logger = id
 			}
-			_ = peer.Log(context.WithoutCancel(ctx), &p)
+			nctx, cancel := callContext(call, context.WithoutCancel(ctx))
+			defer cancel()
+			_ = peer.Log(nctx, &p)
 		},
 	}
 	if hasSampling(caps) {
 		opts.CreateMessageHandler = func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			peer, err := s.peerFor(id, "sampling", false, hasSampling)
+			peer, call, err := s.peerFor(id, "sampling", false, hasSampling)
 			if err != nil {
 				return nil, err
 			}
+			ctx, cancel := callContext(call, ctx)
+			defer cancel()
 			return peer.CreateMessage(ctx, req.Params)
 		}
 	}
 	if hasElicitation(caps) {
 		opts.ElicitationHandler = func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			peer, err := s.peerFor(id, "elicitation", false, hasElicitation)
+			peer, call, err := s.peerFor(id, "elicitation", false, hasElicitation)
 			if err != nil {
 				return nil, err
 			}
+			ctx, cancel := callContext(call, ctx)
+			defer cancel()
 			return peer.Elicit(ctx, req.Params)
 		}
 	}
@@ -218,10 +258,12 @@ func (s *Supervisor) rootsMiddleware(server string) mcp.Middleware {
 			if method != "roots/list" {
 				return next(ctx, method, req)
 			}
-			peer, err := s.peerFor(server, "roots", true, hasRoots)
+			peer, call, err := s.peerFor(server, "roots", true, hasRoots)
 			if err != nil {
 				return nil, err
 			}
+			ctx, cancel := callContext(call, ctx)
+			defer cancel()
 			return peer.ListRoots(ctx, &mcp.ListRootsParams{})
 		}
 	}
@@ -241,8 +283,8 @@ func (s *Supervisor) OpenCalls(server string) int {
 	s.routes.mu.Lock()
 	defer s.routes.mu.Unlock()
 	n := 0
-	for _, c := range s.routes.open[server] {
-		n += c
+	for _, calls := range s.routes.open[server] {
+		n += len(calls)
 	}
 	return n
 }

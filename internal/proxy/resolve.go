@@ -20,7 +20,7 @@ import (
 func (s *Supervisor) Resolve(ctx context.Context, name string) (*catalog.Entry, error) {
 	c := s.owner(name)
 	if c == nil {
-		return nil, nil
+		return s.resolveUnprefixed(ctx, name)
 	}
 	// A boot attempt is bounded twice by the boot timeout (connect, then
 	// list), plus a moment to stop a process that did not make it; waiting
@@ -58,12 +58,14 @@ func (s *Supervisor) Resolve(ctx context.Context, name string) (*catalog.Entry, 
 }
 
 // owner is the configured server whose tool-name prefix name carries; the
-// longest id wins, so "git_hub_x" belongs to "git_hub" over "git".
+// longest prefix wins, so "git_hub_x" belongs to "git_hub" over "git". A
+// server without a prefix owns no name it has not listed.
 func (s *Supervisor) owner(name string) *child {
 	var best *child
 	for _, c := range s.children() {
-		if strings.HasPrefix(name, c.spec.ID+"_") && len(name) > len(c.spec.ID)+1 {
-			if best == nil || len(c.spec.ID) > len(best.spec.ID) {
+		p := c.spec.NamePrefix()
+		if p != "" && strings.HasPrefix(name, p) && len(name) > len(p) {
+			if best == nil || len(p) > len(best.spec.NamePrefix()) {
 				best = c
 			}
 		}
@@ -75,4 +77,50 @@ func (s *Supervisor) owner(name string) *child {
 // EVOKORE-MCP uses for its "reconnecting" error, never -32601.
 func notReady(msg string) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
+}
+
+// resolveUnprefixed is Resolve for a name under no server's prefix: it
+// may belong to a server configured without one ("prefix": "") that is
+// still booting or restarting. The call waits for those boots (bounded as
+// Resolve is) and is unknown once none of them is booting.
+func (s *Supervisor) resolveUnprefixed(ctx context.Context, name string) (*catalog.Entry, error) {
+	var candidates []*child
+	wait := time.Duration(0)
+	for _, c := range s.children() {
+		if c.spec.NamePrefix() == "" && !c.spec.Disabled {
+			candidates = append(candidates, c)
+			wait = max(wait, 2*s.bootTimeout(c.spec)+time.Second)
+		}
+	}
+	if len(candidates) == 0 {
+		return nil, nil
+	}
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	for {
+		if e, ok := s.opts.Catalog.Snapshot().Lookup(name); ok {
+			return e, nil
+		}
+		var booting chan struct{}
+		for _, c := range candidates {
+			c.mu.Lock()
+			if c.state == StatusBooting {
+				booting = c.changed
+			}
+			c.mu.Unlock()
+			if booting != nil {
+				break
+			}
+		}
+		if booting == nil {
+			return nil, nil
+		}
+		select {
+		case <-booting:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-deadline.C:
+			return nil, nil
+		}
+	}
 }

@@ -64,12 +64,17 @@ type Options struct {
 	Sessions func() []*session.Session
 	// Pins, when set, quarantines changed tools of servers that pin.
 	Pins Pinner
+	// ResourceUpdated passes on a child's notification that a resource
+	// some session subscribed to changed; the receiver tells only the
+	// sessions subscribed to that URI.
+	ResourceUpdated func(ctx context.Context, params *mcp.ResourceUpdatedNotificationParams)
 }
 
 // Supervisor owns the child servers.
 type Supervisor struct {
-	opts Options
-	log  *slog.Logger
+	opts    Options
+	log     *slog.Logger
+	content contentState
 	// set is the configured children, replaced whole by Reconfigure:
 	// readers load it without locking and see one configuration.
 	set    atomic.Pointer[childSet]
@@ -124,6 +129,7 @@ func New(opts Options) *Supervisor {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Supervisor{opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel, booted: make(chan struct{}), retiring: map[*child]struct{}{}}
 	s.routes = newRoutes()
+	s.content.init()
 	set := &childSet{byID: map[string]*child{}}
 	for _, spec := range opts.Servers {
 		set.add(newChild(s, spec))
@@ -260,7 +266,7 @@ func (s *Supervisor) register(c *child, tools []*mcp.Tool, announce bool) {
 				s.logf("[EVOKORE] %s", problem)
 			}
 		}
-		entries = catalog.ProxyEntries(c.spec.ID, tools, quarantine)
+		entries = catalog.PrefixedEntries(c.spec.ID, c.spec.NamePrefix(), tools, quarantine)
 		for _, e := range entries {
 			if e.Quarantine != "" && announce {
 				s.logf("[EVOKORE] %s", e.Quarantine)

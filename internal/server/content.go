@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -33,6 +34,7 @@ func (v *view) contentMethod(ctx context.Context, method string, req mcp.Request
 		if c != nil {
 			list = c.Resources()
 		}
+		list = append(slices.Clip(list), v.childResources()...)
 		if list == nil {
 			list = []*mcp.Resource{}
 		}
@@ -42,11 +44,18 @@ func (v *view) contentMethod(ctx context.Context, method string, req mcp.Request
 		if c != nil {
 			list = c.ResourceTemplates()
 		}
+		list = append(slices.Clip(list), v.childTemplates()...)
 		if list == nil {
 			list = []*mcp.ResourceTemplate{}
 		}
 		return &mcp.ListResourceTemplatesResult{ResourceTemplates: list}, true, nil
 	case "resources/read":
+		if r, ok, err := v.childRead(ctx, req.(*mcp.ReadResourceRequest).Params.URI); ok {
+			if err != nil {
+				return nil, true, router.WireError(err)
+			}
+			return r, true, nil
+		}
 		if c == nil {
 			return nil, true, mcp.ResourceNotFoundError(req.(*mcp.ReadResourceRequest).Params.URI)
 		}
@@ -60,12 +69,19 @@ func (v *view) contentMethod(ctx context.Context, method string, req mcp.Request
 		if c != nil {
 			list = c.Prompts()
 		}
+		list = append(slices.Clip(list), v.childPrompts(list)...)
 		if list == nil {
 			list = []*mcp.Prompt{}
 		}
 		return &mcp.ListPromptsResult{Prompts: list}, true, nil
 	case "prompts/get":
 		p := req.(*mcp.GetPromptRequest).Params
+		if r, ok, err := v.childPrompt(ctx, p.Name, p.Arguments); ok {
+			if err != nil {
+				return nil, true, router.WireError(err)
+			}
+			return r, true, nil
+		}
 		if c == nil {
 			return nil, true, router.MethodNotFound("Unknown prompt: " + p.Name)
 		}
@@ -82,11 +98,13 @@ func (v *view) contentMethod(ctx context.Context, method string, req mcp.Request
 // change reaches this session as notifications/resources/list_changed.
 func (v *view) syncResources() {
 	c := v.srv.content
-	if c == nil {
-		return
-	}
 	now := map[string]*mcp.Resource{}
-	for _, r := range c.Resources() {
+	if c != nil {
+		for _, r := range c.Resources() {
+			now[r.URI] = r
+		}
+	}
+	for _, r := range v.childResources() {
 		now[r.URI] = r
 	}
 	if v.resourcesStale {
@@ -112,6 +130,37 @@ func (v *view) syncResources() {
 		if !v.mirroredRes[uri] {
 			v.mirroredRes[uri] = true
 			v.mcp.AddResource(&mcp.Resource{URI: r.URI, Name: r.Name}, nil)
+		}
+	}
+}
+
+// syncPrompts mirrors the children's prompt names this session sees into
+// the SDK registry, so that a change reaches this session as
+// notifications/prompts/list_changed. The router's own prompts never
+// change.
+func (v *view) syncPrompts() {
+	now := map[string]bool{}
+	var native []*mcp.Prompt
+	if c := v.srv.content; c != nil {
+		native = c.Prompts()
+	}
+	for _, p := range v.childPrompts(native) {
+		now[p.Name] = true
+	}
+	var gone []string
+	for name := range v.mirroredPrompts {
+		if !now[name] {
+			gone = append(gone, name)
+			delete(v.mirroredPrompts, name)
+		}
+	}
+	if len(gone) > 0 {
+		v.mcp.RemovePrompts(gone...)
+	}
+	for name := range now {
+		if !v.mirroredPrompts[name] {
+			v.mirroredPrompts[name] = true
+			v.mcp.AddPrompt(&mcp.Prompt{Name: name}, nil)
 		}
 	}
 }

@@ -176,18 +176,19 @@ func New(opts Options) *Server {
 	s.gen.Store(g)
 
 	s.proxy = proxy.New(proxy.Options{
-		Servers:        g.config.Servers,
-		Env:            opts.Settings.Env,
-		Home:           opts.Settings.Home,
-		BootTimeout:    opts.Settings.ChildBootTimeout,
-		RequestTimeout: opts.Settings.ProxyRequestTimeout,
-		ShutdownGrace:  opts.Settings.ShutdownGrace,
-		Catalog:        s.catalog,
-		Log:            opts.Log,
-		Logger:         s.log,
-		Version:        opts.Version,
-		Sessions:       s.Sessions,
-		Pins:           pinsOrNil(s.pins),
+		Servers:         g.config.Servers,
+		Env:             opts.Settings.Env,
+		Home:            opts.Settings.Home,
+		BootTimeout:     opts.Settings.ChildBootTimeout,
+		RequestTimeout:  opts.Settings.ProxyRequestTimeout,
+		ShutdownGrace:   opts.Settings.ShutdownGrace,
+		Catalog:         s.catalog,
+		Log:             opts.Log,
+		Logger:          s.log,
+		Version:         opts.Version,
+		Sessions:        s.Sessions,
+		Pins:            pinsOrNil(s.pins),
+		ResourceUpdated: s.resourceUpdated,
 	})
 	s.closers = append(s.closers, s.proxy.Close)
 	if s.pins != nil {

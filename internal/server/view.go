@@ -40,6 +40,8 @@ type view struct {
 	// resourcesStale asks the next sync to announce them all again.
 	mirroredRes    map[string]bool
 	resourcesStale bool
+	// mirroredPrompts are the child prompt names mirrored likewise.
+	mirroredPrompts map[string]bool
 
 	bindOnce sync.Once
 	bound    bool
@@ -59,7 +61,7 @@ var mirrorSchema = json.RawMessage(`{"type":"object"}`)
 
 // newView builds a session's view; it starts nothing and connects nothing.
 func (s *Server) newView(so SessionOptions) *view {
-	v := &view{srv: s, mirrored: map[string]string{}, mirroredRes: map[string]bool{}}
+	v := &view{srv: s, mirrored: map[string]string{}, mirroredRes: map[string]bool{}, mirroredPrompts: map[string]bool{}}
 	role := so.Role
 	if role == "" {
 		role = s.gen.Load().role
@@ -71,10 +73,16 @@ func (s *Server) newView(so SessionOptions) *view {
 		Instructions: instructions,
 		Logger:       logging.AtLeast(s.log, slog.LevelWarn),
 		Capabilities: &mcp.ServerCapabilities{
-			Tools:     &mcp.ToolCapabilities{ListChanged: true},
-			Resources: &mcp.ResourceCapabilities{ListChanged: true},
-			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
-			Logging:   &mcp.LoggingCapabilities{},
+			Tools:       &mcp.ToolCapabilities{ListChanged: true},
+			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+			Logging:     &mcp.LoggingCapabilities{},
+			Completions: &mcp.CompletionCapabilities{},
+		},
+		SubscribeHandler:   func(ctx context.Context, req *mcp.SubscribeRequest) error { return v.subscribe(ctx, req) },
+		UnsubscribeHandler: func(ctx context.Context, req *mcp.UnsubscribeRequest) error { return v.unsubscribe(ctx, req) },
+		CompletionHandler: func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			return v.complete(ctx, req)
 		},
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
 			var caps *mcp.ClientCapabilities
@@ -238,12 +246,15 @@ func (v *view) watch(ss *mcp.ServerSession) {
 		if c := v.srv.content; c != nil {
 			contentChanged = c.Changed()
 		}
+		children := v.srv.proxy.ContentChanged()
 		v.sync()
 		v.syncResources()
+		v.syncPrompts()
 		select {
 		case <-snap.Superseded():
 		case <-gen.superseded:
 			// A reload: the new profile may project other tools.
+		case <-children:
 		case <-changed:
 		case <-contentChanged:
 			// The skills were re-read (refresh_skills, fetch_skill, the
@@ -253,6 +264,7 @@ func (v *view) watch(ss *mcp.ServerSession) {
 			v.sess.Invalidate()
 		case <-done:
 			v.srv.detach(v)
+			v.srv.proxy.DropSession(v.sess)
 			if v.http != nil {
 				v.http.remove(v)
 			}

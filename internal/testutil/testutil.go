@@ -73,6 +73,12 @@ func FixtureServer(t testing.TB) string {
 	return build(t, "./internal/testutil/fixtureserver", "fixtureserver")
 }
 
+// ContentServer builds the fixture child that serves prompts, resources,
+// templates, subscriptions and completions (internal/testutil/contentserver).
+func ContentServer(t testing.TB) string {
+	return build(t, "./internal/testutil/contentserver", "contentserver")
+}
+
 // NPMServer returns the entry script of an npm reference server installed
 // by `make npm-deps` (name as in "server-everything"). Without the npm
 // packages the test is skipped, unless EVOKORE_REQUIRE_NPM=1 (set by

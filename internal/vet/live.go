@@ -44,7 +44,7 @@ func (c *checker) live(s config.Settings) {
 		}
 		names := map[string]bool{}
 		for _, t := range tools {
-			name := srv.ID + "_" + t.Name
+			name := srv.PublicName(t.Name)
 			names[name] = true
 			owners[name] = append(owners[name], srv.ID)
 			if len(name) > maxToolName || !validName.MatchString(name) {

@@ -90,6 +90,10 @@ func RunReport(opts Options) (config.Diagnostics, []string) {
 	if opts.Live && cfg != nil {
 		c.live(opts.Settings)
 	}
+	if cfg != nil {
+		// After a live boot, which refreshed the cached tool lists.
+		c.prefixes(opts.Settings.Home)
+	}
 	ds = append(ds, c.out...)
 	if opts.Strict {
 		for i := range ds {
@@ -268,12 +272,14 @@ func (c *checker) toolName(pos config.Position, where, name string) {
 }
 
 // serverOf returns the configured server whose prefix the proxied name
-// carries. Server ids may contain '_', so the longest matching id wins.
+// carries. Prefixes may contain '_', so the longest matching one wins; a
+// server without a prefix owns no name by its shape.
 func serverOf(cfg *config.MCPConfig, name string) (string, bool) {
-	best := ""
+	best, bestLen := "", 0
 	for _, s := range cfg.Servers {
-		if strings.HasPrefix(name, s.ID+"_") && len(s.ID) > len(best) {
-			best = s.ID
+		p := s.NamePrefix()
+		if p != "" && strings.HasPrefix(name, p) && len(p) > bestLen {
+			best, bestLen = s.ID, len(p)
 		}
 	}
 	return best, best != ""
