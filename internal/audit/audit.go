@@ -1,0 +1,253 @@
+// Package audit owns the audit log, EVOKORE_HOME/audit/audit.jsonl: one
+// JSON object a line for every event the router records (package events:
+// tool calls with their outcome, approvals, sessions and their role,
+// quarantines, reloads, HTTP auth failures).
+//
+// The file is append-only and shared: several routers and CLIs may write
+// it, each batch under an exclusive lock on the file, so lines never
+// interleave. It is rotated by size: when a batch would take it past
+// MaxBytes it becomes audit.jsonl.1 (the older ones shift up to .Keep, the
+// oldest is removed), all under the same lock; a writer that opened the
+// file before another rotated it notices the new file and writes there.
+// Files are created 0600 in a 0700 directory.
+//
+// Writing never holds up a tool call: Handle queues the event and one
+// goroutine writes batches. A full queue (a disk that stopped answering)
+// drops the newest events and counts them; the count is written as an
+// audit_dropped line as soon as the disk takes writes again.
+//
+// Events arrive redacted (package redact); this package adds nothing that
+// could carry a secret.
+package audit
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/evokore/evokore/internal/events"
+	"github.com/evokore/evokore/internal/statefile"
+)
+
+// Defaults of a Log.
+const (
+	DefaultMaxBytes = 10 << 20
+	DefaultKeep     = 5
+	queueSize       = 4096
+)
+
+// Path is where the audit log of an EVOKORE_HOME lives.
+func Path(home string) string { return filepath.Join(home, "audit", "audit.jsonl") }
+
+// Options configure a Log.
+type Options struct {
+	Path string
+	// MaxBytes is the size at which the file is rotated; Keep how many
+	// rotated files are kept. Zero takes the defaults.
+	MaxBytes int64
+	Keep     int
+	Log      *slog.Logger
+}
+
+// Log writes events to the audit file. Handle queues; Close drains.
+type Log struct {
+	opts    Options
+	queue   chan events.Event
+	done    chan struct{}
+	dropped atomic.Int64
+	closeMu sync.RWMutex
+	closed  bool
+	// failing is set while writes fail, so the failure is logged once.
+	failing bool
+}
+
+// Open starts a log writing to o.Path.
+func Open(o Options) *Log {
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.Keep <= 0 {
+		o.Keep = DefaultKeep
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	l := &Log{opts: o, queue: make(chan events.Event, queueSize), done: make(chan struct{})}
+	go l.run()
+	return l
+}
+
+var _ events.Sink = (*Log)(nil)
+
+// Handle queues e for writing; it never blocks.
+func (l *Log) Handle(e events.Event) {
+	l.closeMu.RLock()
+	defer l.closeMu.RUnlock()
+	if l.closed {
+		return
+	}
+	select {
+	case l.queue <- e:
+	default:
+		l.dropped.Add(1)
+	}
+}
+
+// Dropped reports how many events were dropped because the queue was
+// full.
+func (l *Log) Dropped() int64 { return l.dropped.Load() }
+
+// Close writes what is queued and stops the writer.
+func (l *Log) Close() {
+	l.closeMu.Lock()
+	if !l.closed {
+		l.closed = true
+		close(l.queue)
+	}
+	l.closeMu.Unlock()
+	<-l.done
+}
+
+func (l *Log) run() {
+	defer close(l.done)
+	var reported int64
+	for e := range l.queue {
+		batch := [][]byte{line(e)}
+	more:
+		for len(batch) < 256 {
+			select {
+			case e, ok := <-l.queue:
+				if !ok {
+					break more
+				}
+				batch = append(batch, line(e))
+			default:
+				break more
+			}
+		}
+		if d := l.dropped.Load(); d > reported {
+			batch = append(batch, line(events.Event{Time: time.Now().UTC().Truncate(time.Millisecond), Type: "audit_dropped",
+				Detail: strconv.FormatInt(d-reported, 10) + " events dropped: the audit queue was full", Pid: os.Getpid()}))
+			reported = d
+		}
+		if err := l.write(batch); err != nil {
+			if !l.failing {
+				l.opts.Log.Warn(fmt.Sprintf("[EVOKORE] Cannot write the audit log %s: %v", l.opts.Path, err))
+			}
+			l.failing = true
+			l.dropped.Add(int64(len(batch)))
+			continue
+		}
+		l.failing = false
+	}
+}
+
+func line(e events.Event) []byte {
+	b, err := json.Marshal(e)
+	if err != nil {
+		b, _ = json.Marshal(events.Event{Time: e.Time, Type: e.Type, Detail: "unencodable event"})
+	}
+	return append(b, '\n')
+}
+
+// write appends a batch under the file lock, rotating first when the
+// batch would take the file past MaxBytes.
+func (l *Log) write(batch [][]byte) error {
+	size := 0
+	for _, b := range batch {
+		size += len(b)
+	}
+	path := l.opts.Path
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	for attempt := 0; ; attempt++ {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return err
+		}
+		if err := statefile.Lock(f); err != nil {
+			f.Close()
+			return err
+		}
+		// Another writer may have rotated the file while this one waited
+		// for the lock: write to the file the path names now.
+		if !samePath(f, path) && attempt < 3 {
+			statefile.Unlock(f)
+			f.Close()
+			continue
+		}
+		err = l.appendLocked(f, batch, int64(size))
+		statefile.Unlock(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
+}
+
+func (l *Log) appendLocked(f *os.File, batch [][]byte, size int64) error {
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if st.Size() > 0 && st.Size()+size > l.opts.MaxBytes {
+		if err := rotate(l.opts.Path, l.opts.Keep); err != nil {
+			return err
+		}
+		// f still names the rotated file; the lock on it keeps other
+		// writers waiting until the new file exists.
+		nf, err := os.OpenFile(l.opts.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return err
+		}
+		defer nf.Close()
+		if err := statefile.Lock(nf); err != nil {
+			return err
+		}
+		defer statefile.Unlock(nf)
+		f = nf
+	}
+	buf := make([]byte, 0, size)
+	for _, b := range batch {
+		buf = append(buf, b...)
+	}
+	if _, err := f.Write(buf); err != nil {
+		return err
+	}
+	return f.Sync()
+}
+
+// rotate shifts path.N-1 → path.N … path → path.1, dropping what falls
+// beyond keep.
+func rotate(path string, keep int) error {
+	_ = os.Remove(fmt.Sprintf("%s.%d", path, keep))
+	for i := keep - 1; i >= 1; i-- {
+		from := fmt.Sprintf("%s.%d", path, i)
+		if err := os.Rename(from, fmt.Sprintf("%s.%d", path, i+1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return os.Rename(path, path+".1")
+}
+
+// samePath reports whether the open file is still the one path names.
+func samePath(f *os.File, path string) bool {
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	return os.SameFile(a, b)
+}
