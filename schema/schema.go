@@ -1,6 +1,6 @@
 // Package schema holds the CUE definitions of every file a user of evokore
 // writes (mcp.config.json, permissions.yml, discovery profiles, skill
-// frontmatter, voices.json, plugin manifests) and of evokore.cue, the file
+// frontmatter, voices.json, plugin manifests, damage-control-rules.yaml) and of evokore.cue, the file
 // that declares what the router ships.
 //
 // The definitions are embedded in the binary so that run-time validation,
@@ -26,4 +26,5 @@ const (
 	SkillFrontmatter = "#SkillFrontmatter"
 	Voices           = "#Voices"
 	PluginManifest   = "#PluginManifest"
+	DamageControl    = "#DamageControlRules"
 )

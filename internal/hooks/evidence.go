@@ -1,0 +1,187 @@
+package hooks
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/evokore/evokore/internal/replay"
+	"github.com/evokore/evokore/internal/statefile"
+)
+
+// withEvidence appends the line build returns to session sid's evidence
+// file. build gets the number of lines already there and the last
+// proof_hash (ZeroHash for none); the file stays locked from the read to
+// the append, so two hooks never chain from the same link.
+func withEvidence(home, sid string, build func(n int, last string) ([]byte, error)) error {
+	path := replay.EvidencePath(home, sid)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := statefile.Lock(f); err != nil {
+		return err
+	}
+	defer statefile.Unlock(f)
+	n, last := 0, ZeroHash
+	sc := bufio.NewScanner(io.NewSectionReader(f, 0, 1<<40))
+	sc.Buffer(make([]byte, 64<<10), maxManifestLine)
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		n++
+		var e struct {
+			ProofHash string `json:"proof_hash"`
+		}
+		if json.Unmarshal(line, &e) == nil && e.ProofHash != "" {
+			last = e.ProofHash
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	line, err := build(n, last)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(append(line, '\n'))
+	return err
+}
+
+// ChainError is a broken evidence chain: the first line that does not
+// follow from the ones before it.
+type ChainError struct {
+	Line   int
+	Reason string
+}
+
+func (e *ChainError) Error() string { return fmt.Sprintf("evidence line %d: %s", e.Line, e.Reason) }
+
+// VerifyEvidence checks the hash chain of an evidence file: every line
+// with a proof_hash must name the previous one as prev_hash (ZeroHash
+// for the first) and hash to its proof_hash. Edit traces (no hashes) are
+// skipped. It returns how many links it checked; a tampered, removed or
+// reordered line gives a *ChainError.
+func VerifyEvidence(path string) (int, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), maxManifestLine)
+	prev, links, n := ZeroHash, 0, 0
+	for sc.Scan() {
+		n++
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var e Evidence
+		if err := json.Unmarshal(line, &e); err != nil {
+			return links, &ChainError{n, "not JSON: " + err.Error()}
+		}
+		if e.ProofHash == "" && e.PrevHash == "" {
+			continue
+		}
+		if e.PrevHash != prev {
+			return links, &ChainError{n, fmt.Sprintf("prev_hash %.12s… does not name the previous link %.12s…", e.PrevHash, prev)}
+		}
+		want, err := ProofHash(e.AgentID, e.Tool, e.ToolInput, e.PrevHash)
+		if err != nil {
+			return links, &ChainError{n, err.Error()}
+		}
+		if want != e.ProofHash {
+			return links, &ChainError{n, "proof_hash does not match the line's content"}
+		}
+		prev = e.ProofHash
+		links++
+	}
+	return links, sc.Err()
+}
+
+// trustLedger is sessions/<sid>-trust.json, which session_trust_report
+// reads.
+type trustLedger struct {
+	SessionID string                 `json:"sessionId"`
+	Agents    map[string]*agentTrust `json:"agents"`
+	UpdatedAt string                 `json:"updatedAt"`
+}
+
+type agentTrust struct {
+	AgentID     string  `json:"agentId"`
+	Score       float64 `json:"score"`
+	Tier        string  `json:"tier"`
+	LastUpdated string  `json:"lastUpdated"`
+	Events      int     `json:"events"`
+}
+
+// Trust moves: an agent starts Standard and earns or loses trust with the
+// evidence it leaves (see docs/decisions.md).
+const (
+	trustStart      = 0.7
+	trustTestPassed = 0.05
+	trustTestFailed = -0.10
+	trustWork       = 0.01
+)
+
+func tier(score float64) string {
+	switch {
+	case score >= 0.8:
+		return "Trusted"
+	case score >= 0.5:
+		return "Standard"
+	case score >= 0.3:
+		return "Probation"
+	}
+	return "Untrusted"
+}
+
+// updateTrust moves the calling agent's score by one piece of evidence.
+// A ledger that is not JSON is left as it is (and the error logged): the
+// hook does not destroy what it cannot read.
+func updateTrust(r *run, typ string, passed *bool) error {
+	path := r.file("-trust.json")
+	var l trustLedger
+	if _, err := statefile.ReadJSON(path, &l); err != nil {
+		return fmt.Errorf("trust ledger %s: %w", path, err)
+	}
+	if l.Agents == nil {
+		l.Agents = map[string]*agentTrust{}
+	}
+	id := r.agent()
+	a := l.Agents[id]
+	if a == nil {
+		a = &agentTrust{AgentID: id, Score: trustStart}
+		l.Agents[id] = a
+	}
+	switch {
+	case typ == EvidenceTest && passed != nil && *passed:
+		a.Score += trustTestPassed
+	case typ == EvidenceTest:
+		a.Score += trustTestFailed
+	default:
+		a.Score += trustWork
+	}
+	a.Score = float64(int(min(1, max(0, a.Score))*1000+0.5)) / 1000
+	a.Tier = tier(a.Score)
+	a.Events++
+	a.LastUpdated = replay.Timestamp(r.now)
+	l.SessionID, l.UpdatedAt = r.sid, a.LastUpdated
+	return statefile.WriteJSON(path, l, 0o600)
+}
