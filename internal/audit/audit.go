@@ -4,12 +4,11 @@
 // quarantines, reloads, HTTP auth failures).
 //
 // The file is append-only and shared: several routers and CLIs may write
-// it, each batch under an exclusive lock on the file, so lines never
-// interleave. It is rotated by size: when a batch would take it past
-// MaxBytes it becomes audit.jsonl.1 (the older ones shift up to .Keep, the
-// oldest is removed), all under the same lock; a writer that opened the
-// file before another rotated it notices the new file and writes there.
-// Files are created 0600 in a 0700 directory.
+// it, each batch under an exclusive lock (audit.jsonl.lock), so lines never
+// interleave. It is rotated by size: once it has reached MaxBytes it
+// becomes audit.jsonl.1 (the older ones shift up to .Keep, the oldest is
+// removed), under the same lock. Files are created 0600 in a 0700
+// directory.
 //
 // Writing never holds up a tool call: Handle queues the event and one
 // goroutine writes batches. A full queue (a disk that stopped answering)
@@ -22,9 +21,7 @@ package audit
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -34,7 +31,7 @@ import (
 	"time"
 
 	"github.com/evokore/evokore/internal/events"
-	"github.com/evokore/evokore/internal/statefile"
+	"github.com/evokore/evokore/internal/replay"
 )
 
 // Defaults of a Log.
@@ -158,96 +155,14 @@ func line(e events.Event) []byte {
 	return append(b, '\n')
 }
 
-// write appends a batch under the file lock, rotating first when the
-// batch would take the file past MaxBytes.
+// write appends a batch as one write under the log's lock, rotating
+// first when the file has reached MaxBytes (replay.AppendRotating, the
+// rotation every log under EVOKORE_HOME shares).
 func (l *Log) write(batch [][]byte) error {
-	size := 0
-	for _, b := range batch {
-		size += len(b)
-	}
-	path := l.opts.Path
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	for attempt := 0; ; attempt++ {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-		if err != nil {
-			return err
-		}
-		if err := statefile.Lock(f); err != nil {
-			f.Close()
-			return err
-		}
-		// Another writer may have rotated the file while this one waited
-		// for the lock: write to the file the path names now.
-		if !samePath(f, path) && attempt < 3 {
-			statefile.Unlock(f)
-			f.Close()
-			continue
-		}
-		err = l.appendLocked(f, batch, int64(size))
-		statefile.Unlock(f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		return err
-	}
-}
-
-func (l *Log) appendLocked(f *os.File, batch [][]byte, size int64) error {
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if st.Size() > 0 && st.Size()+size > l.opts.MaxBytes {
-		if err := rotate(l.opts.Path, l.opts.Keep); err != nil {
-			return err
-		}
-		// f still names the rotated file; the lock on it keeps other
-		// writers waiting until the new file exists.
-		nf, err := os.OpenFile(l.opts.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-		if err != nil {
-			return err
-		}
-		defer nf.Close()
-		if err := statefile.Lock(nf); err != nil {
-			return err
-		}
-		defer statefile.Unlock(nf)
-		f = nf
-	}
-	buf := make([]byte, 0, size)
+	var buf []byte
 	for _, b := range batch {
 		buf = append(buf, b...)
 	}
-	if _, err := f.Write(buf); err != nil {
-		return err
-	}
-	return f.Sync()
-}
-
-// rotate shifts path.N-1 → path.N … path → path.1, dropping what falls
-// beyond keep.
-func rotate(path string, keep int) error {
-	_ = os.Remove(fmt.Sprintf("%s.%d", path, keep))
-	for i := keep - 1; i >= 1; i-- {
-		from := fmt.Sprintf("%s.%d", path, i)
-		if err := os.Rename(from, fmt.Sprintf("%s.%d", path, i+1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-	}
-	return os.Rename(path, path+".1")
-}
-
-// samePath reports whether the open file is still the one path names.
-func samePath(f *os.File, path string) bool {
-	a, err := f.Stat()
-	if err != nil {
-		return false
-	}
-	b, err := os.Stat(path)
-	if err != nil {
-		return false
-	}
-	return os.SameFile(a, b)
+	// AppendRotating adds the last newline itself.
+	return replay.AppendRotating(l.opts.Path, buf[:len(buf)-1], l.opts.MaxBytes, l.opts.Keep)
 }

@@ -74,6 +74,8 @@ type Server struct {
 	// problems keep the router from serving as configured; they are set
 	// while it is built and shown in evokore://server/status.
 	problems []string
+	// records are the audit log, webhooks and session records.
+	records *records
 
 	// Schema-deferred listing: armed by the first deferred listing,
 	// satisfied by any describe_tool call, given up on by the fallback.
@@ -114,6 +116,9 @@ func New(opts Options) *Server {
 	s.bg, s.stopBG = context.WithCancel(context.Background())
 
 	s.config = s.loadConfig()
+	// Opened first so they close last, after every part that reports
+	// into them.
+	s.openRecords()
 	perms, failClosed := s.loadPermissions()
 	s.pins = s.openPins()
 
@@ -158,7 +163,7 @@ func New(opts Options) *Server {
 		Logger:         s.log,
 		Version:        opts.Version,
 		Sessions:       s.Sessions,
-		Pins:           pinsOrNil(s.pins),
+		Pins:           s.quarantinePins(),
 	})
 	s.closers = append(s.closers, s.proxy.Close)
 	if s.pins != nil {
@@ -175,7 +180,7 @@ func New(opts Options) *Server {
 		Plugins:    contrib.Plugins,
 		Stages:     s.stages(),
 		Middleware: s.middleware(),
-		Observers:  append(contrib.Observers, s.policy.Observers()...),
+		Observers:  append(append(contrib.Observers, s.policy.Observers()...), callEvents{s}, s.records.sessions),
 	})
 
 	var user []catalog.Profile
@@ -274,6 +279,7 @@ func (s *Server) buildPolicy(perms *config.Permissions, failClosed bool, binders
 		Now:          opts.Now,
 		ApprovalMode: mode,
 		Binders:      binders,
+		OnApproval:   s.approvalEvent,
 	})
 	s.role = opts.Settings.Role
 	if s.role == "" {
@@ -379,12 +385,14 @@ func (s *Server) callTool(ctx context.Context, sess *session.Session, name strin
 	return s.router.Call(ctx, sess, &mcp.CallToolParamsRaw{Name: name, Arguments: raw})
 }
 
-// pinsOrNil keeps a nil *Pins from becoming a non-nil interface.
-func pinsOrNil(p *policy.Pins) proxy.Pinner {
-	if p == nil {
+// quarantinePins is the pin store as the supervisor uses it, reporting
+// every tool it holds; nil when there is no store (a nil *Pins must not
+// become a non-nil interface).
+func (s *Server) quarantinePins() proxy.Pinner {
+	if s.pins == nil {
 		return nil
 	}
-	return p
+	return &quarantinePinner{next: s.pins, s: s, seen: map[string]string{}}
 }
 
 // Snapshot returns the current catalog.

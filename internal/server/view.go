@@ -7,11 +7,13 @@ import (
 	"encoding/json"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/events"
 	"github.com/evokore/evokore/internal/logging"
 	"github.com/evokore/evokore/internal/session"
 )
@@ -43,6 +45,9 @@ type view struct {
 	bindOnce sync.Once
 	bound    bool
 	ss       *mcp.ServerSession
+	// started is set once session_start was recorded, so session_end is
+	// recorded for exactly the sessions that started.
+	started atomic.Bool
 }
 
 // mirrorSchema is the input schema of a mirrored name; clients never see
@@ -74,6 +79,13 @@ func (s *Server) newView(so SessionOptions) *view {
 				caps = ip.Capabilities
 			}
 			s.proxy.Start(caps)
+			client := ""
+			if ip := req.Session.InitializeParams(); ip != nil && ip.ClientInfo != nil {
+				client = ip.ClientInfo.Name
+			}
+			if v.started.CompareAndSwap(false, true) {
+				s.sessionEvent(events.SessionStart, v.sess, client)
+			}
 		},
 	})
 	v.mcp.AddReceivingMiddleware(v.middleware)
@@ -107,6 +119,16 @@ func (v *view) bind(ss *mcp.ServerSession) bool {
 func (v *view) close() {
 	if v.ss != nil {
 		_ = v.ss.Close()
+	}
+	// Recorded here too: at shutdown the records close before the watcher
+	// would notice.
+	v.ended()
+}
+
+// ended records session_end once for a session that started.
+func (v *view) ended() {
+	if v.started.CompareAndSwap(true, false) {
+		v.srv.sessionEvent(events.SessionEnd, v.sess, "")
 	}
 }
 
@@ -213,6 +235,7 @@ func (v *view) watch(ss *mcp.ServerSession) {
 			v.sess.Invalidate()
 		case <-done:
 			v.srv.detach(v)
+			v.ended()
 			return
 		}
 	}
