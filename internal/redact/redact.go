@@ -17,6 +17,7 @@ package redact
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -46,6 +47,8 @@ func NewScrubber(replacers []*strings.Replacer, literals ...string) *Scrubber {
 		}
 	}
 	var pairs []string
+	literals = slices.Clone(literals)
+	slices.SortFunc(literals, func(a, b string) int { return len(b) - len(a) })
 	for _, l := range literals {
 		if len(l) >= 3 {
 			pairs = append(pairs, l, Mask)
@@ -134,4 +137,60 @@ func Truncate(v string, limit int) string {
 		cut--
 	}
 	return v[:cut] + "…"
+}
+
+// ForCall returns a scrubber that also hides the values the call's
+// arguments hold under secret keys, at any depth: a tool that echoes its
+// password argument back must not put it in the records through its
+// answer.
+func (s *Scrubber) ForCall(raw json.RawMessage) *Scrubber {
+	var v any
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		return s
+	}
+	var secrets []string
+	var walk func(v any, secret bool)
+	walk = func(v any, secret bool) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, val := range x {
+				walk(val, secret || SecretKey(k))
+			}
+		case []any:
+			for _, val := range x {
+				walk(val, secret)
+			}
+		case string:
+			if secret {
+				secrets = append(secrets, x)
+			}
+		case float64, json.Number:
+			if secret {
+				if b, err := json.Marshal(x); err == nil {
+					secrets = append(secrets, string(b))
+				}
+			}
+		}
+	}
+	walk(v, false)
+	if len(secrets) == 0 {
+		return s
+	}
+	out := &Scrubber{}
+	if s != nil {
+		out.replacers = append(out.replacers, s.replacers...)
+	}
+	// Longest first, so a secret that contains another is hidden whole.
+	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
+	return NewScrubber(out.replacers, secrets...)
+}
+
+// Bounded scrubs text and cuts it to limit bytes. Only the head of a long
+// text is scrubbed: what lies beyond is cut anyway, and a tool's answer
+// may be megabytes.
+func (s *Scrubber) Bounded(text string, limit int) string {
+	if head := 16 * max(limit, 1024); len(text) > head {
+		text = text[:head]
+	}
+	return Truncate(s.String(text), limit)
 }

@@ -112,7 +112,7 @@ func (s *Server) RecordAuthFailure(remote, reason string) {
 }
 
 func (s *Server) detail(text string) string {
-	return redact.Truncate(s.records.scrub.String(text), detailLimit)
+	return s.records.scrub.Bounded(text, detailLimit)
 }
 
 // sessionEvent records a session starting or ending, with its role.
@@ -190,9 +190,9 @@ func (o callEvents) Observe(_ context.Context, c *router.Call, res *mcp.CallTool
 	e.Outcome = events.OutcomeOK
 	switch {
 	case err != nil:
-		e.Outcome, e.Detail = events.OutcomeError, o.s.detail(err.Error())
+		e.Outcome, e.Detail = events.OutcomeError, o.detail(c, err.Error())
 	case res != nil && res.IsError:
-		e.Outcome, e.Detail = events.OutcomeError, o.s.detail(resultText(res))
+		e.Outcome, e.Detail = events.OutcomeError, o.detail(c, resultText(res))
 	}
 	o.s.records.bus.Emit(e)
 	if e.Outcome == events.OutcomeError {
@@ -205,11 +205,17 @@ func (o callEvents) Refused(_ context.Context, c *router.Call, res *mcp.CallTool
 	e := o.event(c)
 	e.Outcome = events.OutcomeRefused
 	if err != nil {
-		e.Detail = o.s.detail(err.Error())
+		e.Detail = o.detail(c, err.Error())
 	} else if res != nil {
-		e.Detail = o.s.detail(resultText(res))
+		e.Detail = o.detail(c, resultText(res))
 	}
 	o.s.records.bus.Emit(e)
+}
+
+// detail is a call's answer as an event shows it: scrubbed of the
+// config's secrets and of the call's own secret arguments, bounded.
+func (o callEvents) detail(c *router.Call, text string) string {
+	return o.s.records.scrub.ForCall(c.Args).Bounded(text, detailLimit)
 }
 
 func (o callEvents) event(c *router.Call) events.Event {

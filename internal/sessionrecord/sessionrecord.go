@@ -115,7 +115,7 @@ func (r *Recorder) add(c *router.Call, res *mcp.CallToolResult, err error, refus
 		Tool:      c.Entry.Name,
 		Summary:   replay.Summarize(r.scrub.Args(c.Args)),
 		Outcome:   outcome,
-		Output:    r.scrub.String(replay.Truncate(output, replay.MaxOutput)),
+		Output:    r.scrub.ForCall(c.Args).Bounded(output, 4*replay.MaxOutput),
 		LatencyMS: latency,
 		Source:    "router",
 	}
