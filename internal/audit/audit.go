@@ -119,7 +119,7 @@ func (l *Log) run() {
 	for e := range l.queue {
 		batch := [][]byte{line(e)}
 	more:
-		for len(batch) < 256 {
+		for len(batch) < 64 {
 			select {
 			case e, ok := <-l.queue:
 				if !ok {
