@@ -21,6 +21,7 @@ import (
 	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/sessionrecord"
+	"github.com/evokore/evokore/internal/tracing"
 	"github.com/evokore/evokore/internal/webhook"
 )
 
@@ -87,6 +88,33 @@ func (s *Server) openRecords() {
 	}
 	r.sessions = sessionrecord.New(set.Home, r.scrub, s.log)
 	s.closers = append(s.closers, r.sessions.Close)
+
+	tel, err := tracing.New(tracing.Options{Endpoint: set.OTLPEndpoint, TracesEndpoint: set.OTLPTracesEndpoint,
+		MetricsEndpoint: set.OTLPMetricsEndpoint, Version: s.opts.Version, Log: s.log})
+	if err != nil {
+		s.log.Info(fmt.Sprintf("[EVOKORE] OpenTelemetry export is off: %v", err))
+	}
+	if tel != nil {
+		s.tracing = tel
+		s.closers = append(s.closers, func() {
+			ctx, cancel := context.WithTimeout(context.Background(), webhookGrace)
+			defer cancel()
+			if err := tel.Shutdown(ctx); err != nil {
+				s.log.Info(fmt.Sprintf("[EVOKORE] OpenTelemetry export at shutdown failed: %v", s.records.scrub.String(err.Error())))
+			}
+		})
+	}
+}
+
+// tracedProxy is the child supervisor with each upstream call in its own
+// span; the supervisor's other methods (Resolve) pass through.
+type tracedProxy struct {
+	*proxy.Supervisor
+	tel *tracing.Exporter
+}
+
+func (p tracedProxy) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToolResult, error) {
+	return p.tel.Upstream(ctx, c, func(ctx context.Context) (*mcp.CallToolResult, error) { return p.Supervisor.CallTool(ctx, c) })
 }
 
 // Events returns the bus the router's events go through, for parts that

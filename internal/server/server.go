@@ -27,6 +27,7 @@ import (
 	"github.com/evokore/evokore/internal/search"
 	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/stdio"
+	"github.com/evokore/evokore/internal/tracing"
 )
 
 // Options configure a Server.
@@ -76,6 +77,9 @@ type Server struct {
 	problems []string
 	// records are the audit log, webhooks and session records.
 	records *records
+	// tracing exports OTLP traces and metrics; nil unless an OTLP
+	// endpoint is set.
+	tracing *tracing.Exporter
 
 	// Schema-deferred listing: armed by the first deferred listing,
 	// satisfied by any describe_tool call, given up on by the fallback.
@@ -173,10 +177,14 @@ func New(opts Options) *Server {
 		})
 	}
 
+	var upstream router.Dispatcher = s.proxy
+	if s.tracing != nil {
+		upstream = tracedProxy{s.proxy, s.tracing}
+	}
 	s.router = router.New(router.Options{
 		Catalog:    s.catalog,
 		Natives:    table,
-		Proxy:      s.proxy,
+		Proxy:      upstream,
 		Plugins:    contrib.Plugins,
 		Stages:     s.stages(),
 		Middleware: s.middleware(),
@@ -210,12 +218,18 @@ func (s *Server) stages() []router.Stage {
 	}
 }
 
-// middleware wraps every dispatched call, outermost first: in-flight
+// middleware wraps every dispatched call, outermost first: the trace
+// span when OTLP export is on (so it covers the whole call), in-flight
 // accounting (so Shutdown can wait for and cancel calls), the native
 // deadline, and innermost the panic guard, so a panic in a handler the
 // deadline runs on its own goroutine is still caught.
 func (s *Server) middleware() []router.Middleware {
+	var span router.Middleware
+	if s.tracing != nil {
+		span = s.tracing.Middleware
+	}
 	return []router.Middleware{
+		span,
 		s.calls.track,
 		router.NativeDeadline(s.opts.Settings.ProxyRequestTimeout),
 		router.Recover(func(c *router.Call, v any, stack []byte) {
