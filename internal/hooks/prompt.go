@@ -154,7 +154,7 @@ func auditRepo(dir string) []string {
 		return nil
 	}
 	var w []string
-	if b, err := gitOutput(dir, "rev-parse", "--abbrev-ref", "HEAD"); err == nil && (b == "main" || b == "master") {
+	if b, err := gitOutput(dir, "symbolic-ref", "--short", "HEAD"); err == nil && (b == "main" || b == "master") {
 		w = append(w, fmt.Sprintf("You are on %s: create a branch before changing anything.", b))
 	}
 	if st, err := gitOutput(dir, "status", "--porcelain"); err == nil && st != "" {

@@ -38,8 +38,11 @@ func (c shellCommand) String() string {
 // of the command it runs, as in "$(curl)".
 func placeholder(open, inner string) string {
 	name := strings.TrimLeft(inner, " \t\n")
-	if i := strings.IndexAny(name, " \t\n;|&)`<>"); i >= 0 {
+	if i := strings.IndexAny(name, " \t\n;|&()`<>$"); i >= 0 {
 		name = name[:i]
+	}
+	if len(name) > 64 {
+		name = name[:64]
 	}
 	name = strings.NewReplacer("'", "", "\"", "", "\\", "").Replace(name)
 	if i := strings.LastIndexByte(name, '/'); i >= 0 && i < len(name)-1 {

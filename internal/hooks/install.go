@@ -1,0 +1,390 @@
+package hooks
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/evokore/evokore/internal/statefile"
+)
+
+// Wiring is one hook as Claude Code's settings.json declares it.
+type Wiring struct {
+	Event   string
+	Matcher string
+	Hook    string
+}
+
+// Wirings are the hooks `evokore hooks install` declares, in order.
+var Wirings = []Wiring{
+	{"PreToolUse", "Bash|Edit|MultiEdit|Write|Read", DamageControl},
+	{"UserPromptSubmit", "", PurposeGate},
+	{"UserPromptSubmit", "", RepoAudit},
+	{"PostToolUse", "", SessionReplay},
+	{"PostToolUse", "Bash|Edit|MultiEdit|Write", EvidenceCapture},
+	{"PostToolUse", "Edit|MultiEdit|Write", AfterEdit},
+	{"PostToolUse", "Task|Agent", SubagentTracker},
+	{"PreCompact", "", PreCompact},
+	{"Stop", "", TillDone},
+	{"Stop", "", VoiceStop},
+}
+
+// ours recognises a command evokore installed: an evokore executable
+// running "hook <name>" or "status-line".
+var ours = regexp.MustCompile(`(^|[/\\\s"'])evokore(\.exe)?["']?\s+(hook\s+[a-z-]+|status-line)\s*$`)
+
+// IsOurs reports whether a settings.json command is one evokore installs.
+func IsOurs(command string) bool { return ours.MatchString(command) }
+
+// quoteCommand quotes an executable path for the shell Claude Code runs
+// hook commands with.
+func quoteCommand(exe string) string {
+	if exe != "" && !strings.ContainsAny(exe, " \t'\"$`\\;&|<>()*?[]{}!#~") {
+		return exe
+	}
+	return "'" + strings.ReplaceAll(exe, "'", `'\''`) + "'"
+}
+
+// Settings edits one Claude Code settings.json.
+type Settings struct {
+	// Path is the settings file.
+	Path string
+	// Exe is the evokore executable the hooks run.
+	Exe string
+	// Now names the backup.
+	Now func() time.Time
+}
+
+// Change is the outcome of Install or Uninstall.
+type Change struct {
+	Before, After []byte
+	// Changed is false when the file already said the same.
+	Changed bool
+	// Backup is where the previous file was copied ("" when none).
+	Backup string
+}
+
+// Install plans the settings with evokore's hooks and status line merged
+// in: evokore's earlier entries are replaced, every other entry is kept
+// as it was, and a status line the user configured is left alone.
+func (s Settings) Install() (*Change, error) { return s.plan(true) }
+
+// Uninstall plans the settings with evokore's entries removed.
+func (s Settings) Uninstall() (*Change, error) { return s.plan(false) }
+
+func (s Settings) plan(install bool) (*Change, error) {
+	before, err := os.ReadFile(s.Path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	root := &object{}
+	if len(bytes.TrimSpace(before)) > 0 {
+		if root, err = parseObject(before); err != nil {
+			return nil, fmt.Errorf("%s is not a JSON object, so it is left as it is: %w", s.Path, err)
+		}
+	}
+	hooksObj := &object{}
+	if raw, ok := root.get("hooks"); ok {
+		if hooksObj, err = parseObject(raw); err != nil {
+			return nil, fmt.Errorf("%s: \"hooks\" is not an object: %w", s.Path, err)
+		}
+	}
+	// Remove every evokore hook; drop groups and events left empty.
+	for _, event := range append([]string(nil), hooksObj.keys...) {
+		raw, _ := hooksObj.get(event)
+		var groups []map[string]any
+		if err := json.Unmarshal(raw, &groups); err != nil {
+			return nil, fmt.Errorf("%s: hooks.%s is not a list of hook groups: %w", s.Path, event, err)
+		}
+		kept := groups[:0]
+		changed := false
+		for _, g := range groups {
+			list, _ := g["hooks"].([]any)
+			var rest []any
+			for _, h := range list {
+				if m, ok := h.(map[string]any); ok {
+					if c, _ := m["command"].(string); IsOurs(c) {
+						changed = true
+						continue
+					}
+				}
+				rest = append(rest, h)
+			}
+			if len(rest) == 0 && len(list) > 0 {
+				continue
+			}
+			if len(rest) != len(list) {
+				g["hooks"] = rest
+			}
+			kept = append(kept, g)
+		}
+		if !changed {
+			continue
+		}
+		if len(kept) == 0 {
+			hooksObj.del(event)
+			continue
+		}
+		b, _ := json.Marshal(kept)
+		hooksObj.set(event, b)
+	}
+	if install {
+		exe := quoteCommand(s.Exe)
+		for _, w := range Wirings {
+			var groups []any
+			if raw, ok := hooksObj.get(w.Event); ok {
+				_ = json.Unmarshal(raw, &groups)
+			}
+			g := map[string]any{"hooks": []any{map[string]any{"type": "command", "command": exe + " hook " + w.Hook}}}
+			if w.Matcher != "" {
+				g["matcher"] = w.Matcher
+			}
+			b, _ := json.Marshal(append(groups, g))
+			hooksObj.set(w.Event, b)
+		}
+	}
+	if len(hooksObj.keys) > 0 {
+		b, err := hooksObj.marshal()
+		if err != nil {
+			return nil, err
+		}
+		root.set("hooks", b)
+	} else {
+		root.del("hooks")
+	}
+	// The status line: evokore's replaces evokore's; a user's is kept.
+	var status struct {
+		Command string `json:"command"`
+	}
+	raw, has := root.get("statusLine")
+	if has {
+		_ = json.Unmarshal(raw, &status)
+	}
+	mine := has && IsOurs(status.Command)
+	switch {
+	case install && (!has || mine):
+		b, _ := json.Marshal(map[string]any{"type": "command", "command": quoteCommand(s.Exe) + " status-line", "padding": 0})
+		root.set("statusLine", b)
+	case !install && mine:
+		root.del("statusLine")
+	}
+	after, err := root.marshal()
+	if err != nil {
+		return nil, err
+	}
+	return &Change{Before: before, After: after, Changed: !bytes.Equal(before, after)}, nil
+}
+
+// Apply writes a planned change, first copying the old file to
+// <path>.bak-<time>. An unchanged plan writes nothing.
+func (s Settings) Apply(c *Change) error {
+	if !c.Changed {
+		return nil
+	}
+	if len(c.Before) > 0 {
+		now := time.Now
+		if s.Now != nil {
+			now = s.Now
+		}
+		c.Backup = s.Path + ".bak-" + now().UTC().Format("20060102T150405.000Z")
+		if err := statefile.WriteAtomic(c.Backup, c.Before, 0o600); err != nil {
+			return fmt.Errorf("back up %s: %w", s.Path, err)
+		}
+	}
+	perm := fs.FileMode(0o644)
+	if info, err := os.Stat(s.Path); err == nil {
+		perm = info.Mode().Perm()
+	}
+	if err := os.MkdirAll(filepath.Dir(s.Path), 0o755); err != nil {
+		return err
+	}
+	return statefile.WriteAtomic(s.Path, c.After, perm)
+}
+
+// object is a JSON object that keeps its keys in the order written, so
+// a rewrite of settings.json moves nothing it did not change.
+type object struct {
+	keys []string
+	vals map[string]json.RawMessage
+}
+
+func parseObject(data []byte) (*object, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if tok != json.Delim('{') {
+		return nil, errors.New("not an object")
+	}
+	o := &object{vals: map[string]json.RawMessage{}}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		k, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		o.set(k, v)
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, errors.New("text after the object")
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, errors.New("text after the object")
+	}
+	return o, nil
+}
+
+func (o *object) get(k string) (json.RawMessage, bool) {
+	v, ok := o.vals[k]
+	return v, ok
+}
+
+func (o *object) set(k string, v json.RawMessage) {
+	if o.vals == nil {
+		o.vals = map[string]json.RawMessage{}
+	}
+	if _, ok := o.vals[k]; !ok {
+		o.keys = append(o.keys, k)
+	}
+	o.vals[k] = v
+}
+
+func (o *object) del(k string) {
+	if _, ok := o.vals[k]; !ok {
+		return
+	}
+	delete(o.vals, k)
+	for i, key := range o.keys {
+		if key == k {
+			o.keys = append(o.keys[:i], o.keys[i+1:]...)
+			break
+		}
+	}
+}
+
+// marshal renders the object indented by two spaces, with a final
+// newline.
+func (o *object) marshal() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString("{")
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		kb, _ := json.Marshal(k)
+		b.WriteString("\n  ")
+		b.Write(kb)
+		b.WriteString(": ")
+		var v bytes.Buffer
+		if err := json.Indent(&v, o.vals[k], "  ", "  "); err != nil {
+			return nil, err
+		}
+		b.Write(v.Bytes())
+	}
+	if len(o.keys) > 0 {
+		b.WriteString("\n")
+	}
+	b.WriteString("}\n")
+	return b.Bytes(), nil
+}
+
+// Diff renders a line diff of before and after: "-" lines removed, "+"
+// lines added, with up to three unchanged lines around each change.
+func Diff(name string, before, after []byte) string {
+	a := splitLines(before)
+	b := splitLines(after)
+	// Longest common subsequence table; settings files are small, and a
+	// huge one is shown whole instead.
+	if len(a)*len(b) > 4_000_000 {
+		return fmt.Sprintf("--- %s\n+++ %s (new)\n%s", name, name, prefix("+", b))
+	}
+	n, m := len(a), len(b)
+	lcs := make([][]int32, n+1)
+	for i := range lcs {
+		lcs[i] = make([]int32, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	type line struct {
+		op   byte
+		text string
+	}
+	var ops []line
+	i, j := 0, 0
+	for i < n || j < m {
+		switch {
+		case i < n && j < m && a[i] == b[j]:
+			ops = append(ops, line{' ', a[i]})
+			i++
+			j++
+		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
+			ops = append(ops, line{'+', b[j]})
+			j++
+		default:
+			ops = append(ops, line{'-', a[i]})
+			i++
+		}
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "--- %s\n+++ %s\n", name, name)
+	last := -100
+	for k, l := range ops {
+		near := false
+		for d := -3; d <= 3; d++ {
+			if k+d >= 0 && k+d < len(ops) && ops[k+d].op != ' ' {
+				near = true
+				break
+			}
+		}
+		if !near {
+			continue
+		}
+		if k != last+1 {
+			out.WriteString("@@\n")
+		}
+		last = k
+		out.WriteByte(l.op)
+		out.WriteString(l.text)
+		out.WriteByte('\n')
+	}
+	return out.String()
+}
+
+func splitLines(b []byte) []string {
+	s := strings.TrimSuffix(string(b), "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
+
+func prefix(p string, lines []string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(p + l + "\n")
+	}
+	return b.String()
+}
