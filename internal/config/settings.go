@@ -85,7 +85,10 @@ type Settings struct {
 	// Webhooks is EVOKORE_WEBHOOKS_ENABLED: on unless set false, so the
 	// webhooks of a trusted mcp.config.json are posted to.
 	// WebhooksAllowPrivate is EVOKORE_WEBHOOKS_ALLOW_PRIVATE.
-	Webhooks             bool
+	Webhooks bool
+	// SessionReplay is EVOKORE_SESSION_REPLAY: on unless set false, the
+	// router records its own sessions under <Home>/sessions.
+	SessionReplay        bool
 	WebhooksAllowPrivate bool
 	// OTLPEndpoint is OTEL_EXPORTER_OTLP_ENDPOINT (the base URL of an
 	// OTLP/HTTP collector); OTLPTracesEndpoint and OTLPMetricsEndpoint
@@ -175,6 +178,7 @@ func ReadSettings(env Env, d Defaults) (Settings, []string) {
 		AuditMaxBytes:        int64(positive("EVOKORE_AUDIT_MAX_BYTES")),
 		AuditKeep:            positive("EVOKORE_AUDIT_KEEP"),
 		Webhooks:             onUnlessFalse("EVOKORE_WEBHOOKS_ENABLED"),
+		SessionReplay:        onUnlessFalse("EVOKORE_SESSION_REPLAY"),
 		WebhooksAllowPrivate: boolean("EVOKORE_WEBHOOKS_ALLOW_PRIVATE"),
 		OTLPEndpoint:         strings.TrimSpace(env.Get("OTEL_EXPORTER_OTLP_ENDPOINT")),
 		OTLPTracesEndpoint:   strings.TrimSpace(env.Get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),

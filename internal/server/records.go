@@ -86,8 +86,10 @@ func (s *Server) openRecords() {
 			r.webhooks.Close(ctx)
 		})
 	}
-	r.sessions = sessionrecord.New(set.Home, r.scrub, s.log)
-	s.closers = append(s.closers, r.sessions.Close)
+	if set.SessionReplay {
+		r.sessions = sessionrecord.New(set.Home, r.scrub, s.log)
+		s.closers = append(s.closers, r.sessions.Close)
+	}
 
 	tel, err := tracing.New(tracing.Options{Endpoint: set.OTLPEndpoint, TracesEndpoint: set.OTLPTracesEndpoint,
 		MetricsEndpoint: set.OTLPMetricsEndpoint, Version: s.opts.Version, Log: s.log})
@@ -115,6 +117,15 @@ type tracedProxy struct {
 
 func (p tracedProxy) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToolResult, error) {
 	return p.tel.Upstream(ctx, c, func(ctx context.Context) (*mcp.CallToolResult, error) { return p.Supervisor.CallTool(ctx, c) })
+}
+
+// observers are what the pipeline tells the records about each call.
+func (r *records) observers(s *Server) []router.Observer {
+	out := []router.Observer{callEvents{s}}
+	if r.sessions != nil {
+		out = append(out, r.sessions)
+	}
+	return out
 }
 
 // Events returns the bus the router's events go through, for parts that

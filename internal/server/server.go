@@ -188,7 +188,7 @@ func New(opts Options) *Server {
 		Plugins:    contrib.Plugins,
 		Stages:     s.stages(),
 		Middleware: s.middleware(),
-		Observers:  append(append(contrib.Observers, s.policy.Observers()...), callEvents{s}, s.records.sessions),
+		Observers:  append(append(contrib.Observers, s.policy.Observers()...), s.records.observers(s)...),
 	})
 
 	var user []catalog.Profile
