@@ -62,11 +62,13 @@ type Log struct {
 	dropped atomic.Int64
 	closeMu sync.RWMutex
 	closed  bool
+	start   sync.Once
 	// failing is set while writes fail, so the failure is logged once.
 	failing bool
 }
 
-// Open starts a log writing to o.Path.
+// Open returns a log writing to o.Path. Its writer starts with the first
+// event: a router that records nothing runs no goroutine for it.
 func Open(o Options) *Log {
 	if o.MaxBytes <= 0 {
 		o.MaxBytes = DefaultMaxBytes
@@ -77,9 +79,7 @@ func Open(o Options) *Log {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	l := &Log{opts: o, queue: make(chan events.Event, queueSize), done: make(chan struct{})}
-	go l.run()
-	return l
+	return &Log{opts: o, queue: make(chan events.Event, queueSize), done: make(chan struct{})}
 }
 
 var _ events.Sink = (*Log)(nil)
@@ -91,6 +91,7 @@ func (l *Log) Handle(e events.Event) {
 	if l.closed {
 		return
 	}
+	l.start.Do(func() { go l.run() })
 	select {
 	case l.queue <- e:
 	default:
@@ -110,6 +111,7 @@ func (l *Log) Close() {
 		close(l.queue)
 	}
 	l.closeMu.Unlock()
+	l.start.Do(func() { close(l.done) }) // never started: nothing to drain
 	<-l.done
 }
 

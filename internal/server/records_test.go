@@ -157,12 +157,14 @@ func TestRouterRecordsItsSessionsForTheAnalytics(t *testing.T) {
 		flagged[0].(map[string]any)["replay_entries"].(float64) < 6 {
 		t.Errorf("session_work_ratio = %s", text)
 	}
-	text, isErr = routertest.CallText(t, cs, "session_trust_report", map[string]any{"session_id": sid})
-	v = decodeJSON(t, text)
-	agents, _ := v["agents"].([]any)
-	if isErr || len(agents) != 1 {
-		t.Fatalf("session_trust_report = %s", text)
-	}
+	// The ledger is written after the replay lines: wait for it.
+	var agents []any
+	routertest.WaitFor(t, "the trust ledger", func() bool {
+		text, isErr = routertest.CallText(t, cs, "session_trust_report", map[string]any{"session_id": sid})
+		v = decodeJSON(t, text)
+		agents, _ = v["agents"].([]any)
+		return !isErr && len(agents) == 1 && agents[0].(map[string]any)["events"].(float64) >= 6
+	})
 	a := agents[0].(map[string]any)
 	// 5 that worked and 1 error so far, perhaps plus the analytics calls
 	// (which worked): Standard or better.

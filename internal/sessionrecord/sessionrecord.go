@@ -53,6 +53,7 @@ type Recorder struct {
 	dropped atomic.Int64
 	closeMu sync.RWMutex
 	closed  bool
+	start   sync.Once
 
 	// ledgers are the trust ledgers, owned by the writer goroutine.
 	ledgers map[string]*ledger
@@ -65,15 +66,14 @@ type record struct {
 	refused    bool
 }
 
-// New starts a recorder writing under home.
+// New returns a recorder writing under home; its writer starts with the
+// first record.
 func New(home string, scrub *redact.Scrubber, log *slog.Logger) *Recorder {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	r := &Recorder{home: home, scrub: scrub, log: log, now: time.Now, queue: make(chan record, queueSize),
+	return &Recorder{home: home, scrub: scrub, log: log, now: time.Now, queue: make(chan record, queueSize),
 		done: make(chan struct{}), ledgers: map[string]*ledger{}}
-	go r.run()
-	return r
 }
 
 var (
@@ -135,6 +135,7 @@ func (r *Recorder) add(c *router.Call, res *mcp.CallToolResult, err error, refus
 	if r.closed {
 		return
 	}
+	r.start.Do(func() { go r.run() })
 	select {
 	case r.queue <- record{sid: c.Session.ID, agent: agent, entry: e, refused: refused}:
 	default:
@@ -164,6 +165,7 @@ func (r *Recorder) Close() {
 		close(r.queue)
 	}
 	r.closeMu.Unlock()
+	r.start.Do(func() { close(r.done) }) // never started: nothing to drain
 	<-r.done
 }
 

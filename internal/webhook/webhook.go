@@ -131,6 +131,7 @@ type Sender struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	start  sync.Once
 
 	delivered, failed, dropped atomic.Int64
 }
@@ -151,8 +152,8 @@ type hook struct {
 	wake   chan struct{}
 }
 
-// New builds a sender and starts one worker per valid webhook. A webhook
-// whose URL is not http(s) is reported and skipped.
+// New builds a sender; its workers, one per valid webhook, start with the
+// first event. A webhook whose URL is not http(s) is reported and skipped.
 func New(o Options) *Sender {
 	if o.Queue <= 0 {
 		o.Queue = DefaultQueue
@@ -197,8 +198,6 @@ func New(o Options) *Sender {
 			}
 		}
 		s.hooks = append(s.hooks, h)
-		s.wg.Add(1)
-		go s.work(h)
 	}
 	return s
 }
@@ -208,6 +207,12 @@ var _ events.Sink = (*Sender)(nil)
 // Handle queues e for every webhook subscribed to its type. It never
 // blocks: a full queue drops its oldest delivery.
 func (s *Sender) Handle(e events.Event) {
+	s.start.Do(func() {
+		for _, h := range s.hooks {
+			s.wg.Add(1)
+			go s.work(h)
+		}
+	})
 	var body []byte
 	var id string
 	for _, h := range s.hooks {
