@@ -23,8 +23,18 @@ into settings.json. Each reads the hook payload JSON on stdin and records
 the session under EVOKORE_HOME. Every hook exits 0 on an internal error
 (logged to EVOKORE_HOME/logs/hooks.jsonl), except the decisions that exist
 to block: damage-control's block and tilldone's refusal to stop (exit 2,
-the reason on stderr).`,
-		Args: cobra.NoArgs,
+the reason on stderr). An unknown hook name is logged and exits 0 too, so
+settings written by another evokore version never block a session.`,
+		Args:               cobra.ArbitraryArgs,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 || args[0] == "--help" || args[0] == "-h" {
+				return cmd.Help()
+			}
+			wd, _ := os.Getwd()
+			hooks.Run(args[0], hooks.Env{Home: userHome(), Stderr: cmd.ErrOrStderr(), Getenv: os.Getenv, Dir: wd})
+			return nil
+		},
 	}
 	for _, name := range hooks.Names() {
 		cmd.AddCommand(&cobra.Command{

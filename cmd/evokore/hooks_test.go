@@ -323,7 +323,8 @@ func TestHookPurposeRemindersAreDeduplicated(t *testing.T) {
 	reminders := 0
 	for i := range 12 {
 		text := "Write the migration guide for version two"
-		r := c.hook("purpose-gate", map[string]any{"session_id": "rem", "prompt": text + fmt.Sprint(i)})
+		// EVOKORE-MCP's payload names the prompt user_message.
+		r := c.hook("purpose-gate", map[string]any{"session_id": "rem", "user_message": text + fmt.Sprint(i)})
 		if strings.Contains(r.stdout, "Reminder") {
 			reminders++
 		}
@@ -394,6 +395,11 @@ func TestHookFailSafe(t *testing.T) {
 				t.Fatalf("%s with payload %.20q: %+v", h, payload, r)
 			}
 		}
+	}
+	// A hook name this version does not know (settings from another
+	// version) must not block either.
+	if r := c.hook("no-such-hook", bash("s", "ls")); r.code != 0 {
+		t.Fatalf("unknown hook: %+v", r)
 	}
 	var errs int
 	for _, l := range c.lines("logs/hooks.jsonl") {
@@ -550,6 +556,10 @@ func TestHookAnalyticsNativesReadHookFiles(t *testing.T) {
 	for range 6 {
 		post("idle", "Grep", map[string]any{"pattern": "TODO"}, "", "")
 	}
+	// The working session says which project it is in.
+	if r := c.hook("purpose-gate", map[string]any{"session_id": "work", "cwd": c.project, "prompt": "hi"}); r.code != 0 {
+		t.Fatal(r)
+	}
 	cs := h.Connect(nil)
 
 	var rep struct {
@@ -568,6 +578,14 @@ func TestHookAnalyticsNativesReadHookFiles(t *testing.T) {
 	if rep.SessionsAnalyzed != 2 || rep.ToolFrequency["Read"].Total != 3 || rep.ToolFrequency["Bash"].Total != 4 || rep.ToolFrequency["Bash"].Errors != 1 ||
 		rep.ToolFrequency["Grep"].ConsecutiveRepeats != 5 || rep.Zero != 1 {
 		t.Fatalf("session_analyze_replay: %s", text)
+	}
+
+	var filtered struct {
+		SessionsAnalyzed int `json:"sessions_analyzed"`
+	}
+	text, _ = routertest.CallText(t, cs, "session_analyze_replay", map[string]any{"min_tool_calls": 1, "project_filter": filepath.Base(c.project)})
+	if json.Unmarshal([]byte(text), &filtered) != nil || filtered.SessionsAnalyzed != 1 {
+		t.Fatalf("project_filter on the project purpose-gate recorded: %s", text)
 	}
 
 	var work struct {

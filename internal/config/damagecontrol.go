@@ -1,9 +1,12 @@
 package config
 
 import (
+	"bytes"
 	"fmt"
 	"regexp"
 	"strconv"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/evokore/evokore/schema"
 )
@@ -12,23 +15,23 @@ import (
 // every expression compiled.
 type DamageControlRules struct {
 	// File is where the rules were read from.
-	File                 string          `json:"-"`
-	BashToolPatterns     []DamagePattern `json:"bashToolPatterns"`
-	ZeroAccessPaths      []string        `json:"zeroAccessPaths"`
-	ZeroAccessExceptions []string        `json:"zeroAccessExceptions"`
-	ReadOnlyPaths        []string        `json:"readOnlyPaths"`
-	NoDeletePaths        []string        `json:"noDeletePaths"`
+	File                 string          `json:"-" yaml:"-"`
+	BashToolPatterns     []DamagePattern `json:"bashToolPatterns" yaml:"bashToolPatterns"`
+	ZeroAccessPaths      []string        `json:"zeroAccessPaths" yaml:"zeroAccessPaths"`
+	ZeroAccessExceptions []string        `json:"zeroAccessExceptions" yaml:"zeroAccessExceptions"`
+	ReadOnlyPaths        []string        `json:"readOnlyPaths" yaml:"readOnlyPaths"`
+	NoDeletePaths        []string        `json:"noDeletePaths" yaml:"noDeletePaths"`
 }
 
 // DamagePattern is one dangerous-command rule.
 type DamagePattern struct {
-	Pattern string   `json:"pattern"`
-	And     []string `json:"and,omitempty"`
-	Reason  string   `json:"reason"`
-	Ask     bool     `json:"ask,omitempty"`
+	Pattern string   `json:"pattern" yaml:"pattern"`
+	And     []string `json:"and,omitempty" yaml:"and"`
+	Reason  string   `json:"reason" yaml:"reason"`
+	Ask     bool     `json:"ask,omitempty" yaml:"ask"`
 
 	// Compiled holds Pattern then each of And.
-	Compiled []*regexp.Regexp `json:"-"`
+	Compiled []*regexp.Regexp `json:"-" yaml:"-"`
 }
 
 // Matches reports whether every expression of the rule matches s.
@@ -56,6 +59,37 @@ func ParseDamageControl(file string, src []byte) (*DamageControlRules, Diagnosti
 	if err := doc.decode("", r); err != nil {
 		return nil, doc.decodeErr(err)
 	}
+	if out := r.compile(func(path ...string) Position { return doc.pos.at(file, path...) }); out != nil {
+		return nil, out
+	}
+	return r, nil
+}
+
+// DecodeDamageControl decodes rules already known to satisfy
+// #DamageControlRules (the shipped set, or a file whose exact content
+// ParseDamageControl accepted before) without evaluating CUE, which a hook
+// that runs before every tool call cannot afford each time. Anything
+// surprising (an unknown field, a second document) is an error, and the
+// caller falls back to ParseDamageControl.
+func DecodeDamageControl(file string, src []byte) (*DamageControlRules, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	dec.KnownFields(true)
+	r := &DamageControlRules{File: file}
+	if err := dec.Decode(r); err != nil {
+		return nil, err
+	}
+	var extra any
+	if dec.Decode(&extra) == nil {
+		return nil, fmt.Errorf("%s: more than one YAML document", file)
+	}
+	if ds := r.compile(func(...string) Position { return Position{File: file} }); ds != nil {
+		return nil, ds
+	}
+	return r, nil
+}
+
+// compile compiles every expression; pos places a failure.
+func (r *DamageControlRules) compile(pos func(path ...string) Position) Diagnostics {
 	var out Diagnostics
 	for i := range r.BashToolPatterns {
 		p := &r.BashToolPatterns[i]
@@ -67,14 +101,11 @@ func ParseDamageControl(file string, src []byte) (*DamageControlRules, Diagnosti
 				if j > 0 {
 					path = []string{"bashToolPatterns", strconv.Itoa(i), "and", strconv.Itoa(j - 1)}
 				}
-				out = append(out, errAt(doc.pos.at(file, path...), "regexp", "%s", fmt.Sprintf("not a valid regular expression: %v", err)))
+				out = append(out, errAt(pos(path...), "regexp", "%s", fmt.Sprintf("not a valid regular expression: %v", err)))
 				continue
 			}
 			p.Compiled = append(p.Compiled, re)
 		}
 	}
-	if out != nil {
-		return nil, out
-	}
-	return r, nil
+	return out
 }

@@ -1,7 +1,9 @@
 package hooks
 
 import (
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +13,8 @@ import (
 
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/replay"
+	"github.com/evokore/evokore/internal/statefile"
+	"github.com/evokore/evokore/schema"
 )
 
 // ShippedRules is the damage-control rule set used when EVOKORE_HOME has
@@ -38,24 +42,47 @@ type Decision struct {
 // LoadRules reads EVOKORE_HOME's rules, else the shipped ones. A user file
 // that does not validate is reported (positioned diagnostics) and the
 // shipped rules apply instead: a typo must not switch protection off.
+//
+// CUE evaluation costs a hook run about a tenth of a second, before every
+// tool call, so a file is evaluated once per content: a marker under
+// cache/ named by the SHA-256 of the schema and the file lets later runs
+// decode the same bytes directly. The shipped rules are checked against
+// the schema by the tests.
 func LoadRules(home string) (*config.DamageControlRules, error) {
 	path := filepath.Join(home, RulesFile)
 	src, err := os.ReadFile(path)
 	if err == nil {
+		marker := validMarker(home, src)
+		if _, serr := os.Stat(marker); serr == nil {
+			if r, derr := config.DecodeDamageControl(path, src); derr == nil {
+				return r, nil
+			}
+		}
 		r, ds := config.ParseDamageControl(path, src)
 		if ds == nil {
+			_ = statefile.WriteAtomic(marker, nil, 0o600)
 			return r, nil
 		}
 		err = ds
 	} else if errors.Is(err, fs.ErrNotExist) {
 		err = nil
 	}
-	shipped, ds := config.ParseDamageControl("(shipped) "+RulesFile, ShippedRules)
-	if ds != nil {
+	shipped, derr := config.DecodeDamageControl("(shipped) "+RulesFile, ShippedRules)
+	if derr != nil {
 		// Tested; a build defect.
-		return nil, errors.Join(err, ds)
+		return nil, errors.Join(err, derr)
 	}
 	return shipped, err
+}
+
+// validMarker names the marker of src having passed the schema.
+func validMarker(home string, src []byte) string {
+	h := sha256.New()
+	def, _ := schema.FS.ReadFile("damagecontrol.cue")
+	h.Write(def)
+	h.Write([]byte{0})
+	h.Write(src)
+	return filepath.Join(home, "cache", "damage-control-"+hex.EncodeToString(h.Sum(nil))[:32]+".valid")
 }
 
 // judge is the decision of rules on a call of tool with input. home and

@@ -2,9 +2,13 @@ package hooks
 
 import (
 	"bufio"
+	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/evokore/evokore/internal/config"
 )
 
 // TestDamageControlCorpus judges every entry of the corpus with the
@@ -53,4 +57,80 @@ func TestDamageControlCorpus(t *testing.T) {
 		t.Fatalf("the corpus has %d entries; it must keep at least 150", total)
 	}
 	t.Logf("damage-control corpus: %d entries (%d block, %d ask, %d allow), %d mismatches", total, counts[Block], counts[Ask], counts[Allow], wrong)
+}
+
+// TestShippedRulesSatisfyTheSchema: the shipped rules are decoded without
+// CUE at run time, so the schema is checked here, and both decodings
+// must agree.
+func TestShippedRulesSatisfyTheSchema(t *testing.T) {
+	viaCUE, ds := config.ParseDamageControl(RulesFile, ShippedRules)
+	if ds != nil {
+		t.Fatal(ds)
+	}
+	direct, err := config.DecodeDamageControl(RulesFile, ShippedRules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(viaCUE)
+	b, _ := json.Marshal(direct)
+	if string(a) != string(b) {
+		t.Fatalf("the two decodings differ:\n%s\n%s", a, b)
+	}
+	if len(direct.BashToolPatterns) < 40 || len(direct.ZeroAccessPaths) < 20 {
+		t.Fatalf("the shipped rules look truncated: %d patterns", len(direct.BashToolPatterns))
+	}
+}
+
+// TestUserRulesAreValidatedOncePerContent: a valid file is evaluated by
+// CUE once; an edit that breaks it is caught again.
+func TestUserRulesAreValidatedOncePerContent(t *testing.T) {
+	home := t.TempDir()
+	good := "bashToolPatterns:\n  - pattern: '^danger'\n    reason: r\n"
+	if err := os.WriteFile(filepath.Join(home, RulesFile), []byte(good), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		r, err := LoadRules(home)
+		if err != nil || len(r.BashToolPatterns) != 1 {
+			t.Fatalf("%v %+v", err, r)
+		}
+	}
+	markers, _ := filepath.Glob(filepath.Join(home, "cache", "damage-control-*.valid"))
+	if len(markers) != 1 {
+		t.Fatalf("markers: %v", markers)
+	}
+	bad := good + "zeroAccessPath: []\n"
+	if err := os.WriteFile(filepath.Join(home, RulesFile), []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := LoadRules(home)
+	if err == nil || !strings.Contains(err.Error(), RulesFile+":4:1") || len(r.BashToolPatterns) < 40 {
+		t.Fatalf("a broken edit must be reported and the shipped rules used: %v", err)
+	}
+}
+
+// BenchmarkDamageControlJudge is one decision on a typical obfuscated
+// command, rules already loaded.
+func BenchmarkDamageControlJudge(b *testing.B) {
+	rules, err := LoadRules(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := map[string]any{"command": `cd /tmp && FOO=1 sudo bash -c "echo cm0gLXJmIC8= | base64 -d | sh" || git push -f origin main`}
+	for b.Loop() {
+		if judge(rules, "Bash", in, "/home/dev", "/home/dev/project").Action != Block {
+			b.Fatal("not blocked")
+		}
+	}
+}
+
+// BenchmarkLoadShippedRules is what every damage-control run pays to
+// load the shipped rules.
+func BenchmarkLoadShippedRules(b *testing.B) {
+	home := b.TempDir()
+	for b.Loop() {
+		if _, err := LoadRules(home); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
