@@ -531,7 +531,9 @@ func TestHookSessionIDsCannotEscape(t *testing.T) {
 // TestHookAnalyticsNativesReadHookFiles: the session analytics natives
 // report what the hooks wrote, with no hand-written fixtures.
 func TestHookAnalyticsNativesReadHookFiles(t *testing.T) {
-	h := routertest.New(t, map[string]any{}, nil)
+	// Only the hooks' files: the router's record of this test's own
+	// session would join them (internal/server tests that one).
+	h := routertest.New(t, map[string]any{}, map[string]string{"EVOKORE_SESSION_REPLAY": "false"})
 	c := newClaude(t)
 	c.home = filepath.Join(h.Dir, "home")
 	post := func(sid, tool string, input map[string]any, resp any, agent string) {

@@ -334,6 +334,27 @@ type Webhook struct {
 	Secret string   `json:"secret,omitempty"`
 }
 
+// Resolve returns a copy of w with the ${VAR} placeholders of its url and
+// secret replaced from env; an unset variable is an error naming it.
+func (w Webhook) Resolve(env Env) (Webhook, error) {
+	var missing []string
+	sub := func(in string) string {
+		return placeholder.ReplaceAllStringFunc(in, func(m string) string {
+			v, ok := env.Lookup(m[2 : len(m)-1])
+			if !ok {
+				missing = append(missing, m)
+			}
+			return v
+		})
+	}
+	r := w
+	r.URL, r.Secret = sub(w.URL), sub(w.Secret)
+	if missing != nil {
+		return Webhook{}, fmt.Errorf("unresolved env placeholder(s) in webhook: %s", strings.Join(slices.Compact(missing), ", "))
+	}
+	return r, nil
+}
+
 // Pos returns where the value at path (such as "servers", id, "command")
 // was written, or the closest parent that was.
 func (c *MCPConfig) Pos(path ...string) Position { return c.pos.at(c.File, path...) }

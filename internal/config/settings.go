@@ -76,6 +76,28 @@ type Settings struct {
 	SkillWatcher     bool // EVOKORE_SKILL_WATCHER
 	HTTPAllowPrivate bool // EVOKORE_HTTP_ALLOW_PRIVATE
 
+	// AuditLog is EVOKORE_AUDIT_LOG: on unless set false. AuditMaxBytes
+	// (EVOKORE_AUDIT_MAX_BYTES) and AuditKeep (EVOKORE_AUDIT_KEEP) shape
+	// its rotation; zero takes the audit package's defaults.
+	AuditLog      bool
+	AuditMaxBytes int64
+	AuditKeep     int
+	// Webhooks is EVOKORE_WEBHOOKS_ENABLED: on unless set false, so the
+	// webhooks of a trusted mcp.config.json are posted to.
+	// WebhooksAllowPrivate is EVOKORE_WEBHOOKS_ALLOW_PRIVATE.
+	Webhooks bool
+	// SessionReplay is EVOKORE_SESSION_REPLAY: on unless set false, the
+	// router records its own sessions under <Home>/sessions.
+	SessionReplay        bool
+	WebhooksAllowPrivate bool
+	// OTLPEndpoint is OTEL_EXPORTER_OTLP_ENDPOINT (the base URL of an
+	// OTLP/HTTP collector); OTLPTracesEndpoint and OTLPMetricsEndpoint
+	// are the signal-specific OTEL_EXPORTER_OTLP_{TRACES,METRICS}_ENDPOINT.
+	// Telemetry export is on when any is set.
+	OTLPEndpoint        string
+	OTLPTracesEndpoint  string
+	OTLPMetricsEndpoint string
+
 	// UntrustedConfig is set when mcp.config.json is the project
 	// directory's own (found in the working directory, not named by a
 	// flag or the real environment) and the user has not trusted it: its
@@ -111,29 +133,57 @@ func ReadSettings(env Env, d Defaults) (Settings, []string) {
 		}
 		return v
 	}
+	onUnlessFalse := func(key string) bool {
+		raw, set := env.Lookup(key)
+		if !set || strings.TrimSpace(raw) == "" {
+			return true
+		}
+		return boolean(key)
+	}
+	positive := func(key string) int {
+		raw := strings.TrimSpace(env.Get(key))
+		if raw == "" {
+			return 0
+		}
+		n, err := strconv.Atoi(raw)
+		if err != nil || n <= 0 {
+			warnings = append(warnings, "Ignoring "+key+"="+strconv.Quote(raw)+": want a positive number.")
+			return 0
+		}
+		return n
+	}
 	s := Settings{
-		ConfigPath:          or(env.Get("EVOKORE_MCP_CONFIG_PATH"), "mcp.config.json"),
-		PermissionsPath:     or(env.Get("EVOKORE_PERMISSIONS_PATH"), "permissions.yml"),
-		SkillsDir:           or(env.Get("EVOKORE_SKILLS_DIR"), "SKILLS"),
-		Home:                env.Get("EVOKORE_HOME"),
-		DiscoveryProfile:    strings.TrimSpace(env.Get("EVOKORE_DISCOVERY_PROFILE")),
-		Role:                strings.TrimSpace(env.Get("EVOKORE_ROLE")),
-		DefaultDeny:         boolean("EVOKORE_SECURITY_DEFAULT_DENY"),
-		ApprovalMode:        strings.ToLower(strings.TrimSpace(env.Get("EVOKORE_APPROVALS_MODE"))),
-		ChildBootTimeout:    ms("EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS", d.ChildBootTimeout),
-		ProxyRequestTimeout: ms("EVOKORE_PROXY_REQUEST_TIMEOUT_MS", d.ProxyRequestTimeout),
-		Cooldown:            d.Cooldown,
-		ApprovalTTL:         d.ApprovalTTL,
-		SessionTTL:          ms("EVOKORE_SESSION_TTL_MS", d.SessionTTL),
-		ShutdownGrace:       d.ShutdownGrace,
-		Pagination:          boolean("EVOKORE_TOOL_LIST_PAGINATION"),
-		PageSize:            35,
-		SchemaMode:          SchemaFull,
-		SchemaFallback:      ms("EVOKORE_TOOL_SCHEMA_FALLBACK_MS", 60*time.Second),
-		Telemetry:           boolean("EVOKORE_TELEMETRY"),
-		SkillWatcher:        boolean("EVOKORE_SKILL_WATCHER"),
-		HTTPAllowPrivate:    boolean("EVOKORE_HTTP_ALLOW_PRIVATE"),
-		Env:                 env,
+		ConfigPath:           or(env.Get("EVOKORE_MCP_CONFIG_PATH"), "mcp.config.json"),
+		PermissionsPath:      or(env.Get("EVOKORE_PERMISSIONS_PATH"), "permissions.yml"),
+		SkillsDir:            or(env.Get("EVOKORE_SKILLS_DIR"), "SKILLS"),
+		Home:                 env.Get("EVOKORE_HOME"),
+		DiscoveryProfile:     strings.TrimSpace(env.Get("EVOKORE_DISCOVERY_PROFILE")),
+		Role:                 strings.TrimSpace(env.Get("EVOKORE_ROLE")),
+		DefaultDeny:          boolean("EVOKORE_SECURITY_DEFAULT_DENY"),
+		ApprovalMode:         strings.ToLower(strings.TrimSpace(env.Get("EVOKORE_APPROVALS_MODE"))),
+		ChildBootTimeout:     ms("EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS", d.ChildBootTimeout),
+		ProxyRequestTimeout:  ms("EVOKORE_PROXY_REQUEST_TIMEOUT_MS", d.ProxyRequestTimeout),
+		Cooldown:             d.Cooldown,
+		ApprovalTTL:          d.ApprovalTTL,
+		SessionTTL:           ms("EVOKORE_SESSION_TTL_MS", d.SessionTTL),
+		ShutdownGrace:        d.ShutdownGrace,
+		Pagination:           boolean("EVOKORE_TOOL_LIST_PAGINATION"),
+		PageSize:             35,
+		SchemaMode:           SchemaFull,
+		SchemaFallback:       ms("EVOKORE_TOOL_SCHEMA_FALLBACK_MS", 60*time.Second),
+		Telemetry:            boolean("EVOKORE_TELEMETRY"),
+		SkillWatcher:         boolean("EVOKORE_SKILL_WATCHER"),
+		HTTPAllowPrivate:     boolean("EVOKORE_HTTP_ALLOW_PRIVATE"),
+		AuditLog:             onUnlessFalse("EVOKORE_AUDIT_LOG"),
+		AuditMaxBytes:        int64(positive("EVOKORE_AUDIT_MAX_BYTES")),
+		AuditKeep:            positive("EVOKORE_AUDIT_KEEP"),
+		Webhooks:             onUnlessFalse("EVOKORE_WEBHOOKS_ENABLED"),
+		SessionReplay:        onUnlessFalse("EVOKORE_SESSION_REPLAY"),
+		WebhooksAllowPrivate: boolean("EVOKORE_WEBHOOKS_ALLOW_PRIVATE"),
+		OTLPEndpoint:         strings.TrimSpace(env.Get("OTEL_EXPORTER_OTLP_ENDPOINT")),
+		OTLPTracesEndpoint:   strings.TrimSpace(env.Get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
+		OTLPMetricsEndpoint:  strings.TrimSpace(env.Get("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT")),
+		Env:                  env,
 	}
 	if strings.TrimSpace(env.Get("EVOKORE_MCP_CONFIG_PATH")) != "" {
 		s.ConfigPathFrom = "EVOKORE_MCP_CONFIG_PATH"

@@ -175,6 +175,8 @@ type Request struct {
 type Outcome struct {
 	ID    string
 	State string
+	// New is set when Ask filed the approval just now.
+	New bool
 }
 
 // Ask looks up the approval bound to r, or files a new pending one. It
@@ -200,7 +202,7 @@ func (a *Approvals) Ask(r Request) (Outcome, error) {
 		created: now, expires: now.Add(a.ttl), state: StatePending}
 	a.addLocked(ap)
 	a.persistLocked()
-	return Outcome{ID: ap.id, State: StatePending}, nil
+	return Outcome{ID: ap.id, State: StatePending, New: true}, nil
 }
 
 func (a *Approvals) addLocked(ap *approval) {

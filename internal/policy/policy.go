@@ -36,6 +36,23 @@ type Options struct {
 	// between approval and run, by tool name: execute_skill binds the
 	// code of the step it will run.
 	Binders map[string]func(args json.RawMessage) (string, error)
+	// OnApproval, when set, is told of every approval asked, granted
+	// (the approved call is about to run) and denied, for the audit log
+	// and webhooks. It must return quickly.
+	OnApproval func(ApprovalEvent)
+}
+
+// ApprovalEvent is one step of an approval, as operators' records see it:
+// never a token.
+type ApprovalEvent struct {
+	// Kind is StatePending (asked), StateApproved (granted: the call
+	// runs) or StateDenied.
+	Kind    string
+	ID      string
+	Tool    string
+	Session string
+	// Mode is how the approval travels: operator, elicitation or token.
+	Mode string
 }
 
 // Policy is every per-call decision, installed into the router as its
@@ -51,6 +68,7 @@ type Policy struct {
 	Cooldowns *Cooldowns
 	fallback  time.Duration
 	binders   map[string]func(args json.RawMessage) (string, error)
+	notify    func(ApprovalEvent)
 	now       func() time.Time
 	rules     atomic.Pointer[Rules]
 	// sharedLimits, when set, holds every rules' buckets (scale-out).
@@ -73,6 +91,7 @@ func New(o Options) *Policy {
 		fallback:  o.Cooldown,
 		binders:   o.Binders,
 		now:       o.Now,
+		notify:    o.OnApproval,
 	}
 	p.rules.Store(newRules(o, nil))
 	return p
@@ -172,6 +191,12 @@ func readOnlyNative(e *catalog.Entry) bool {
 
 type approvalStage struct{ p *Policy }
 
+func (s approvalStage) notify(kind, id, mode string, c *router.Call) {
+	if s.p.notify != nil {
+		s.p.notify(ApprovalEvent{Kind: kind, ID: id, Tool: c.Entry.Name, Session: c.Session.ID, Mode: mode})
+	}
+}
+
 // Check strips the token from every call (no child or handler ever sees
 // it) and lets a call that needs approval run only once a human approved
 // exactly that call, by the policy's mode (see Approvals).
@@ -195,11 +220,12 @@ func (s approvalStage) Check(ctx context.Context, c *router.Call) (*mcp.CallTool
 		return errorResult(CannotApproveText(c.Entry.Name, err)), nil
 	}
 	req := Request{Session: c.Session.ID, Tool: c.Entry.Name, Binding: binding, Summary: Summarize(args)}
-	runOnce := func(id string) (*mcp.CallToolResult, error) {
+	runOnce := func(id, mode string) (*mcp.CallToolResult, error) {
 		// Consumed just before dispatch, so a call a later stage rejects
 		// keeps its approval; of concurrent retries exactly one runs.
 		c.BeforeDispatch(func() (*mcp.CallToolResult, error) {
 			if a.Consume(id) {
+				s.notify(StateApproved, id, mode, c)
 				return nil, nil
 			}
 			return errorResult(UsedApprovalText(c.Entry.Name)), nil
@@ -215,18 +241,27 @@ func (s approvalStage) Check(ctx context.Context, c *router.Call) (*mcp.CallTool
 			}
 			switch state {
 			case StateApproved:
-				return runOnce(id)
+				return runOnce(id, ModeToken)
 			case StateDenied:
+				s.notify(StateDenied, id, ModeToken, c)
 				return errorResult(DeniedApprovalText(c.Entry.Name, id)), nil
 			}
 		}
-		minted, err := a.MintChecked(req)
+		token, err := a.MintChecked(req)
 		if err != nil {
 			return errorResult(err.Error()), nil
 		}
-		return errorResult(InterceptionText(c.Entry.Name, minted)), nil
+		s.notify(StatePending, token[:2*idBytes], ModeToken, c)
+		return errorResult(InterceptionText(c.Entry.Name, token)), nil
 	case mode == ModeAuto && canElicit(c):
-		return elicitApproval(ctx, c, req)
+		s.notify(StatePending, "", modeElicitation, c)
+		res, err := elicitApproval(ctx, c, req)
+		if res == nil && err == nil {
+			s.notify(StateApproved, "", modeElicitation, c)
+		} else {
+			s.notify(StateDenied, "", modeElicitation, c)
+		}
+		return res, err
 	}
 	out, err := a.Ask(req)
 	if err != nil {
@@ -234,12 +269,20 @@ func (s approvalStage) Check(ctx context.Context, c *router.Call) (*mcp.CallTool
 	}
 	switch out.State {
 	case StateApproved:
-		return runOnce(out.ID)
+		return runOnce(out.ID, ModeOperator)
 	case StateDenied:
+		s.notify(StateDenied, out.ID, ModeOperator, c)
 		return errorResult(DeniedApprovalText(c.Entry.Name, out.ID)), nil
+	}
+	if out.New {
+		s.notify(StatePending, out.ID, ModeOperator, c)
 	}
 	return errorResult(OperatorInterceptionText(c.Entry.Name, out.ID)), nil
 }
+
+// modeElicitation names approvals asked through the client in
+// ApprovalEvent.
+const modeElicitation = "elicitation"
 
 func canElicit(c *router.Call) bool {
 	if c.Session == nil || c.Session.Peer == nil {

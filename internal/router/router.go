@@ -75,6 +75,13 @@ type Observer interface {
 	Observe(ctx context.Context, c *Call, res *mcp.CallToolResult, err error)
 }
 
+// RefusalObserver is an Observer that also sees the calls a stage ended
+// before they ran (a denial, an approval interception, a rate limit), for
+// records that must show every call: the audit log, session replay.
+type RefusalObserver interface {
+	Refused(ctx context.Context, c *Call, res *mcp.CallToolResult, err error)
+}
+
 // Dispatcher runs tools that do not live in this process: the child
 // supervisor for proxied tools, the plugin host for plugin tools.
 type Dispatcher interface {
@@ -176,12 +183,12 @@ func (r *Router) Run(ctx context.Context, c *Call) (*mcp.CallToolResult, error) 
 	for _, st := range r.stages {
 		res, err := st.Check(ctx, c)
 		if res != nil || err != nil {
-			return res, WireError(err)
+			return r.refused(ctx, c, res, WireError(err))
 		}
 	}
 	for _, fn := range c.beforeDispatch {
 		if res, err := fn(); res != nil || err != nil {
-			return res, WireError(err)
+			return r.refused(ctx, c, res, WireError(err))
 		}
 	}
 	c.Started = time.Now()
@@ -189,6 +196,16 @@ func (r *Router) Run(ctx context.Context, c *Call) (*mcp.CallToolResult, error) 
 	err = WireError(err)
 	for _, o := range r.observers {
 		o.Observe(ctx, c, res, err)
+	}
+	return res, err
+}
+
+// refused tells the refusal observers about a call a stage ended.
+func (r *Router) refused(ctx context.Context, c *Call, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
+	for _, o := range r.observers {
+		if ro, ok := o.(RefusalObserver); ok {
+			ro.Refused(ctx, c, res, err)
+		}
 	}
 	return res, err
 }

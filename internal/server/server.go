@@ -29,6 +29,7 @@ import (
 	"github.com/evokore/evokore/internal/sessionstore"
 	"github.com/evokore/evokore/internal/sharedstate"
 	"github.com/evokore/evokore/internal/stdio"
+	"github.com/evokore/evokore/internal/tracing"
 )
 
 // Options configure a Server.
@@ -95,6 +96,11 @@ type Server struct {
 	// sharedProblem is why the shared (Redis) state could not be reached
 	// at start; it stays until a restart.
 	sharedProblem string
+	// records are the audit log, webhooks and session records.
+	records *records
+	// tracing exports OTLP traces and metrics; nil unless an OTLP
+	// endpoint is set.
+	tracing *tracing.Exporter
 
 	// Schema-deferred listing: armed by the first deferred listing,
 	// satisfied by any describe_tool call, given up on by the fallback.
@@ -136,6 +142,9 @@ func New(opts Options) *Server {
 
 	g := &generation{number: 1, settings: opts.Settings, loaded: time.Now(), superseded: make(chan struct{})}
 	g.config, g.configSum = s.loadConfig()
+	// Opened first so they close last, after every part that reports
+	// into them.
+	s.openRecords(g.config)
 	perms, failClosed := s.loadPermissions()
 	g.perms, g.permsSum = perms, fileSum(opts.Settings.PermissionsPath)
 	s.pins = s.openPins()
@@ -187,7 +196,7 @@ func New(opts Options) *Server {
 		Logger:          s.log,
 		Version:         opts.Version,
 		Sessions:        s.Sessions,
-		Pins:            pinsOrNil(s.pins),
+		Pins:            s.quarantinePins(),
 		ResourceUpdated: s.resourceUpdated,
 	})
 	s.closers = append(s.closers, s.proxy.Close)
@@ -198,14 +207,18 @@ func New(opts Options) *Server {
 		})
 	}
 
+	var upstream router.Dispatcher = s.proxy
+	if s.tracing != nil {
+		upstream = tracedProxy{s.proxy, s.tracing}
+	}
 	s.router = router.New(router.Options{
 		Catalog:    s.catalog,
 		Natives:    table,
-		Proxy:      s.proxy,
+		Proxy:      upstream,
 		Plugins:    contrib.Plugins,
 		Stages:     s.stages(),
 		Middleware: s.middleware(),
-		Observers:  append(append(contrib.Observers, s.policy.Observers()...), opts.Observers...),
+		Observers:  append(append(append(contrib.Observers, s.policy.Observers()...), s.records.observers(s)...), opts.Observers...),
 	})
 
 	if opts.Watch {
@@ -236,12 +249,18 @@ func (s *Server) stages() []router.Stage {
 	}
 }
 
-// middleware wraps every dispatched call, outermost first: in-flight
+// middleware wraps every dispatched call, outermost first: the trace
+// span when OTLP export is on (so it covers the whole call), in-flight
 // accounting (so Shutdown can wait for and cancel calls), the native
 // deadline, and innermost the panic guard, so a panic in a handler the
 // deadline runs on its own goroutine is still caught.
 func (s *Server) middleware() []router.Middleware {
+	var span router.Middleware
+	if s.tracing != nil {
+		span = s.tracing.Middleware
+	}
 	return []router.Middleware{
+		span,
 		s.calls.track,
 		router.NativeDeadline(s.opts.Settings.ProxyRequestTimeout),
 		router.Recover(func(c *router.Call, v any, stack []byte) {
@@ -305,6 +324,7 @@ func (s *Server) policyOptions(g *generation, failClosed bool) policy.Options {
 		Cooldown:     opts.Settings.Cooldown,
 		Now:          opts.Now,
 		ApprovalMode: mode,
+		OnApproval:   s.approvalEvent,
 	}
 }
 
@@ -450,12 +470,14 @@ func (s *Server) callTool(ctx context.Context, sess *session.Session, name strin
 	return s.router.Call(ctx, sess, &mcp.CallToolParamsRaw{Name: name, Arguments: raw})
 }
 
-// pinsOrNil keeps a nil *Pins from becoming a non-nil interface.
-func pinsOrNil(p *policy.Pins) proxy.Pinner {
-	if p == nil {
+// quarantinePins is the pin store as the supervisor uses it, reporting
+// every tool it holds; nil when there is no store (a nil *Pins must not
+// become a non-nil interface).
+func (s *Server) quarantinePins() proxy.Pinner {
+	if s.pins == nil {
 		return nil
 	}
-	return p
+	return &quarantinePinner{next: s.pins, s: s, seen: map[string]string{}}
 }
 
 // Snapshot returns the current catalog.

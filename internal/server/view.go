@@ -8,11 +8,13 @@ import (
 	"encoding/json"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/events"
 	"github.com/evokore/evokore/internal/logging"
 	"github.com/evokore/evokore/internal/session"
 )
@@ -53,6 +55,9 @@ type view struct {
 	http     *httpSessions
 	pinnedID string
 	saved    savedState
+	// started is set once session_start was recorded, so session_end is
+	// recorded for exactly the sessions that started.
+	started atomic.Bool
 }
 
 // mirrorSchema is the input schema of a mirrored name; clients never see
@@ -90,6 +95,13 @@ func (s *Server) newView(so SessionOptions) *view {
 				caps = ip.Capabilities
 			}
 			s.proxy.Start(caps)
+			client := ""
+			if ip := req.Session.InitializeParams(); ip != nil && ip.ClientInfo != nil {
+				client = ip.ClientInfo.Name
+			}
+			if v.started.CompareAndSwap(false, true) {
+				s.sessionEvent(events.SessionStart, v.sess, client)
+			}
 		},
 		GetSessionID: func() string {
 			if v.pinnedID != "" {
@@ -132,6 +144,16 @@ func (v *view) bind(ss *mcp.ServerSession) bool {
 func (v *view) close() {
 	if v.ss != nil {
 		_ = v.ss.Close()
+	}
+	// Recorded here too: at shutdown the records close before the watcher
+	// would notice.
+	v.ended()
+}
+
+// ended records session_end once for a session that started.
+func (v *view) ended() {
+	if v.started.CompareAndSwap(true, false) {
+		v.srv.sessionEvent(events.SessionEnd, v.sess, "")
 	}
 }
 
@@ -268,6 +290,7 @@ func (v *view) watch(ss *mcp.ServerSession) {
 			if v.http != nil {
 				v.http.remove(v)
 			}
+			v.ended()
 			return
 		}
 	}

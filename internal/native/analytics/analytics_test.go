@@ -59,6 +59,12 @@ func age(t *testing.T, path string, by time.Duration) {
 // EVOKORE_HOME/sessions holds the hook fixtures.
 func harness(t *testing.T, env map[string]string) (*mcp.ClientSession, *routertest.Harness) {
 	t.Helper()
+	// The router's own record of this test's session would join the
+	// fixtures.
+	if env == nil {
+		env = map[string]string{}
+	}
+	env["EVOKORE_SESSION_REPLAY"] = "false"
 	h := routertest.New(t, map[string]any{}, env)
 	copyTree(t, "claude", filepath.Join(h.Dir, ".claude"))
 	copyTree(t, "sessions", filepath.Join(h.Dir, "home", "sessions"))

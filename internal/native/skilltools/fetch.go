@@ -7,20 +7,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/netguard"
 	"github.com/evokore/evokore/internal/skills"
 )
 
@@ -32,68 +30,11 @@ const (
 	defaultRemote = "Remote Skills"
 )
 
-// blockedError is a dial refused because the address is not public.
-type blockedError struct {
-	addr netip.Addr
-}
-
-func (e *blockedError) Error() string {
-	return fmt.Sprintf("blocked: %s is a loopback, private, link-local or otherwise non-public address "+
-		"(set EVOKORE_HTTP_ALLOW_PRIVATE=true to allow it)", e.addr)
-}
-
-// nonPublic are ranges netip's predicates do not cover.
-var nonPublic = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),
-	netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT
-	netip.MustParsePrefix("192.0.0.0/24"),
-	netip.MustParsePrefix("198.18.0.0/15"),
-	netip.MustParsePrefix("240.0.0.0/4"),
-	netip.MustParsePrefix("64:ff9b::/96"), // NAT64: may embed a private IPv4
-}
-
-// blocked reports whether downloads may not reach addr.
-func blocked(addr netip.Addr) bool {
-	addr = addr.Unmap()
-	if addr.IsLoopback() || addr.IsPrivate() || addr.IsLinkLocalUnicast() || addr.IsLinkLocalMulticast() ||
-		addr.IsInterfaceLocalMulticast() || addr.IsMulticast() || addr.IsUnspecified() || !addr.IsValid() {
-		return true
-	}
-	for _, p := range nonPublic {
-		if p.Contains(addr) {
-			return true
-		}
-	}
-	return false
-}
-
-// httpClient downloads skills and registry indexes. The address check
-// runs in the dialer, on the address DNS actually returned, for the
-// first request and every redirect, so neither a hostname that resolves
-// to 127.0.0.1 nor a redirect to 169.254.169.254 gets through.
-// Environment proxies are ignored: going through one would hide the
+// httpClient downloads skills and registry indexes under netguard's
+// private-address policy. Environment proxies are ignored: going through one would hide the
 // target's address from the check.
 func httpClient(allowPrivate bool) *http.Client {
-	dialer := &net.Dialer{
-		Timeout: 10 * time.Second,
-		Control: func(_, address string, _ syscall.RawConn) error {
-			if allowPrivate {
-				return nil
-			}
-			host, _, err := net.SplitHostPort(address)
-			if err != nil {
-				return err
-			}
-			addr, err := netip.ParseAddr(host)
-			if err != nil {
-				return fmt.Errorf("blocked: cannot check address %q", host)
-			}
-			if blocked(addr) {
-				return &blockedError{addr}
-			}
-			return nil
-		},
-	}
+	dialer := netguard.Dialer(10*time.Second, allowPrivate, "EVOKORE_HTTP_ALLOW_PRIVATE")
 	return &http.Client{
 		Timeout: fetchTimeout,
 		Transport: &http.Transport{
@@ -127,7 +68,7 @@ func (t *Tools) download(ctx context.Context, u string) ([]byte, error) {
 	req.Header.Set("Accept", "text/markdown, text/plain, application/json;q=0.9, */*;q=0.5")
 	resp, err := httpClient(t.opts.AllowPrivate).Do(req)
 	if err != nil {
-		var be *blockedError
+		var be *netguard.BlockedError
 		switch {
 		case errors.As(err, &be):
 			return nil, be

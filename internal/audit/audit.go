@@ -1,0 +1,170 @@
+// Package audit owns the audit log, EVOKORE_HOME/audit/audit.jsonl: one
+// JSON object a line for every event the router records (package events:
+// tool calls with their outcome, approvals, sessions and their role,
+// quarantines, reloads, HTTP auth failures).
+//
+// The file is append-only and shared: several routers and CLIs may write
+// it, each batch under an exclusive lock (audit.jsonl.lock), so lines never
+// interleave. It is rotated by size: once it has reached MaxBytes it
+// becomes audit.jsonl.1 (the older ones shift up to .Keep, the oldest is
+// removed), under the same lock. Files are created 0600 in a 0700
+// directory.
+//
+// Writing never holds up a tool call: Handle queues the event and one
+// goroutine writes batches. A full queue (a disk that stopped answering)
+// drops the newest events and counts them; the count is written as an
+// audit_dropped line as soon as the disk takes writes again.
+//
+// Events arrive redacted (package redact); this package adds nothing that
+// could carry a secret.
+package audit
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/evokore/evokore/internal/events"
+	"github.com/evokore/evokore/internal/replay"
+)
+
+// Defaults of a Log.
+const (
+	DefaultMaxBytes = 10 << 20
+	DefaultKeep     = 5
+	queueSize       = 4096
+)
+
+// Path is where the audit log of an EVOKORE_HOME lives.
+func Path(home string) string { return filepath.Join(home, "audit", "audit.jsonl") }
+
+// Options configure a Log.
+type Options struct {
+	Path string
+	// MaxBytes is the size at which the file is rotated; Keep how many
+	// rotated files are kept. Zero takes the defaults.
+	MaxBytes int64
+	Keep     int
+	Log      *slog.Logger
+}
+
+// Log writes events to the audit file. Handle queues; Close drains.
+type Log struct {
+	opts    Options
+	queue   chan events.Event
+	done    chan struct{}
+	dropped atomic.Int64
+	closeMu sync.RWMutex
+	closed  bool
+	start   sync.Once
+	// failing is set while writes fail, so the failure is logged once.
+	failing bool
+}
+
+// Open returns a log writing to o.Path. Its writer starts with the first
+// event: a router that records nothing runs no goroutine for it.
+func Open(o Options) *Log {
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = DefaultMaxBytes
+	}
+	if o.Keep <= 0 {
+		o.Keep = DefaultKeep
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Log{opts: o, queue: make(chan events.Event, queueSize), done: make(chan struct{})}
+}
+
+var _ events.Sink = (*Log)(nil)
+
+// Handle queues e for writing; it never blocks.
+func (l *Log) Handle(e events.Event) {
+	l.closeMu.RLock()
+	defer l.closeMu.RUnlock()
+	if l.closed {
+		return
+	}
+	l.start.Do(func() { go l.run() })
+	select {
+	case l.queue <- e:
+	default:
+		l.dropped.Add(1)
+	}
+}
+
+// Dropped reports how many events were dropped because the queue was
+// full.
+func (l *Log) Dropped() int64 { return l.dropped.Load() }
+
+// Close writes what is queued and stops the writer.
+func (l *Log) Close() {
+	l.closeMu.Lock()
+	if !l.closed {
+		l.closed = true
+		close(l.queue)
+	}
+	l.closeMu.Unlock()
+	l.start.Do(func() { close(l.done) }) // never started: nothing to drain
+	<-l.done
+}
+
+func (l *Log) run() {
+	defer close(l.done)
+	var reported int64
+	for e := range l.queue {
+		batch := [][]byte{line(e)}
+	more:
+		for len(batch) < 64 {
+			select {
+			case e, ok := <-l.queue:
+				if !ok {
+					break more
+				}
+				batch = append(batch, line(e))
+			default:
+				break more
+			}
+		}
+		if d := l.dropped.Load(); d > reported {
+			batch = append(batch, line(events.Event{Time: time.Now().UTC().Truncate(time.Millisecond), Type: "audit_dropped",
+				Detail: strconv.FormatInt(d-reported, 10) + " events dropped: the audit queue was full", Pid: os.Getpid()}))
+			reported = d
+		}
+		if err := l.write(batch); err != nil {
+			if !l.failing {
+				l.opts.Log.Warn(fmt.Sprintf("[EVOKORE] Cannot write the audit log %s: %v", l.opts.Path, err))
+			}
+			l.failing = true
+			l.dropped.Add(int64(len(batch)))
+			continue
+		}
+		l.failing = false
+	}
+}
+
+func line(e events.Event) []byte {
+	b, err := json.Marshal(e)
+	if err != nil {
+		b, _ = json.Marshal(events.Event{Time: e.Time, Type: e.Type, Detail: "unencodable event"})
+	}
+	return append(b, '\n')
+}
+
+// write appends a batch as one write under the log's lock, rotating
+// first when the file has reached MaxBytes (replay.AppendRotating, the
+// rotation every log under EVOKORE_HOME shares).
+func (l *Log) write(batch [][]byte) error {
+	var buf []byte
+	for _, b := range batch {
+		buf = append(buf, b...)
+	}
+	// AppendRotating adds the last newline itself.
+	return replay.AppendRotating(l.opts.Path, buf[:len(buf)-1], l.opts.MaxBytes, l.opts.Keep)
+}

@@ -1,0 +1,196 @@
+// Package redact keeps secrets out of what evokore records about tool
+// calls: the audit log, webhook payloads, session replay lines and trace
+// attributes. It owns two rules and nothing else:
+//
+//   - a value stored under a key that looks like a secret (token,
+//     password, secret, key, authorization, cookie, credential, session
+//     id…), at any depth of the arguments, becomes "[REDACTED]";
+//   - every value an env placeholder put into mcp.config.json (a child's
+//     ${VAR} in its env, args, headers, url…) is written back as ${VAR}
+//     wherever it appears in a recorded string, as config.Server.Redactor
+//     does for stderr; webhook secrets are hidden the same way.
+//
+// It is deliberately eager: a harmless value under a key named "keyboard"
+// is hidden too, because a missed secret cannot be taken back.
+package redact
+
+import (
+	"encoding/json"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// Mask is what a secret value becomes.
+const Mask = "[REDACTED]"
+
+// secretKey matches argument names whose values are never recorded.
+var secretKey = regexp.MustCompile(`(?i)(pass(word|wd|phrase)?|secret|token|key|auth|credential|cookie|session[-_]?id|signature|bearer|private|jwt|otp|pin$)`)
+
+// SecretKey reports whether values stored under name are secrets.
+func SecretKey(name string) bool { return secretKey.MatchString(name) }
+
+// Scrubber hides known secret values (resolved env placeholders, webhook
+// secrets) inside strings. The zero value and nil hide nothing.
+type Scrubber struct {
+	replacers []*strings.Replacer
+}
+
+// NewScrubber combines replacers (config.Server.Redactor, one per child)
+// and literal secrets, which become Mask.
+func NewScrubber(replacers []*strings.Replacer, literals ...string) *Scrubber {
+	s := &Scrubber{}
+	for _, r := range replacers {
+		if r != nil {
+			s.replacers = append(s.replacers, r)
+		}
+	}
+	var pairs []string
+	literals = slices.Clone(literals)
+	slices.SortFunc(literals, func(a, b string) int { return len(b) - len(a) })
+	for _, l := range literals {
+		if len(l) >= 3 {
+			pairs = append(pairs, l, Mask)
+		}
+	}
+	if pairs != nil {
+		s.replacers = append(s.replacers, strings.NewReplacer(pairs...))
+	}
+	return s
+}
+
+// String returns v with every known secret hidden.
+func (s *Scrubber) String(v string) string {
+	if s == nil {
+		return v
+	}
+	for _, r := range s.replacers {
+		v = r.Replace(v)
+	}
+	return v
+}
+
+// Value returns a copy of a decoded JSON value with secret keys masked
+// and every string scrubbed, at any depth.
+func (s *Scrubber) Value(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, val := range x {
+			if SecretKey(k) {
+				out[s.String(k)] = Mask
+				continue
+			}
+			out[s.String(k)] = s.Value(val)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, val := range x {
+			out[i] = s.Value(val)
+		}
+		return out
+	case string:
+		return s.String(x)
+	}
+	return v
+}
+
+// Args decodes tool-call arguments and returns them redacted; arguments
+// that are not a JSON object are summarised by their size alone, since
+// nothing in them can be checked.
+func (s *Scrubber) Args(raw json.RawMessage) map[string]any {
+	if len(raw) == 0 {
+		return map[string]any{}
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return map[string]any{"_unreadable_bytes": len(raw)}
+	}
+	return s.Value(m).(map[string]any)
+}
+
+// Summary is a one-line, redacted, bounded summary of tool-call
+// arguments: the keys sorted, each with its redacted JSON value.
+func (s *Scrubber) Summary(raw json.RawMessage, limit int) string {
+	args := s.Args(raw)
+	if len(args) == 0 {
+		return ""
+	}
+	// encoding/json sorts map keys, so the summary is stable.
+	b, err := json.Marshal(args)
+	if err != nil {
+		return ""
+	}
+	return Truncate(string(b), limit)
+}
+
+// Truncate cuts v to at most limit bytes on a rune boundary, marking the
+// cut with "…"; limit <= 0 keeps v whole.
+func Truncate(v string, limit int) string {
+	if limit <= 0 || len(v) <= limit {
+		return v
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return v[:cut] + "…"
+}
+
+// ForCall returns a scrubber that also hides the values the call's
+// arguments hold under secret keys, at any depth: a tool that echoes its
+// password argument back must not put it in the records through its
+// answer.
+func (s *Scrubber) ForCall(raw json.RawMessage) *Scrubber {
+	var v any
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		return s
+	}
+	var secrets []string
+	var walk func(v any, secret bool)
+	walk = func(v any, secret bool) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, val := range x {
+				walk(val, secret || SecretKey(k))
+			}
+		case []any:
+			for _, val := range x {
+				walk(val, secret)
+			}
+		case string:
+			if secret {
+				secrets = append(secrets, x)
+			}
+		case float64, json.Number:
+			if secret {
+				if b, err := json.Marshal(x); err == nil {
+					secrets = append(secrets, string(b))
+				}
+			}
+		}
+	}
+	walk(v, false)
+	if len(secrets) == 0 {
+		return s
+	}
+	out := &Scrubber{}
+	if s != nil {
+		out.replacers = append(out.replacers, s.replacers...)
+	}
+	// Longest first, so a secret that contains another is hidden whole.
+	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
+	return NewScrubber(out.replacers, secrets...)
+}
+
+// Bounded scrubs text and cuts it to limit bytes. Only the head of a long
+// text is scrubbed: what lies beyond is cut anyway, and a tool's answer
+// may be megabytes.
+func (s *Scrubber) Bounded(text string, limit int) string {
+	if head := 16 * max(limit, 1024); len(text) > head {
+		text = text[:head]
+	}
+	return Truncate(s.String(text), limit)
+}

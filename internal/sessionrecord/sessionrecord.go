@@ -1,0 +1,305 @@
+// Package sessionrecord records the router's own MCP sessions under
+// EVOKORE_HOME/sessions, so session replay and the analytics natives
+// (session_analyze_replay, session_work_ratio, session_trust_report) work
+// for any MCP client, with or without Claude Code hooks:
+//
+//   - <sid>-replay.jsonl gets one replay.Entry per tool call (the line
+//     format the session-replay hook writes, with source "router" and the
+//     latency): the tool, a summary of the redacted arguments, ok or
+//     error, the start of the answer (redacted);
+//   - <sid>-trust.json is the session's trust ledger, one agent: the
+//     client (its initialize name, else "main"). Its score is
+//     (ok + 1) / (ok + errors + 2 × refused + 2): a session starts
+//     Standard at 0.5, calls that work raise it towards 1, failures lower
+//     it, and calls the policy refused (denied, held, rate-limited,
+//     waiting for approval) weigh twice. Tiers are the analytics ones
+//     (Trusted ≥ 0.8, Standard ≥ 0.5, Probation ≥ 0.3, else Untrusted).
+//
+// Files are written by one goroutine from a bounded queue, so recording
+// never holds up a call; a full queue drops the newest records and counts
+// them.
+package sessionrecord
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/redact"
+	"github.com/evokore/evokore/internal/replay"
+	"github.com/evokore/evokore/internal/router"
+	"github.com/evokore/evokore/internal/statefile"
+)
+
+const queueSize = 4096
+
+// Recorder is the router.Observer that records sessions.
+type Recorder struct {
+	home  string
+	scrub *redact.Scrubber
+	log   *slog.Logger
+	now   func() time.Time
+
+	queue   chan record
+	done    chan struct{}
+	dropped atomic.Int64
+	closeMu sync.RWMutex
+	closed  bool
+	start   sync.Once
+
+	// ledgers are the trust ledgers, owned by the writer goroutine.
+	ledgers map[string]*ledger
+	failing bool
+}
+
+type record struct {
+	sid, agent string
+	entry      replay.Entry
+	refused    bool
+}
+
+// New returns a recorder writing under home; its writer starts with the
+// first record.
+func New(home string, scrub *redact.Scrubber, log *slog.Logger) *Recorder {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Recorder{home: home, scrub: scrub, log: log, now: time.Now, queue: make(chan record, queueSize),
+		done: make(chan struct{}), ledgers: map[string]*ledger{}}
+}
+
+var (
+	_ router.Observer        = (*Recorder)(nil)
+	_ router.RefusalObserver = (*Recorder)(nil)
+)
+
+// Observe records a call that ran.
+func (r *Recorder) Observe(_ context.Context, c *router.Call, res *mcp.CallToolResult, err error) {
+	latency := r.now().Sub(c.Started).Milliseconds()
+	r.add(c, res, err, false, &latency)
+}
+
+// Refused records a call a stage ended.
+func (r *Recorder) Refused(_ context.Context, c *router.Call, res *mcp.CallToolResult, err error) {
+	r.add(c, res, err, true, nil)
+}
+
+func (r *Recorder) add(c *router.Call, res *mcp.CallToolResult, err error, refused bool, latency *int64) {
+	if c.Session == nil {
+		return
+	}
+	outcome, output := replay.OutcomeOK, ""
+	switch {
+	case err != nil:
+		outcome, output = replay.OutcomeError, err.Error()
+	case res != nil:
+		output = text(res)
+		if res.IsError {
+			outcome = replay.OutcomeError
+		}
+	}
+	if refused {
+		outcome = replay.OutcomeError
+	}
+	now := r.now()
+	e := replay.Entry{
+		TS:        replay.Timestamp(now),
+		Tool:      c.Entry.Name,
+		Summary:   replay.Summarize(r.scrub.Args(c.Args)),
+		Outcome:   outcome,
+		Output:    r.scrub.ForCall(c.Args).Bounded(output, 4*replay.MaxOutput),
+		LatencyMS: latency,
+		Source:    "router",
+	}
+	if !c.Started.IsZero() {
+		e.InvocationTS = replay.Timestamp(c.Started)
+	} else {
+		e.InvocationTS = e.TS
+	}
+	agent := "main"
+	if p := c.Session.Peer; p != nil {
+		if ip := p.InitializeParams(); ip != nil && ip.ClientInfo != nil && strings.TrimSpace(ip.ClientInfo.Name) != "" {
+			agent = ip.ClientInfo.Name
+		}
+	}
+	r.closeMu.RLock()
+	defer r.closeMu.RUnlock()
+	if r.closed {
+		return
+	}
+	r.start.Do(func() { go r.run() })
+	select {
+	case r.queue <- record{sid: c.Session.ID, agent: agent, entry: e, refused: refused}:
+	default:
+		r.dropped.Add(1)
+	}
+}
+
+// text joins a result's text blocks.
+func text(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Dropped reports how many records a full queue dropped.
+func (r *Recorder) Dropped() int64 { return r.dropped.Load() }
+
+// Close writes what is queued and stops.
+func (r *Recorder) Close() {
+	r.closeMu.Lock()
+	if !r.closed {
+		r.closed = true
+		close(r.queue)
+	}
+	r.closeMu.Unlock()
+	r.start.Do(func() { close(r.done) }) // never started: nothing to drain
+	<-r.done
+}
+
+func (r *Recorder) run() {
+	defer close(r.done)
+	for rec := range r.queue {
+		touched := map[string]bool{}
+		r.write(rec, touched)
+	more:
+		for range 255 {
+			select {
+			case rec, ok := <-r.queue:
+				if !ok {
+					break more
+				}
+				r.write(rec, touched)
+			default:
+				break more
+			}
+		}
+		for sid := range touched {
+			r.saveLedger(sid)
+		}
+	}
+}
+
+func (r *Recorder) write(rec record, touched map[string]bool) {
+	if err := replay.Append(r.home, rec.sid, rec.entry); err != nil {
+		r.fail(err)
+		return
+	}
+	r.failing = false
+	l := r.ledgers[rec.sid]
+	if l == nil {
+		l = &ledger{sid: rec.sid, agents: map[string]*tally{}}
+		r.ledgers[rec.sid] = l
+	}
+	t := l.agents[rec.agent]
+	if t == nil {
+		t = &tally{}
+		l.agents[rec.agent] = t
+		l.order = append(l.order, rec.agent)
+	}
+	switch {
+	case rec.refused:
+		t.refused++
+	case rec.entry.Outcome == replay.OutcomeOK:
+		t.ok++
+	default:
+		t.errors++
+	}
+	t.last = rec.entry.TS
+	touched[rec.sid] = true
+}
+
+func (r *Recorder) fail(err error) {
+	if !r.failing {
+		r.log.Warn(fmt.Sprintf("[EVOKORE] Cannot record the session under %s: %v", replay.SessionsDir(r.home), err))
+	}
+	r.failing = true
+}
+
+// ledger is one session's trust ledger.
+type ledger struct {
+	sid    string
+	agents map[string]*tally
+	order  []string
+}
+
+type tally struct {
+	ok, errors, refused int
+	last                string
+}
+
+// Score is the trust score of a tally (see the package doc), rounded to
+// two decimals.
+func Score(ok, errors, refused int) float64 {
+	s := float64(ok+1) / float64(ok+errors+2*refused+2)
+	return math.Round(s*100) / 100
+}
+
+// Tier places a score.
+func Tier(score float64) string {
+	switch {
+	case score >= 0.8:
+		return "Trusted"
+	case score >= 0.5:
+		return "Standard"
+	case score >= 0.3:
+		return "Probation"
+	}
+	return "Untrusted"
+}
+
+type agentDoc struct {
+	AgentID     string  `json:"agentId"`
+	Score       float64 `json:"score"`
+	Tier        string  `json:"tier"`
+	LastUpdated string  `json:"lastUpdated"`
+	Events      int     `json:"events"`
+	OK          int     `json:"ok"`
+	Errors      int     `json:"errors"`
+	Refused     int     `json:"refused"`
+}
+
+func (r *Recorder) saveLedger(sid string) {
+	l := r.ledgers[sid]
+	// The ledger's agents are an object keyed by agent id, in first-seen
+	// order: encoding/json would sort a map, so it is written by hand.
+	var b strings.Builder
+	fmt.Fprintf(&b, "{\n  \"sessionId\": %q,\n  \"source\": \"router\",\n  \"agents\": {", sid)
+	for i, id := range l.order {
+		t := l.agents[id]
+		score := Score(t.ok, t.errors, t.refused)
+		doc := agentDoc{AgentID: id, Score: score, Tier: Tier(score), LastUpdated: t.last,
+			Events: t.ok + t.errors + t.refused, OK: t.ok, Errors: t.errors, Refused: t.refused}
+		sep := ","
+		if i == len(l.order)-1 {
+			sep = ""
+		}
+		fmt.Fprintf(&b, "\n    %s: %s%s", quoteJSON(id), mustJSON(doc), sep)
+	}
+	fmt.Fprintf(&b, "\n  },\n  \"updatedAt\": %q\n}\n", replay.Timestamp(r.now()))
+	if err := statefile.WriteAtomic(replay.SessionFile(r.home, sid, "-trust.json"), []byte(b.String()), 0o600); err != nil {
+		r.fail(err)
+	}
+}
+
+func quoteJSON(s string) string { return string(mustJSON(s)) }
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return []byte(`null`)
+	}
+	return b
+}

@@ -1,0 +1,166 @@
+package webhook_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/events"
+	"github.com/evokore/evokore/internal/webhook"
+)
+
+type post struct {
+	header http.Header
+	body   []byte
+}
+
+// collector records every post; status answers the n-th post (nil: 200).
+type collector struct {
+	mu     sync.Mutex
+	posts  []post
+	status func(n int) int
+	got    chan struct{}
+}
+
+func newCollector() *collector { return &collector{got: make(chan struct{}, 100)} }
+
+func (c *collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	c.mu.Lock()
+	c.posts = append(c.posts, post{r.Header.Clone(), b})
+	n := len(c.posts)
+	c.mu.Unlock()
+	if c.status != nil {
+		w.WriteHeader(c.status(n))
+	}
+	c.got <- struct{}{}
+}
+
+func (c *collector) all() []post {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]post(nil), c.posts...)
+}
+
+func closeNow(s *webhook.Sender) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s.Close(ctx)
+}
+
+func TestDeliveriesAreSignedAndFiltered(t *testing.T) {
+	only, all := newCollector(), newCollector()
+	a, b := httptest.NewServer(only), httptest.NewServer(all)
+	defer a.Close()
+	defer b.Close()
+	s := webhook.New(webhook.Options{AllowPrivate: true, Hooks: []config.Webhook{
+		{URL: a.URL, Events: []string{"tool_call"}, Secret: "s3cret-value"},
+		{URL: b.URL},
+	}})
+	when := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	s.Handle(events.Event{Time: when, Type: events.SessionStart, Session: "stdio-1", Role: "ops"})
+	s.Handle(events.Event{Time: when, Type: events.ToolCall, Session: "stdio-1", Tool: "fx_echo", Outcome: "ok"})
+	closeNow(s)
+
+	posts := only.all()
+	if len(posts) != 1 {
+		t.Fatalf("the tool_call webhook got %d posts", len(posts))
+	}
+	p := posts[0]
+	if !webhook.Verify("s3cret-value", p.header.Get(webhook.HeaderTimestamp), p.header.Get(webhook.HeaderNonce), p.body, p.header.Get(webhook.HeaderSignature)) {
+		t.Errorf("signature %q does not verify", p.header.Get(webhook.HeaderSignature))
+	}
+	if webhook.Verify("other", p.header.Get(webhook.HeaderTimestamp), p.header.Get(webhook.HeaderNonce), p.body, p.header.Get(webhook.HeaderSignature)) {
+		t.Error("a signature verifies under another secret")
+	}
+	var body webhook.Body
+	if err := json.Unmarshal(p.body, &body); err != nil {
+		t.Fatal(err)
+	}
+	if body.Event != events.ToolCall || body.Data.Tool != "fx_echo" || body.Timestamp != "2026-05-01T10:00:00Z" ||
+		body.ID != p.header.Get(webhook.HeaderDelivery) || p.header.Get(webhook.HeaderEvent) != "tool_call" {
+		t.Errorf("post = %s %v", p.body, p.header)
+	}
+	if got := all.all(); len(got) != 2 || got[0].header.Get(webhook.HeaderSignature) != "" {
+		t.Errorf("the unfiltered, unsigned webhook got %d posts", len(got))
+	}
+	if st := s.Stats(); st.Delivered != 3 || st.Failed != 0 {
+		t.Errorf("stats = %+v", st)
+	}
+}
+
+func TestFailedPostsAreRetriedWithBackoff(t *testing.T) {
+	c := newCollector()
+	c.status = func(n int) int {
+		if n < 3 {
+			return http.StatusServiceUnavailable
+		}
+		return http.StatusNoContent
+	}
+	srv := httptest.NewServer(c)
+	defer srv.Close()
+	s := webhook.New(webhook.Options{AllowPrivate: true, Backoff: time.Millisecond, Hooks: []config.Webhook{{URL: srv.URL, Secret: "k3y"}}})
+	s.Handle(events.Event{Type: events.Reload})
+	closeNow(s)
+	posts := c.all()
+	if len(posts) != 3 || s.Stats().Delivered != 1 {
+		t.Fatalf("%d attempts, stats %+v", len(posts), s.Stats())
+	}
+	if posts[0].header.Get(webhook.HeaderDelivery) != posts[2].header.Get(webhook.HeaderDelivery) ||
+		posts[0].header.Get(webhook.HeaderNonce) == posts[2].header.Get(webhook.HeaderNonce) {
+		t.Error("a retry is the same delivery with a fresh nonce")
+	}
+
+	// A 4xx other than 408/429 is final.
+	c2 := newCollector()
+	c2.status = func(int) int { return http.StatusBadRequest }
+	srv2 := httptest.NewServer(c2)
+	defer srv2.Close()
+	s2 := webhook.New(webhook.Options{AllowPrivate: true, Backoff: time.Millisecond, Hooks: []config.Webhook{{URL: srv2.URL}}})
+	s2.Handle(events.Event{Type: events.Reload})
+	closeNow(s2)
+	if n := len(c2.all()); n != 1 || s2.Stats().Failed != 1 {
+		t.Errorf("400: %d attempts, stats %+v", n, s2.Stats())
+	}
+}
+
+func TestPrivateReceiversNeedTheOptIn(t *testing.T) {
+	c := newCollector()
+	srv := httptest.NewServer(c)
+	defer srv.Close()
+	s := webhook.New(webhook.Options{Backoff: time.Millisecond, Hooks: []config.Webhook{{URL: srv.URL}}})
+	s.Handle(events.Event{Type: events.Reload})
+	closeNow(s)
+	if n := len(c.all()); n != 0 || s.Stats().Failed != 1 {
+		t.Errorf("a loopback receiver got %d posts without EVOKORE_WEBHOOKS_ALLOW_PRIVATE; stats %+v", n, s.Stats())
+	}
+}
+
+func TestAFullQueueDropsTheOldest(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		<-release
+	}))
+	defer srv.Close()
+	defer close(release)
+	s := webhook.New(webhook.Options{AllowPrivate: true, Queue: 2, Retries: -1, Hooks: []config.Webhook{{URL: srv.URL}}})
+	s.Handle(events.Event{Type: events.Reload, Detail: "0"})
+	<-entered // the worker holds the first post; the queue is empty
+	for i := 1; i <= 5; i++ {
+		s.Handle(events.Event{Type: events.Reload, Detail: string(rune('0' + i))})
+	}
+	if d := s.Stats().Dropped; d != 3 {
+		t.Errorf("dropped %d, want 3 (5 queued into 2 places)", d)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s.Close(ctx)
+}
