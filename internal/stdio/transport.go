@@ -27,6 +27,7 @@ type Transport struct {
 
 	connected atomic.Bool
 	conn      atomic.Pointer[Conn]
+	fast      atomic.Pointer[FastPath]
 }
 
 // Answered waits until every request read so far has been answered, or
@@ -62,6 +63,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		closed:   make(chan struct{}),
 		drain:    t.Drain,
 		open:     map[any]bool{},
+		fast:     &t.fast,
 	}
 	if c.drain <= 0 {
 		c.drain = 30 * time.Second
@@ -96,6 +98,9 @@ type Conn struct {
 	open     map[any]bool
 	answered chan struct{}
 	drain    time.Duration
+
+	// fast is the transport's FastPath slot, read per frame.
+	fast *atomic.Pointer[FastPath]
 }
 
 type frameOrErr struct {
@@ -153,6 +158,23 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return nil, v.err
 		case v.err != nil:
 			return nil, v.err
+		}
+		if fp := c.fast.Load(); fp != nil {
+			if m, ok := scanFast(v.frame); ok {
+				if m.ID != nil {
+					// Marked open before it is offered: the answer may
+					// be written before Take returns.
+					c.openMu.Lock()
+					c.open[idKey(m.ID)] = true
+					c.openMu.Unlock()
+				}
+				if (*fp).Take(m, c) {
+					continue
+				}
+				if m.ID != nil {
+					c.markAnswered(idKey(m.ID))
+				}
+			}
 		}
 		msg, rej := Decode(v.frame)
 		if rej != nil {
@@ -226,15 +248,21 @@ func (c *Conn) Write(_ context.Context, msg jsonrpc.Message) error {
 	}
 	err = c.writeLine(data)
 	if resp, ok := msg.(*jsonrpc.Response); ok && resp.ID.IsValid() {
-		c.openMu.Lock()
-		delete(c.open, resp.ID.Raw())
-		if c.answered != nil {
-			close(c.answered)
-			c.answered = nil
-		}
-		c.openMu.Unlock()
+		c.markAnswered(resp.ID.Raw())
 	}
 	return err
+}
+
+// markAnswered removes a request from the open set and wakes whoever
+// waits for the set to empty.
+func (c *Conn) markAnswered(key any) {
+	c.openMu.Lock()
+	delete(c.open, key)
+	if c.answered != nil {
+		close(c.answered)
+		c.answered = nil
+	}
+	c.openMu.Unlock()
 }
 
 // writeLine writes one line. It still writes after Close: the output is
