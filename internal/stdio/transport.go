@@ -115,6 +115,9 @@ type frameOrErr struct {
 func (c *Conn) readLoop(fr *FrameReader) {
 	for {
 		frame, err := fr.Next()
+		if err == nil && c.offerFast(frame) {
+			continue
+		}
 		select {
 		case c.incoming <- frameOrErr{frame, err}:
 		case <-c.closed:
@@ -159,23 +162,6 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		case v.err != nil:
 			return nil, v.err
 		}
-		if fp := c.fast.Load(); fp != nil {
-			if m, ok := scanFast(v.frame); ok {
-				if m.ID != nil {
-					// Marked open before it is offered: the answer may
-					// be written before Take returns.
-					c.openMu.Lock()
-					c.open[idKey(m.ID)] = true
-					c.openMu.Unlock()
-				}
-				if (*fp).Take(m, c) {
-					continue
-				}
-				if m.ID != nil {
-					c.markAnswered(idKey(m.ID))
-				}
-			}
-		}
 		msg, rej := Decode(v.frame)
 		if rej != nil {
 			if err := c.reject(int64(len(v.frame)), rej); err != nil {
@@ -190,6 +176,35 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		}
 		return msg, nil
 	}
+}
+
+// offerFast offers a frame to the fast path, on the reading goroutine
+// itself: a call it takes reaches its child without a hand-over to the
+// SDK's reader. It is still in reading order, as the reader holds at most
+// one frame for the SDK at a time.
+func (c *Conn) offerFast(frame []byte) bool {
+	fp := c.fast.Load()
+	if fp == nil {
+		return false
+	}
+	m, ok := scanFast(frame)
+	if !ok {
+		return false
+	}
+	if m.ID != nil {
+		// Marked open before it is offered: the answer may be written
+		// before Take returns.
+		c.openMu.Lock()
+		c.open[idKey(m.ID)] = true
+		c.openMu.Unlock()
+	}
+	if (*fp).Take(m, c) {
+		return true
+	}
+	if m.ID != nil {
+		c.markAnswered(idKey(m.ID))
+	}
+	return false
 }
 
 // awaitAnswers waits until every request read has been answered, the
