@@ -36,8 +36,8 @@ type process struct {
 	stdout *jsonLines
 	// wire is the fast path's share of the connection.
 	wire *wire
-	done   chan struct{} // closed when the process has exited
-	err    error         // exit status, valid after done
+	done chan struct{} // closed when the process has exited
+	err  error         // exit status, valid after done
 }
 
 // startProcess starts a stdio child through the launcher (own group,
