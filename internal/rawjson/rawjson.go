@@ -199,3 +199,117 @@ func Int(v []byte) (int64, bool) {
 	n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
 	return n, err == nil
 }
+
+// Decode turns valid JSON into the values encoding/json gives with
+// UseNumber (map[string]any, []any, json.Number, string, bool, nil),
+// reading the input in place, nested at most MaxDecodeDepth deep as
+// encoding/json allows: a string without escapes is one
+// allocation, a number none beyond its json.Number. Argument validation
+// uses it, so the arguments are decoded once, cheaply, and never by a
+// streaming Decoder. The input must be valid JSON (json.Valid).
+func Decode(b []byte) (any, error) {
+	i := skipSpace(b, 0)
+	v, end, err := decodeValue(b, i, 0)
+	if err != nil {
+		return nil, err
+	}
+	if skipSpace(b, end) != len(b) {
+		return nil, ErrSyntax
+	}
+	return v, nil
+}
+
+// MaxDecodeDepth is encoding/json's nesting limit, kept here so that
+// Decode refuses what encoding/json refuses, on the stack it can afford.
+const MaxDecodeDepth = 10000
+
+func decodeValue(b []byte, i, depth int) (any, int, error) {
+	if i >= len(b) || depth > MaxDecodeDepth {
+		return nil, 0, ErrSyntax
+	}
+	switch c := b[i]; {
+	case c == '{':
+		m := map[string]any{}
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == '}' {
+			return m, i + 1, nil
+		}
+		for i < len(b) {
+			if b[i] != '"' {
+				return nil, 0, ErrSyntax
+			}
+			e, err := stringEnd(b, i)
+			if err != nil {
+				return nil, 0, err
+			}
+			key := unquote(b[i:e])
+			i = skipSpace(b, e)
+			if i >= len(b) || b[i] != ':' {
+				return nil, 0, ErrSyntax
+			}
+			v, ve, err := decodeValue(b, skipSpace(b, i+1), depth+1)
+			if err != nil {
+				return nil, 0, err
+			}
+			m[key] = v
+			i = skipSpace(b, ve)
+			if i < len(b) && b[i] == '}' {
+				return m, i + 1, nil
+			}
+			if i >= len(b) || b[i] != ',' {
+				return nil, 0, ErrSyntax
+			}
+			i = skipSpace(b, i+1)
+		}
+		return nil, 0, ErrSyntax
+	case c == '[':
+		a := []any{}
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == ']' {
+			return a, i + 1, nil
+		}
+		for i < len(b) {
+			v, ve, err := decodeValue(b, i, depth+1)
+			if err != nil {
+				return nil, 0, err
+			}
+			a = append(a, v)
+			i = skipSpace(b, ve)
+			if i < len(b) && b[i] == ']' {
+				return a, i + 1, nil
+			}
+			if i >= len(b) || b[i] != ',' {
+				return nil, 0, ErrSyntax
+			}
+			i = skipSpace(b, i+1)
+		}
+		return nil, 0, ErrSyntax
+	case c == '"':
+		e, err := stringEnd(b, i)
+		if err != nil {
+			return nil, 0, err
+		}
+		s, ok := String(b[i:e])
+		if !ok {
+			return nil, 0, ErrSyntax
+		}
+		return s, e, nil
+	case c == 't' || c == 'f' || c == 'n':
+		e, _ := valueEnd(b, i)
+		switch string(b[i:e]) {
+		case "true":
+			return true, e, nil
+		case "false":
+			return false, e, nil
+		case "null":
+			return nil, e, nil
+		}
+		return nil, 0, ErrSyntax
+	default:
+		e, err := valueEnd(b, i)
+		if err != nil || e == i {
+			return nil, 0, ErrSyntax
+		}
+		return json.Number(b[i:e]), e, nil
+	}
+}

@@ -1,6 +1,9 @@
 package rawjson_test
 
 import (
+	"encoding/json"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/evokore/evokore/internal/rawjson"
@@ -50,6 +53,32 @@ func TestQuoteEscapesWhatJSONRequires(t *testing.T) {
 	for in, want := range map[string]string{"plain_name": `"plain_name"`, `a"b\c`: `"a\"b\\c"`, "tab\there": `"tab\there"`} {
 		if got := string(rawjson.Quote(nil, in)); got != want {
 			t.Errorf("Quote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestDecodeMatchesEncodingJSONWithUseNumber(t *testing.T) {
+	for _, in := range []string{
+		`{"a":1,"b":[true,false,null,-2.5e10,"s\u00e9\n"],"c":{"d":{}},"e":[],"a":2}`,
+		` "x" `, `12345678901234567890`, `[{"k":"v"},[[]]]`, `{"\u0041":"dup","A":"last"}`,
+	} {
+		got, err := rawjson.Decode([]byte(in))
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		dec := json.NewDecoder(strings.NewReader(in))
+		dec.UseNumber()
+		var want any
+		if err := dec.Decode(&want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: got %#v, want %#v", in, got, want)
+		}
+	}
+	for _, in := range []string{`{"a":1} x`, `[1,]`, `{"a" 1}`, ``} {
+		if _, err := rawjson.Decode([]byte(in)); err == nil {
+			t.Errorf("%q decoded", in)
 		}
 	}
 }
