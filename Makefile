@@ -71,8 +71,9 @@ bench: npm-deps ## Benchmarks; see the README for what each measures.
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 -timeout 30m $(PKGS)
 
 PROXY_ROUNDS ?= 5
+# PROXY_BASE=path/to/older/evokore adds that build to the same rounds.
 bench-proxy: npm-deps ## Proxy cost table: direct vs a Go line relay vs evokore, npm and Go echo children (issue 15).
-	$(GO) test -run '^$$' -bench '^BenchmarkProxyTable$$' -benchtime 1x -timeout 30m ./cmd/evokore -args -proxy-rounds $(PROXY_ROUNDS)
+	$(GO) test -run '^$$' -bench '^BenchmarkProxyTable$$' -benchtime 1x -timeout 30m ./cmd/evokore -args -proxy-rounds $(PROXY_ROUNDS) -proxy-base "$(PROXY_BASE)"
 
 run: ## Serve MCP over stdio from source; stdout carries only the protocol.
 	@$(GO) run -ldflags "$(LDFLAGS)" ./cmd/evokore

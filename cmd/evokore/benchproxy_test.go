@@ -24,6 +24,7 @@ import (
 var (
 	proxyRounds = flag.Int("proxy-rounds", 5, "BenchmarkProxyTable: interleaved rounds")
 	proxyCalls  = flag.Int("proxy-calls", 1000, "BenchmarkProxyTable: calls per phase and round")
+	proxyBase   = flag.String("proxy-base", "", "BenchmarkProxyTable: another evokore binary (an older build) to measure in the same rounds")
 )
 
 // BenchmarkProxyTable reproduces the proxy-cost table of issue 15 in one
@@ -39,7 +40,9 @@ var (
 // against direct and the median over rounds is printed. CPU per call is
 // the proxy process's utime+stime from /proc/<pid>/stat over both phases;
 // allocations per call come from evokore's EVOKORE_DEBUG_MEMSTATS probe;
-// RSS is VmRSS after the last round.
+// RSS is VmRSS after the last round. With -proxy-base, an older evokore
+// build (one that has the EVOKORE_DEBUG_MEMSTATS probe) is measured in
+// the same rounds as "base", for before/after figures from one run.
 func BenchmarkProxyTable(b *testing.B) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		b.Skip("needs /proc for CPU and RSS")
@@ -78,6 +81,18 @@ func BenchmarkProxyTable(b *testing.B) {
 		e.c = startLineClient(b, []string{bin, "serve"}, env, dir)
 		e.c.waitTool(b, "c_echo")
 		targets = append(targets, d, r, e)
+		if *proxyBase != "" {
+			bdir := b.TempDir()
+			testutil.WriteJSON(b, bdir, "mcp.config.json", map[string]any{"servers": map[string]any{
+				"c": map[string]any{"command": ch.argv[0], "args": ch.argv[1:]},
+			}})
+			base := &target{child: ch.name, kind: "base", tool: "c_echo", memFile: filepath.Join(bdir, "memstats.jsonl")}
+			benv := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + bdir, "EVOKORE_HOME=" + filepath.Join(bdir, "home"),
+				"EVOKORE_TOOL_DISCOVERY_MODE=legacy", "EVOKORE_DEBUG_MEMSTATS=" + base.memFile}
+			base.c = startLineClient(b, []string{*proxyBase, "serve"}, benv, bdir)
+			base.c.waitTool(b, "c_echo")
+			targets = append(targets, base)
+		}
 	}
 	args := `{"message":"a longer benchmark message"}`
 	for _, t := range targets {
@@ -97,9 +112,10 @@ func BenchmarkProxyTable(b *testing.B) {
 	fmt.Fprintf(&out, "\nproxy benchmark: %d rounds × %d calls, raw JSON-RPC line client, echo %s\n", *proxyRounds, *proxyCalls, args)
 	fmt.Fprintf(&out, "%-18s %-9s %9s %9s %8s %8s %9s %8s %10s %9s %10s %8s\n",
 		"child", "path", "p50 µs", "p99 µs", "p50÷dir", "p99÷dir", "calls/s16", "÷dir", "CPU µs/call", "KB/call", "allocs/call", "RSS MiB")
-	for i := 0; i < len(targets); i += 3 {
+	per := len(targets) / len(children)
+	for i := 0; i < len(targets); i += per {
 		direct := targets[i]
-		for _, t := range targets[i : i+3] {
+		for _, t := range targets[i : i+per] {
 			var p50r, p99r, tpr []float64
 			for k, r := range t.rounds {
 				d := direct.rounds[k]
