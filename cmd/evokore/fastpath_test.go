@@ -321,3 +321,15 @@ func TestFastPathPipelinedThousandCalls(t *testing.T) {
 		}
 	}
 }
+
+// The arguments reach the child as the bytes the client wrote, spacing
+// and number spelling included: nothing decoded and re-encoded them (the
+// SDK's path compacts them).
+func TestFastPathArgumentsReachTheChildAsSent(t *testing.T) {
+	r := startFastRouter(t)
+	args := `{ "b" : [1, 2 ,3.50], "n": 1e2, "s": "\u00e9" }`
+	res := resultOf(t, r.call(t, `1`, "c_args", args))
+	if len(res.Content) != 1 || res.Content[0].Text != args {
+		t.Fatalf("the child received %+v, want %s", res.Content, args)
+	}
+}
