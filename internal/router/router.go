@@ -15,6 +15,11 @@
 // Dispatcher: the child supervisor for proxied tools, the plugin host for
 // plugin tools.
 //
+// A caller that can send a result as bytes (the stdio fast path for
+// proxied calls) sets Call.Raw: the proxy then leaves the child's result
+// undecoded and every stage, hook, middleware and observer runs as for
+// any call, observers seeing a stand-in that carries only IsError.
+//
 // The router holds no state of its own beyond its parts; the catalog,
 // supervisor and policy each own theirs.
 package router
