@@ -13,7 +13,7 @@ LDFLAGS := -X main.version=$(VERSION)
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := bin/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: all build cross generate generate-check wordnet-check lint test test-short bench run npm-deps conformance conformance-deps mutate clean
+.PHONY: all build cross generate generate-check wordnet-check lint test test-short bench bench-proxy run npm-deps conformance conformance-deps mutate clean
 
 # Mutation testing (not in CI: one package takes tens of minutes on two
 # cores). internal/proxy is left out while it is being rewritten.
@@ -87,6 +87,11 @@ test-short: ## Unit tests only: no npm servers, no slow integration tests.
 
 bench: npm-deps ## Benchmarks; see the README for what each measures.
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 -timeout 30m $(PKGS)
+
+PROXY_ROUNDS ?= 5
+# PROXY_BASE=path/to/older/evokore adds that build to the same rounds.
+bench-proxy: npm-deps ## Proxy cost table: direct vs a Go line relay vs evokore, npm and Go echo children (issue 15).
+	$(GO) test -run '^$$' -bench '^BenchmarkProxyTable$$' -benchtime 1x -timeout 30m ./cmd/evokore -args -proxy-rounds $(PROXY_ROUNDS) -proxy-base "$(PROXY_BASE)"
 
 run: ## Serve MCP over stdio from source; stdout carries only the protocol.
 	@$(GO) run -ldflags "$(LDFLAGS)" ./cmd/evokore

@@ -61,6 +61,7 @@ func serve(ctx context.Context, p *paths, h httpFlags) error {
 	defer cancel()
 	stopSignals := onSignals(cancel)
 	defer stopSignals()
+	defer debugMemStats()()
 	s, warnings := p.servingSettings()
 	for _, w := range warnings {
 		fmt.Fprintln(os.Stderr, w)

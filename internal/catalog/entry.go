@@ -11,6 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/evokore/evokore/internal/rawjson"
 )
 
 // Source says where a tool comes from.
@@ -187,7 +189,16 @@ func (e *Entry) Validate(args json.RawMessage) []string {
 	}
 	var inst any = map[string]any{}
 	if len(args) > 0 && string(args) != "null" {
-		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+		// Valid JSON is decoded in place, once; only invalid input goes
+		// through the library's decoder, for its error text.
+		var v any
+		err := rawjson.ErrSyntax
+		if json.Valid(args) {
+			v, err = rawjson.Decode(args)
+		}
+		if err != nil {
+			v, err = jsonschema.UnmarshalJSON(bytes.NewReader(args))
+		}
 		if err != nil {
 			return []string{"arguments are not valid JSON: " + err.Error()}
 		}

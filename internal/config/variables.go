@@ -34,6 +34,8 @@ var knownVariables = []string{
 	"EVOKORE_TOOL_NAME", "EVOKORE_PLUGIN_DIR",
 	// Internal to the process launcher: marks the watchdog's own run.
 	"EVOKORE_PROCGROUP_WATCHDOG",
+	// The benchmarks' allocation probe (cmd/evokore, SIGUSR1).
+	"EVOKORE_DEBUG_MEMSTATS",
 	// The voice sidecar (evokore voice).
 	"EVOKORE_VOICES_PATH", "EVOKORE_TTS_PROVIDER", "EVOKORE_TTS_BASE_URL",
 	"EVOKORE_TTS_API_KEY", "EVOKORE_TTS_VOICE", "EVOKORE_TTS_MODEL",

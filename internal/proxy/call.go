@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/rawjson"
 	"github.com/evokore/evokore/internal/router"
 )
 
@@ -37,6 +39,11 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	args := c.Args
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
+	}
+	if c.Raw != nil {
+		if wr := ch.wireFor(cs); wr != nil {
+			return s.callRaw(ctx, ch, cs, wr, c, args, childToken)
+		}
 	}
 	params := &mcp.CallToolParams{Name: c.Entry.Original, Arguments: args}
 	if childToken != "" {
@@ -67,6 +74,71 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 		return errorResult(MsgDiedDuringCall(c.Entry.Original, ch.spec.ID)), nil
 	}
 	return errorResult(ch.redact.Replace(err.Error())), nil
+}
+
+// callRaw is CallTool on the fast path: the request is written to the
+// child as bytes under a router-owned id and the child's result comes
+// back as bytes in c.Raw, never decoded beyond its top-level isError.
+// Its outcomes are CallTool's, case for case.
+func (s *Supervisor) callRaw(ctx context.Context, ch *child, cs *mcp.ClientSession, wr *wire, c *router.Call, args json.RawMessage, childToken string) (*mcp.CallToolResult, error) {
+	id, reply, done := wr.begin()
+	defer done()
+	line := make([]byte, 0, len(args)+len(c.Entry.Original)+len(childToken)+120)
+	line = append(line, `{"jsonrpc":"2.0","id":"`...)
+	line = append(line, id...)
+	line = append(line, `","method":"tools/call","params":{"name":`...)
+	line = rawjson.Quote(line, c.Entry.Original)
+	line = append(line, `,"arguments":`...)
+	line = append(line, args...)
+	if childToken != "" {
+		line = append(line, `,"_meta":{"progressToken":"`...)
+		line = append(line, childToken...)
+		line = append(line, `"}`...)
+	}
+	line = append(line, "}}\n"...)
+
+	timeout := s.requestTimeout(ch.spec)
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	died := func() (*mcp.CallToolResult, error) {
+		ch.recordCall(errors.New("connection closed"))
+		ch.lost(cs)
+		return errorResult(MsgDiedDuringCall(c.Entry.Original, ch.spec.ID)), nil
+	}
+	if err := wr.send(line); err != nil {
+		return died()
+	}
+	select {
+	case r := <-reply:
+		if r.err != nil {
+			ch.recordCall(r.err)
+			return nil, r.err
+		}
+		ch.recordCall(nil)
+		res := &mcp.CallToolResult{IsError: rawjson.IsTrue(rawjson.Member(r.result, "isError"))}
+		c.Raw.Bytes, c.Raw.Result = r.result, res
+		return res, nil
+	case <-wr.closed:
+		// The answer may have come in just before the output ended.
+		select {
+		case r := <-reply:
+			if r.err == nil {
+				res := &mcp.CallToolResult{IsError: rawjson.IsTrue(rawjson.Member(r.result, "isError"))}
+				c.Raw.Bytes, c.Raw.Result = r.result, res
+				return res, nil
+			}
+		default:
+		}
+		return died()
+	case <-ctx.Done():
+		wr.cancel(id, "the client cancelled the call")
+		ch.recordCall(ctx.Err())
+		return nil, ctx.Err()
+	case <-timer.C:
+		wr.cancel(id, "timed out")
+		ch.recordCall(context.DeadlineExceeded)
+		return errorResult(MsgCallTimeout(c.Entry.Original, ch.spec.ID, timeout)), nil
+	}
 }
 
 func errorResult(text string) *mcp.CallToolResult {

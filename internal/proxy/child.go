@@ -424,6 +424,18 @@ func (c *child) session(ctx context.Context) (*mcp.ClientSession, error) {
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: MsgReconnecting(c.spec.ID)}
 }
 
+// wireFor is the fast path of the connection cs, when cs is the child's
+// current stdio connection; nil otherwise (HTTP children, a restart in
+// between), and the call then goes through the SDK.
+func (c *child) wireFor(cs *mcp.ClientSession) *wire {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cs != cs || c.proc == nil {
+		return nil
+	}
+	return c.proc.wire
+}
+
 // setLogLevel applies a logging level to the connected child, if any.
 func (c *child) setLogLevel(level mcp.LoggingLevel) {
 	c.mu.Lock()

@@ -17,4 +17,82 @@
 // rest of the router sees it only through the catalog and [Supervisor]'s
 // methods. It must not make policy decisions: those run before a call
 // reaches it.
+//
+// # The fast path for proxied tools/call
+//
+// A router exists to forward calls, so a proxied tools/call has a path
+// of its own that keeps the arguments and the child's result as the
+// bytes they arrived as. The go-sdk keeps everything else: initialize,
+// lists, resources, prompts, logging, progress, the children's requests
+// to the client, and every call the fast path declines.
+//
+// Client side (stdio, package stdio and the server's fastCalls): the
+// transport's reading goroutine reads each frame once. A frame that is a
+// clean tools/call or notifications/cancelled (checked in place with
+// package rawjson: valid JSON and UTF-8, jsonrpc "2.0", an id that is a
+// string or a safe integer, no member twice, params an object, depth
+// within stdio.MaxDepth) is offered to the fast path before the SDK sees
+// it. The fast path takes a call only when the session is initialized,
+// params hold nothing but name, arguments and a _meta with at most a
+// progressToken, and the name is a proxied tool in the catalog; anything
+// else (natives, names still booting, reused ids, task-augmented calls,
+// 2026-07-28 per-request metadata) goes on to the SDK exactly as before.
+// A taken call runs through the router's ordinary pipeline (the same
+// stages, hooks, middleware, in-flight accounting and observers) with
+// Call.Raw set; its answer is written by the transport under the
+// client's id, string or number, from the same write lock as the SDK's
+// answers, and it counts in the same open-request set that the end of
+// input drains. notifications/cancelled naming a taken call cancels it;
+// any other cancellation is the SDK's.
+//
+// Child side (stdio children, wire.go): the SDK's client and the fast
+// path share one connection. Requests go to the child's stdin through one
+// lock (lockedStdin), which the SDK's transport also writes through, one
+// Write per message, so lines never interleave. Ids never collide: the
+// SDK numbers its requests with integers, the fast path uses strings
+// "evokore-fp-<n>". The stdout filter (jsonLines) offers each JSON line
+// to the wire first; a line holding our prefix is read in place, and a
+// response to one of our ids is handed to its waiting call and never
+// reaches the SDK. Everything else (progress, logs, list_changed,
+// sampling, elicitation, roots, the SDK's own responses) flows to the SDK
+// untouched, so the progress routing, attribution and pass-through in
+// forward.go apply to fast calls unchanged: a fast call registers in the
+// same routes table and its progress token is minted the same way. A
+// call given up (client cancel, request timeout) sends the child
+// notifications/cancelled for its id; the end of the child's stdout ends
+// every waiting call with the died-during-call result; a child's error
+// object is returned as that JSON-RPC error. The result's top level is
+// read for isError only, which is all observers (cooldown, telemetry)
+// need: they see a stand-in CallToolResult holding IsError, and the
+// client gets the child's bytes unless a stage or middleware replaced the
+// result (router.RawResult). HTTP children have no wire and go through
+// the SDK's client.
+//
+// Streamable HTTP (the client-facing transport): the same split applies
+// per POST. The HTTP handler reads the body once; a single clean
+// tools/call for a proxied tool, on a session whose view is initialized,
+// is offered to the same fastCalls logic with a Replier that writes the
+// answer as the POST's JSON (or one SSE event) body, so ids stay the
+// client's and the session is the one named by Mcp-Session-Id. Progress
+// and server-to-client requests of that call reach the client through
+// the session's SDK stream as they do today, attributed by the same
+// routes table. Everything else is handed to the SDK's handler with the
+// body restored. The child side needs nothing new.
+//
+// # What the SDK still costs (measured diagnosis, go-sdk v1.8.0)
+//
+// go-sdk's internal/json.Unmarshal builds a segmentio Decoder per call,
+// which allocates a fresh 32 KiB buffer; before the fast path a proxied
+// call went through it nine times (DecodeMessage three times, readBatch
+// twice, Await, extractRequestMeta, CallToolResult.UnmarshalJSON,
+// newServerMethodInfo). make bench-proxy measured 266 KB allocated per
+// call (188 allocations) then, and 3.4 KB (60 allocations) on the fast
+// path, where no message of a plain call reaches the SDK's decoder. The
+// SDK still decodes every message the fast path leaves to it: each
+// progress notification a child sends (once on the child session, then
+// re-encoded for the client), each log message, and every call to a
+// native tool or through an HTTP child, at about 30 KB per decode (266 KB
+// over nine). The upstream fix is to decode from the byte slice in place
+// (a json.Unmarshal of the frame, or a pooled Decoder) instead of a
+// Decoder over a bytes.Reader.
 package proxy

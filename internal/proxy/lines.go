@@ -24,6 +24,12 @@ type jsonLines struct {
 	log    io.Writer
 	prefix string
 
+	// take, when set, is offered each JSON line first; a line it takes
+	// is not passed on (the fast path's responses, see wire).
+	take func([]byte) bool
+	// ended, when set, is called once when the output ends.
+	ended func(error)
+
 	mu      sync.Mutex
 	pending []byte
 	err     error
@@ -42,6 +48,10 @@ func (j *jsonLines) Read(p []byte) (int, error) {
 			return 0, j.err
 		}
 		j.pending, j.err = j.next()
+		if j.err != nil && j.ended != nil {
+			j.ended(j.err)
+			j.ended = nil
+		}
 	}
 	n := copy(p, j.pending)
 	j.pending = j.pending[n:]
@@ -75,6 +85,8 @@ func (j *jsonLines) next() ([]byte, error) {
 	case len(msg) == 0:
 	case !json.Valid(msg):
 		fmt.Fprintf(j.log, "%sskipped a line on stdout that is not JSON-RPC: %s\n", j.prefix, clip(msg, 200))
+		msg = nil
+	case j.take != nil && j.take(msg):
 		msg = nil
 	default:
 		msg = append(msg, '\n')

@@ -32,10 +32,12 @@ func resolveCommand(cmd string) string {
 // process is a running stdio child.
 type process struct {
 	cmd    *procgroup.Cmd
-	stdin  io.WriteCloser
-	stdout io.ReadCloser
-	done   chan struct{} // closed when the process has exited
-	err    error         // exit status, valid after done
+	stdin  *lockedStdin
+	stdout *jsonLines
+	// wire is the fast path's share of the connection.
+	wire *wire
+	done chan struct{} // closed when the process has exited
+	err  error         // exit status, valid after done
 }
 
 // startProcess starts a stdio child through the launcher (own group,
@@ -66,7 +68,9 @@ func startProcess(s config.Server, env config.Env, log io.Writer, grace time.Dur
 		return nil, err
 	}
 	prefix := "[" + s.ID + "] "
-	p := &process{cmd: cmd, stdin: stdin, stdout: newJSONLines(stdout, log, prefix), done: make(chan struct{})}
+	lw := &lockedStdin{w: stdin}
+	p := &process{cmd: cmd, stdin: lw, stdout: newJSONLines(stdout, log, prefix), wire: newWire(lw), done: make(chan struct{})}
+	p.stdout.take, p.stdout.ended = p.wire.take, p.wire.close
 	var drained sync.WaitGroup
 	drained.Add(1)
 	go func() {

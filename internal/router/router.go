@@ -15,6 +15,11 @@
 // Dispatcher: the child supervisor for proxied tools, the plugin host for
 // plugin tools.
 //
+// A caller that can send a result as bytes (the stdio fast path for
+// proxied calls) sets Call.Raw: the proxy then leaves the child's result
+// undecoded and every stage, hook, middleware and observer runs as for
+// any call, observers seeing a stand-in that carries only IsError.
+//
 // The router holds no state of its own beyond its parts; the catalog,
 // supervisor and policy each own theirs.
 package router
@@ -47,6 +52,9 @@ type Call struct {
 	// NeedsApproval is set by the permission stage when the tool's level
 	// is require_approval; the approval stage acts on it.
 	NeedsApproval bool
+	// Raw, when set by the caller, lets a dispatcher that can leave the
+	// tool's result as the bytes the tool sent (see RawResult).
+	Raw *RawResult
 
 	beforeDispatch []func() (*mcp.CallToolResult, error)
 }
@@ -57,6 +65,16 @@ type Call struct {
 // does not use up the approval.
 func (c *Call) BeforeDispatch(fn func() (*mcp.CallToolResult, error)) {
 	c.beforeDispatch = append(c.beforeDispatch, fn)
+}
+
+// RawResult carries a result as the bytes a child sent, for the proxy's
+// fast path: the dispatcher fills Bytes and returns Result, a stand-in
+// holding only IsError, which is all observers read. The caller sends
+// Bytes when the pipeline returns that very stand-in, and the pipeline's
+// own result otherwise (a stage, hook or middleware replaced it).
+type RawResult struct {
+	Bytes  []byte
+	Result *mcp.CallToolResult
 }
 
 // Stage inspects a call. A non-nil result or error ends the call with it.

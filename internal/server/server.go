@@ -564,20 +564,26 @@ func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSessi
 
 // ConnectAs is Connect for a session that acts for someone in particular.
 func (s *Server) ConnectAs(ctx context.Context, t mcp.Transport, so SessionOptions) (*mcp.ServerSession, error) {
+	_, ss, err := s.connectView(ctx, t, so)
+	return ss, err
+}
+
+// connectView connects a new view and returns it with its session.
+func (s *Server) connectView(ctx context.Context, t mcp.Transport, so SessionOptions) (*view, *mcp.ServerSession, error) {
 	if s.isClosing() {
-		return nil, ErrServerClosed
+		return nil, nil, ErrServerClosed
 	}
 	s.Start()
 	v := s.newView(so)
 	ss, err := v.mcp.Connect(ctx, t, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !v.bind(ss) {
 		_ = ss.Close()
-		return nil, ErrServerClosed
+		return nil, nil, ErrServerClosed
 	}
-	return ss, nil
+	return v, ss, nil
 }
 
 // ServeStdio serves one session on stdin/stdout until the client closes
@@ -592,11 +598,12 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 	s.flushers = append(s.flushers, t.Answered)
 	// ctx ends the serving, through Shutdown; the session must not die
 	// with it, or the answers of calls in flight are lost.
-	ss, err := s.Connect(context.WithoutCancel(ctx), t)
+	v, ss, err := s.connectView(context.WithoutCancel(ctx), t, SessionOptions{})
 	if err != nil {
 		_ = s.Close()
 		return err
 	}
+	t.SetFastPath(&fastCalls{view: v, inflight: map[string]context.CancelFunc{}})
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
 	var sessErr error

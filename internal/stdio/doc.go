@@ -2,7 +2,7 @@
 // JSON-RPC message per line, as the MCP stdio transport specifies, read so
 // that no single frame can end the session.
 //
-// It owns three small pieces, each usable alone:
+// It owns four small pieces, each usable alone:
 //
 //   - FrameReader splits the input into lines of at most MaxFrame bytes,
 //     skipping an overlong line without holding it;
@@ -11,7 +11,13 @@
 //     request) and the id when it can be recovered;
 //   - Transport/Conn implement the go-sdk's mcp.Transport and
 //     mcp.Connection on top of them, answering each bad frame, logging
-//     why, and reading on.
+//     why, and reading on;
+//   - FastPath, when installed, is offered each clean tools/call and
+//     notifications/cancelled on the reading goroutine, before the SDK
+//     decodes it, and answers what it takes through Conn.Reply with the
+//     client's id and the result as bytes (the router's proxy fast path;
+//     see package proxy for the design). It shares the write lock and
+//     the open-request set with the SDK's answers.
 //
 // The go-sdk's own stdio connection stops reading at the first frame it
 // cannot decode and the process then exits as if the client had left;

@@ -27,6 +27,7 @@ type Transport struct {
 
 	connected atomic.Bool
 	conn      atomic.Pointer[Conn]
+	fast      atomic.Pointer[FastPath]
 }
 
 // Answered waits until every request read so far has been answered, or
@@ -62,6 +63,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		closed:   make(chan struct{}),
 		drain:    t.Drain,
 		open:     map[any]bool{},
+		fast:     &t.fast,
 	}
 	if c.drain <= 0 {
 		c.drain = 30 * time.Second
@@ -96,6 +98,9 @@ type Conn struct {
 	open     map[any]bool
 	answered chan struct{}
 	drain    time.Duration
+
+	// fast is the transport's FastPath slot, read per frame.
+	fast *atomic.Pointer[FastPath]
 }
 
 type frameOrErr struct {
@@ -110,6 +115,9 @@ type frameOrErr struct {
 func (c *Conn) readLoop(fr *FrameReader) {
 	for {
 		frame, err := fr.Next()
+		if err == nil && c.offerFast(frame) {
+			continue
+		}
 		select {
 		case c.incoming <- frameOrErr{frame, err}:
 		case <-c.closed:
@@ -170,6 +178,35 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
+// offerFast offers a frame to the fast path, on the reading goroutine
+// itself: a call it takes reaches its child without a hand-over to the
+// SDK's reader. It is still in reading order, as the reader holds at most
+// one frame for the SDK at a time.
+func (c *Conn) offerFast(frame []byte) bool {
+	fp := c.fast.Load()
+	if fp == nil {
+		return false
+	}
+	m, ok := scanFast(frame)
+	if !ok {
+		return false
+	}
+	if m.ID != nil {
+		// Marked open before it is offered: the answer may be written
+		// before Take returns.
+		c.openMu.Lock()
+		c.open[idKey(m.ID)] = true
+		c.openMu.Unlock()
+	}
+	if (*fp).Take(m, c) {
+		return true
+	}
+	if m.ID != nil {
+		c.markAnswered(idKey(m.ID))
+	}
+	return false
+}
+
 // awaitAnswers waits until every request read has been answered, the
 // drain bound passes, or the connection closes.
 func (c *Conn) awaitAnswers() {
@@ -226,15 +263,21 @@ func (c *Conn) Write(_ context.Context, msg jsonrpc.Message) error {
 	}
 	err = c.writeLine(data)
 	if resp, ok := msg.(*jsonrpc.Response); ok && resp.ID.IsValid() {
-		c.openMu.Lock()
-		delete(c.open, resp.ID.Raw())
-		if c.answered != nil {
-			close(c.answered)
-			c.answered = nil
-		}
-		c.openMu.Unlock()
+		c.markAnswered(resp.ID.Raw())
 	}
 	return err
+}
+
+// markAnswered removes a request from the open set and wakes whoever
+// waits for the set to empty.
+func (c *Conn) markAnswered(key any) {
+	c.openMu.Lock()
+	delete(c.open, key)
+	if c.answered != nil {
+		close(c.answered)
+		c.answered = nil
+	}
+	c.openMu.Unlock()
 }
 
 // writeLine writes one line. It still writes after Close: the output is

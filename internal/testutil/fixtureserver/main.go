@@ -33,6 +33,13 @@
 //	progress_token {}       the progress token the call carried
 //	spoof {token, message}  reports progress under any token
 //
+// With -payloads, three more tools, for the proxy fast path's tests:
+//
+//	big {bytes}             a text result of that many bytes
+//	blob {bytes}            an embedded blob resource of that many bytes,
+//	                        every byte value in turn (binary content)
+//	rpcerror {code,message} answers with that JSON-RPC error object
+//
 // Flags: -name, -echo TEXT (echo's description), -start-delay (sleep
 // before answering anything), -extra N
 // (N generated tools), -alias NAME (echo again under NAME), -stderr TEXT
@@ -66,6 +73,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -155,6 +163,7 @@ func main() {
 	grandchild := flag.String("grandchild", "", "start a sleeping helper that writes its pid here")
 	setsid := flag.Bool("setsid", false, "the helper calls setsid")
 	sleeper := flag.Bool("sleeper", false, "be the sleeping helper")
+	payloads := flag.Bool("payloads", false, "add the big, blob and rpcerror tools")
 	flag.Parse()
 	if *pidfile != "" {
 		if err := writePid(*pidfile); err != nil {
@@ -188,6 +197,9 @@ func main() {
 
 	s := mcp.NewServer(&mcp.Implementation{Name: *name, Version: "1.0.0"}, nil)
 	addEcho(s, *echoDesc)
+	if *payloads {
+		addPayloads(s)
+	}
 	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Sleeps for ms milliseconds."}, func(ctx context.Context, _ *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, any, error) {
 		select {
 		case <-time.After(time.Duration(in.Ms) * time.Millisecond):
@@ -410,4 +422,30 @@ func countLists(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+type bytesIn struct {
+	Bytes int `json:"bytes"`
+}
+
+type rpcErrorIn struct {
+	Code    int64  `json:"code"`
+	Message string `json:"message"`
+}
+
+// addPayloads adds the -payloads tools.
+func addPayloads(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "A text result of the given size."}, func(_ context.Context, _ *mcp.CallToolRequest, in bytesIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", in.Bytes)}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "blob", Description: "A binary blob of the given size."}, func(_ context.Context, _ *mcp.CallToolRequest, in bytesIn) (*mcp.CallToolResult, any, error) {
+		b := make([]byte, in.Bytes)
+		for i := range b {
+			b[i] = byte(i)
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "blob://fixture", MIMEType: "application/octet-stream", Blob: b}}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "rpcerror", Description: "Answers with a JSON-RPC error."}, func(_ context.Context, _ *mcp.CallToolRequest, in rpcErrorIn) (*mcp.CallToolResult, any, error) {
+		return nil, nil, &jsonrpc.Error{Code: in.Code, Message: in.Message}
+	})
 }

@@ -1,0 +1,393 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/evokore/evokore/internal/testutil"
+)
+
+// The proxy benchmark's knobs: `make bench-proxy` passes them.
+var (
+	proxyRounds = flag.Int("proxy-rounds", 5, "BenchmarkProxyTable: interleaved rounds")
+	proxyCalls  = flag.Int("proxy-calls", 1000, "BenchmarkProxyTable: calls per phase and round")
+	proxyBase   = flag.String("proxy-base", "", "BenchmarkProxyTable: another evokore binary (an older build) to measure in the same rounds")
+)
+
+// BenchmarkProxyTable reproduces the proxy-cost table of issue 15 in one
+// run: for each child (the npm server-everything and the Go fixture), it
+// calls echo directly, through a minimal Go line relay (the floor of a
+// stdio proxy) and through evokore, from the same raw JSON-RPC line
+// client (one request per line, read back by id; no SDK on the client
+// side, so the client's own cost is small and equal for all targets).
+//
+// Each round runs every target in turn (interleaved, so a noisy neighbour
+// hits all of them alike): 1,000 sequential calls for p50/p99, then 1,000
+// calls kept 16 in flight for throughput. Ratios are taken per round
+// against direct and the median over rounds is printed. CPU per call is
+// the proxy process's utime+stime from /proc/<pid>/stat over both phases;
+// allocations per call come from evokore's EVOKORE_DEBUG_MEMSTATS probe;
+// RSS is VmRSS after the last round. With -proxy-base, an older evokore
+// build (one that has the EVOKORE_DEBUG_MEMSTATS probe) is measured in
+// the same rounds as "base", for before/after figures from one run.
+func BenchmarkProxyTable(b *testing.B) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		b.Skip("needs /proc for CPU and RSS")
+	}
+	fx := testutil.FixtureServer(b)
+	relay := testutil.Build(b, "./internal/testutil/linerelay", "linerelay")
+	bin := testutil.Evokore(b)
+	everything := testutil.NPMServer(b, "server-everything")
+	children := []struct {
+		name string
+		argv []string
+	}{
+		{"server-everything", []string{"node", everything, "stdio"}},
+		{"go-echo", []string{fx}},
+	}
+	type target struct {
+		child, kind string
+		c           *lineClient
+		tool        string
+		memFile     string
+		rounds      []roundResult
+	}
+	var targets []*target
+	for _, ch := range children {
+		d := &target{child: ch.name, kind: "direct", tool: "echo"}
+		d.c = startLineClient(b, ch.argv, nil, "")
+		r := &target{child: ch.name, kind: "go-relay", tool: "echo"}
+		r.c = startLineClient(b, append([]string{relay}, ch.argv...), nil, "")
+		dir := b.TempDir()
+		testutil.WriteJSON(b, dir, "mcp.config.json", map[string]any{"servers": map[string]any{
+			"c": map[string]any{"command": ch.argv[0], "args": ch.argv[1:]},
+		}})
+		e := &target{child: ch.name, kind: "evokore", tool: "c_echo", memFile: filepath.Join(dir, "memstats.jsonl")}
+		env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"),
+			"EVOKORE_TOOL_DISCOVERY_MODE=legacy", "EVOKORE_DEBUG_MEMSTATS=" + e.memFile}
+		e.c = startLineClient(b, []string{bin, "serve"}, env, dir)
+		e.c.waitTool(b, "c_echo")
+		targets = append(targets, d, r, e)
+		if *proxyBase != "" {
+			bdir := b.TempDir()
+			testutil.WriteJSON(b, bdir, "mcp.config.json", map[string]any{"servers": map[string]any{
+				"c": map[string]any{"command": ch.argv[0], "args": ch.argv[1:]},
+			}})
+			base := &target{child: ch.name, kind: "base", tool: "c_echo", memFile: filepath.Join(bdir, "memstats.jsonl")}
+			benv := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + bdir, "EVOKORE_HOME=" + filepath.Join(bdir, "home"),
+				"EVOKORE_TOOL_DISCOVERY_MODE=legacy", "EVOKORE_DEBUG_MEMSTATS=" + base.memFile}
+			base.c = startLineClient(b, []string{*proxyBase, "serve"}, benv, bdir)
+			base.c.waitTool(b, "c_echo")
+			targets = append(targets, base)
+		}
+	}
+	args := `{"message":"a longer benchmark message"}`
+	for _, t := range targets {
+		for range 50 { // warm-up
+			t.c.call(b, t.tool, args)
+		}
+	}
+	for b.Loop() {
+		for range *proxyRounds {
+			for _, t := range targets {
+				t.rounds = append(t.rounds, t.c.round(b, t.tool, args, *proxyCalls, t.memFile))
+			}
+		}
+	}
+
+	var out strings.Builder
+	fmt.Fprintf(&out, "\nproxy benchmark: %d rounds × %d calls, raw JSON-RPC line client, echo %s\n", *proxyRounds, *proxyCalls, args)
+	fmt.Fprintf(&out, "%-18s %-9s %9s %9s %8s %8s %9s %8s %10s %9s %10s %8s\n",
+		"child", "path", "p50 µs", "p99 µs", "p50÷dir", "p99÷dir", "calls/s16", "÷dir", "CPU µs/call", "KB/call", "allocs/call", "RSS MiB")
+	per := len(targets) / len(children)
+	for i := 0; i < len(targets); i += per {
+		direct := targets[i]
+		for _, t := range targets[i : i+per] {
+			var p50r, p99r, tpr []float64
+			for k, r := range t.rounds {
+				d := direct.rounds[k]
+				p50r = append(p50r, float64(r.p50)/float64(d.p50))
+				p99r = append(p99r, float64(r.p99)/float64(d.p99))
+				tpr = append(tpr, r.perSec/d.perSec)
+			}
+			med := func(f func(roundResult) float64) float64 {
+				var v []float64
+				for _, r := range t.rounds {
+					v = append(v, f(r))
+				}
+				return median(v)
+			}
+			cpu := "-"
+			if t.kind != "direct" {
+				cpu = fmt.Sprintf("%.0f", med(func(r roundResult) float64 { return r.cpuPerCall }))
+			}
+			kb, allocs := "-", "-"
+			if t.memFile != "" {
+				kb = fmt.Sprintf("%.1f", med(func(r roundResult) float64 { return r.bytesPerCall })/1024)
+				allocs = fmt.Sprintf("%.0f", med(func(r roundResult) float64 { return r.mallocsPerCall }))
+			}
+			fmt.Fprintf(&out, "%-18s %-9s %9.0f %9.0f %8.2f %8.2f %9.0f %8.2f %10s %9s %10s %8.1f\n",
+				t.child, t.kind,
+				med(func(r roundResult) float64 { return float64(r.p50.Microseconds()) }),
+				med(func(r roundResult) float64 { return float64(r.p99.Microseconds()) }),
+				median(p50r), median(p99r),
+				med(func(r roundResult) float64 { return r.perSec }), median(tpr),
+				cpu, kb, allocs, rssOf(t.c.cmd.Process.Pid))
+			if t.kind == "evokore" {
+				tag := strings.TrimPrefix(t.child, "server-")
+				b.ReportMetric(median(p50r), tag+"-p50÷direct")
+				b.ReportMetric(median(p99r), tag+"-p99÷direct")
+				b.ReportMetric(median(tpr), tag+"-inflight÷direct")
+			}
+		}
+	}
+	fmt.Print(out.String())
+}
+
+// roundResult is one target's measurements in one round.
+type roundResult struct {
+	p50, p99       time.Duration
+	perSec         float64
+	cpuPerCall     float64 // µs of the target process
+	bytesPerCall   float64
+	mallocsPerCall float64
+}
+
+// lineClient is a raw JSON-RPC client over a process's stdio.
+type lineClient struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	br   *bufio.Reader
+	next int
+}
+
+func startLineClient(b *testing.B, argv, env []string, dir string) *lineClient {
+	b.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env, cmd.Dir = env, dir
+	if env == nil {
+		cmd.Env = os.Environ()
+	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	c := &lineClient{cmd: cmd, in: in, br: bufio.NewReaderSize(out, 1<<20)}
+	b.Cleanup(func() {
+		_ = in.Close()
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	c.request(b, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench-proxy","version":"1"}}`)
+	c.write(b, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return c
+}
+
+func (c *lineClient) write(b *testing.B, line string) {
+	if _, err := io.WriteString(c.in, line+"\n"); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// send writes a request and returns its id.
+func (c *lineClient) send(b *testing.B, method, params string) int {
+	c.next++
+	c.write(b, `{"jsonrpc":"2.0","id":`+strconv.Itoa(c.next)+`,"method":"`+method+`","params":`+params+`}`)
+	return c.next
+}
+
+// response reads lines until a response arrives and returns its id and
+// result; notifications are skipped.
+func (c *lineClient) response(b *testing.B) (int, json.RawMessage) {
+	for {
+		line, err := c.br.ReadBytes('\n')
+		if err != nil {
+			b.Fatalf("reading: %v", err)
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if err := json.Unmarshal(line, &m); err != nil {
+			b.Fatalf("bad line %q: %v", line, err)
+		}
+		if m.Method != "" || m.ID == nil {
+			continue
+		}
+		if m.Error != nil {
+			b.Fatalf("error answer: %s", line)
+		}
+		id, _ := strconv.Atoi(string(m.ID))
+		return id, m.Result
+	}
+}
+
+func (c *lineClient) request(b *testing.B, method, params string) json.RawMessage {
+	id := c.send(b, method, params)
+	got, res := c.response(b)
+	if got != id {
+		b.Fatalf("answer to %d, want %d", got, id)
+	}
+	return res
+}
+
+func (c *lineClient) call(b *testing.B, tool, args string) {
+	res := c.request(b, "tools/call", `{"name":"`+tool+`","arguments":`+args+`}`)
+	if bytes.Contains(res, []byte(`"isError":true`)) {
+		b.Fatalf("%s: %s", tool, res)
+	}
+}
+
+// waitTool polls tools/list until the tool is listed.
+func (c *lineClient) waitTool(b *testing.B, name string) {
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if bytes.Contains(c.request(b, "tools/list", `{}`), []byte(`"name":"`+name+`"`)) {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	b.Fatalf("%s never appeared", name)
+}
+
+// round runs the sequential and the 16-in-flight phase.
+func (c *lineClient) round(b *testing.B, tool, args string, n int, memFile string) roundResult {
+	var r roundResult
+	params := `{"name":"` + tool + `","arguments":` + args + `}`
+	cpu0 := cpuTicks(b, c.cmd.Process.Pid)
+	var mem0 memProbe
+	if memFile != "" {
+		mem0 = probeMem(b, c.cmd.Process.Pid, memFile)
+	}
+	lat := make([]time.Duration, 0, n)
+	for range n {
+		start := time.Now()
+		c.request(b, "tools/call", params)
+		lat = append(lat, time.Since(start))
+	}
+	slices.Sort(lat)
+	r.p50, r.p99 = lat[(len(lat)*50+99)/100-1], lat[(len(lat)*99+99)/100-1]
+
+	start := time.Now()
+	sent, got := 0, 0
+	for ; sent < 16 && sent < n; sent++ {
+		c.send(b, "tools/call", params)
+	}
+	for got < n {
+		c.response(b)
+		got++
+		if sent < n {
+			c.send(b, "tools/call", params)
+			sent++
+		}
+	}
+	r.perSec = float64(n) / time.Since(start).Seconds()
+	calls := float64(2 * n)
+	r.cpuPerCall = float64(cpuTicks(b, c.cmd.Process.Pid)-cpu0) * 1e6 / clockTicks / calls
+	if memFile != "" {
+		mem1 := probeMem(b, c.cmd.Process.Pid, memFile)
+		r.bytesPerCall = float64(mem1.TotalAlloc-mem0.TotalAlloc) / calls
+		r.mallocsPerCall = float64(mem1.Mallocs-mem0.Mallocs) / calls
+	}
+	return r
+}
+
+// clockTicks is USER_HZ, 100 on every Linux this runs on.
+const clockTicks = 100
+
+// cpuTicks is utime+stime of a process, in clock ticks.
+func cpuTicks(b *testing.B, pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Fields after the command name, which ends with the last ')'.
+	f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+2:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return ut + st
+}
+
+type memProbe struct {
+	TotalAlloc uint64 `json:"totalAlloc"`
+	Mallocs    uint64 `json:"mallocs"`
+}
+
+// probeMem asks evokore for its allocation counters (SIGUSR1) and waits
+// for the line it appends.
+func probeMem(b *testing.B, pid int, file string) memProbe {
+	before := countLines(file)
+	if err := syscall.Kill(pid, syscall.SIGUSR1); err != nil {
+		b.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for countLines(file) == before {
+		if time.Now().After(deadline) {
+			b.Fatal("no memstats probe written")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	data, _ := os.ReadFile(file)
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	var m memProbe
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &m); err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+func countLines(file string) int {
+	data, _ := os.ReadFile(file)
+	return bytes.Count(data, []byte{'\n'})
+}
+
+func rssOf(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			kb, _ := strconv.Atoi(strings.Fields(line)[1])
+			return float64(kb) / 1024
+		}
+	}
+	return 0
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)/2]
+}

@@ -1,0 +1,176 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/evokore/evokore/internal/rawjson"
+)
+
+// wireIDPrefix starts every id the fast path gives a request to a child.
+// The SDK's client numbers its requests with integers, so a string id
+// with this prefix can only be ours.
+const wireIDPrefix = "evokore-fp-"
+
+// wire is the fast path's share of one stdio child's connection: it
+// writes requests to the child's stdin through the same lock as the SDK's
+// transport, and takes the responses to them off the child's stdout
+// before the SDK reads it. See the package doc.
+type wire struct {
+	w    *lockedStdin
+	next atomic.Uint64
+
+	mu      sync.Mutex
+	pending map[string]chan wireReply
+	// closed is closed when the child's stdout ends; err says why.
+	closed chan struct{}
+	err    error
+}
+
+// wireReply is a child's response: exactly one of result and err is set.
+type wireReply struct {
+	result []byte
+	err    *jsonrpc.Error
+}
+
+func newWire(w *lockedStdin) *wire {
+	return &wire{w: w, pending: map[string]chan wireReply{}, closed: make(chan struct{})}
+}
+
+// begin reserves an id and the channel its response arrives on; end must
+// be called once the call is over.
+func (wr *wire) begin() (id string, reply <-chan wireReply, end func()) {
+	id = wireIDPrefix + strconv.FormatUint(wr.next.Add(1), 10)
+	ch := make(chan wireReply, 1)
+	wr.mu.Lock()
+	wr.pending[id] = ch
+	wr.mu.Unlock()
+	return id, ch, func() {
+		wr.mu.Lock()
+		delete(wr.pending, id)
+		wr.mu.Unlock()
+	}
+}
+
+// take is offered every JSON line the child writes, on its reading
+// goroutine; it returns true for a response to one of our requests, which
+// the SDK then never sees. A line without our prefix costs one
+// bytes.Contains.
+func (wr *wire) take(line []byte) bool {
+	if !bytes.Contains(line, []byte(wireIDPrefix)) {
+		return false
+	}
+	var id, result, errObj []byte
+	hasMethod := false
+	if rawjson.Members(line, func(name string, v []byte) bool {
+		switch name {
+		case "id":
+			id = v
+		case "result":
+			result = v
+		case "error":
+			errObj = v
+		case "method":
+			hasMethod = true
+		}
+		return true
+	}) != nil || hasMethod {
+		return false
+	}
+	key, ok := rawjson.String(id)
+	if !ok || len(key) <= len(wireIDPrefix) || key[:len(wireIDPrefix)] != wireIDPrefix {
+		return false
+	}
+	wr.mu.Lock()
+	ch := wr.pending[key]
+	delete(wr.pending, key)
+	wr.mu.Unlock()
+	if ch == nil {
+		return true // an answer to a call already given up on
+	}
+	var r wireReply
+	switch {
+	case errObj != nil:
+		we := &jsonrpc.Error{}
+		if json.Unmarshal(errObj, we) != nil || we.Message == "" && we.Code == 0 {
+			we = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the child answered with a malformed error"}
+		}
+		r.err = we
+	case result != nil && firstNonSpace(result) == '{':
+		r.result = result
+	default:
+		r.err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the child answered without a result object"}
+	}
+	ch <- r
+	return true
+}
+
+// close marks the child's output ended: every waiting call learns it.
+func (wr *wire) close(err error) {
+	wr.mu.Lock()
+	defer wr.mu.Unlock()
+	select {
+	case <-wr.closed:
+		return
+	default:
+	}
+	if err == nil {
+		err = io.EOF
+	}
+	wr.err = err
+	close(wr.closed)
+}
+
+// send writes one message line to the child.
+func (wr *wire) send(line []byte) error {
+	select {
+	case <-wr.closed:
+		return errors.New("connection closed")
+	default:
+	}
+	_, err := wr.w.Write(line)
+	return err
+}
+
+// cancel tells the child a request is given up, as the SDK does for its
+// own requests.
+func (wr *wire) cancel(id, reason string) {
+	line := make([]byte, 0, 128)
+	line = append(line, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"`...)
+	line = append(line, id...)
+	line = append(line, `","reason":`...)
+	line = rawjson.Quote(line, reason)
+	line = append(line, "}}\n"...)
+	_ = wr.send(line)
+}
+
+func firstNonSpace(b []byte) byte {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) == 0 {
+		return 0
+	}
+	return b[0]
+}
+
+// lockedStdin serialises whole writes to a child's stdin. The SDK's
+// transport writes each message with a single Write, so sharing this
+// lock keeps its lines and the fast path's from interleaving.
+type lockedStdin struct {
+	mu sync.Mutex
+	w  io.WriteCloser
+}
+
+func (l *lockedStdin) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (l *lockedStdin) Close() error { return l.w.Close() }

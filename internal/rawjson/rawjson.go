@@ -1,0 +1,315 @@
+// Package rawjson reads JSON in place: the members of an object and the
+// extent of a value, as sub-slices of the input, without decoding or
+// copying anything. The proxy's fast path uses it to read a JSON-RPC
+// envelope and a tools/call's {name, arguments, _meta} while the
+// arguments and the child's result stay the bytes they arrived as.
+//
+// Every function expects input that encoding/json's Valid accepted (a
+// scan that allocates nothing); on other input they return ErrSyntax or
+// garbage, never panic. They exist because the go-sdk's decoder
+// allocates a 32 KiB buffer per call (see package proxy).
+package rawjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+)
+
+// ErrSyntax reports input that is not what the function expects.
+var ErrSyntax = errors.New("rawjson: malformed JSON")
+
+// skipSpace returns the index of the first non-space byte at or after i.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\r', '\n':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// stringEnd returns the index just past the string starting at b[i] == '"'.
+func stringEnd(b []byte, i int) (int, error) {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, nil
+		}
+	}
+	return 0, ErrSyntax
+}
+
+// valueEnd returns the index just past the value starting at b[i].
+func valueEnd(b []byte, i int) (int, error) {
+	if i >= len(b) {
+		return 0, ErrSyntax
+	}
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				e, err := stringEnd(b, j)
+				if err != nil {
+					return 0, err
+				}
+				j = e - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, nil
+				}
+			}
+		}
+		return 0, ErrSyntax
+	}
+	j := i
+	for j < len(b) {
+		switch b[j] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return j, nil
+		}
+		j++
+	}
+	return j, nil
+}
+
+// Members calls fn with each member of the object obj, in order: the
+// member name unquoted (escapes resolved, which only then allocates) and
+// the raw value. fn returning false stops the walk.
+func Members(obj []byte, fn func(name string, value []byte) bool) error {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return ErrSyntax
+	}
+	i = skipSpace(obj, i+1)
+	if i < len(obj) && obj[i] == '}' {
+		return nil
+	}
+	for i < len(obj) {
+		if obj[i] != '"' {
+			return ErrSyntax
+		}
+		e, err := stringEnd(obj, i)
+		if err != nil {
+			return err
+		}
+		name := unquote(obj[i:e])
+		i = skipSpace(obj, e)
+		if i >= len(obj) || obj[i] != ':' {
+			return ErrSyntax
+		}
+		i = skipSpace(obj, i+1)
+		ve, err := valueEnd(obj, i)
+		if err != nil {
+			return err
+		}
+		if !fn(name, obj[i:ve]) {
+			return nil
+		}
+		i = skipSpace(obj, ve)
+		if i >= len(obj) {
+			return ErrSyntax
+		}
+		if obj[i] == '}' {
+			return nil
+		}
+		if obj[i] != ',' {
+			return ErrSyntax
+		}
+		i = skipSpace(obj, i+1)
+	}
+	return ErrSyntax
+}
+
+// unquote turns a JSON string token into its text. A name without
+// escapes costs one small string; one with escapes is decoded properly,
+// so "\u0069d" is "id" here as it is to encoding/json.
+func unquote(tok []byte) string {
+	if bytes.IndexByte(tok, '\\') < 0 {
+		return string(tok[1 : len(tok)-1])
+	}
+	var s string
+	if err := json.Unmarshal(tok, &s); err != nil {
+		return ""
+	}
+	return s
+}
+
+// String returns the text of a JSON string value, and false for any other
+// value.
+func String(v []byte) (string, bool) {
+	v = bytes.TrimSpace(v)
+	if len(v) < 2 || v[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(v, '\\') < 0 {
+		return string(v[1 : len(v)-1]), true
+	}
+	var s string
+	if err := json.Unmarshal(v, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// Quote appends s to dst as a JSON string.
+func Quote(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			q, _ := json.Marshal(s)
+			return append(dst, q...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}
+
+// IsTrue reports whether the raw value is the literal true.
+func IsTrue(v []byte) bool { return string(bytes.TrimSpace(v)) == "true" }
+
+// Member returns the raw value of the first member called name, or nil.
+func Member(obj []byte, name string) []byte {
+	var out []byte
+	_ = Members(obj, func(n string, v []byte) bool {
+		if n == name {
+			out = v
+			return false
+		}
+		return true
+	})
+	return out
+}
+
+// Int returns an integer value, and false for anything else.
+func Int(v []byte) (int64, bool) {
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
+	return n, err == nil
+}
+
+// Decode turns valid JSON into the values encoding/json gives with
+// UseNumber (map[string]any, []any, json.Number, string, bool, nil),
+// reading the input in place, nested at most MaxDecodeDepth deep as
+// encoding/json allows: a string without escapes is one
+// allocation, a number none beyond its json.Number. Argument validation
+// uses it, so the arguments are decoded once, cheaply, and never by a
+// streaming Decoder. The input must be valid JSON (json.Valid).
+func Decode(b []byte) (any, error) {
+	i := skipSpace(b, 0)
+	v, end, err := decodeValue(b, i, 0)
+	if err != nil {
+		return nil, err
+	}
+	if skipSpace(b, end) != len(b) {
+		return nil, ErrSyntax
+	}
+	return v, nil
+}
+
+// MaxDecodeDepth is encoding/json's nesting limit, kept here so that
+// Decode refuses what encoding/json refuses, on the stack it can afford.
+const MaxDecodeDepth = 10000
+
+func decodeValue(b []byte, i, depth int) (any, int, error) {
+	if i >= len(b) || depth > MaxDecodeDepth {
+		return nil, 0, ErrSyntax
+	}
+	switch c := b[i]; {
+	case c == '{':
+		m := map[string]any{}
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == '}' {
+			return m, i + 1, nil
+		}
+		for i < len(b) {
+			if b[i] != '"' {
+				return nil, 0, ErrSyntax
+			}
+			e, err := stringEnd(b, i)
+			if err != nil {
+				return nil, 0, err
+			}
+			key := unquote(b[i:e])
+			i = skipSpace(b, e)
+			if i >= len(b) || b[i] != ':' {
+				return nil, 0, ErrSyntax
+			}
+			v, ve, err := decodeValue(b, skipSpace(b, i+1), depth+1)
+			if err != nil {
+				return nil, 0, err
+			}
+			m[key] = v
+			i = skipSpace(b, ve)
+			if i < len(b) && b[i] == '}' {
+				return m, i + 1, nil
+			}
+			if i >= len(b) || b[i] != ',' {
+				return nil, 0, ErrSyntax
+			}
+			i = skipSpace(b, i+1)
+		}
+		return nil, 0, ErrSyntax
+	case c == '[':
+		a := []any{}
+		i = skipSpace(b, i+1)
+		if i < len(b) && b[i] == ']' {
+			return a, i + 1, nil
+		}
+		for i < len(b) {
+			v, ve, err := decodeValue(b, i, depth+1)
+			if err != nil {
+				return nil, 0, err
+			}
+			a = append(a, v)
+			i = skipSpace(b, ve)
+			if i < len(b) && b[i] == ']' {
+				return a, i + 1, nil
+			}
+			if i >= len(b) || b[i] != ',' {
+				return nil, 0, ErrSyntax
+			}
+			i = skipSpace(b, i+1)
+		}
+		return nil, 0, ErrSyntax
+	case c == '"':
+		e, err := stringEnd(b, i)
+		if err != nil {
+			return nil, 0, err
+		}
+		s, ok := String(b[i:e])
+		if !ok {
+			return nil, 0, ErrSyntax
+		}
+		return s, e, nil
+	case c == 't' || c == 'f' || c == 'n':
+		e, _ := valueEnd(b, i)
+		switch string(b[i:e]) {
+		case "true":
+			return true, e, nil
+		case "false":
+			return false, e, nil
+		case "null":
+			return nil, e, nil
+		}
+		return nil, 0, ErrSyntax
+	default:
+		e, err := valueEnd(b, i)
+		if err != nil || e == i {
+			return nil, 0, ErrSyntax
+		}
+		return json.Number(b[i:e]), e, nil
+	}
+}

@@ -1,0 +1,156 @@
+package stdio
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/evokore/evokore/internal/rawjson"
+)
+
+// FastPath takes some requests off the connection before the go-sdk sees
+// them: the router's proxied tools/call and the cancellations of those
+// calls. Take is offered every well-formed request and notification whose
+// method FastMethods lists, in reading order, on the reading goroutine; it
+// must not block. It returns true when it took the message and will answer
+// it (for a request) through the Replier, false to leave it to the SDK.
+type FastPath interface {
+	Take(m Message, r Replier) bool
+}
+
+// Message is a frame whose envelope is already checked (as Decode would),
+// its parts still the frame's bytes.
+type Message struct {
+	// ID is the raw id: a JSON string or an integer; nil for a
+	// notification.
+	ID []byte
+	// Method is the method name.
+	Method string
+	// Params is the raw params object; nil when absent.
+	Params []byte
+}
+
+// Replier answers a request a FastPath took. Either method may be called
+// once per request, from any goroutine.
+type Replier interface {
+	// Reply answers with result, written as it is.
+	Reply(id, result []byte) error
+	// ReplyError answers with a JSON-RPC error; data may be nil.
+	ReplyError(id []byte, code int64, message string, data []byte) error
+}
+
+// SetFastPath installs fp; nil removes it. It may be called at any time:
+// frames read from then on are offered to it.
+func (t *Transport) SetFastPath(fp FastPath) {
+	if fp == nil {
+		t.fast.Store(nil)
+		return
+	}
+	t.fast.Store(&fp)
+}
+
+// scanFast reads the envelope of a frame in place and returns it when it
+// is a clean tools/call or notifications/cancelled. Anything
+// less than clean (a duplicate member, an id out of range, bad UTF-8, too
+// deep) returns false, and Decode then answers it as it always does.
+func scanFast(frame []byte) (Message, bool) {
+	var m Message
+	if firstByte(frame) != '{' || !json.Valid(frame) || !utf8.Valid(frame) {
+		return m, false
+	}
+	var version []byte
+	var method []byte
+	seen := 0
+	clean := true
+	err := rawjson.Members(frame, func(name string, v []byte) bool {
+		bit := 0
+		switch name {
+		case "jsonrpc":
+			bit, version = 1, v
+		case "id":
+			bit, m.ID = 2, v
+		case "method":
+			bit, method = 4, v
+		case "params":
+			bit, m.Params = 8, v
+		default:
+			clean = false // result, error or something unknown
+			return false
+		}
+		if seen&bit != 0 {
+			clean = false
+			return false
+		}
+		seen |= bit
+		return true
+	})
+	if err != nil || !clean || string(version) != `"2.0"` || method == nil {
+		return m, false
+	}
+	name, ok := rawjson.String(method)
+	if !ok {
+		return m, false
+	}
+	switch name {
+	case "tools/call", "notifications/cancelled":
+	default:
+		return m, false
+	}
+	m.Method = name
+	if m.ID != nil && checkID(m.ID) != nil {
+		return m, false
+	}
+	if m.Params != nil && firstByte(m.Params) != '{' {
+		return m, false
+	}
+	if depth(frame) > MaxDepth {
+		return m, false
+	}
+	return m, true
+}
+
+// idKey is the key of an id in the open-request set: what the SDK's
+// jsonrpc.ID.Raw() gives for the same id, so both paths share the set.
+func idKey(id []byte) any {
+	if s, ok := rawjson.String(id); ok {
+		return s
+	}
+	n, _ := strconv.ParseInt(string(bytes.TrimSpace(id)), 10, 64)
+	return n
+}
+
+// Reply answers a request a FastPath took.
+func (c *Conn) Reply(id, result []byte) error {
+	buf := make([]byte, 0, len(result)+len(id)+40)
+	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
+	buf = append(buf, id...)
+	buf = append(buf, `,"result":`...)
+	buf = append(buf, result...)
+	buf = append(buf, '}')
+	return c.answer(id, buf)
+}
+
+// ReplyError answers a request a FastPath took with an error.
+func (c *Conn) ReplyError(id []byte, code int64, message string, data []byte) error {
+	buf := make([]byte, 0, len(message)+len(id)+len(data)+80)
+	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
+	buf = append(buf, id...)
+	buf = append(buf, `,"error":{"code":`...)
+	buf = strconv.AppendInt(buf, code, 10)
+	buf = append(buf, `,"message":`...)
+	buf = rawjson.Quote(buf, message)
+	if len(data) > 0 {
+		buf = append(buf, `,"data":`...)
+		buf = append(buf, data...)
+	}
+	buf = append(buf, `}}`...)
+	return c.answer(id, buf)
+}
+
+// answer writes a response line and marks its request answered.
+func (c *Conn) answer(id, line []byte) error {
+	err := c.writeLine(line)
+	c.markAnswered(idKey(id))
+	return err
+}
