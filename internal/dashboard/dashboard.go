@@ -82,6 +82,7 @@ type Dashboard struct {
 	browsers browsers
 	pages    map[string]*template.Template
 	mux      *http.ServeMux
+	done     context.Context
 	cancel   context.CancelFunc
 }
 
@@ -106,7 +107,7 @@ func New(opts Options) (*Dashboard, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	d.cancel = cancel
+	d.done, d.cancel = ctx, cancel
 	if err := d.hub.run(ctx); err != nil {
 		cancel()
 		return nil, err
@@ -115,7 +116,8 @@ func New(opts Options) (*Dashboard, error) {
 	return d, nil
 }
 
-// Close stops watching approvals and disconnects the feeds.
+// Close stops watching approvals, disconnects the feeds and ends the
+// live streams (so a server shutting down is not held by them).
 func (d *Dashboard) Close() { d.cancel() }
 
 // Role is the role callers get.
@@ -549,6 +551,8 @@ func (d *Dashboard) apiApprovalEvents(w http.ResponseWriter, r *http.Request, _ 
 	for {
 		select {
 		case <-r.Context().Done():
+			return
+		case <-d.done.Done():
 			return
 		case b := <-ch:
 			if _, err := io.WriteString(w, "event: approvals\ndata: "+string(b)+"\n\n"); err != nil {
