@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/evokore/evokore/internal/dashboard"
-	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/sessionstore"
 )
 
@@ -462,5 +461,4 @@ func TestDecisionNeedsAFullID(t *testing.T) {
 			t.Errorf("deny %s: %d %s", body, r.status, r.body)
 		}
 	}
-	_ = policy.StateDenied
 }
