@@ -18,7 +18,9 @@ import (
 
 const secret = "correct-horse-battery-staple"
 
-func bearerHdr(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
+func bearerHdr(tok string) map[string]string {
+	return map[string]string{"Authorization": "Bearer " + tok}
+}
 
 func TestTokenAuth(t *testing.T) {
 	_, base := served(t, dashboard.Options{Home: t.TempDir(), Token: secret})
@@ -210,7 +212,7 @@ func TestSecurityHeaders(t *testing.T) {
 			!strings.Contains(csp, "frame-ancestors 'none'") {
 			t.Errorf("%s: CSP %q", p, csp)
 		}
-		for k, v := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer"} {
+		for k, v := range map[string]string{"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Referrer-Policy": "same-origin"} {
 			if r.header.Get(k) != v {
 				t.Errorf("%s: %s = %q", p, k, r.header.Get(k))
 			}
@@ -322,11 +324,6 @@ func TestSessionListMergesSourcesNewestFirst(t *testing.T) {
 	now := time.Now()
 	hookSession(t, home, "hook-old", "an old hook session", now.Add(-48*time.Hour), "Read", "Edit")
 	routerSession(t, home, "stdio-router", now.Add(-10*time.Minute), "fx_echo", "fx_echo", "fx_count")
-	// Set the files' times as the writers would have left them.
-	for _, n := range []string{"hook-old.jsonl", "hook-old-replay.jsonl", "hook-old-evidence.jsonl"} {
-		_ = os.Chtimes(filepath.Join(home, "sessions", n), now.Add(-47*time.Hour), now.Add(-47*time.Hour))
-	}
-	_ = os.Chtimes(filepath.Join(home, "sessions", "stdio-router-replay.jsonl"), now.Add(-8*time.Minute), now.Add(-8*time.Minute))
 	store := sessionstore.NewMemory(0)
 	_ = store.Save(context.Background(), sessionstore.Record{ID: "HTTPSESSION1", Role: "developer", Activations: []string{"fx_echo"},
 		Created: now.Add(-time.Minute), LastSeen: now})

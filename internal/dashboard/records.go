@@ -205,22 +205,35 @@ func listSessions(ctx context.Context, home string, store sessionstore.Store, no
 		if sf.manifest != "" || sf.legacy != "" {
 			s.Type = "hook"
 		}
-		readManifest(ctx, sf, s)
+		var latest int64
+		seen := func(ts int64) {
+			if ts > 0 && (s.CreatedAt == 0 || ts < s.CreatedAt) {
+				s.CreatedAt = ts
+			}
+			latest = max(latest, ts)
+		}
+		readManifest(ctx, sf, s, seen)
+		stamp := func(line []byte) {
+			var e struct {
+				TS        any `json:"ts"`
+				Timestamp any `json:"timestamp"`
+			}
+			if json.Unmarshal(line, &e) == nil {
+				seen(max(parseTime(e.TS), parseTime(e.Timestamp)))
+			}
+		}
 		if sf.replay != "" {
 			s.Metadata["replayPath"] = sf.replay
-			eachLine(ctx, sf.replay, func(line []byte) {
-				s.ReplayCount++
-				if s.CreatedAt == 0 {
-					var e map[string]any
-					if json.Unmarshal(line, &e) == nil {
-						s.CreatedAt = parseTime(first(e, "ts", "timestamp"))
-					}
-				}
-			})
+			eachLine(ctx, sf.replay, func(line []byte) { s.ReplayCount++; stamp(line) })
 		}
 		if sf.evidence != "" {
 			s.Metadata["evidencePath"] = sf.evidence
-			eachLine(ctx, sf.evidence, func([]byte) { s.EvidenceCount++ })
+			eachLine(ctx, sf.evidence, func(line []byte) { s.EvidenceCount++; stamp(line) })
+		}
+		// The records' own times say when the session was active; the
+		// files' modification time only when none is recorded.
+		if latest > 0 {
+			s.LastActivity = latest
 		}
 		if s.CreatedAt == 0 || s.CreatedAt > s.LastActivity {
 			s.CreatedAt = s.LastActivity
@@ -279,7 +292,7 @@ func listSessions(ctx context.Context, home string, store sessionstore.Store, no
 // readManifest folds what the session list shows from the hooks'
 // manifest (<sid>.jsonl, one {ts, type, payload} a line) or legacy state
 // (<sid>.json).
-func readManifest(ctx context.Context, sf *sessionFiles, s *Session) {
+func readManifest(ctx context.Context, sf *sessionFiles, s *Session, seen func(int64)) {
 	if sf.manifest != "" {
 		eachLine(ctx, sf.manifest, func(line []byte) {
 			var ev struct {
@@ -290,10 +303,7 @@ func readManifest(ctx context.Context, sf *sessionFiles, s *Session) {
 			if json.Unmarshal(line, &ev) != nil {
 				return
 			}
-			ts := parseTime(ev.TS)
-			if ts > 0 && (s.CreatedAt == 0 || ts < s.CreatedAt) {
-				s.CreatedAt = ts
-			}
+			seen(parseTime(ev.TS))
 			if p := str(first(ev.Payload, "purpose")); p != "" {
 				s.Purpose = p
 			}
@@ -312,9 +322,7 @@ func readManifest(ctx context.Context, sf *sessionFiles, s *Session) {
 			if v := str(first(st, "status")); v != "" {
 				s.Status = v
 			}
-			if c := parseTime(first(st, "created", "createdAt", "startedAt")); c > 0 && (s.CreatedAt == 0 || c < s.CreatedAt) {
-				s.CreatedAt = c
-			}
+			seen(parseTime(first(st, "created", "createdAt", "startedAt")))
 			if m, ok := st["metrics"]; ok {
 				s.Metadata["metrics"] = m
 			}
