@@ -453,20 +453,20 @@ func (d *Dashboard) authStatus(w http.ResponseWriter, _ *http.Request, c caller)
 }
 
 // sessionQuery reads the list's filters; a bad since is an error.
-func (d *Dashboard) sessionQuery(r *http.Request) ([]Session, url.Values, error) {
+func (d *Dashboard) sessionQuery(r *http.Request) ([]Session, url.Values, string) {
 	q := r.URL.Query()
 	since, ok := parseSince(q.Get("since"), d.opts.Now())
 	if !ok {
-		return nil, q, errors.New("Invalid since (use a duration such as 24h or 7d, RFC 3339, or Unix milliseconds)")
+		return nil, q, "Invalid since (use a duration such as 24h or 7d, RFC 3339, or Unix milliseconds)"
 	}
 	all := listSessions(r.Context(), d.opts.Home, d.opts.Store, d.opts.Now())
-	return filterSessions(all, q.Get("type"), q.Get("status"), since), q, nil
+	return filterSessions(all, q.Get("type"), q.Get("status"), since), q, ""
 }
 
 func (d *Dashboard) apiSessions(w http.ResponseWriter, r *http.Request, _ caller) {
-	list, _, err := d.sessionQuery(r)
-	if err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+	list, _, bad := d.sessionQuery(r)
+	if bad != "" {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": bad})
 		return
 	}
 	writeJSON(w, http.StatusOK, list)
@@ -482,7 +482,7 @@ func (d *Dashboard) apiSessionTypes(w http.ResponseWriter, r *http.Request, _ ca
 }
 
 func (d *Dashboard) sessionsPage(w http.ResponseWriter, r *http.Request, c caller) {
-	list, q, err := d.sessionQuery(r)
+	list, q, bad := d.sessionQuery(r)
 	data := struct {
 		Sessions            []Session
 		Type, Status, Since string
@@ -491,10 +491,7 @@ func (d *Dashboard) sessionsPage(w http.ResponseWriter, r *http.Request, c calle
 		Error               string
 	}{Sessions: list, Type: q.Get("type"), Status: q.Get("status"), Since: q.Get("since"),
 		Types: []string{"hook", "router", "http"}, Statuses: []string{"active", "idle"},
-		SinceChoices: []string{"1h", "24h", "7d", "30d"}}
-	if err != nil {
-		data.Error = err.Error()
-	}
+		SinceChoices: []string{"1h", "24h", "7d", "30d"}, Error: bad}
 	d.render(w, r, http.StatusOK, "sessions", c, "Sessions", data)
 }
 
@@ -599,30 +596,30 @@ func (d *Dashboard) apiDecide(verdict string) handler {
 }
 
 // auditQuery reads the audit filters and page.
-func (d *Dashboard) auditQuery(r *http.Request) (auditFilter, int, int, error) {
+func (d *Dashboard) auditQuery(r *http.Request) (auditFilter, int, int, string) {
 	q := r.URL.Query()
 	f := auditFilter{Event: q.Get("event"), Session: q.Get("session"), Tool: q.Get("tool")}
 	since, ok := parseSince(q.Get("since"), d.opts.Now())
 	if !ok {
-		return f, 0, 0, errors.New("Invalid since")
+		return f, 0, 0, "Invalid since"
 	}
 	f.Since = since
 	limit, offset := 100, 0
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
-			return f, 0, 0, errors.New("Invalid limit")
+			return f, 0, 0, "Invalid limit"
 		}
 		limit = min(max(n, 1), 1000)
 	}
 	if v := q.Get("offset"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
-			return f, 0, 0, errors.New("Invalid offset")
+			return f, 0, 0, "Invalid offset"
 		}
 		offset = n
 	}
-	return f, limit, offset, nil
+	return f, limit, offset, ""
 }
 
 func pageOf(all []AuditEntry, f auditFilter, limit, offset int) ([]AuditEntry, int) {
@@ -644,9 +641,9 @@ func pageOf(all []AuditEntry, f auditFilter, limit, offset int) ([]AuditEntry, i
 }
 
 func (d *Dashboard) apiAudit(w http.ResponseWriter, r *http.Request, _ caller) {
-	f, limit, offset, err := d.auditQuery(r)
-	if err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+	f, limit, offset, bad := d.auditQuery(r)
+	if bad != "" {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": bad})
 		return
 	}
 	hit, total := pageOf(readAudit(r.Context(), d.opts.Home), f, limit, offset)
@@ -667,7 +664,7 @@ func (d *Dashboard) apiAuditSummary(w http.ResponseWriter, r *http.Request, _ ca
 }
 
 func (d *Dashboard) auditPage(w http.ResponseWriter, r *http.Request, c caller) {
-	f, limit, offset, err := d.auditQuery(r)
+	f, limit, offset, bad := d.auditQuery(r)
 	all := readAudit(r.Context(), d.opts.Home)
 	data := struct {
 		Entries []AuditEntry
@@ -677,13 +674,11 @@ func (d *Dashboard) auditPage(w http.ResponseWriter, r *http.Request, c caller) 
 		Since   string
 		Error   string
 		Events  []string
-	}{Summary: summarize(all), Filter: f, Since: r.URL.Query().Get("since")}
+	}{Summary: summarize(all), Filter: f, Since: r.URL.Query().Get("since"), Error: bad}
 	for _, s := range data.Summary {
 		data.Events = append(data.Events, s.Event)
 	}
-	if err != nil {
-		data.Error = err.Error()
-	} else {
+	if bad == "" {
 		data.Entries, data.Total = pageOf(all, f, limit, offset)
 	}
 	d.render(w, r, http.StatusOK, "audit", c, "Audit log", data)
