@@ -151,11 +151,16 @@ func (bs *browsers) start(w http.ResponseWriter, r *http.Request, old string, au
 	}
 	delete(bs.m, old)
 	if len(bs.m) >= maxBrowsers {
+		// Drop the oldest session not signed in, so anyone loading the
+		// login page cannot sign out those who are; only when every
+		// session is signed in does the oldest of those go.
 		var oldest string
 		var at time.Time
+		var oldestAuthed bool
 		for k, v := range bs.m {
-			if oldest == "" || v.created.Before(at) {
-				oldest, at = k, v.created
+			better := oldest == "" || (oldestAuthed && !v.authed) || (oldestAuthed == v.authed && v.created.Before(at))
+			if better {
+				oldest, at, oldestAuthed = k, v.created, v.authed
 			}
 		}
 		delete(bs.m, oldest)

@@ -39,6 +39,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/evokore/evokore/internal/approvalfeed"
@@ -48,6 +49,9 @@ import (
 
 //go:embed assets templates
 var files embed.FS
+
+// maxStreams bounds the live approval streams open at once.
+const maxStreams = 64
 
 // Options configure a dashboard.
 type Options struct {
@@ -82,6 +86,7 @@ type Dashboard struct {
 	browsers browsers
 	pages    map[string]*template.Template
 	mux      *http.ServeMux
+	streams  atomic.Int64 // live approval streams open
 	done     context.Context
 	cancel   context.CancelFunc
 }
@@ -288,8 +293,9 @@ func (d *Dashboard) authenticate(w http.ResponseWriter, r *http.Request, require
 	id, b := d.browsers.get(r)
 	if d.opts.Token == "" {
 		// Local mode: every caller has the role; a browser session is
-		// kept only for its CSRF token, started on the first page.
-		if b == nil && r.Method == http.MethodGet {
+		// kept only for its CSRF token, started on the first page (not
+		// by API calls, which have no use for one).
+		if b == nil && r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, "/api/") {
 			b = d.browsers.start(w, r, "", true)
 			id = "" // the new id is in the cookie being set
 			return caller{role: d.role, browser: "new", csrf: b.csrf}, true
@@ -541,6 +547,12 @@ func (d *Dashboard) apiApprovalEvents(w http.ResponseWriter, r *http.Request, _ 
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "streaming unsupported"})
 		return
 	}
+	if d.streams.Add(1) > maxStreams {
+		d.streams.Add(-1)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "Too many live approval streams"})
+		return
+	}
+	defer d.streams.Add(-1)
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("X-Accel-Buffering", "no")
 	ch, stop := d.hub.subscribe()

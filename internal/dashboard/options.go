@@ -18,7 +18,7 @@ const DefaultPort = 8899
 // EVOKORE_DASHBOARD_HOST (default 127.0.0.1), EVOKORE_DASHBOARD_PORT
 // (8899), EVOKORE_DASHBOARD_TOKEN, EVOKORE_DASHBOARD_ROLE,
 // EVOKORE_DASHBOARD_APPROVAL_WS_URL (comma-separated feed URLs) and
-// EVOKORE_DASHBOARD_APPROVAL_WS_TOKEN (default: the dashboard token). It
+// EVOKORE_DASHBOARD_APPROVAL_WS_TOKEN (the feeds' bearer token). It
 // returns the listen address. Listening beyond loopback without a token
 // is an error: anyone on the network could approve calls.
 func ReadOptions(env config.Env, home string) (Options, string, []string, error) {
@@ -58,10 +58,9 @@ func ReadOptions(env config.Env, home string) (Options, string, []string, error)
 		}
 		o.Feeds = append(o.Feeds, u)
 	}
+	// Unlike EVOKORE-MCP, the dashboard's own token is never sent to a
+	// router: a secret of one service is not handed to another.
 	o.FeedToken = strings.TrimSpace(env.Get("EVOKORE_DASHBOARD_APPROVAL_WS_TOKEN"))
-	if o.FeedToken == "" {
-		o.FeedToken = o.Token
-	}
 	return o, net.JoinHostPort(host, strconv.Itoa(port)), warnings, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"time"
+	"unicode/utf8"
 )
 
 // Event is one row of a replay's timeline: a tool call or an evidence
@@ -86,6 +87,10 @@ func loadReplay(ctx context.Context, home, id string) Replay {
 		r.Events = append(r.Events, ev)
 	}
 	sort.SliceStable(r.Events, func(i, j int) bool { return r.Events[i].TS < r.Events[j].TS })
+	for i := range r.Events {
+		r.Events[i].Summary = clip(r.Events[i].Summary, maxSummary)
+		r.Events[i].Tool = clip(r.Events[i].Tool, 200)
+	}
 	r.Chart = buildChart(r.Events)
 	if len(r.Events) > maxTimeline {
 		r.Events = r.Events[len(r.Events)-maxTimeline:]
@@ -104,6 +109,20 @@ func loadReplay(ctx context.Context, home, id string) Replay {
 		r.Top = r.Top[:8]
 	}
 	return r
+}
+
+// maxSummary bounds a summary on the page (the JSON API has it whole).
+const maxSummary = 500
+
+// clip cuts s to at most n bytes on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 func joinNonEmpty(parts ...string) string {
