@@ -34,11 +34,21 @@ type ApprovalsView struct {
 	Sources   []Source   `json:"sources"`
 }
 
+// ApprovalStore is where the approvals of the routers the dashboard
+// reaches directly are listed and decided. Options.Approvals nil means
+// the approval files under EVOKORE_HOME, watched with fsnotify; another
+// store (the state replicas share, such as Redis) is polled every second.
+type ApprovalStore interface {
+	List(ctx context.Context) ([]policy.PendingApproval, error)
+	Decide(ctx context.Context, id, verdict string) error
+}
+
 // hub merges the local approvals with those of the router feeds and
 // tells subscribers about every change.
 type hub struct {
 	home  string
 	now   func() time.Time
+	store ApprovalStore // nil: the files under home
 	feeds []*approvalfeed.Feed
 
 	mu       sync.Mutex
@@ -48,8 +58,8 @@ type hub struct {
 	subs     map[chan []byte]struct{}
 }
 
-func newHub(home string, now func() time.Time) *hub {
-	return &hub{home: home, now: now, subs: map[chan []byte]struct{}{}}
+func newHub(home string, store ApprovalStore, now func() time.Time) *hub {
+	return &hub{home: home, store: store, now: now, subs: map[chan []byte]struct{}{}}
 }
 
 func (h *hub) addFeed(url, token string) {
@@ -58,9 +68,14 @@ func (h *hub) addFeed(url, token string) {
 
 // run watches the local approvals and runs the feeds until ctx ends.
 func (h *hub) run(ctx context.Context) error {
-	changes, err := approvalfeed.Changes(ctx, h.home, 2*time.Second)
-	if err != nil {
-		return err
+	var changes <-chan struct{}
+	if h.store == nil {
+		var err error
+		if changes, err = approvalfeed.Changes(ctx, h.home, 2*time.Second); err != nil {
+			return err
+		}
+	} else {
+		changes = poll(ctx, time.Second)
 	}
 	for _, f := range h.feeds {
 		go f.Run(ctx)
@@ -74,8 +89,39 @@ func (h *hub) run(ctx context.Context) error {
 	return nil
 }
 
+// poll ticks every interval until ctx ends.
+func poll(ctx context.Context, interval time.Duration) <-chan struct{} {
+	out := make(chan struct{})
+	go func() {
+		defer close(out)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				select {
+				case out <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out
+}
+
 func (h *hub) refreshLocal() {
-	list, err := approvalfeed.Pending(h.home, h.now())
+	var list []policy.PendingApproval
+	var err error
+	if h.store == nil {
+		list, err = approvalfeed.Pending(h.home, h.now())
+	} else {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		list, err = h.store.List(ctx)
+		cancel()
+	}
 	h.mu.Lock()
 	h.local, h.localErr = list, ""
 	if err != nil {
@@ -162,7 +208,12 @@ func (h *hub) decide(ctx context.Context, id, verdict string) error {
 	local := slices.ContainsFunc(h.local, func(p policy.PendingApproval) bool { return p.ID == id })
 	h.mu.Unlock()
 	if local {
-		err := policy.Decide(h.home, id, verdict, h.now())
+		var err error
+		if h.store == nil {
+			err = policy.Decide(h.home, id, verdict, h.now())
+		} else {
+			err = h.store.Decide(ctx, id, verdict)
+		}
 		h.refreshLocal()
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"sort"
+	"strconv"
 )
 
 // AuditEntry is one audit line as the pages show it; Raw is the line
@@ -28,13 +29,25 @@ func (f auditFilter) match(e AuditEntry) bool {
 		(f.Tool == "" || e.Tool == f.Tool) && (f.Since == 0 || e.TS >= f.Since)
 }
 
+// maxRotated is how many rotated audit files (audit.jsonl.1 …) are read.
+const maxRotated = 9
+
 func auditPath(home string) string { return filepath.Join(home, "audit", "audit.jsonl") }
 
 // readAudit returns the audit log, newest first. Field names are read
 // leniently (eventType or event or type; timestamp or ts), so lines of
 // EVOKORE-MCP's AuditLog and of evokore's read alike.
 func readAudit(ctx context.Context, home string) []AuditEntry {
-	lines := readLines(ctx, auditPath(home))
+	// The rotated files first (audit.jsonl.N is the oldest), so the
+	// lines stay in the order they were written.
+	var lines []map[string]any
+	for i := maxRotated; i >= 1; i-- {
+		lines = append(lines, readLines(ctx, auditPath(home)+"."+strconv.Itoa(i))...)
+	}
+	lines = append(lines, readLines(ctx, auditPath(home))...)
+	if len(lines) > maxEntries {
+		lines = lines[len(lines)-maxEntries:]
+	}
 	out := make([]AuditEntry, 0, len(lines))
 	for i := len(lines) - 1; i >= 0; i-- {
 		m := lines[i]

@@ -65,6 +65,9 @@ type Options struct {
 	Role string
 	// Store lists HTTP sessions; nil lists none.
 	Store sessionstore.Store
+	// Approvals lists and decides the approvals of the routers this
+	// dashboard reaches directly; nil means the files under Home.
+	Approvals ApprovalStore
 	// Feeds are /ws/approvals URLs of routers whose EVOKORE_HOME is
 	// elsewhere; FeedToken is sent to them as a bearer token.
 	Feeds     []string
@@ -103,7 +106,7 @@ func New(opts Options) (*Dashboard, error) {
 			role = approvalfeed.RoleReadonly
 		}
 	}
-	d := &Dashboard{opts: opts, role: role, hub: newHub(opts.Home, opts.Now)}
+	d := &Dashboard{opts: opts, role: role, hub: newHub(opts.Home, opts.Approvals, opts.Now)}
 	d.lock.now, d.browsers.now = opts.Now, opts.Now
 	for _, u := range opts.Feeds {
 		d.hub.addFeed(u, opts.FeedToken)

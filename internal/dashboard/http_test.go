@@ -403,7 +403,9 @@ func TestAuditFiltersAndSummary(t *testing.T) {
 		lines = append(lines, map[string]any{"timestamp": iso(now.Add(time.Duration(i-5) * time.Hour)), "eventType": ev,
 			"sessionId": fmt.Sprint("s", i%2), "tool": "fx_count", "outcome": "ok", "seq": i})
 	}
-	writeLines(t, filepath.Join(home, "audit", "audit.jsonl"), lines...)
+	// The oldest two went to the rotated file.
+	writeLines(t, filepath.Join(home, "audit", "audit.jsonl.1"), lines[:2]...)
+	writeLines(t, filepath.Join(home, "audit", "audit.jsonl"), lines[2:]...)
 	_, base := served(t, dashboard.Options{Home: home})
 	type page struct {
 		Entries []map[string]any `json:"entries"`

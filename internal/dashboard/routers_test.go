@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -195,5 +196,39 @@ func TestApprovalFeedAuthorization(t *testing.T) {
 	res := routertest.Call(t, model, "fx_count", map[string]any{})
 	if routertest.Text(res) != policy.DeniedApprovalText("fx_count", id) {
 		t.Errorf("retry after the feed's deny: %q", routertest.Text(res))
+	}
+}
+
+// homeStore serves a router's approval files through the ApprovalStore
+// seam, as a shared store (Redis) would: the dashboard polls it.
+type homeStore struct{ home string }
+
+func (s homeStore) List(context.Context) ([]policy.PendingApproval, error) {
+	return policy.ListPending(s.home, time.Now())
+}
+
+func (s homeStore) Decide(_ context.Context, id, verdict string) error {
+	return policy.Decide(s.home, id, verdict, time.Now())
+}
+
+// With an approval store instead of files, approvals are polled and
+// decisions go to the store.
+func TestApprovalStoreIsPolledAndDecides(t *testing.T) {
+	h := gatedRouter(t)
+	model := h.Connect(nil)
+	h.Booted()
+	_, base := served(t, dashboard.Options{Home: t.TempDir(), Approvals: homeStore{h.Dir + "/home"}, Token: secret, Role: "developer"})
+	id := routertest.HeldApproval(t, routertest.Call(t, model, "fx_count", map[string]any{}))
+	routertest.WaitFor(t, "the stored approval on the dashboard", func() bool {
+		r := do(t, "GET", base+"/api/approvals", bearerHdr(secret), "")
+		return strings.Contains(r.body, `"id":"`+id+`"`)
+	})
+	hdr := bearerHdr(secret)
+	hdr["Content-Type"] = "application/json"
+	if r := do(t, "POST", base+"/api/approvals/deny", hdr, `{"id":"`+id+`"}`); r.status != 200 {
+		t.Fatalf("deny: %d %s", r.status, r.body)
+	}
+	if got := routertest.Text(routertest.Call(t, model, "fx_count", map[string]any{})); got != policy.DeniedApprovalText("fx_count", id) {
+		t.Errorf("retry: %q", got)
 	}
 }
