@@ -194,6 +194,21 @@ func TestBrowserOperatorFlow(t *testing.T) {
 		t.Errorf("the approved call ran %s times", got)
 	}
 
+	// A hostile tool name arriving live is drawn as text (the script
+	// builds rows with textContent; a dialog would fail the test).
+	hostileID := "feedfacecafebeef"
+	writeLines(t, filepath.Join(home, "approvals", "pending-hostile.json"), map[string]any{"pid": os.Getpid(), "router": "hostile",
+		"approvals": []map[string]any{{"id": hostileID, "toolName": hostileTool, "session": hostilePurpose, "arguments": hostileArgs,
+			"state": "pending", "createdAt": time.Now().UnixMilli(), "expiresAt": time.Now().Add(time.Hour).UnixMilli(), "router": "hostile"}}})
+	row = `tr.approval[data-id="` + hostileID + `"]`
+	run(t, ctx, "see the hostile approval arrive", chromedp.WaitVisible(chromedp.CSS(row+" td.tool")))
+	if got := get(t, ctx, "its tool cell", chromedp.Text(chromedp.CSS(row+" td.tool"))); got != hostileTool {
+		t.Errorf("the live hostile tool name shows as %q", got)
+	}
+	if n := get(t, ctx, "injected nodes", chromedp.Evaluate[int](`document.querySelectorAll("#approvals img, #approvals script").length`)); n != 0 {
+		t.Errorf("%d injected nodes in the approvals table", n)
+	}
+
 	// The audit log.
 	run(t, ctx, "open the audit log", chromedp.Navigate(base+"/audit"), chromedp.WaitVisible(chromedp.ID("audit-summary")))
 	shoot(t, ctx, "audit")

@@ -70,8 +70,10 @@ func hookSession(t *testing.T, home, id, purpose string, start time.Time, tools 
 		if strings.HasPrefix(tool, "!") {
 			tool, outcome = tool[1:], "error"
 		}
-		replay = append(replay, map[string]any{"ts": iso(start.Add(time.Duration(i+2) * time.Second)), "tool": tool,
-			"summary": fmt.Sprintf("call %d of %s", i, tool), "outcome": outcome, "latency_ms": 10 * (i + 1)})
+		// Uneven spacing and latencies, as real sessions have.
+		at := start.Add(time.Duration(2+i*i) * time.Second)
+		replay = append(replay, map[string]any{"ts": iso(at), "tool": tool,
+			"summary": fmt.Sprintf("call %d of %s", i, tool), "outcome": outcome, "latency_ms": 5 + (i*37)%90})
 	}
 	writeLines(t, filepath.Join(dir, id+"-replay.jsonl"), replay...)
 	writeLines(t, filepath.Join(dir, id+"-evidence.jsonl"),
