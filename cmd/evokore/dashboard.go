@@ -50,6 +50,7 @@ EVOKORE_DASHBOARD_APPROVAL_WS_TOKEN. It stops on SIGINT or SIGTERM.`,
 			if err != nil {
 				return &exitError{1, err}
 			}
+			opts.SessionTTL = s.SessionTTL
 			d, err := dashboard.New(opts)
 			if err != nil {
 				return &exitError{1, fmt.Errorf("dashboard: %w", err)}

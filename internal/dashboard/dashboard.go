@@ -63,8 +63,12 @@ type Options struct {
 	// Role is every authenticated caller's role; "" means admin without
 	// a token (a local, single-user dashboard) and readonly with one.
 	Role string
-	// Store lists HTTP sessions; nil lists none.
+	// Store lists HTTP sessions; nil reads the file session store under
+	// Home (session-store/<id>.json).
 	Store sessionstore.Store
+	// SessionTTL is the HTTP sessions' idle lifetime, for their status
+	// (0: never expired).
+	SessionTTL time.Duration
 	// Approvals lists and decides the approvals of the routers this
 	// dashboard reaches directly; nil means the files under Home.
 	Approvals ApprovalStore
@@ -468,7 +472,7 @@ func (d *Dashboard) sessionQuery(r *http.Request) ([]Session, url.Values, string
 	if !ok {
 		return nil, q, "Invalid since (use a duration such as 24h or 7d, RFC 3339, or Unix milliseconds)"
 	}
-	all := listSessions(r.Context(), d.opts.Home, d.opts.Store, d.opts.Now())
+	all := listSessions(r.Context(), d.opts.Home, d.opts.Store, d.opts.SessionTTL, d.opts.Now())
 	return filterSessions(all, q.Get("type"), q.Get("status"), since), q, ""
 }
 
@@ -483,7 +487,7 @@ func (d *Dashboard) apiSessions(w http.ResponseWriter, r *http.Request, _ caller
 
 func (d *Dashboard) apiSessionTypes(w http.ResponseWriter, r *http.Request, _ caller) {
 	counts := map[string]int{"hook": 0, "router": 0, "http": 0, "total": 0}
-	for _, s := range listSessions(r.Context(), d.opts.Home, d.opts.Store, d.opts.Now()) {
+	for _, s := range listSessions(r.Context(), d.opts.Home, d.opts.Store, d.opts.SessionTTL, d.opts.Now()) {
 		counts[s.Type]++
 		counts["total"]++
 	}
@@ -499,7 +503,7 @@ func (d *Dashboard) sessionsPage(w http.ResponseWriter, r *http.Request, c calle
 		SinceChoices        []string
 		Error               string
 	}{Sessions: list, Type: q.Get("type"), Status: q.Get("status"), Since: q.Get("since"),
-		Types: []string{"hook", "router", "http"}, Statuses: []string{"active", "idle"},
+		Types: []string{"hook", "router", "http"}, Statuses: []string{"active", "idle", "expired"},
 		SinceChoices: []string{"1h", "24h", "7d", "30d"}, Error: bad}
 	d.render(w, r, http.StatusOK, "sessions", c, "Sessions", data)
 }

@@ -461,3 +461,36 @@ func TestDecisionNeedsAFullID(t *testing.T) {
 		}
 	}
 }
+
+// Without a store the dashboard reads the file session store's records
+// (EVOKORE-MCP's session-store/<id>.json shape); those idle past the TTL
+// are expired, and files that are not records are skipped.
+func TestFileSessionStoreIsRead(t *testing.T) {
+	home := t.TempDir()
+	now := time.Now()
+	dir := filepath.Join(home, "session-store")
+	writeLines(t, filepath.Join(dir, "LIVE1.json"), map[string]any{"sessionId": "LIVE1", "createdAt": now.Add(-time.Minute).UnixMilli(),
+		"lastAccessedAt": now.UnixMilli(), "activatedTools": []string{"fx_echo"}, "role": "developer"})
+	writeLines(t, filepath.Join(dir, "OLD1.json"), map[string]any{"sessionId": "OLD1", "createdAt": now.Add(-3 * time.Hour).UnixMilli(),
+		"lastAccessedAt": now.Add(-2 * time.Hour).UnixMilli(), "activatedTools": []string{}})
+	writeLines(t, filepath.Join(dir, "MISMATCH.json"), map[string]any{"sessionId": "OTHER", "lastAccessedAt": now.UnixMilli()})
+	if err := os.WriteFile(filepath.Join(dir, "BROKEN.json"), []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, base := served(t, dashboard.Options{Home: home, SessionTTL: time.Hour})
+	var list []dashboard.Session
+	r := do(t, "GET", base+"/api/sessions?type=http", nil, "")
+	if err := json.Unmarshal([]byte(r.body), &list); err != nil {
+		t.Fatal(r.body)
+	}
+	var got []string
+	for _, s := range list {
+		got = append(got, s.ID+"/"+s.Status)
+	}
+	if !slices.Equal(got, []string{"LIVE1/active", "OLD1/expired"}) {
+		t.Errorf("http sessions = %v", got)
+	}
+	if r := do(t, "GET", base+"/api/sessions?status=expired", nil, ""); !strings.Contains(r.body, `"OLD1"`) || strings.Contains(r.body, "LIVE1") {
+		t.Errorf("status=expired: %s", r.body)
+	}
+}

@@ -197,8 +197,9 @@ func scanSessions(home string) map[string]*sessionFiles {
 }
 
 // listSessions merges the hook and router sessions on disk with the HTTP
-// sessions of store (nil: none), newest activity first.
-func listSessions(ctx context.Context, home string, store sessionstore.Store, now time.Time) []Session {
+// sessions of store (nil: the file store under home), newest activity
+// first. An HTTP session idle for longer than ttl (0: never) is expired.
+func listSessions(ctx context.Context, home string, store sessionstore.Store, ttl time.Duration, now time.Time) []Session {
 	byID := map[string]*Session{}
 	for id, sf := range scanSessions(home) {
 		s := &Session{ID: id, Type: "router", LastActivity: sf.modified.UnixMilli(), Metadata: map[string]any{}}
@@ -240,34 +241,38 @@ func listSessions(ctx context.Context, home string, store sessionstore.Store, no
 		}
 		byID[id] = s
 	}
+	var recs []sessionstore.Record
 	if store != nil {
-		recs, err := store.List(ctx)
-		if err == nil {
-			for _, r := range recs {
-				if !validSessionID(r.ID) {
-					continue
-				}
-				s, ok := byID[r.ID]
-				if !ok {
-					s = &Session{ID: r.ID, Metadata: map[string]any{}}
-					byID[r.ID] = s
-				}
-				if s.Type != "hook" {
-					s.Type = "http"
-				}
-				s.CreatedAt = r.Created.UnixMilli()
-				if last := r.LastSeen.UnixMilli(); last > s.LastActivity {
-					s.LastActivity = last
-				}
-				s.Metadata["activatedTools"] = r.Activations
-				s.Metadata["role"] = r.Role
-				if r.Tenant != "" {
-					s.Metadata["tenant"] = r.Tenant
-				}
-				if len(r.Metadata) > 0 {
-					s.Metadata["sessionMetadata"] = r.Metadata
-				}
-			}
+		recs, _ = store.List(ctx)
+	} else {
+		recs = storedSessions(ctx, home)
+	}
+	for _, r := range recs {
+		if !validSessionID(r.ID) {
+			continue
+		}
+		s, ok := byID[r.ID]
+		if !ok {
+			s = &Session{ID: r.ID, Metadata: map[string]any{}}
+			byID[r.ID] = s
+		}
+		if s.Type != "hook" {
+			s.Type = "http"
+		}
+		s.CreatedAt = r.Created.UnixMilli()
+		if last := r.LastSeen.UnixMilli(); last > s.LastActivity {
+			s.LastActivity = last
+		}
+		s.Metadata["activatedTools"] = r.Activations
+		s.Metadata["role"] = r.Role
+		if r.Tenant != "" {
+			s.Metadata["tenant"] = r.Tenant
+		}
+		if len(r.Metadata) > 0 {
+			s.Metadata["sessionMetadata"] = r.Metadata
+		}
+		if ttl > 0 && now.Sub(r.LastSeen) > ttl {
+			s.Status = "expired"
 		}
 	}
 	out := make([]Session, 0, len(byID))
@@ -393,4 +398,45 @@ func replayPath(home, id string) string {
 
 func evidencePath(home, id string) string {
 	return filepath.Join(home, sessionsFolder, id+"-evidence.jsonl")
+}
+
+// storedSessions reads the HTTP sessions the file session store keeps,
+// EVOKORE_HOME/session-store/<id>.json in EVOKORE-MCP's shape
+// ({sessionId, createdAt, lastAccessedAt, activatedTools, role, …}, times
+// in Unix ms). A file that does not parse, or whose id does not match its
+// name, is skipped.
+func storedSessions(ctx context.Context, home string) []sessionstore.Record {
+	dir := filepath.Join(home, "session-store")
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	entries, _ := d.ReadDir(maxDirEntries)
+	var out []sessionstore.Record
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !e.Type().IsRegular() || !validSessionID(id) {
+			continue
+		}
+		b, err := safefile.ReadFile(ctx, filepath.Join(dir, e.Name()), safefile.Options{MaxBytes: maxLineBytes})
+		if err != nil {
+			continue
+		}
+		var w struct {
+			ID          string            `json:"sessionId"`
+			Created     int64             `json:"createdAt"`
+			LastSeen    int64             `json:"lastAccessedAt"`
+			Activations []string          `json:"activatedTools"`
+			Role        string            `json:"role"`
+			Tenant      string            `json:"tenantId"`
+			Metadata    map[string]string `json:"metadata"`
+		}
+		if json.Unmarshal(b, &w) != nil || w.ID != id {
+			continue
+		}
+		out = append(out, sessionstore.Record{ID: id, Role: w.Role, Tenant: w.Tenant, Activations: w.Activations, Metadata: w.Metadata,
+			Created: time.UnixMilli(w.Created), LastSeen: time.UnixMilli(w.LastSeen)})
+	}
+	return out
 }
