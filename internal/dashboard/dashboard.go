@@ -169,6 +169,7 @@ func (d *Dashboard) parse() error {
 			return string(b)
 		},
 		"can": func(role, need string) bool { return approvalfeed.RoleRank(role) >= approvalfeed.RoleRank(need) },
+		"sessionID": validSessionID,
 	}
 	d.pages = map[string]*template.Template{}
 	for _, p := range []string{"sessions", "replay", "approvals", "audit", "login", "error"} {
@@ -693,12 +694,26 @@ func (d *Dashboard) auditPage(w http.ResponseWriter, r *http.Request, c caller) 
 		Since   string
 		Error   string
 		Events  []string
+		Older   string // the query of the next page, "" on the last
+		Newer   string // the query of the previous page, "" on the first
 	}{Summary: summarize(all), Filter: f, Since: r.URL.Query().Get("since"), Error: bad}
 	for _, s := range data.Summary {
 		data.Events = append(data.Events, s.Event)
 	}
 	if bad == "" {
 		data.Entries, data.Total = pageOf(all, f, limit, offset)
+		page := func(off int) string {
+			q := r.URL.Query()
+			q.Set("offset", strconv.Itoa(off))
+			q.Set("limit", strconv.Itoa(limit))
+			return "?" + q.Encode()
+		}
+		if offset+len(data.Entries) < data.Total {
+			data.Older = page(offset + limit)
+		}
+		if offset > 0 {
+			data.Newer = page(max(offset-limit, 0))
+		}
 	}
 	d.render(w, r, http.StatusOK, "audit", c, "Audit log", data)
 }

@@ -447,6 +447,11 @@ func TestAuditFiltersAndSummary(t *testing.T) {
 	if r = do(t, "GET", base+"/audit?event=approval_denied", nil, ""); !strings.Contains(r.body, "1 matching entry") {
 		t.Errorf("audit page filter")
 	}
+	r = do(t, "GET", base+"/audit?event=tool_call&limit=2", nil, "")
+	if !strings.Contains(r.body, `id="older" href="/audit?event=tool_call&amp;limit=2&amp;offset=2"`) || strings.Contains(r.body, `id="newer"`) ||
+		!strings.Contains(r.body, `<a href="/sessions/s1">s1</a>`) {
+		t.Errorf("audit page: no pager or session link")
+	}
 }
 
 // Approvals named by a malformed id are refused before anything is read.
