@@ -168,7 +168,7 @@ func (d *Dashboard) parse() error {
 			b, _ := json.Marshal(v)
 			return string(b)
 		},
-		"can": func(role, need string) bool { return approvalfeed.RoleRank(role) >= approvalfeed.RoleRank(need) },
+		"can":       func(role, need string) bool { return approvalfeed.RoleRank(role) >= approvalfeed.RoleRank(need) },
 		"sessionID": validSessionID,
 	}
 	d.pages = map[string]*template.Template{}
