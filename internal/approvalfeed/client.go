@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -42,8 +43,16 @@ func NewFeed(url, token string, onChange func()) *Feed {
 	return &Feed{url: url, token: token, onChange: onChange, waiters: map[string]chan Message{}}
 }
 
-// URL is the feed's address.
-func (f *Feed) URL() string { return f.url }
+// URL is the feed's address as shown to operators: without a user or
+// password, and without its query (either may carry a credential).
+func (f *Feed) URL() string {
+	u, err := url.Parse(f.url)
+	if err != nil {
+		return "(unparsable feed URL)"
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	return u.String()
+}
 
 // State returns the approvals of the last snapshot (none while
 // disconnected), whether the feed is connected, and the last error.

@@ -110,3 +110,11 @@ func TestFeedRefusesCrossOriginBrowsers(t *testing.T) {
 		t.Errorf("cross-origin dial: %v %v", res, err)
 	}
 }
+
+// A feed's address is shown without the credentials it may carry.
+func TestFeedURLHidesCredentials(t *testing.T) {
+	f := approvalfeed.NewFeed("wss://ops:hunter2@router.example:3100/ws/approvals?token=abc", "", nil)
+	if got := f.URL(); got != "wss://router.example:3100/ws/approvals" {
+		t.Errorf("shown as %q", got)
+	}
+}
