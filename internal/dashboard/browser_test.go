@@ -17,9 +17,10 @@ import (
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
-// screenshots is where the browser test leaves a picture of each page,
-// kept in the repository as the test's artefacts.
-const screenshots = "testdata/screenshots"
+// screenshots is where the browser test leaves a picture of each page:
+// test-artifacts/ at the repository's root, ignored by git, for CI to
+// keep. docs/screenshots holds a copy taken from one run, for the README.
+const screenshots = "../../test-artifacts/dashboard"
 
 func chromiumPath(t *testing.T) string {
 	t.Helper()
