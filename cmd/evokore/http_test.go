@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -169,6 +170,21 @@ func TestServeHTTPStaticTokenRoutesAndRebindingChecks(t *testing.T) {
 	if code, _, body := do(t, "POST", base+"/mcp", "s3cret-token", map[string]string{"Origin": "https://evil.example"}, listTools); code != 403 {
 		t.Errorf("foreign Origin: %d %s", code, body)
 	}
+	// The approvals feed dashboards connect to: behind the same token.
+	wsURL := "ws" + strings.TrimPrefix(base, "http") + "/ws/approvals"
+	wctx, wcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer wcancel()
+	if _, res, err := websocket.Dial(wctx, wsURL, nil); err == nil || res == nil || res.StatusCode != 401 {
+		t.Errorf("/ws/approvals without a token: %v %v", err, res)
+	}
+	feed, _, err := websocket.Dial(wctx, wsURL, &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer s3cret-token"}}})
+	if err != nil {
+		t.Fatalf("/ws/approvals with the token: %v", err)
+	}
+	if _, first, err := feed.Read(wctx); err != nil || !strings.HasPrefix(string(first), `{"type":"snapshot"`) {
+		t.Errorf("/ws/approvals first frame: %s %v", first, err)
+	}
+	_ = feed.CloseNow()
 	cs, err := connectWith(t, base+"/mcp?tenant=x", "s3cret-token", nil)
 	if err != nil {
 		t.Fatalf("connect with the token: %v\n%s", err, stderr.String())

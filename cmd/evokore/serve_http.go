@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/evokore/evokore/internal/approvalfeed"
 	"log/slog"
 	"net"
 	"net/http"
@@ -107,6 +108,7 @@ func serveHTTP(ctx context.Context, p *paths, s config.Settings, hs config.HTTPS
 	}
 	front := httpfront.New(httpfront.Options{
 		MCP: mcpHandler, Metrics: m.Handler(), Auth: authn, Health: srv.Problems,
+		Approvals:    approvalfeed.Handler(approvalfeed.Options{Home: s.Home, Authorize: feedRole(authn)}),
 		AllowedHosts: allowed, AllowedOrigins: hs.AllowedOrigins,
 		Resource: hs.Resource, AuthorizationServers: servers,
 	})
@@ -184,4 +186,24 @@ func sessionStore(s config.Settings) (sessionstore.Store, bool, error) {
 		return nil, false, err
 	}
 	return store, sessionstore.Kind(s) != sessionstore.KindMemory, nil
+}
+
+// feedRole is the approvals feed's view of a caller the front already
+// authenticated: a JWT's role claim, else admin (a static token, or no
+// auth at all, already lets its holder call every tool the router
+// serves). nil authentication leaves Authorize nil: everyone is admin.
+func feedRole(authn auth.Authenticator) func(*http.Request) (string, bool) {
+	if authn == nil {
+		return nil
+	}
+	return func(r *http.Request) (string, bool) {
+		p, ok := httpfront.PrincipalFrom(r.Context())
+		if !ok {
+			return "", false
+		}
+		if p.Role != "" {
+			return p.Role, true
+		}
+		return "admin", true
+	}
 }

@@ -55,6 +55,11 @@ var securityKeys = map[string]bool{
 	"EVOKORE_SECURITY_DEFAULT_DENY": true,
 	"EVOKORE_APPROVALS_MODE":        true,
 	"EVOKORE_HOME":                  true,
+	// The dashboard approves calls: a project must not widen who reaches
+	// it or where it sends decisions.
+	"EVOKORE_DASHBOARD_HOST":            true,
+	"EVOKORE_DASHBOARD_ROLE":            true,
+	"EVOKORE_DASHBOARD_APPROVAL_WS_URL": true,
 }
 
 // IsSecurityKey reports whether a variable is a security setting: one a

@@ -42,6 +42,10 @@ type Options struct {
 	MCP http.Handler
 	// Metrics serves /metrics; nil answers 503.
 	Metrics http.Handler
+	// Approvals serves /ws/approvals, the live approvals feed operators'
+	// dashboards connect to; nil answers 404. It sits behind the same
+	// Host, Origin and credential checks as /mcp.
+	Approvals http.Handler
 	// Auth checks bearer tokens; nil serves without authentication.
 	Auth auth.Authenticator
 	// Health lists what keeps the router from serving as configured; it
@@ -59,6 +63,9 @@ type Options struct {
 	// AuthorizationServers are announced in the metadata.
 	AuthorizationServers []string
 }
+
+// ApprovalsPath is where the approvals feed is served.
+const ApprovalsPath = "/ws/approvals"
 
 type front struct{ o Options }
 
@@ -85,6 +92,8 @@ func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		f.metadata(w, r)
 	case p == "/mcp":
 		f.guarded(w, r, f.o.MCP)
+	case p == ApprovalsPath && f.o.Approvals != nil:
+		f.guarded(w, r, f.o.Approvals)
 	case p == "/metrics" || p == "/metrics/":
 		if f.o.Metrics == nil {
 			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "Metrics are off"})

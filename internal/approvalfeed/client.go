@@ -1,0 +1,183 @@
+package approvalfeed
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/evokore/evokore/internal/policy"
+)
+
+// Feed is the dashboard's connection to one router's feed. Run keeps it
+// connected (reconnecting with a backoff from 1 s to 30 s, as
+// EVOKORE-MCP's page did); State reads the last snapshot.
+type Feed struct {
+	url      string
+	token    string
+	onChange func()
+
+	mu        sync.Mutex
+	conn      *websocket.Conn
+	approvals []policy.PendingApproval
+	connected bool
+	lastErr   string
+	seq       int
+	waiters   map[string]chan Message
+}
+
+// NewFeed prepares a feed from a ws:// or wss:// URL; token, if set, is
+// sent as a bearer token (never in the URL, where logs would keep it).
+// onChange is called after every change of State.
+func NewFeed(url, token string, onChange func()) *Feed {
+	if onChange == nil {
+		onChange = func() {}
+	}
+	return &Feed{url: url, token: token, onChange: onChange, waiters: map[string]chan Message{}}
+}
+
+// URL is the feed's address as shown to operators: without a user or
+// password, and without its query (either may carry a credential).
+func (f *Feed) URL() string {
+	u, err := url.Parse(f.url)
+	if err != nil {
+		return "(unparsable feed URL)"
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	return u.String()
+}
+
+// State returns the approvals of the last snapshot (none while
+// disconnected), whether the feed is connected, and the last error.
+func (f *Feed) State() ([]policy.PendingApproval, bool, string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]policy.PendingApproval(nil), f.approvals...), f.connected, f.lastErr
+}
+
+// Run connects and reconnects until ctx ends.
+func (f *Feed) Run(ctx context.Context) {
+	backoff := time.Second
+	for ctx.Err() == nil {
+		start := time.Now()
+		err := f.once(ctx)
+		f.mu.Lock()
+		f.conn, f.connected, f.approvals = nil, false, nil
+		if err != nil && ctx.Err() == nil {
+			f.lastErr = err.Error()
+		}
+		for ref, ch := range f.waiters {
+			ch <- Message{Type: "result", Ref: ref, Error: "the router's feed disconnected"}
+			delete(f.waiters, ref)
+		}
+		f.mu.Unlock()
+		f.onChange()
+		if time.Since(start) > time.Minute {
+			backoff = time.Second
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 30*time.Second)
+	}
+}
+
+func (f *Feed) once(ctx context.Context) error {
+	hdr := http.Header{}
+	if f.token != "" {
+		hdr.Set("Authorization", "Bearer "+f.token)
+	}
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	c, resp, err := websocket.Dial(dctx, f.url, &websocket.DialOptions{HTTPHeader: hdr})
+	cancel()
+	if err != nil {
+		if resp != nil {
+			return fmt.Errorf("connect: HTTP %d", resp.StatusCode)
+		}
+		return fmt.Errorf("connect: %w", err)
+	}
+	defer c.CloseNow()
+	// Snapshots are bounded by the routers' MaxPending each.
+	c.SetReadLimit(8 << 20)
+	f.mu.Lock()
+	f.conn, f.connected, f.lastErr = c, true, ""
+	f.mu.Unlock()
+	f.onChange()
+	for {
+		_, data, err := c.Read(ctx)
+		if err != nil {
+			return err
+		}
+		var m Message
+		if json.Unmarshal(data, &m) != nil {
+			continue
+		}
+		switch m.Type {
+		case "snapshot":
+			f.mu.Lock()
+			f.approvals, f.lastErr = m.Approvals, ""
+			f.mu.Unlock()
+			f.onChange()
+		case "error":
+			f.mu.Lock()
+			f.approvals, f.lastErr = nil, m.Message
+			f.mu.Unlock()
+			f.onChange()
+		case "result":
+			f.mu.Lock()
+			if ch, ok := f.waiters[m.Ref]; ok {
+				ch <- m
+				delete(f.waiters, m.Ref)
+			}
+			f.mu.Unlock()
+		}
+	}
+}
+
+// Decide sends a verdict (policy.StateApproved or StateDenied) on the
+// approval id and waits for the router to record it.
+func (f *Feed) Decide(ctx context.Context, id, verdict string) error {
+	typ := "approve"
+	if verdict == policy.StateDenied {
+		typ = "deny"
+	}
+	ch := make(chan Message, 1)
+	f.mu.Lock()
+	c := f.conn
+	if c == nil {
+		f.mu.Unlock()
+		return errors.New("the router's approval feed is not connected")
+	}
+	f.seq++
+	ref := strconv.Itoa(f.seq)
+	f.waiters[ref] = ch
+	f.mu.Unlock()
+	b, _ := json.Marshal(Message{Type: typ, ID: id, Ref: ref})
+	if err := c.Write(ctx, websocket.MessageText, b); err != nil {
+		f.mu.Lock()
+		delete(f.waiters, ref)
+		f.mu.Unlock()
+		return fmt.Errorf("send to the router: %w", err)
+	}
+	select {
+	case m := <-ch:
+		if !m.OK {
+			return errors.New(m.Error)
+		}
+		return nil
+	case <-ctx.Done():
+		f.mu.Lock()
+		delete(f.waiters, ref)
+		f.mu.Unlock()
+		return ctx.Err()
+	}
+}

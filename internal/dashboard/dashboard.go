@@ -1,0 +1,719 @@
+// Package dashboard is `evokore dashboard`: a small web application on
+// loopback where an operator looks at what sessions did (the session
+// list, a session's replay with a chart, the audit log) and approves or
+// denies the calls routers hold for a human, live.
+//
+// It reads, never writes, the files other parts of evokore keep under
+// EVOKORE_HOME (sessions/, audit/), and the HTTP sessions of a session
+// store. Approvals come from two places: the approval files of routers
+// under the same EVOKORE_HOME (watched with fsnotify), and the
+// /ws/approvals feed of routers elsewhere (package approvalfeed). A
+// decision goes back where the approval came from: policy.Decide for a
+// local router, the feed for a remote one. Approvals are named by their
+// full id everywhere, so Deny works from the page (EVOKORE-MCP's page
+// knew only an 8-character prefix and its Deny always failed).
+//
+// Security: every page is rendered by html/template (every value is
+// escaped in its context), the script and style are files embedded in
+// the binary (no CDN, no build step, no inline script; the CSP forbids
+// it), and every response carries the security headers. With
+// EVOKORE_DASHBOARD_TOKEN set, requests need the token (a bearer header,
+// or a login that sets an HttpOnly SameSite=Strict cookie); five wrong
+// tokens from one address in 60 s lock it out for 5 minutes. Roles
+// readonly < developer < admin gate each route. Every state-changing
+// request made with a cookie must carry the session's CSRF token and, if
+// the browser sent an Origin, the dashboard's own.
+package dashboard
+
+import (
+	"context"
+	"crypto/subtle"
+	"embed"
+	"encoding/json"
+	"errors"
+	"html/template"
+	"io"
+	"io/fs"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/evokore/evokore/internal/approvalfeed"
+	"github.com/evokore/evokore/internal/policy"
+	"github.com/evokore/evokore/internal/sessionstore"
+)
+
+//go:embed assets templates
+var files embed.FS
+
+// maxStreams bounds the live approval streams open at once.
+const maxStreams = 64
+
+// Options configure a dashboard.
+type Options struct {
+	// Home is the EVOKORE_HOME it reads.
+	Home string
+	// Token, when set, is required of every request but the login page
+	// and the auth status.
+	Token string
+	// Role is every authenticated caller's role; "" means admin without
+	// a token (a local, single-user dashboard) and readonly with one.
+	Role string
+	// Store lists HTTP sessions; nil reads the file session store under
+	// Home (session-store/<id>.json).
+	Store sessionstore.Store
+	// SessionTTL is the HTTP sessions' idle lifetime, for their status
+	// (0: never expired).
+	SessionTTL time.Duration
+	// Approvals lists and decides the approvals of the routers this
+	// dashboard reaches directly; nil means the files under Home.
+	Approvals ApprovalStore
+	// Feeds are /ws/approvals URLs of routers whose EVOKORE_HOME is
+	// elsewhere; FeedToken is sent to them as a bearer token.
+	Feeds     []string
+	FeedToken string
+	// AllowedHosts, when set, are the only Host headers served (with any
+	// port): a loopback dashboard refuses other names, so a web page
+	// cannot reach it through DNS rebinding.
+	AllowedHosts []string
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+}
+
+// Dashboard is the application; Handler serves it.
+type Dashboard struct {
+	opts     Options
+	role     string
+	hub      *hub
+	lock     lockout
+	browsers browsers
+	pages    map[string]*template.Template
+	mux      *http.ServeMux
+	streams  atomic.Int64 // live approval streams open
+	done     context.Context
+	cancel   context.CancelFunc
+}
+
+// New builds a dashboard and starts watching approvals; Close stops it.
+func New(opts Options) (*Dashboard, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	role := opts.Role
+	if approvalfeed.RoleRank(role) == 0 {
+		role = approvalfeed.RoleAdmin
+		if opts.Token != "" {
+			role = approvalfeed.RoleReadonly
+		}
+	}
+	d := &Dashboard{opts: opts, role: role, hub: newHub(opts.Home, opts.Approvals, opts.Now)}
+	d.lock.now, d.browsers.now = opts.Now, opts.Now
+	for _, u := range opts.Feeds {
+		d.hub.addFeed(u, opts.FeedToken)
+	}
+	if err := d.parse(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	d.done, d.cancel = ctx, cancel
+	if err := d.hub.run(ctx); err != nil {
+		cancel()
+		return nil, err
+	}
+	d.routes()
+	return d, nil
+}
+
+// Close stops watching approvals, disconnects the feeds and ends the
+// live streams (so a server shutting down is not held by them).
+func (d *Dashboard) Close() { d.cancel() }
+
+// Role is the role callers get.
+func (d *Dashboard) Role() string { return d.role }
+
+// Handler serves the dashboard.
+func (d *Dashboard) Handler() http.Handler { return http.HandlerFunc(d.serve) }
+
+func (d *Dashboard) parse() error {
+	funcs := template.FuncMap{
+		"when": func(t time.Time) string {
+			if t.IsZero() {
+				return "—"
+			}
+			return t.UTC().Format("2006-01-02 15:04:05Z")
+		},
+		"ms": func(ms int64) string {
+			if ms <= 0 {
+				return "—"
+			}
+			return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05Z")
+		},
+		"latency": func(v float64) string {
+			if v < 0 {
+				return ""
+			}
+			return strconv.FormatFloat(v, 'f', 0, 64) + " ms"
+		},
+		"pct": func(n, of int) string {
+			if of <= 0 {
+				return "0"
+			}
+			return strconv.Itoa(100 * n / of)
+		},
+		"json": func(v any) string {
+			b, _ := json.Marshal(v)
+			return string(b)
+		},
+		"can":       func(role, need string) bool { return approvalfeed.RoleRank(role) >= approvalfeed.RoleRank(need) },
+		"sessionID": validSessionID,
+	}
+	d.pages = map[string]*template.Template{}
+	for _, p := range []string{"sessions", "replay", "approvals", "audit", "login", "error"} {
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/"+p+".html")
+		if err != nil {
+			return err
+		}
+		d.pages[p] = t
+	}
+	return nil
+}
+
+// securityHeaders go on every response.
+func securityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "+
+		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	// same-origin, not no-referrer: with no-referrer Chromium sends
+	// "Origin: null" on form posts, which the CSRF check must refuse.
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Cross-Origin-Resource-Policy", "same-origin")
+	h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=()")
+}
+
+func (d *Dashboard) hostAllowed(host string) bool {
+	if len(d.opts.AllowedHosts) == 0 {
+		return true
+	}
+	name := host
+	if h, _, ok := strings.Cut(host, ":"); ok && !strings.HasPrefix(host, "[") {
+		name = h
+	} else if strings.HasPrefix(host, "[") {
+		name, _, _ = strings.Cut(strings.TrimPrefix(host, "["), "]")
+	}
+	return slices.Contains(d.opts.AllowedHosts, strings.ToLower(name))
+}
+
+func (d *Dashboard) serve(w http.ResponseWriter, r *http.Request) {
+	securityHeaders(w.Header())
+	if !d.hostAllowed(r.Host) {
+		writeJSON(w, http.StatusMisdirectedRequest, map[string]string{"error": "Host not allowed"})
+		return
+	}
+	defer func() {
+		// One bad request must not take the dashboard down.
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "Internal error"})
+		}
+	}()
+	if strings.HasPrefix(r.URL.Path, "/static/") {
+		w.Header().Set("Cache-Control", "no-cache")
+		http.StripPrefix("/static/", http.FileServerFS(mustSub(files, "assets"))).ServeHTTP(w, r)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	if d.lock.locked(clientAddr(r)) {
+		w.Header().Set("Retry-After", strconv.Itoa(int(lockoutFor/time.Second)))
+		writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": "Too many failed attempts; try again later"})
+		return
+	}
+	d.mux.ServeHTTP(w, r)
+}
+
+func mustSub(f fs.FS, dir string) fs.FS {
+	s, err := fs.Sub(f, dir)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// caller is who a request comes from.
+type caller struct {
+	role    string
+	bearer  bool   // authenticated by the Authorization header: no CSRF possible
+	browser string // the browser session id, "" if none
+	csrf    string
+}
+
+type handler func(w http.ResponseWriter, r *http.Request, c caller)
+
+// wantsHTML tells a page navigation from an API call, for the reply to a
+// missing credential (a redirect or a 401).
+func wantsHTML(r *http.Request) bool {
+	return !strings.HasPrefix(r.URL.Path, "/api/") && strings.Contains(r.Header.Get("Accept"), "text/html")
+}
+
+// route registers pattern for callers of at least need ("" is public).
+func (d *Dashboard) route(pattern, need string, h handler) {
+	d.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		c, ok := d.authenticate(w, r, need != "")
+		if !ok {
+			return
+		}
+		if need != "" && approvalfeed.RoleRank(c.role) < approvalfeed.RoleRank(need) {
+			if wantsHTML(r) {
+				d.render(w, r, http.StatusForbidden, "error", c, "Forbidden", "This page needs the "+need+" role; you have "+c.role+".")
+				return
+			}
+			writeJSON(w, http.StatusForbidden, map[string]string{"error": "Forbidden: requires " + need + " role"})
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead && !d.csrfOK(r, c) {
+			writeJSON(w, http.StatusForbidden, map[string]string{"error": "CSRF check failed"})
+			return
+		}
+		h(w, r, c)
+	})
+}
+
+// authenticate finds the caller. With required set, a caller without a
+// valid credential is answered (302 to /login or 401) and ok is false.
+func (d *Dashboard) authenticate(w http.ResponseWriter, r *http.Request, required bool) (caller, bool) {
+	addr := clientAddr(r)
+	if tok, ok := bearer(r); ok && d.opts.Token != "" {
+		if tokenEqual(tok, d.opts.Token) {
+			d.lock.succeed(addr)
+			return caller{role: d.role, bearer: true}, true
+		}
+		d.lock.fail(addr)
+		d.unauthorized(w, r)
+		return caller{}, false
+	}
+	id, b := d.browsers.get(r)
+	if d.opts.Token == "" {
+		// Local mode: every caller has the role; a browser session is
+		// kept only for its CSRF token, started on the first page (not
+		// by API calls, which have no use for one).
+		if b == nil && r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, "/api/") {
+			b = d.browsers.start(w, r, "", true)
+			id = "" // the new id is in the cookie being set
+			return caller{role: d.role, browser: "new", csrf: b.csrf}, true
+		}
+		c := caller{role: d.role, browser: id}
+		if b != nil {
+			c.csrf = b.csrf
+		}
+		return c, true
+	}
+	if b != nil && b.authed {
+		return caller{role: d.role, browser: id, csrf: b.csrf}, true
+	}
+	if !required {
+		c := caller{browser: id}
+		if b != nil {
+			c.csrf = b.csrf
+		}
+		return c, true
+	}
+	if wantsHTML(r) && r.Method == http.MethodGet {
+		http.Redirect(w, r, "/login", http.StatusFound)
+		return caller{}, false
+	}
+	d.unauthorized(w, r)
+	return caller{}, false
+}
+
+func (d *Dashboard) unauthorized(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="evokore dashboard"`)
+	writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "Unauthorized"})
+}
+
+// csrfOK checks a state-changing request: a bearer caller cannot be
+// forged by a browser; a cookie caller must echo its session's CSRF token
+// (header or form field) and, if the browser sent an Origin, come from
+// the dashboard's own.
+func (d *Dashboard) csrfOK(r *http.Request, c caller) bool {
+	if c.bearer {
+		return true
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		u, err := url.Parse(o)
+		if err != nil || u.Host != r.Host {
+			return false
+		}
+	}
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+		return false
+	}
+	got := r.Header.Get(csrfHeader)
+	if got == "" && strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+		got = r.PostFormValue(csrfField)
+	}
+	return c.csrf != "" && c.browser != "" && c.browser != "new" && subtle.ConstantTimeCompare([]byte(got), []byte(c.csrf)) == 1
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// page is what every template gets.
+type page struct {
+	Title   string
+	Role    string
+	CSRF    string
+	Token   bool // token mode: show the logout button
+	Nav     string
+	Message string
+	Data    any
+}
+
+func (d *Dashboard) render(w http.ResponseWriter, _ *http.Request, status int, name string, c caller, title string, data any) {
+	p := page{Title: title, Role: c.role, CSRF: c.csrf, Token: d.opts.Token != "", Nav: name, Data: data}
+	if s, ok := data.(string); ok {
+		p.Message, p.Data = s, nil
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_ = d.pages[name].Execute(w, p)
+}
+
+func (d *Dashboard) routes() {
+	d.mux = http.NewServeMux()
+	const ro, dev, admin = approvalfeed.RoleReadonly, approvalfeed.RoleDeveloper, approvalfeed.RoleAdmin
+	d.route("GET /login", "", d.loginPage)
+	d.route("POST /login", "", d.login)
+	d.route("POST /logout", ro, d.logout)
+	d.route("GET /api/auth/status", "", d.authStatus)
+	d.route("GET /{$}", ro, d.sessionsPage)
+	d.route("GET /dashboard", ro, d.sessionsPage)
+	d.route("GET /sessions/{id}", ro, d.replayPage)
+	d.route("GET /approvals", dev, d.approvalsPage)
+	d.route("GET /audit", admin, d.auditPage)
+	d.route("GET /api/sessions", ro, d.apiSessions)
+	d.route("GET /api/sessions/types", ro, d.apiSessionTypes)
+	d.route("GET /api/sessions/{id}/replay", ro, d.apiReplay)
+	d.route("GET /api/sessions/{id}/evidence", ro, d.apiEvidence)
+	d.route("GET /api/approvals", dev, d.apiApprovals)
+	d.route("GET /api/approvals/events", dev, d.apiApprovalEvents)
+	d.route("POST /api/approvals/approve", approvalfeed.VerdictRole(policy.StateApproved), d.apiDecide(policy.StateApproved))
+	d.route("POST /api/approvals/deny", approvalfeed.VerdictRole(policy.StateDenied), d.apiDecide(policy.StateDenied))
+	d.route("GET /api/audit", admin, d.apiAudit)
+	d.route("GET /api/audit/summary", admin, d.apiAuditSummary)
+	d.mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": "Not found"})
+	})
+}
+
+func (d *Dashboard) loginPage(w http.ResponseWriter, r *http.Request, c caller) {
+	if d.opts.Token == "" || c.role != "" {
+		http.Redirect(w, r, "/", http.StatusFound)
+		return
+	}
+	if c.csrf == "" {
+		b := d.browsers.start(w, r, "", false)
+		c.csrf = b.csrf
+	}
+	d.render(w, r, http.StatusOK, "login", c, "Sign in", nil)
+}
+
+func (d *Dashboard) login(w http.ResponseWriter, r *http.Request, c caller) {
+	if d.opts.Token == "" {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 10<<10)
+	if !d.csrfOK(r, c) {
+		writeJSON(w, http.StatusForbidden, map[string]string{"error": "CSRF check failed"})
+		return
+	}
+	if !tokenEqual(r.PostFormValue("token"), d.opts.Token) {
+		d.lock.fail(clientAddr(r))
+		d.render(w, r, http.StatusUnauthorized, "login", c, "Sign in", "Invalid token.")
+		return
+	}
+	d.lock.succeed(clientAddr(r))
+	d.browsers.start(w, r, c.browser, true)
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+func (d *Dashboard) logout(w http.ResponseWriter, r *http.Request, c caller) {
+	d.browsers.end(c.browser)
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}
+
+func (d *Dashboard) authStatus(w http.ResponseWriter, _ *http.Request, c caller) {
+	mode := "local"
+	if d.opts.Token != "" {
+		mode = "token"
+	}
+	var role any
+	if c.role != "" {
+		role = c.role
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"authenticated": c.role != "", "mode": mode, "role": role})
+}
+
+// sessionQuery reads the list's filters; a bad since is an error.
+func (d *Dashboard) sessionQuery(r *http.Request) ([]Session, url.Values, string) {
+	q := r.URL.Query()
+	since, ok := parseSince(q.Get("since"), d.opts.Now())
+	if !ok {
+		return nil, q, "Invalid since (use a duration such as 24h or 7d, RFC 3339, or Unix milliseconds)"
+	}
+	all := listSessions(r.Context(), d.opts.Home, d.opts.Store, d.opts.SessionTTL, d.opts.Now())
+	return filterSessions(all, q.Get("type"), q.Get("status"), since), q, ""
+}
+
+func (d *Dashboard) apiSessions(w http.ResponseWriter, r *http.Request, _ caller) {
+	list, _, bad := d.sessionQuery(r)
+	if bad != "" {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": bad})
+		return
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+func (d *Dashboard) apiSessionTypes(w http.ResponseWriter, r *http.Request, _ caller) {
+	counts := map[string]int{"hook": 0, "router": 0, "http": 0, "total": 0}
+	for _, s := range listSessions(r.Context(), d.opts.Home, d.opts.Store, d.opts.SessionTTL, d.opts.Now()) {
+		counts[s.Type]++
+		counts["total"]++
+	}
+	writeJSON(w, http.StatusOK, counts)
+}
+
+func (d *Dashboard) sessionsPage(w http.ResponseWriter, r *http.Request, c caller) {
+	list, q, bad := d.sessionQuery(r)
+	data := struct {
+		Sessions            []Session
+		Type, Status, Since string
+		Types, Statuses     []string
+		SinceChoices        []string
+		Error               string
+	}{Sessions: list, Type: q.Get("type"), Status: q.Get("status"), Since: q.Get("since"),
+		Types: []string{"hook", "router", "http"}, Statuses: []string{"active", "idle", "expired"},
+		SinceChoices: []string{"1h", "24h", "7d", "30d"}, Error: bad}
+	d.render(w, r, http.StatusOK, "sessions", c, "Sessions", data)
+}
+
+// sessionID reads and checks the {id} of a session route.
+func sessionID(w http.ResponseWriter, r *http.Request) (string, bool) {
+	id := r.PathValue("id")
+	if !validSessionID(id) {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "Invalid session id (letters, digits, '-' and '_' only)"})
+		return "", false
+	}
+	return id, true
+}
+
+func (d *Dashboard) replayPage(w http.ResponseWriter, r *http.Request, c caller) {
+	id, ok := sessionID(w, r)
+	if !ok {
+		return
+	}
+	d.render(w, r, http.StatusOK, "replay", c, "Session "+id, loadReplay(r.Context(), d.opts.Home, id))
+}
+
+func (d *Dashboard) apiReplay(w http.ResponseWriter, r *http.Request, _ caller) {
+	if id, ok := sessionID(w, r); ok {
+		writeJSON(w, http.StatusOK, readLines(r.Context(), replayPath(d.opts.Home, id)))
+	}
+}
+
+func (d *Dashboard) apiEvidence(w http.ResponseWriter, r *http.Request, _ caller) {
+	if id, ok := sessionID(w, r); ok {
+		writeJSON(w, http.StatusOK, readLines(r.Context(), evidencePath(d.opts.Home, id)))
+	}
+}
+
+func (d *Dashboard) approvalsPage(w http.ResponseWriter, r *http.Request, c caller) {
+	d.render(w, r, http.StatusOK, "approvals", c, "Approvals", d.hub.current())
+}
+
+func (d *Dashboard) apiApprovals(w http.ResponseWriter, _ *http.Request, _ caller) {
+	writeJSON(w, http.StatusOK, d.hub.current())
+}
+
+// apiApprovalEvents streams the approvals view as server-sent events: the
+// current view at once, then every change.
+func (d *Dashboard) apiApprovalEvents(w http.ResponseWriter, r *http.Request, _ caller) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "streaming unsupported"})
+		return
+	}
+	if d.streams.Add(1) > maxStreams {
+		d.streams.Add(-1)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "Too many live approval streams"})
+		return
+	}
+	defer d.streams.Add(-1)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no")
+	ch, stop := d.hub.subscribe()
+	defer stop()
+	heartbeat := time.NewTicker(15 * time.Second)
+	defer heartbeat.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-d.done.Done():
+			return
+		case b := <-ch:
+			if _, err := io.WriteString(w, "event: approvals\ndata: "+string(b)+"\n\n"); err != nil {
+				return
+			}
+			fl.Flush()
+		case <-heartbeat.C:
+			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+			fl.Flush()
+		}
+	}
+}
+
+func (d *Dashboard) apiDecide(verdict string) handler {
+	return func(w http.ResponseWriter, r *http.Request, _ caller) {
+		r.Body = http.MaxBytesReader(w, r.Body, 10<<10)
+		var body struct {
+			ID string `json:"id"`
+		}
+		if strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
+			body.ID = r.PostFormValue("id")
+		} else if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "Invalid JSON body"})
+			return
+		}
+		if !approvalfeed.ValidID(body.ID) {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "Invalid approval id (must be exactly 16 hex characters)"})
+			return
+		}
+		err := d.hub.decide(r.Context(), body.ID, verdict)
+		switch {
+		case errors.Is(err, errNoApproval):
+			writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})
+		case err != nil:
+			writeJSON(w, http.StatusConflict, map[string]string{"error": err.Error()})
+		default:
+			writeJSON(w, http.StatusOK, map[string]any{"ok": true, "id": body.ID, "state": verdict})
+		}
+	}
+}
+
+// auditQuery reads the audit filters and page.
+func (d *Dashboard) auditQuery(r *http.Request) (auditFilter, int, int, string) {
+	q := r.URL.Query()
+	f := auditFilter{Event: q.Get("event"), Session: q.Get("session"), Tool: q.Get("tool")}
+	since, ok := parseSince(q.Get("since"), d.opts.Now())
+	if !ok {
+		return f, 0, 0, "Invalid since"
+	}
+	f.Since = since
+	limit, offset := 100, 0
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return f, 0, 0, "Invalid limit"
+		}
+		limit = min(max(n, 1), 1000)
+	}
+	if v := q.Get("offset"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return f, 0, 0, "Invalid offset"
+		}
+		offset = n
+	}
+	return f, limit, offset, ""
+}
+
+func pageOf(all []AuditEntry, f auditFilter, limit, offset int) ([]AuditEntry, int) {
+	var hit []AuditEntry
+	for _, e := range all {
+		if f.match(e) {
+			hit = append(hit, e)
+		}
+	}
+	total := len(hit)
+	if offset >= len(hit) {
+		return []AuditEntry{}, total
+	}
+	hit = hit[offset:]
+	if len(hit) > limit {
+		hit = hit[:limit]
+	}
+	return hit, total
+}
+
+func (d *Dashboard) apiAudit(w http.ResponseWriter, r *http.Request, _ caller) {
+	f, limit, offset, bad := d.auditQuery(r)
+	if bad != "" {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": bad})
+		return
+	}
+	hit, total := pageOf(readAudit(r.Context(), d.opts.Home), f, limit, offset)
+	entries := make([]map[string]any, 0, len(hit))
+	for _, e := range hit {
+		entries = append(entries, e.Raw)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"entries": entries, "total": total, "limit": limit, "offset": offset})
+}
+
+func (d *Dashboard) apiAuditSummary(w http.ResponseWriter, r *http.Request, _ caller) {
+	all := readAudit(r.Context(), d.opts.Home)
+	counts := map[string]int{}
+	for _, c := range summarize(all) {
+		counts[c.Event] = c.Count
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"total": len(all), "byEventType": counts})
+}
+
+func (d *Dashboard) auditPage(w http.ResponseWriter, r *http.Request, c caller) {
+	f, limit, offset, bad := d.auditQuery(r)
+	all := readAudit(r.Context(), d.opts.Home)
+	data := struct {
+		Entries []AuditEntry
+		Summary []EventCount
+		Total   int
+		Filter  auditFilter
+		Since   string
+		Error   string
+		Events  []string
+		Older   string // the query of the next page, "" on the last
+		Newer   string // the query of the previous page, "" on the first
+	}{Summary: summarize(all), Filter: f, Since: r.URL.Query().Get("since"), Error: bad}
+	for _, s := range data.Summary {
+		data.Events = append(data.Events, s.Event)
+	}
+	if bad == "" {
+		data.Entries, data.Total = pageOf(all, f, limit, offset)
+		page := func(off int) string {
+			q := r.URL.Query()
+			q.Set("offset", strconv.Itoa(off))
+			q.Set("limit", strconv.Itoa(limit))
+			return "?" + q.Encode()
+		}
+		if offset+len(data.Entries) < data.Total {
+			data.Older = page(offset + limit)
+		}
+		if offset > 0 {
+			data.Newer = page(max(offset-limit, 0))
+		}
+	}
+	d.render(w, r, http.StatusOK, "audit", c, "Audit log", data)
+}
