@@ -33,8 +33,9 @@ import (
 // (with the client's recorded initialize parameters) and the initialized
 // notification are played through the handler on the client's behalf,
 // which leaves the handler holding a ready session under the old id; the
-// client's own request follows. Resumes are serialised, so two requests
-// racing for one id resume it once.
+// client's own request follows (the notification is not played when that
+// request is the client's own initialized notification). Resumes are
+// serialised, so two requests racing for one id resume it once.
 //
 // The store is the truth shared by replicas: a record is saved when the
 // session is initialised, before the answer to a call that changed its
