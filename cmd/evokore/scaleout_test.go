@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -71,20 +70,6 @@ func TestScaleOutThreeReplicasBehindAProxy(t *testing.T) {
 			"EVOKORE_REDIS_URL=" + redisURL,
 			"EVOKORE_REDIS_KEY_PREFIX=scale:",
 		}))
-	}
-	// A router boots its children when its first session connects: open
-	// (and end) one on each replica directly, then wait until each says
-	// its three children are up. (Without this, a call that resumes the
-	// session on a replica that has never served one is not answered; see
-	// the scaleout report.)
-	for _, r := range replicas {
-		warm, err := mcp.NewClient(&mcp.Implementation{Name: "warm", Version: "1"}, nil).Connect(context.Background(),
-			&mcp.StreamableClientTransport{Endpoint: "http://" + r.addr + "/mcp", DisableStandaloneSSE: true}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_ = warm.Close()
-		waitChildren(t, r, 3)
 	}
 	front := startProxy(t, dir, replicas)
 	t.Cleanup(func() {
@@ -193,28 +178,6 @@ func startReplica(t *testing.T, bin, home string, env []string) *replica {
 	})
 	waitHealthy(t, "http://"+r.addr, r.out)
 	return r
-}
-
-// waitChildren polls a replica's /metrics until all its children are up.
-func waitChildren(t *testing.T, r *replica, want int) {
-	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		res, err := http.Get("http://" + r.addr + "/metrics")
-		if err == nil {
-			body, _ := io.ReadAll(res.Body)
-			res.Body.Close()
-			for _, line := range strings.Split(string(body), "\n") {
-				if v, ok := strings.CutPrefix(line, "evokore_children_up "); ok && strings.TrimSpace(v) == strconv.Itoa(want) {
-					return
-				}
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("replica %s: children never all up; output:\n%s", r.addr, r.out.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // waitHealthy polls /health until it answers 200.

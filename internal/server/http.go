@@ -33,8 +33,9 @@ import (
 // (with the client's recorded initialize parameters) and the initialized
 // notification are played through the handler on the client's behalf,
 // which leaves the handler holding a ready session under the old id; the
-// client's own request follows. Resumes are serialised, so two requests
-// racing for one id resume it once.
+// client's own request follows (the notification is not played when that
+// request is the client's own initialized notification). Resumes are
+// serialised, so two requests racing for one id resume it once.
 //
 // The store is the truth shared by replicas: a record is saved when the
 // session is initialised, before the answer to a call that changed its
@@ -267,7 +268,9 @@ func (h *httpSessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
-		if v, err = h.resume(r, rec); err != nil {
+		var initialized bool
+		r, initialized = peekInitialized(r)
+		if v, err = h.resume(r, rec, initialized); err != nil {
 			h.srv.log.Warn(fmt.Sprintf("[EVOKORE] Could not resume HTTP session %s: %v", sid, err))
 			httpfront.WriteRPCError(w, http.StatusServiceUnavailable, -32603, "Session could not be resumed", nil)
 			return
@@ -288,7 +291,7 @@ func (h *httpSessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // resume builds a view for a stored session and has the SDK handler
 // adopt it under its id (see the package notes above).
-func (h *httpSessions) resume(r *http.Request, rec sessionstore.Record) (*view, error) {
+func (h *httpSessions) resume(r *http.Request, rec sessionstore.Record, initialized bool) (*view, error) {
 	h.resuming.Lock()
 	defer h.resuming.Unlock()
 	if v := h.lookup(rec.ID); v != nil {
@@ -327,17 +330,48 @@ func (h *httpSessions) resume(r *http.Request, rec sessionstore.Record) (*view, 
 	if code, got := h.replay(ctx, r, "", init); code != http.StatusOK || got != rec.ID {
 		return nil, fmt.Errorf("initialize answered %d for session %q", code, got)
 	}
-	if code, _ := h.replay(ctx, r, rec.ID, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != http.StatusAccepted {
-		return nil, fmt.Errorf("notifications/initialized answered %d", code)
+	// A client's initialized notification that lands on a replica
+	// other than its initialize's is the request being resumed: played
+	// here as well, the SDK would see it twice.
+	if !initialized {
+		if code, _ := h.replay(ctx, r, rec.ID, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != http.StatusAccepted {
+			return nil, fmt.Errorf("notifications/initialized answered %d", code)
+		}
 	}
 	if h.lookup(rec.ID) != v {
 		return nil, errors.New("the resumed session did not bind")
 	}
-	// The SDK runs the replayed notification's handler on its own time;
-	// a replica whose first contact is a resumed session must not wait
-	// for it to boot its children (idempotent when they are booting).
-	h.srv.proxy.Start(ip.Capabilities)
 	return v, nil
+}
+
+// peekLimit bounds what peekInitialized reads of a body: an initialized
+// notification is far smaller.
+const peekLimit = 4096
+
+// peekInitialized reports whether r's body is the client's
+// notifications/initialized, and returns a request whose body still
+// reads in full.
+func peekInitialized(r *http.Request) (*http.Request, bool) {
+	if r.Method != http.MethodPost || r.Body == nil {
+		return r, false
+	}
+	head, err := io.ReadAll(io.LimitReader(r.Body, peekLimit+1))
+	r2 := r.Clone(r.Context())
+	r2.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), r.Body), r.Body}
+	if err != nil || len(head) > peekLimit {
+		return r2, false
+	}
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(head, &msg) != nil {
+		return r2, false
+	}
+	return r2, msg.ID == nil && msg.Method == "notifications/initialized"
 }
 
 // replay sends one JSON-RPC message through the SDK handler as the

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -345,5 +346,49 @@ func TestHTTPResumeOnAColdRouterBootsItsChildren(t *testing.T) {
 	sw.to(handlerB)
 	if text := routertest.Text(routertest.Call(t, c.cs, generated(3), map[string]any{"message": "m"})); text != "generated_0003 ok" {
 		t.Errorf("first call on the cold router: %q", text)
+	}
+}
+
+// byMethod sends a session's initialized notification to one handler and
+// every other request to another, as a round-robin proxy may.
+type byMethod struct{ initialized, rest http.Handler }
+
+func (b byMethod) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if strings.Contains(string(body), `"notifications/initialized"`) {
+		b.initialized.ServeHTTP(w, r)
+		return
+	}
+	b.rest.ServeHTTP(w, r)
+}
+
+// Behind a proxy, a session's initialized notification may reach another
+// replica than its initialize: the replica that answered the initialize
+// boots its children all the same, and the other resumes the session on
+// that notification without playing it twice.
+func TestHTTPInitializedOnAnotherReplica(t *testing.T) {
+	store := sessionstore.NewMemory(time.Minute)
+	a, handlerA := coldHTTPRouter(t, store, true)
+	b, handlerB := coldHTTPRouter(t, store, true)
+	rest := &switcher{}
+	rest.to(handlerA)
+	ts := httptest.NewServer(byMethod{initialized: handlerB, rest: rest})
+	t.Cleanup(ts.Close)
+	c := connectHTTP(t, ts.URL, map[string]string{"X-Test-Role": "beta", "X-Test-Tenant": "acme"})
+	if text := routertest.Text(routertest.Call(t, c.cs, generated(3), map[string]any{"message": "m"})); text != "generated_0003 ok" {
+		t.Errorf("call on the router that answered the initialize: %q", text)
+	}
+	// B handles the session's messages in order: once this call is
+	// answered, the notification before it has been handled.
+	rest.to(handlerB)
+	if text := routertest.Text(routertest.Call(t, c.cs, generated(4), map[string]any{"message": "m"})); text != "generated_0004 ok" {
+		t.Errorf("call on the router that resumed on the notification: %q", text)
+	}
+	if log := b.Stderr.String(); strings.Contains(log, "duplicate initialized notification") {
+		t.Errorf("the resuming router saw the initialized notification twice:\n%s", log)
+	}
+	if log := a.Stderr.String(); strings.Contains(log, "duplicate initialized notification") {
+		t.Errorf("router A:\n%s", log)
 	}
 }

@@ -175,6 +175,16 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			res, err := next(ctx, method, req)
 			if err == nil {
 				v.http.save(ctx, v)
+				// Behind a round-robin proxy the session's initialized
+				// notification may reach another replica: this one would
+				// then never boot its children, and its calls would wait
+				// for them. Over HTTP they boot once the initialize is
+				// answered (and a resume replays one).
+				var caps *mcp.ClientCapabilities
+				if p, ok := req.GetParams().(*mcp.InitializeParams); ok && p != nil {
+					caps = p.Capabilities
+				}
+				v.srv.proxy.Start(caps)
 			}
 			return res, err
 		}
