@@ -20,7 +20,7 @@ import (
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
-var dashboardListening = regexp.MustCompile(`Dashboard dashboardListening on (http://127\.0\.0\.1:\d+)`)
+var dashboardListening = regexp.MustCompile(`Dashboard listening on (http://127\.0\.0\.1:\d+)`)
 
 // startDashboard runs `evokore dashboard` on a free port and returns its
 // URL.
