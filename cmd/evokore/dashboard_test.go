@@ -20,7 +20,7 @@ import (
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
-var dashboardListening = regexp.MustCompile(`Dashboard dashboardListening on (http://127\.0\.0\.1:\d+)`)
+var dashboardListening = regexp.MustCompile(`Dashboard listening on (http://127\.0\.0\.1:\d+)`)
 
 // startDashboard runs `evokore dashboard` on a free port and returns its
 // URL.
@@ -80,6 +80,9 @@ func TestDashboardProcessDeniesARealRoutersCall(t *testing.T) {
 	res := routertest.Call(t, r.cs, "one_count", map[string]any{})
 	if routertest.Text(res) != policy.DeniedApprovalText("one_count", id) {
 		t.Errorf("the retry after the dashboard's deny: %q", routertest.Text(res))
+	}
+	if !auditHas(t, home, "approval_denied", id, "decided by the operator in the dashboard") {
+		t.Errorf("the dashboard's denial of %s is not in the audit log", id)
 	}
 	// Unauthenticated callers get nothing; a foreign Host is refused.
 	res2, err := http.Get(base + "/api/approvals")
