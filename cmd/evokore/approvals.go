@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/evokore/evokore/internal/audit"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -31,6 +32,15 @@ func listApprovals(ctx context.Context, s config.Settings) ([]policy.PendingAppr
 
 // decideApproval records an operator's verdict where the routers look.
 func decideApproval(ctx context.Context, s config.Settings, id, verdict string) error {
+	err := decideApprovalWhere(ctx, s, id, verdict)
+	if err == nil && s.AuditLog {
+		audit.Append(audit.Options{Path: audit.Path(s.Home), MaxBytes: s.AuditMaxBytes, Keep: s.AuditKeep},
+			audit.OperatorDecision(id, verdict, "'evokore approvals'"))
+	}
+	return err
+}
+
+func decideApprovalWhere(ctx context.Context, s config.Settings, id, verdict string) error {
 	sh, err := sharedstate.Open(contextOr(ctx), s)
 	if err != nil {
 		return err

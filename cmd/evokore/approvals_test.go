@@ -151,6 +151,34 @@ func TestOperatorDeniesFromTheCommandLine(t *testing.T) {
 	if out, code := operator(t, home, "approvals", "approve", ids[0]); code != 1 || !strings.Contains(out, "was denied") {
 		t.Errorf("approving a denied call (exit %d): %s", code, out)
 	}
+	// The operator's verdicts are in the audit log, as given.
+	for _, id := range ids {
+		if !auditHas(t, home, "approval_denied", id, "decided by the operator in 'evokore approvals'") {
+			t.Errorf("no operator denial of %s in the audit log", id)
+		}
+	}
+}
+
+// auditHas reports whether home's audit log holds an event of type typ
+// for approval id whose detail contains detail.
+func auditHas(t *testing.T, home, typ, id, detail string) bool {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(home, "audit", "audit.jsonl"))
+	if err != nil {
+		t.Fatalf("audit log: %v", err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		var e struct {
+			Type     string `json:"eventType"`
+			Approval string `json:"approvalId"`
+			Mode     string `json:"mode"`
+			Detail   string `json:"detail"`
+		}
+		if json.Unmarshal([]byte(line), &e) == nil && e.Type == typ && e.Approval == id && e.Mode == "operator" && strings.Contains(e.Detail, detail) {
+			return true
+		}
+	}
+	return false
 }
 
 // An unreadable decisions file may hold a denial: nothing approval-gated

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/evokore/evokore/internal/audit"
+	"github.com/evokore/evokore/internal/policy"
+	"github.com/evokore/evokore/internal/sessionstore"
+	"github.com/evokore/evokore/internal/sharedstate"
 	"log/slog"
 	"net"
 	"net/http"
@@ -51,6 +55,30 @@ EVOKORE_DASHBOARD_APPROVAL_WS_TOKEN. It stops on SIGINT or SIGTERM.`,
 				return &exitError{1, err}
 			}
 			opts.SessionTTL = s.SessionTTL
+			if s.AuditLog {
+				opts.OnDecision = func(id, verdict string) {
+					audit.Append(audit.Options{Path: audit.Path(s.Home), MaxBytes: s.AuditMaxBytes, Keep: s.AuditKeep},
+						audit.OperatorDecision(id, verdict, "the dashboard"))
+				}
+			}
+			// Replicas that share Redis keep their HTTP sessions and
+			// approvals there: the dashboard reads and decides them there.
+			if sessionstore.Kind(s) == sessionstore.KindRedis {
+				store, err := sessionstore.Open(s)
+				if err != nil {
+					return &exitError{1, fmt.Errorf("dashboard: %w", err)}
+				}
+				defer store.Close()
+				opts.Store = store
+				sh, err := sharedstate.Open(contextOr(cmd.Context()), s)
+				if err != nil {
+					return &exitError{1, fmt.Errorf("dashboard: %w", err)}
+				}
+				if sh != nil {
+					defer sh.Close()
+					opts.Approvals = sharedApprovals{sh}
+				}
+			}
 			d, err := dashboard.New(opts)
 			if err != nil {
 				return &exitError{1, fmt.Errorf("dashboard: %w", err)}
@@ -83,4 +111,16 @@ EVOKORE_DASHBOARD_APPROVAL_WS_TOKEN. It stops on SIGINT or SIGTERM.`,
 			return nil
 		},
 	}
+}
+
+// sharedApprovals are the approvals replicas keep in Redis, as the
+// dashboard lists and decides them.
+type sharedApprovals struct{ sh *sharedstate.Shared }
+
+func (a sharedApprovals) List(ctx context.Context) ([]policy.PendingApproval, error) {
+	return policy.ListShared(ctx, a.sh.Approvals)
+}
+
+func (a sharedApprovals) Decide(ctx context.Context, id, verdict string) error {
+	return a.sh.Approvals.Decide(ctx, id, verdict)
 }

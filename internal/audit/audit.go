@@ -168,3 +168,25 @@ func (l *Log) write(batch [][]byte) error {
 	// AppendRotating adds the last newline itself.
 	return replay.AppendRotating(l.opts.Path, buf[:len(buf)-1], l.opts.MaxBytes, l.opts.Keep)
 }
+
+// Append writes one event at once, for a short-lived process that has no
+// router's bus: the approvals command and the dashboard record the
+// operator's decisions with it. It returns when the line is on disk.
+func Append(o Options, e events.Event) {
+	l := Open(o)
+	bus := events.NewBus(nil, os.Getpid())
+	bus.Add(l)
+	bus.Emit(e)
+	l.Close()
+}
+
+// OperatorDecision is the event of an operator's verdict on an approval,
+// recorded where the operator gave it (the router records the verdict
+// again when the held call is retried).
+func OperatorDecision(id, verdict, where string) events.Event {
+	t := events.ApprovalGranted
+	if verdict != "approved" {
+		t = events.ApprovalDenied
+	}
+	return events.Event{Type: t, Approval: id, Mode: "operator", Detail: "decided by the operator in " + where}
+}

@@ -72,6 +72,9 @@ type Options struct {
 	// Approvals lists and decides the approvals of the routers this
 	// dashboard reaches directly; nil means the files under Home.
 	Approvals ApprovalStore
+	// OnDecision, when set, is told of every verdict an operator gave
+	// here that was recorded (the audit log).
+	OnDecision func(id, verdict string)
 	// Feeds are /ws/approvals URLs of routers whose EVOKORE_HOME is
 	// elsewhere; FeedToken is sent to them as a bearer token.
 	Feeds     []string
@@ -610,6 +613,9 @@ func (d *Dashboard) apiDecide(verdict string) handler {
 		case err != nil:
 			writeJSON(w, http.StatusConflict, map[string]string{"error": err.Error()})
 		default:
+			if d.opts.OnDecision != nil {
+				d.opts.OnDecision(body.ID, verdict)
+			}
 			writeJSON(w, http.StatusOK, map[string]any{"ok": true, "id": body.ID, "state": verdict})
 		}
 	}
