@@ -143,7 +143,7 @@ func TestServeHTTPRefusesNonLoopbackWithoutAuth(t *testing.T) {
 // Static bearer tokens: the public routes, the 401 contract, the Host and
 // Origin checks and a session reached with a query string on /mcp.
 func TestServeHTTPStaticTokenRoutesAndRebindingChecks(t *testing.T) {
-	base, _, stderr := httpRouter(t, "EVOKORE_AUTH_REQUIRED=true", "EVOKORE_AUTH_TOKEN=first-token, s3cret-token")
+	base, router, stderr := httpRouter(t, "EVOKORE_AUTH_REQUIRED=true", "EVOKORE_AUTH_TOKEN=first-token, s3cret-token")
 	if code, _, body := do(t, "GET", base+"/health", "", nil, ""); code != 200 || body != `{"status":"ok","transport":"streamable-http"}`+"\n" {
 		t.Errorf("/health: %d %s", code, body)
 	}
@@ -162,6 +162,15 @@ func TestServeHTTPStaticTokenRoutesAndRebindingChecks(t *testing.T) {
 	}
 	if code, _, _ := do(t, "GET", base+"/metrics", "", nil, ""); code != 401 {
 		t.Errorf("/metrics without a token: %d", code)
+	}
+	// Each refusal is audited, with the reason and never the token.
+	auditFile := filepath.Join(router.Dir, "home", "audit", "audit.jsonl")
+	routertest.WaitFor(t, "auth failures in the audit log", func() bool {
+		b, _ := os.ReadFile(auditFile)
+		return strings.Count(string(b), `"eventType":"auth_failure"`) >= 4
+	})
+	if b, _ := os.ReadFile(auditFile); strings.Contains(string(b), "wrong-token") || !strings.Contains(string(b), `"remote":"127.0.0.1:`) {
+		t.Errorf("audited auth failures:\n%s", b)
 	}
 	// DNS rebinding: a foreign Host or Origin is refused even with a token.
 	if code, _, body := do(t, "POST", base+"/mcp", "s3cret-token", map[string]string{"Host": "evil.example:3100"}, listTools); code != 403 {

@@ -108,8 +108,9 @@ func serveHTTP(ctx context.Context, p *paths, s config.Settings, hs config.HTTPS
 	}
 	front := httpfront.New(httpfront.Options{
 		MCP: mcpHandler, Metrics: m.Handler(), Auth: authn, Health: srv.Problems,
-		Approvals:    approvalfeed.Handler(approvalfeed.Options{Home: s.Home, Authorize: feedRole(authn)}),
-		AllowedHosts: allowed, AllowedOrigins: hs.AllowedOrigins,
+		OnAuthFailure: func(r *http.Request, reason string) { srv.RecordAuthFailure(r.RemoteAddr, reason) },
+		Approvals:     approvalfeed.Handler(approvalfeed.Options{Home: s.Home, Authorize: feedRole(authn)}),
+		AllowedHosts:  allowed, AllowedOrigins: hs.AllowedOrigins,
 		Resource: hs.Resource, AuthorizationServers: servers,
 	})
 

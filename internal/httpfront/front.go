@@ -48,6 +48,9 @@ type Options struct {
 	Approvals http.Handler
 	// Auth checks bearer tokens; nil serves without authentication.
 	Auth auth.Authenticator
+	// OnAuthFailure, when set, is told of every request refused for its
+	// credentials (the audit log), with the reason, never the credential.
+	OnAuthFailure func(r *http.Request, reason string)
 	// Health lists what keeps the router from serving as configured; it
 	// appears as /health's details.
 	Health func() []string
@@ -118,6 +121,9 @@ func (f *front) guarded(w http.ResponseWriter, r *http.Request, next http.Handle
 	if f.o.Auth != nil {
 		p, err := f.o.Auth.Authenticate(r)
 		if err != nil {
+			if f.o.OnAuthFailure != nil {
+				f.o.OnAuthFailure(r, err.Error())
+			}
 			w.Header().Set("WWW-Authenticate", `Bearer realm="`+Realm+`", resource_metadata="`+f.metadataURL(r)+`"`)
 			WriteRPCError(w, http.StatusUnauthorized, -32001, "Unauthorized", map[string]any{"detail": err.Error()})
 			return

@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -34,7 +35,32 @@ func SecretKey(name string) bool { return secretKey.MatchString(name) }
 // Scrubber hides known secret values (resolved env placeholders, webhook
 // secrets) inside strings. The zero value and nil hide nothing.
 type Scrubber struct {
+	// mu guards replacers against Extend: a reload adds the secrets of
+	// the servers it brings while calls are being recorded.
+	mu        sync.RWMutex
 	replacers []*strings.Replacer
+}
+
+// Extend adds replacers (a reload's new or changed servers'); a secret
+// once known stays hidden.
+func (s *Scrubber) Extend(replacers ...*strings.Replacer) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range replacers {
+		if r != nil {
+			s.replacers = append(s.replacers, r)
+		}
+	}
+}
+
+// current is the replacers now in force.
+func (s *Scrubber) current() []*strings.Replacer {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.replacers
 }
 
 // NewScrubber combines replacers (config.Server.Redactor, one per child)
@@ -65,7 +91,7 @@ func (s *Scrubber) String(v string) string {
 	if s == nil {
 		return v
 	}
-	for _, r := range s.replacers {
+	for _, r := range s.current() {
 		v = r.Replace(v)
 	}
 	return v
@@ -178,7 +204,7 @@ func (s *Scrubber) ForCall(raw json.RawMessage) *Scrubber {
 	}
 	out := &Scrubber{}
 	if s != nil {
-		out.replacers = append(out.replacers, s.replacers...)
+		out.replacers = append(out.replacers, s.current()...)
 	}
 	// Longest first, so a secret that contains another is hidden whole.
 	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })

@@ -44,9 +44,9 @@ const webhookGrace = 2 * time.Second
 
 // openRecords builds the scrubber from every secret the config knows and
 // starts the sinks the settings turn on. It runs before the policy and
-// the supervisor are built, which report into it. It reads the config the
-// router starts with: a reload changes neither the webhooks nor the
-// scrubber's secrets (see docs/decisions.md).
+// the supervisor are built, which report into it. Its webhooks are
+// those of the config the router starts with; a reload adds its servers'
+// secrets to the scrubber (learnSecrets).
 func (s *Server) openRecords(cfg *config.MCPConfig) {
 	set := s.opts.Settings
 	var reps []*strings.Replacer
@@ -133,6 +133,17 @@ func (r *records) observers(s *Server) []router.Observer {
 // Events returns the bus the router's events go through, for parts that
 // report from outside the pipeline.
 func (s *Server) Events() *events.Bus { return s.records.bus }
+
+// learnSecrets teaches the scrubber the env placeholder values of a
+// reloaded config's servers, so a server a reload adds is redacted like
+// one the router started with.
+func (r *records) learnSecrets(cfg *config.MCPConfig, env config.Env) {
+	reps := make([]*strings.Replacer, 0, len(cfg.Servers))
+	for _, srv := range cfg.Servers {
+		reps = append(reps, srv.Redactor(env))
+	}
+	r.scrub.Extend(reps...)
+}
 
 // RecordReload records a reload of the router's configuration: what was
 // reloaded (a short summary) and the error that stopped it, if any.

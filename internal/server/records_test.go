@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/evokore/evokore/internal/policy"
+	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
@@ -273,5 +275,57 @@ func TestAuditLogOff(t *testing.T) {
 	_ = h.Server.Shutdown(context.Background())
 	if _, err := os.Stat(filepath.Join(home, "audit")); !os.IsNotExist(err) {
 		t.Errorf("EVOKORE_AUDIT_LOG=false still wrote the audit log: %v", err)
+	}
+}
+
+// A reload is audited, refused or not, and a server a reload adds has its
+// env placeholder values hidden from the records like one the router
+// started with.
+func TestReloadIsAuditedAndItsNewServersRedacted(t *testing.T) {
+	const planted = "reload-planted-4e9b21"
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	servers := map[string]any{"fx": routertest.Fixture(t)}
+	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": servers})
+	h := routertest.NewWithConfig(t, dir, cfg, map[string]string{"EVOKORE_HOME": home, "RELOAD_SECRET": planted})
+	cs := h.Connect(nil)
+	h.Booted()
+
+	added := routertest.Fixture(t)
+	added["env"] = map[string]any{"API_TOKEN": "${RELOAD_SECRET}"}
+	servers["fy"] = added
+	testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": servers})
+	if _, err := h.Server.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	waitAudit(t, home, "reload ok", func(m map[string]any) bool {
+		return m["eventType"] == "reload" && m["outcome"] == "ok" && strings.Contains(m["detail"].(string), "fy")
+	})
+	routertest.WaitFor(t, "fy's tools", func() bool {
+		out, isErr := routertest.CallText(t, cs, "fy_env", map[string]any{"name": "API_TOKEN"})
+		return !isErr && strings.Contains(out, planted)
+	})
+
+	testutil.WriteFile(t, dir, "mcp.config.json", "{ not json")
+	if _, err := h.Server.Reload(); err == nil {
+		t.Fatal("a broken mcp.config.json was accepted")
+	}
+	waitAudit(t, home, "reload refused", func(m map[string]any) bool {
+		return m["eventType"] == "reload" && m["outcome"] == "error"
+	})
+	waitAudit(t, home, "fy_env recorded", eventIs("tool_call", "fy_env"))
+	_ = cs.Close()
+	_ = h.Server.Close()
+	err := filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if b, _ := os.ReadFile(p); strings.Contains(string(b), planted) {
+			t.Errorf("%s holds the secret of the server the reload added", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

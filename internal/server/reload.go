@@ -135,6 +135,7 @@ func (s *Server) Reload() (ReloadReport, error) {
 	}
 	if ds.HasErrors() {
 		s.refuse(ds)
+		s.RecordReload("reload refused, the previous configuration keeps serving", ds)
 		return ReloadReport{}, ds
 	}
 
@@ -158,6 +159,8 @@ func (s *Server) Reload() (ReloadReport, error) {
 	rep := ReloadReport{Generation: g.number, Servers: change, Config: g.configSum != old.configSum, Permissions: g.permsSum != old.permsSum,
 		Read: read, Swap: time.Since(swapping)}
 	s.log.Info(reloadSummary(rep))
+	s.records.learnSecrets(g.config, settings.Env)
+	s.RecordReload(reloadSummary(rep), nil)
 	return rep, nil
 }
 
