@@ -238,6 +238,18 @@ func allAt(m map[string]int, n int) bool {
 func TestFastPathCancellation(t *testing.T) {
 	r := startFastRouter(t)
 	r.send(t, `{"jsonrpc":"2.0","id":"slow-1","method":"tools/call","params":{"name":"c_slow","arguments":{"ms":600000}}}`)
+	// Cancel once the child runs it: a call cancelled before it reached
+	// the child has nothing to tell the child.
+	for n := 0; ; n++ {
+		m := r.call(t, fmt.Sprint(100000+n), "c_read_cancelled", `{"started":true}`)
+		if resultOf(t, m).Content[0].Text == "started: 1" {
+			break
+		}
+		if n > 3000 {
+			t.Fatalf("the slow call never reached the child")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	r.send(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow-1","reason":"changed my mind"}}`)
 	// The cancelled call ends at once, with the error the SDK path gives.
 	if m := r.response(t); string(m["id"]) != `"slow-1"` || m["error"] == nil {

@@ -28,6 +28,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -75,6 +77,47 @@ func (c *Call) BeforeDispatch(fn func() (*mcp.CallToolResult, error)) {
 type RawResult struct {
 	Bytes  []byte
 	Result *mcp.CallToolResult
+}
+
+// maxRawText bounds the fast-path results ResultText decodes: beyond it
+// the records say how big the answer was instead of decoding megabytes.
+const maxRawText = 64 << 10
+
+// ResultText joins the text blocks of res, the call's result, for the
+// records (replay, audit). A fast-path result is read from its bytes,
+// decoded only here and only when small.
+func (c *Call) ResultText(res *mcp.CallToolResult) string {
+	if res == nil {
+		return ""
+	}
+	if c.Raw != nil && res == c.Raw.Result && c.Raw.Bytes != nil {
+		if len(c.Raw.Bytes) > maxRawText {
+			return fmt.Sprintf("[%d bytes of result not recorded]", len(c.Raw.Bytes))
+		}
+		var raw struct {
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+		}
+		if json.Unmarshal(c.Raw.Bytes, &raw) != nil {
+			return ""
+		}
+		var parts []string
+		for _, b := range raw.Content {
+			if b.Type == "text" {
+				parts = append(parts, b.Text)
+			}
+		}
+		return strings.Join(parts, "\n")
+	}
+	var parts []string
+	for _, b := range res.Content {
+		if t, ok := b.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
 }
 
 // Stage inspects a call. A non-nil result or error ends the call with it.

@@ -244,7 +244,7 @@ func (o callEvents) Observe(_ context.Context, c *router.Call, res *mcp.CallTool
 	case err != nil:
 		e.Outcome, e.Detail = events.OutcomeError, o.detail(c, err.Error())
 	case res != nil && res.IsError:
-		e.Outcome, e.Detail = events.OutcomeError, o.detail(c, resultText(res))
+		e.Outcome, e.Detail = events.OutcomeError, o.detail(c, c.ResultText(res))
 	}
 	o.s.records.bus.Emit(e)
 	if e.Outcome == events.OutcomeError {
@@ -259,7 +259,7 @@ func (o callEvents) Refused(_ context.Context, c *router.Call, res *mcp.CallTool
 	if err != nil {
 		e.Detail = o.detail(c, err.Error())
 	} else if res != nil {
-		e.Detail = o.detail(c, resultText(res))
+		e.Detail = o.detail(c, c.ResultText(res))
 	}
 	o.s.records.bus.Emit(e)
 }
@@ -277,14 +277,4 @@ func (o callEvents) event(c *router.Call) events.Event {
 		e.Session, e.Role, e.Transport = c.Session.ID, c.Session.Role, transportOf(c.Session)
 	}
 	return e
-}
-
-func resultText(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, t.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }

@@ -101,7 +101,7 @@ func (r *Recorder) add(c *router.Call, res *mcp.CallToolResult, err error, refus
 	case err != nil:
 		outcome, output = replay.OutcomeError, err.Error()
 	case res != nil:
-		output = text(res)
+		output = c.ResultText(res)
 		if res.IsError {
 			outcome = replay.OutcomeError
 		}
@@ -141,17 +141,6 @@ func (r *Recorder) add(c *router.Call, res *mcp.CallToolResult, err error, refus
 	default:
 		r.dropped.Add(1)
 	}
-}
-
-// text joins a result's text blocks.
-func text(res *mcp.CallToolResult) string {
-	var parts []string
-	for _, c := range res.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
-			parts = append(parts, t.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }
 
 // Dropped reports how many records a full queue dropped.

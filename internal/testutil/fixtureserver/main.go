@@ -4,7 +4,8 @@
 //
 //	echo {message}          "Echo: <message>"
 //	slow {ms}               sleeps, honouring cancellation
-//	read_cancelled {}       how many slow calls the client cancelled
+//	read_cancelled {started} how many slow calls the client cancelled
+//	                        (started: how many slow calls began)
 //	crash {}                exits the process in the middle of the call
 //	fail {message}          an isError result
 //	count {}                counts the calls that reached this process
@@ -77,7 +78,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-var calls, cancelled, lists atomic.Int64
+var calls, cancelled, lists, slowStarted atomic.Int64
 
 func text(format string, args ...any) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
@@ -85,6 +86,10 @@ func text(format string, args ...any) *mcp.CallToolResult {
 
 type echoIn struct {
 	Message string `json:"message"`
+}
+
+type startedIn struct {
+	Started bool `json:"started,omitempty"`
 }
 
 type slowIn struct {
@@ -201,6 +206,7 @@ func main() {
 		addPayloads(s)
 	}
 	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Sleeps for ms milliseconds."}, func(ctx context.Context, _ *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, any, error) {
+		slowStarted.Add(1)
 		select {
 		case <-time.After(time.Duration(in.Ms) * time.Millisecond):
 			return text("slept %dms", in.Ms), nil, nil
@@ -209,7 +215,10 @@ func main() {
 			return nil, nil, ctx.Err()
 		}
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "read_cancelled", Description: "Counts cancelled slow calls."}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+	mcp.AddTool(s, &mcp.Tool{Name: "read_cancelled", Description: "Counts cancelled slow calls."}, func(_ context.Context, _ *mcp.CallToolRequest, in startedIn) (*mcp.CallToolResult, any, error) {
+		if in.Started {
+			return text("started: %d", slowStarted.Load()), nil, nil
+		}
 		return text("cancelled: %d", cancelled.Load()), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "elicit", Description: "Asks the client for a value."}, func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
