@@ -140,18 +140,6 @@ const (
 	trustWork       = 0.01
 )
 
-func tier(score float64) string {
-	switch {
-	case score >= 0.8:
-		return "Trusted"
-	case score >= 0.5:
-		return "Standard"
-	case score >= 0.3:
-		return "Probation"
-	}
-	return "Untrusted"
-}
-
 // updateTrust moves the calling agent's score by one piece of evidence.
 // A ledger that is not JSON is left as it is (and the error logged): the
 // hook does not destroy what it cannot read.
@@ -179,7 +167,7 @@ func updateTrust(r *run, typ string, passed *bool) error {
 		a.Score += trustWork
 	}
 	a.Score = float64(int(min(1, max(0, a.Score))*1000+0.5)) / 1000
-	a.Tier = tier(a.Score)
+	a.Tier = replay.TrustTier(a.Score)
 	a.Events++
 	a.LastUpdated = replay.Timestamp(r.now)
 	l.SessionID, l.UpdatedAt = r.sid, a.LastUpdated

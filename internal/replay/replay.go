@@ -137,3 +137,17 @@ func Truncate(s string, n int) string {
 	}
 	return s
 }
+
+// TrustTier names the band a trust score falls in, as the session trust
+// ledgers (the hooks' and the router's) and session_trust_report show it.
+func TrustTier(score float64) string {
+	switch {
+	case score >= 0.8:
+		return "Trusted"
+	case score >= 0.5:
+		return "Standard"
+	case score >= 0.3:
+		return "Probation"
+	}
+	return "Untrusted"
+}

@@ -236,19 +236,6 @@ func Score(ok, errors, refused int) float64 {
 	return math.Round(s*100) / 100
 }
 
-// Tier places a score.
-func Tier(score float64) string {
-	switch {
-	case score >= 0.8:
-		return "Trusted"
-	case score >= 0.5:
-		return "Standard"
-	case score >= 0.3:
-		return "Probation"
-	}
-	return "Untrusted"
-}
-
 type agentDoc struct {
 	AgentID     string  `json:"agentId"`
 	Score       float64 `json:"score"`
@@ -269,7 +256,7 @@ func (r *Recorder) saveLedger(sid string) {
 	for i, id := range l.order {
 		t := l.agents[id]
 		score := Score(t.ok, t.errors, t.refused)
-		doc := agentDoc{AgentID: id, Score: score, Tier: Tier(score), LastUpdated: t.last,
+		doc := agentDoc{AgentID: id, Score: score, Tier: replay.TrustTier(score), LastUpdated: t.last,
 			Events: t.ok + t.errors + t.refused, OK: t.ok, Errors: t.errors, Refused: t.refused}
 		sep := ","
 		if i == len(l.order)-1 {
