@@ -80,7 +80,19 @@ func BenchmarkProxyTable(b *testing.B) {
 			"EVOKORE_TOOL_DISCOVERY_MODE=legacy", "EVOKORE_DEBUG_MEMSTATS=" + e.memFile}
 		e.c = startLineClient(b, []string{bin, "serve"}, env, dir)
 		e.c.waitTool(b, "c_echo")
-		targets = append(targets, d, r, e)
+		// The same router with the operator records (audit log, session
+		// replay) off: what they cost per call is the difference.
+		qdir := b.TempDir()
+		testutil.WriteJSON(b, qdir, "mcp.config.json", map[string]any{"servers": map[string]any{
+			"c": map[string]any{"command": ch.argv[0], "args": ch.argv[1:]},
+		}})
+		q := &target{child: ch.name, kind: "evokore-norec", tool: "c_echo", memFile: filepath.Join(qdir, "memstats.jsonl")}
+		qenv := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + qdir, "EVOKORE_HOME=" + filepath.Join(qdir, "home"),
+			"EVOKORE_TOOL_DISCOVERY_MODE=legacy", "EVOKORE_DEBUG_MEMSTATS=" + q.memFile,
+			"EVOKORE_AUDIT_LOG=false", "EVOKORE_SESSION_REPLAY=false"}
+		q.c = startLineClient(b, []string{bin, "serve"}, qenv, qdir)
+		q.c.waitTool(b, "c_echo")
+		targets = append(targets, d, r, e, q)
 		if *proxyBase != "" {
 			bdir := b.TempDir()
 			testutil.WriteJSON(b, bdir, "mcp.config.json", map[string]any{"servers": map[string]any{
@@ -110,7 +122,7 @@ func BenchmarkProxyTable(b *testing.B) {
 
 	var out strings.Builder
 	fmt.Fprintf(&out, "\nproxy benchmark: %d rounds × %d calls, raw JSON-RPC line client, echo %s\n", *proxyRounds, *proxyCalls, args)
-	fmt.Fprintf(&out, "%-18s %-9s %9s %9s %8s %8s %9s %8s %10s %9s %10s %8s\n",
+	fmt.Fprintf(&out, "%-18s %-13s %9s %9s %8s %8s %9s %8s %10s %9s %10s %8s\n",
 		"child", "path", "p50 µs", "p99 µs", "p50÷dir", "p99÷dir", "calls/s16", "÷dir", "CPU µs/call", "KB/call", "allocs/call", "RSS MiB")
 	per := len(targets) / len(children)
 	for i := 0; i < len(targets); i += per {
@@ -139,7 +151,7 @@ func BenchmarkProxyTable(b *testing.B) {
 				kb = fmt.Sprintf("%.1f", med(func(r roundResult) float64 { return r.bytesPerCall })/1024)
 				allocs = fmt.Sprintf("%.0f", med(func(r roundResult) float64 { return r.mallocsPerCall }))
 			}
-			fmt.Fprintf(&out, "%-18s %-9s %9.0f %9.0f %8.2f %8.2f %9.0f %8.2f %10s %9s %10s %8.1f\n",
+			fmt.Fprintf(&out, "%-18s %-13s %9.0f %9.0f %8.2f %8.2f %9.0f %8.2f %10s %9s %10s %8.1f\n",
 				t.child, t.kind,
 				med(func(r roundResult) float64 { return float64(r.p50.Microseconds()) }),
 				med(func(r roundResult) float64 { return float64(r.p99.Microseconds()) }),
