@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -26,7 +25,7 @@ import (
 type fastRouter struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	lines  chan []byte
+	lines  <-chan []byte
 	stderr *routertest.Buffer
 }
 
@@ -39,33 +38,8 @@ func startFastRouter(t *testing.T, env ...string) *fastRouter {
 	cmd := exec.Command(testutil.Evokore(t), "serve")
 	cmd.Dir = dir
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"), "EVOKORE_TOOL_DISCOVERY_MODE=legacy"}, env...)
-	r := &fastRouter{cmd: cmd, lines: make(chan []byte, 4096), stderr: &routertest.Buffer{}}
-	cmd.Stderr = r.stderr
-	var err error
-	if r.stdin, err = cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	go func() {
-		defer close(r.lines)
-		br := bufio.NewReaderSize(stdout, 1<<20)
-		for {
-			line, err := br.ReadBytes('\n')
-			if len(line) > 0 {
-				r.lines <- bytes.TrimRight(line, "\r\n")
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
+	r := &fastRouter{cmd: cmd}
+	r.stdin, r.lines, r.stderr = startLines(t, cmd, 4096)
 	r.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"fastpath-test","version":"1"}}}`)
 	r.response(t)
 	r.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)

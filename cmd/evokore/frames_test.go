@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,20 +22,19 @@ import (
 type rawRouter struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	lines  chan string
+	lines  <-chan []byte
 	stderr *routertest.Buffer
 }
 
-func startRawRouter(t *testing.T) *rawRouter {
+// startLines starts a router process whose stdout is read line by line
+// (end-of-line bytes trimmed) into lines, which closes with stdout; its
+// stderr is kept. The process is killed when the test ends.
+func startLines(t *testing.T, cmd *exec.Cmd, buffer int) (io.WriteCloser, <-chan []byte, *routertest.Buffer) {
 	t.Helper()
-	dir := t.TempDir()
-	cmd := exec.Command(testutil.Evokore(t), "serve")
-	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home")}
-	r := &rawRouter{cmd: cmd, lines: make(chan string, 16), stderr: &routertest.Buffer{}}
-	cmd.Stderr = r.stderr
-	var err error
-	if r.stdin, err = cmd.StdinPipe(); err != nil {
+	stderr := &routertest.Buffer{}
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
 		t.Fatal(err)
 	}
 	stdout, err := cmd.StdoutPipe()
@@ -45,19 +45,31 @@ func startRawRouter(t *testing.T) *rawRouter {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	lines := make(chan []byte, buffer)
 	go func() {
-		defer close(r.lines)
+		defer close(lines)
 		br := bufio.NewReaderSize(stdout, 1<<20)
 		for {
-			line, err := br.ReadString('\n')
-			if line != "" {
-				r.lines <- strings.TrimRight(line, "\r\n")
+			line, err := br.ReadBytes('\n')
+			if len(line) > 0 {
+				lines <- bytes.TrimRight(line, "\r\n")
 			}
 			if err != nil {
 				return
 			}
 		}
 	}()
+	return stdin, lines, stderr
+}
+
+func startRawRouter(t *testing.T) *rawRouter {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command(testutil.Evokore(t), "serve")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home")}
+	r := &rawRouter{cmd: cmd}
+	r.stdin, r.lines, r.stderr = startLines(t, cmd, 16)
 	return r
 }
 
@@ -89,7 +101,7 @@ func (r *rawRouter) nextLine(t *testing.T) map[string]any {
 			t.Fatalf("the router closed stdout (exit %v)\nstderr:\n%s", r.cmd.ProcessState, r.stderr.String())
 		}
 		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
+		if err := json.Unmarshal(line, &m); err != nil {
 			t.Fatalf("the router wrote a line that is not a JSON object: %q", line[:min(len(line), 200)])
 		}
 		return m
@@ -194,7 +206,7 @@ func TestBadFramesAreAnsweredAndTheRouterKeepsServing(t *testing.T) {
 		t.Fatal(err)
 	}
 	for line := range r.lines {
-		if !strings.Contains(line, `"method"`) {
+		if !bytes.Contains(line, []byte(`"method"`)) {
 			t.Errorf("the router answered something more: %s", line)
 		}
 	}
