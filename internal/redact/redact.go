@@ -26,11 +26,53 @@ import (
 // Mask is what a secret value becomes.
 const Mask = "[REDACTED]"
 
-// secretKey matches argument names whose values are never recorded.
-var secretKey = regexp.MustCompile(`(?i)(pass(word|wd|phrase)?|secret|token|key|auth|credential|cookie|session[-_]?id|signature|bearer|private|jwt|otp|pin$)`)
+// secretKey is the rule for argument names whose values are never
+// recorded. secretKeyASCII is the same rule for ASCII names without the
+// regexp engine: every recorded call checks every argument name, and the
+// case-insensitive regexp cost more than the rest of recording.
+var secretKey = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(pass(word|wd|phrase)?|secret|token|key|auth|credential|cookie|session[-_]?id|signature|bearer|private|jwt|otp|pin$)`)
+})
+
+// secretFragments are the alternatives of secretKey that may appear
+// anywhere in a name ("pass(word|wd|phrase)?" is "pass" there).
+var secretFragments = []string{"pass", "secret", "token", "key", "auth", "credential", "cookie",
+	"sessionid", "session-id", "session_id", "signature", "bearer", "private", "jwt", "otp"}
 
 // SecretKey reports whether values stored under name are secrets.
-func SecretKey(name string) bool { return secretKey.MatchString(name) }
+func SecretKey(name string) bool {
+	var small [64]byte
+	lower := small[:0]
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c >= utf8.RuneSelf {
+			// Unicode case folding (K as the Kelvin sign, s as the long s)
+			// is the regexp's business.
+			return secretKey().MatchString(name)
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower = append(lower, c)
+	}
+	for _, f := range secretFragments {
+		if bytesContains(lower, f) {
+			return true
+		}
+	}
+	return len(lower) >= 3 && string(lower[len(lower)-3:]) == "pin"
+}
+
+// bytesContains is strings.Contains on a byte slice without converting
+// it (and so without allocating).
+func bytesContains(b []byte, sub string) bool {
+	for i := 0; i+len(sub) <= len(b); i++ {
+		if string(b[i:i+len(sub)]) == sub {
+			return true
+		}
+	}
+	return false
+}
 
 // Scrubber hides known secret values (resolved env placeholders, webhook
 // secrets) inside strings. The zero value and nil hide nothing.

@@ -9,6 +9,13 @@ import (
 // concurrent writers (routers, CLIs) never interleave or lose a line. The
 // line must not contain a newline; one is added.
 func AppendLine(path string, line []byte) error {
+	buf := make([]byte, 0, len(line)+1)
+	return AppendLines(path, append(append(buf, line...), '\n'))
+}
+
+// AppendLines appends whole lines (data ends with a newline) to path
+// with one write under the same lock as AppendLine, and syncs them.
+func AppendLines(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
@@ -21,9 +28,7 @@ func AppendLine(path string, line []byte) error {
 		return err
 	}
 	defer Unlock(f)
-	buf := make([]byte, 0, len(line)+1)
-	buf = append(append(buf, line...), '\n')
-	if _, err := f.Write(buf); err != nil {
+	if _, err := f.Write(data); err != nil {
 		return err
 	}
 	return f.Sync()
