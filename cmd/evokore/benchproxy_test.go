@@ -78,6 +78,10 @@ func BenchmarkProxyTable(b *testing.B) {
 		e := &target{child: ch.name, kind: "evokore", tool: "c_echo", memFile: filepath.Join(dir, "memstats.jsonl")}
 		env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"),
 			"EVOKORE_TOOL_DISCOVERY_MODE=legacy", "EVOKORE_DEBUG_MEMSTATS=" + e.memFile}
+		if prof := os.Getenv("EVOKORE_DEBUG_CPUPROFILE"); prof != "" {
+			// Profiles of the routers under load: go tool pprof <file>.
+			env = append(env, "EVOKORE_DEBUG_CPUPROFILE="+prof+"."+ch.name)
+		}
 		e.c = startLineClient(b, []string{bin, "serve"}, env, dir)
 		e.c.waitTool(b, "c_echo")
 		// The same router with the operator records (audit log, session

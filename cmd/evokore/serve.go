@@ -62,6 +62,7 @@ func serve(ctx context.Context, p *paths, h httpFlags) error {
 	stopSignals := onSignals(cancel)
 	defer stopSignals()
 	defer debugMemStats()()
+	defer debugCPUProfile()()
 	s, warnings := p.servingSettings()
 	for _, w := range warnings {
 		fmt.Fprintln(os.Stderr, w)

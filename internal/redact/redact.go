@@ -169,14 +169,50 @@ func (s *Scrubber) Value(v any) any {
 // that are not a JSON object are summarised by their size alone, since
 // nothing in them can be checked.
 func (s *Scrubber) Args(raw json.RawMessage) map[string]any {
+	return s.redactArgs(raw, decodeArgs(raw))
+}
+
+// decodeArgs decodes arguments; nil when they are empty or unreadable.
+func decodeArgs(raw json.RawMessage) any {
+	var v any
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		return nil
+	}
+	return v
+}
+
+func (s *Scrubber) redactArgs(raw json.RawMessage, v any) map[string]any {
 	if len(raw) == 0 {
 		return map[string]any{}
 	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+	m, ok := v.(map[string]any)
+	if !ok {
 		return map[string]any{"_unreadable_bytes": len(raw)}
 	}
 	return s.Value(m).(map[string]any)
+}
+
+// Memo keeps what a call's records derive from it, once per call
+// (router.Call.Note).
+type Memo interface {
+	Note(key any, build func() any) any
+}
+
+// CallArgs are a call's arguments as every record shows them.
+type CallArgs struct {
+	// Redacted is Args of the arguments.
+	Redacted map[string]any
+	// Scrubber is ForCall of the arguments.
+	Scrubber *Scrubber
+}
+
+// Call returns Args and ForCall of a call's arguments, decoding them once
+// per call and scrubber however many records ask.
+func (s *Scrubber) Call(m Memo, raw json.RawMessage) *CallArgs {
+	return m.Note(s, func() any {
+		v := decodeArgs(raw)
+		return &CallArgs{Redacted: s.redactArgs(raw, v), Scrubber: s.forValue(v)}
+	}).(*CallArgs)
 }
 
 // Summary is a one-line, redacted, bounded summary of tool-call
@@ -212,8 +248,12 @@ func Truncate(v string, limit int) string {
 // password argument back must not put it in the records through its
 // answer.
 func (s *Scrubber) ForCall(raw json.RawMessage) *Scrubber {
-	var v any
-	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+	return s.forValue(decodeArgs(raw))
+}
+
+// forValue is ForCall of decoded arguments.
+func (s *Scrubber) forValue(v any) *Scrubber {
+	if v == nil {
 		return s
 	}
 	var secrets []string

@@ -120,16 +120,23 @@ func (f *fastCalls) call(m stdio.Message, r stdio.Replier) bool {
 	f.inflight[key] = cancel
 	f.mu.Unlock()
 	v.sess.Touch()
+	done := func() {
+		f.mu.Lock()
+		delete(f.inflight, key)
+		f.mu.Unlock()
+	}
+	c := &router.Call{Entry: entry, Session: v.sess, Args: args, Meta: md, Raw: &router.RawResult{}}
+	v.srv.recording.add(c, nil)
 	go func() {
-		defer func() {
-			f.mu.Lock()
-			delete(f.inflight, key)
-			f.mu.Unlock()
-			cancel()
-		}()
-		c := &router.Call{Entry: entry, Session: v.sess, Args: args, Meta: md, Raw: &router.RawResult{}}
+		defer v.srv.recording.done(c, nil)
+		defer cancel()
+		// The id is free again once answered: a client may reuse it
+		// while the recorders still run.
+		c.Deliver = func(res *mcp.CallToolResult, err error) { done(); reply(r, m.ID, c, res, err) }
 		res, err := v.srv.router.Run(ctx, c)
-		reply(r, m.ID, c, res, err)
+		if c.Deliver != nil { // not delivered by the pipeline
+			c.Deliver(res, err)
+		}
 	}()
 	return true
 }

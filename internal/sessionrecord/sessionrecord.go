@@ -42,6 +42,10 @@ import (
 const (
 	queueSize = 4096
 	batchSize = 256
+	// ledgerEvery is how often at most a session's trust ledger is
+	// rewritten: each save is a synced atomic replace, which cost more
+	// than the calls it counts when done per batch.
+	ledgerEvery = time.Second
 )
 
 // Recorder is the router.Observer that records sessions.
@@ -53,16 +57,22 @@ type Recorder struct {
 
 	queue *batchq.Queue[record]
 
-	// Owned by the writer goroutine: the trust ledgers, and whether
-	// writes are failing (logged once).
-	ledgers map[string]*ledger
-	failing bool
+	// Owned by the writer goroutine: the trust ledgers, those changed
+	// since they were saved, when they were saved, whether a flush is
+	// due, and whether writes are failing (logged once).
+	ledgers  map[string]*ledger
+	dirty    map[string]bool
+	savedAt  time.Time
+	flushDue bool
+	failing  bool
 }
 
 type record struct {
 	sid, agent string
 	entry      replay.Entry
 	refused    bool
+	// flush marks the record a timer sends to save the changed ledgers.
+	flush bool
 }
 
 // New returns a recorder writing under home; its writer starts with the
@@ -71,7 +81,7 @@ func New(home string, scrub *redact.Scrubber, log *slog.Logger) *Recorder {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	r := &Recorder{home: home, scrub: scrub, log: log, now: time.Now, ledgers: map[string]*ledger{}}
+	r := &Recorder{home: home, scrub: scrub, log: log, now: time.Now, ledgers: map[string]*ledger{}, dirty: map[string]bool{}}
 	r.queue = batchq.New(queueSize, batchSize, batchq.Linger, r.write)
 	return r
 }
@@ -110,12 +120,13 @@ func (r *Recorder) add(c *router.Call, res *mcp.CallToolResult, err error, refus
 		outcome = replay.OutcomeError
 	}
 	now := r.now()
+	args := r.scrub.Call(c, c.Args)
 	e := replay.Entry{
 		TS:        replay.Timestamp(now),
 		Tool:      c.Entry.Name,
-		Summary:   replay.Summarize(r.scrub.Args(c.Args)),
+		Summary:   replay.Summarize(args.Redacted),
 		Outcome:   outcome,
-		Output:    r.scrub.ForCall(c.Args).Bounded(output, 4*replay.MaxOutput),
+		Output:    args.Scrubber.Bounded(output, 4*replay.MaxOutput),
 		LatencyMS: latency,
 		Source:    "router",
 	}
@@ -136,15 +147,23 @@ func (r *Recorder) add(c *router.Call, res *mcp.CallToolResult, err error, refus
 // Dropped reports how many records a full queue dropped.
 func (r *Recorder) Dropped() int64 { return r.queue.Dropped() }
 
-// Close writes what is queued and stops.
-func (r *Recorder) Close() { r.queue.Close() }
+// Close writes what is queued, saves the ledgers, and stops.
+func (r *Recorder) Close() {
+	r.queue.Close()
+	r.saveLedgers() // the writer has stopped: its state is ours now
+}
 
 // write appends a batch to the sessions' replay files, one write per
-// session, and saves the ledgers it changed.
+// session, and saves the changed ledgers when the last save is
+// ledgerEvery old (else a timer asks for it then).
 func (r *Recorder) write(batch []record) {
 	var order []string
 	entries := map[string][]replay.Entry{}
 	for _, rec := range batch {
+		if rec.flush {
+			r.flushDue = false
+			continue
+		}
 		if _, ok := entries[rec.sid]; !ok {
 			order = append(order, rec.sid)
 		}
@@ -160,15 +179,39 @@ func (r *Recorder) write(batch []record) {
 		written[sid] = true
 	}
 	for _, rec := range batch {
-		if written[rec.sid] {
+		if !rec.flush && written[rec.sid] {
 			r.tally(rec)
+			r.dirty[rec.sid] = true
 		}
 	}
-	for _, sid := range order {
-		if written[sid] {
-			r.saveLedger(sid)
-		}
+	if len(r.dirty) == 0 {
+		return
 	}
+	if wait := ledgerEvery - r.now().Sub(r.savedAt); wait > 0 {
+		if !r.flushDue {
+			r.flushDue = true
+			time.AfterFunc(wait, r.askFlush)
+		}
+		return
+	}
+	r.saveLedgers()
+}
+
+// askFlush queues the flush record; a full queue is asked again later
+// (Close saves what a closed one leaves).
+func (r *Recorder) askFlush() {
+	if !r.queue.Offer(record{flush: true}) && !r.queue.Closed() {
+		time.AfterFunc(ledgerEvery, r.askFlush)
+	}
+}
+
+// saveLedgers saves the ledgers changed since their last save.
+func (r *Recorder) saveLedgers() {
+	for sid := range r.dirty {
+		r.saveLedger(sid)
+		delete(r.dirty, sid)
+	}
+	r.savedAt = r.now()
 }
 
 // tally counts rec in its session's ledger.
