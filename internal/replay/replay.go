@@ -105,7 +105,8 @@ func Path(home, sid string) string { return SessionFile(home, sid, "-replay.json
 func EvidencePath(home, sid string) string { return SessionFile(home, sid, "-evidence.jsonl") }
 
 // Append writes entries as lines of session sid's replay file, in one
-// write, filling TS when empty and bounding the free-text fields.
+// write (not synced: see statefile.AppendLines), filling TS when empty
+// and bounding the free-text fields.
 func Append(home, sid string, entries ...Entry) error {
 	var buf []byte
 	for _, e := range entries {
