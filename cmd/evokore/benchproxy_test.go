@@ -105,6 +105,10 @@ func BenchmarkProxyTable(b *testing.B) {
 			base := &target{child: ch.name, kind: "base", tool: "c_echo", memFile: filepath.Join(bdir, "memstats.jsonl")}
 			benv := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + bdir, "EVOKORE_HOME=" + filepath.Join(bdir, "home"),
 				"EVOKORE_TOOL_DISCOVERY_MODE=legacy", "EVOKORE_DEBUG_MEMSTATS=" + base.memFile}
+			if procs := os.Getenv("PROXY_BASE_GOMAXPROCS"); procs != "" {
+				// The same build on more processors, say.
+				benv = append(benv, "GOMAXPROCS="+procs)
+			}
 			base.c = startLineClient(b, []string{*proxyBase, "serve"}, benv, bdir)
 			base.c.waitTool(b, "c_echo")
 			targets = append(targets, base)

@@ -6,8 +6,9 @@ import (
 )
 
 // debugCPUProfile writes a CPU profile of the whole serve run to the file
-// EVOKORE_DEBUG_CPUPROFILE names, for finding where a proxied call's time
-// goes (go tool pprof). Without the variable nothing runs.
+// EVOKORE_DEBUG_CPUPROFILE names, and the allocations of the run to that
+// name plus ".allocs", for finding where a proxied call's time and
+// memory go (go tool pprof). Without the variable nothing runs.
 func debugCPUProfile() (stop func()) {
 	path := os.Getenv("EVOKORE_DEBUG_CPUPROFILE")
 	if path == "" {
@@ -24,5 +25,9 @@ func debugCPUProfile() (stop func()) {
 	return func() {
 		pprof.StopCPUProfile()
 		_ = f.Close()
+		if mf, err := os.Create(path + ".allocs"); err == nil {
+			_ = pprof.Lookup("allocs").WriteTo(mf, 0)
+			_ = mf.Close()
+		}
 	}
 }
