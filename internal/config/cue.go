@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"regexp"
 	"slices"
@@ -14,9 +15,10 @@ import (
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
-	"cuelang.org/go/cue/load"
+	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 	cuejson "cuelang.org/go/encoding/json"
 	cueyaml "cuelang.org/go/encoding/yaml"
@@ -34,22 +36,51 @@ type evaluator struct {
 }
 
 var loadEvaluator = sync.OnceValues(func() (*evaluator, error) {
-	cfg := &load.Config{
-		FS:         schema.FS,
-		Dir:        "/",
-		FromFSPath: func(p string) string { return path.Join("schema", strings.TrimPrefix(p, "/")) },
-	}
-	insts := load.Instances([]string{"."}, cfg)
-	if len(insts) != 1 || insts[0].Err != nil {
-		return nil, fmt.Errorf("load embedded schema: %w", insts[0].Err)
+	inst, err := schemaInstance()
+	if err != nil {
+		return nil, fmt.Errorf("load embedded schema: %w", err)
 	}
 	ctx := cuecontext.New()
-	v := ctx.BuildInstance(insts[0])
+	v := ctx.BuildInstance(inst)
 	if err := v.Err(); err != nil {
 		return nil, fmt.Errorf("build embedded schema: %w", err)
 	}
 	return &evaluator{ctx: ctx, schema: v}, nil
 })
+
+// schemaInstance assembles the embedded schema package from its files
+// directly. The package is one directory of files that import nothing,
+// so cue/load's module, registry and import resolution are not needed:
+// parsing the files ourselves halves the cost of building the evaluator
+// and keeps CUE's module registry client (OCI, digests, protobuf text
+// format) out of the binary (see docs/decisions.md, "Startup").
+func schemaInstance() (*build.Instance, error) {
+	entries, err := fs.ReadDir(schema.FS, ".")
+	if err != nil {
+		return nil, err
+	}
+	inst := build.NewContext().NewInstance("", nil)
+	for _, e := range entries {
+		if e.IsDir() || path.Ext(e.Name()) != ".cue" {
+			continue
+		}
+		src, err := fs.ReadFile(schema.FS, e.Name())
+		if err != nil {
+			return nil, err
+		}
+		f, err := parser.ParseFile(path.Join("schema", e.Name()), src, parser.ParseComments)
+		if err != nil {
+			return nil, err
+		}
+		if err := inst.AddSyntax(f); err != nil {
+			return nil, err
+		}
+	}
+	if inst.Err != nil {
+		return nil, inst.Err
+	}
+	return inst, nil
+}
 
 // format is how a file's bytes are written.
 type format int
