@@ -29,14 +29,19 @@ import (
 //
 // tools/list and tools/call never reach the SDK's own tool registry: the
 // middleware answers them from the catalog (in catalog order, hidden tools
-// callable by name). The registry only mirrors the names this session can
-// see, because changing it is how the SDK notifies a session.
+// callable by name). The view keeps the names this session can see, and
+// changing the registry is how the SDK notifies a session: the registry
+// holds one placeholder tool, replaced whenever what the session sees
+// changed. (One entry per visible tool cost two 32 KiB JSON decoders in
+// the SDK's AddTool for each tool, 37 of them before the first handshake:
+// see docs/decisions.md, "Startup".)
 type view struct {
 	srv  *Server
 	sess *session.Session
 	mcp  *mcp.Server
 	// mirrored maps each listed name to the hash of the definition
 	// listed, so a changed definition is announced like a new tool.
+	// Only the view reads it; the SDK registry holds mirrorTool.
 	mirrored map[string]string
 	// mirroredRes are the resource URIs mirrored for notifications;
 	// resourcesStale asks the next sync to announce them all again.
@@ -60,9 +65,11 @@ type view struct {
 	started atomic.Bool
 }
 
-// mirrorSchema is the input schema of a mirrored name; clients never see
-// it.
-var mirrorSchema = json.RawMessage(`{"type":"object"}`)
+// mirrorTool is the registry's placeholder: replacing it makes the SDK
+// send tools/list_changed (debounced, so a burst of changes is one
+// notification). Clients never see it: tools/list and tools/call are
+// answered by the middleware.
+var mirrorTool = mcp.Tool{Name: "evokore_tools_changed", InputSchema: json.RawMessage(`{"type":"object"}`)}
 
 // newView builds a session's view; it starts nothing and connects nothing.
 func (s *Server) newView(so SessionOptions) *view {
@@ -226,8 +233,8 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// sync makes the SDK registry mirror what this session lists; the SDK
-// sends tools/list_changed when the mirror changes.
+// sync records what this session lists and, when it changed, replaces
+// the SDK registry's placeholder so that the SDK sends tools/list_changed.
 func (v *view) sync() {
 	s := v.srv
 	entries := s.catalog.Snapshot().Project(s.gen.Load().profile.Profile, s.legacy, v.sess.Active)
@@ -235,31 +242,28 @@ func (v *view) sync() {
 	for _, e := range entries {
 		visible[e.Name] = e.Hash
 	}
+	changed := false
 	// An invalidated session re-announces everything: the names did not
 	// change, but what the client should fetch did.
-	if v.sess.TakeInvalidated() {
-		var all []string
-		for name := range v.mirrored {
-			all = append(all, name)
-		}
-		v.mcp.RemoveTools(all...)
+	if v.sess.TakeInvalidated() && len(v.mirrored) > 0 {
 		clear(v.mirrored)
+		changed = true
 	}
-	var gone []string
 	for name, hash := range v.mirrored {
 		if h, ok := visible[name]; !ok || h != hash {
-			gone = append(gone, name)
 			delete(v.mirrored, name)
+			changed = true
 		}
-	}
-	if len(gone) > 0 {
-		v.mcp.RemoveTools(gone...)
 	}
 	for name, hash := range visible {
 		if _, ok := v.mirrored[name]; !ok {
 			v.mirrored[name] = hash
-			v.mcp.AddTool(&mcp.Tool{Name: name, InputSchema: mirrorSchema}, nil)
+			changed = true
 		}
+	}
+	if changed {
+		t := mirrorTool
+		v.mcp.AddTool(&t, nil)
 	}
 }
 
