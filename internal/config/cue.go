@@ -403,7 +403,7 @@ func fromCUE(file string, err error, code string, data cue.Value, pos positions)
 				msg = e.Error()
 			}
 			// Parsers report plain "file:line: message" errors.
-			if m := linePrefixed.FindStringSubmatch(msg); m != nil && p.Line == 0 {
+			if m := linePrefixed().FindStringSubmatch(msg); m != nil && p.Line == 0 {
 				p.Line, _ = strconv.Atoi(m[2])
 				msg = m[3]
 			}
@@ -471,7 +471,7 @@ func pickPosition(file string, e cueerrors.Error) Position {
 	return Position{File: file}
 }
 
-var linePrefixed = regexp.MustCompile(`^(.*):(\d+): (.*)$`)
+var linePrefixed = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*):(\d+): (.*)$`) })
 
 // positions maps a path inside a data file to where it was written: the
 // value (what a wrong value is reported at) and, for a field, its key
