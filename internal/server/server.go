@@ -121,6 +121,10 @@ type Server struct {
 	wg           sync.WaitGroup
 	calls        inflight
 	flushers     []func(context.Context)
+	// afterHandshake run once, when a session's first request has been
+	// handled (see view.answer).
+	handshakeOnce  sync.Once
+	afterHandshake []func()
 
 	mu      sync.Mutex
 	closing bool
@@ -173,6 +177,7 @@ func New(opts Options) *Server {
 	contrib := registerManagers(table, host, s)
 	s.content = contrib.Content
 	s.starters = append(s.starters, contrib.Starters...)
+	s.afterHandshake = contrib.AfterHandshake
 	s.closers = append(s.closers, contrib.Closers...)
 	s.catalog.SetNatives(table.Entries())
 	po := s.policyOptions(g, failClosed)
@@ -399,6 +404,16 @@ func (s *Server) Start() {
 	s.startOnce.Do(func() {
 		for _, start := range s.starters {
 			start(s.bg)
+		}
+	})
+}
+
+// handshook runs the work deferred until a client was answered: the
+// first request of the first session. Only the first call does anything.
+func (s *Server) handshook() {
+	s.handshakeOnce.Do(func() {
+		for _, start := range s.afterHandshake {
+			start()
 		}
 	})
 }

@@ -52,7 +52,11 @@ type view struct {
 
 	bindOnce sync.Once
 	bound    bool
-	ss       *mcp.ServerSession
+	// answered is closed once the session's first request was handled:
+	// keeping the mirror current starts then, not during the handshake.
+	answered     chan struct{}
+	answeredOnce sync.Once
+	ss           *mcp.ServerSession
 
 	// http is set for a session served over streamable HTTP: it keeps
 	// the session's record in the session store. pinnedID is the id a
@@ -73,7 +77,8 @@ var mirrorTool = mcp.Tool{Name: "evokore_tools_changed", InputSchema: json.RawMe
 
 // newView builds a session's view; it starts nothing and connects nothing.
 func (s *Server) newView(so SessionOptions) *view {
-	v := &view{srv: s, mirrored: map[string]string{}, mirroredRes: map[string]bool{}, mirroredPrompts: map[string]bool{}}
+	v := &view{srv: s, mirrored: map[string]string{}, mirroredRes: map[string]bool{}, mirroredPrompts: map[string]bool{},
+		answered: make(chan struct{})}
 	role := so.Role
 	if role == "" {
 		role = s.gen.Load().role
@@ -147,6 +152,15 @@ func (v *view) bind(ss *mcp.ServerSession) bool {
 	return v.bound
 }
 
+// answer records that the session's first request was handled: the
+// view's watch may begin, and so may the server's deferred work.
+func (v *view) answer() {
+	v.answeredOnce.Do(func() {
+		close(v.answered)
+		v.srv.handshook()
+	})
+}
+
 // close ends the view's session.
 func (v *view) close() {
 	if v.ss != nil {
@@ -174,6 +188,9 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && !v.bind(ss) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "evokore is shutting down"}
 		}
+		// Background work waits for the first answer: the handshake is
+		// what a client waits on at start (docs/decisions.md, "Startup").
+		defer v.answer()
 		v.sess.Touch()
 		if method == "initialize" && v.http != nil {
 			// Saved once the client's parameters are known and before the
@@ -275,6 +292,15 @@ func (v *view) watch(ss *mcp.ServerSession) {
 		close(done)
 	}()
 	var contentChanged <-chan struct{}
+	// The mirror newView set stays until the first answer: syncing
+	// resources and prompts builds the skills index, which the handshake
+	// must not wait behind.
+	select {
+	case <-v.answered:
+	case <-done:
+		v.left()
+		return
+	}
 	for {
 		snap := v.srv.catalog.Snapshot()
 		gen := v.srv.gen.Load()
@@ -299,13 +325,18 @@ func (v *view) watch(ss *mcp.ServerSession) {
 			v.resourcesStale = true
 			v.sess.Invalidate()
 		case <-done:
-			v.srv.detach(v)
-			v.srv.proxy.DropSession(v.sess)
-			if v.http != nil {
-				v.http.remove(v)
-			}
-			v.ended()
+			v.left()
 			return
 		}
 	}
+}
+
+// left forgets a session that ended.
+func (v *view) left() {
+	v.srv.detach(v)
+	v.srv.proxy.DropSession(v.sess)
+	if v.http != nil {
+		v.http.remove(v)
+	}
+	v.ended()
 }
