@@ -64,7 +64,13 @@ type Entry struct {
 
 // NewEntry builds a native or plugin entry from its definition.
 func NewEntry(t *mcp.Tool, src Source) *Entry {
-	return &Entry{Name: t.Name, Tool: t, Source: src, Hash: DefinitionHash(t)}
+	return NewHashedEntry(t, src, DefinitionHash(t))
+}
+
+// NewHashedEntry is NewEntry for a caller that already holds
+// DefinitionHash(t) (the native table computes its hashes once).
+func NewHashedEntry(t *mcp.Tool, src Source, hash string) *Entry {
+	return &Entry{Name: t.Name, Tool: t, Source: src, Hash: hash}
 }
 
 // ApprovalTokenField is the argument that carries a human's approval.

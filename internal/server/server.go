@@ -145,6 +145,9 @@ func New(opts Options) *Server {
 	s.bg, s.stopBG = context.WithCancel(context.Background())
 
 	g := &generation{number: 1, settings: opts.Settings, loaded: time.Now(), superseded: make(chan struct{})}
+	// The native entries' hashes are computed on another core while the
+	// configuration is read; the goroutine ends when they are done.
+	go native.Prepare()
 	g.config, g.configSum = s.loadConfig()
 	// Opened first so they close last, after every part that reports
 	// into them.
