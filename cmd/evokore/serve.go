@@ -63,6 +63,8 @@ func serve(ctx context.Context, p *paths, h httpFlags) error {
 	stopSignals := onSignals(cancel)
 	defer stopSignals()
 	defer debugMemStats()()
+	// The schema compiles on another core while the settings are read.
+	go config.Prepare()
 	s, warnings := p.servingSettings()
 	for _, w := range warnings {
 		fmt.Fprintln(os.Stderr, w)

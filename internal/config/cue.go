@@ -37,6 +37,12 @@ type evaluator struct {
 
 var loadEvaluator = sync.OnceValues(buildEvaluator)
 
+// Prepare compiles the embedded schema ahead of the first file it checks.
+// A command that is about to read its configuration calls it on a
+// goroutine, so that the compilation (the largest piece of evokore's own
+// start-up work) overlaps what it does before reading.
+func Prepare() { _, _ = loadEvaluator() }
+
 // buildEvaluator compiles the embedded schema package.
 func buildEvaluator() (*evaluator, error) {
 	inst, err := schemaInstance()
