@@ -78,6 +78,10 @@ func BenchmarkProxyTable(b *testing.B) {
 		e := &target{child: ch.name, kind: "evokore", tool: "c_echo", memFile: filepath.Join(dir, "memstats.jsonl")}
 		env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"),
 			"EVOKORE_TOOL_DISCOVERY_MODE=legacy", "EVOKORE_DEBUG_MEMSTATS=" + e.memFile}
+		if prof := os.Getenv("EVOKORE_DEBUG_CPUPROFILE"); prof != "" {
+			// Profiles of the routers under load: go tool pprof <file>.
+			env = append(env, "EVOKORE_DEBUG_CPUPROFILE="+prof+"."+ch.name)
+		}
 		e.c = startLineClient(b, []string{bin, "serve"}, env, dir)
 		e.c.waitTool(b, "c_echo")
 		// The same router with the operator records (audit log, session
@@ -122,8 +126,8 @@ func BenchmarkProxyTable(b *testing.B) {
 
 	var out strings.Builder
 	fmt.Fprintf(&out, "\nproxy benchmark: %d rounds × %d calls, raw JSON-RPC line client, echo %s\n", *proxyRounds, *proxyCalls, args)
-	fmt.Fprintf(&out, "%-18s %-13s %9s %9s %8s %8s %9s %8s %10s %9s %10s %8s\n",
-		"child", "path", "p50 µs", "p99 µs", "p50÷dir", "p99÷dir", "calls/s16", "÷dir", "CPU µs/call", "KB/call", "allocs/call", "RSS MiB")
+	fmt.Fprintf(&out, "%-18s %-13s %9s %9s %8s %8s %9s %8s %10s %8s %9s %10s %8s\n",
+		"child", "path", "p50 µs", "p99 µs", "p50÷dir", "p99÷dir", "calls/s16", "÷dir", "CPU µs/call", "syscalls", "KB/call", "allocs/call", "RSS MiB")
 	per := len(targets) / len(children)
 	for i := 0; i < len(targets); i += per {
 		direct := targets[i]
@@ -142,22 +146,23 @@ func BenchmarkProxyTable(b *testing.B) {
 				}
 				return median(v)
 			}
-			cpu := "-"
+			cpu, sys := "-", "-"
 			if t.kind != "direct" {
 				cpu = fmt.Sprintf("%.0f", med(func(r roundResult) float64 { return r.cpuPerCall }))
+				sys = fmt.Sprintf("%.1f", med(func(r roundResult) float64 { return r.syscallsPerCall }))
 			}
 			kb, allocs := "-", "-"
 			if t.memFile != "" {
 				kb = fmt.Sprintf("%.1f", med(func(r roundResult) float64 { return r.bytesPerCall })/1024)
 				allocs = fmt.Sprintf("%.0f", med(func(r roundResult) float64 { return r.mallocsPerCall }))
 			}
-			fmt.Fprintf(&out, "%-18s %-13s %9.0f %9.0f %8.2f %8.2f %9.0f %8.2f %10s %9s %10s %8.1f\n",
+			fmt.Fprintf(&out, "%-18s %-13s %9.0f %9.0f %8.2f %8.2f %9.0f %8.2f %10s %8s %9s %10s %8.1f\n",
 				t.child, t.kind,
 				med(func(r roundResult) float64 { return float64(r.p50.Microseconds()) }),
 				med(func(r roundResult) float64 { return float64(r.p99.Microseconds()) }),
 				median(p50r), median(p99r),
 				med(func(r roundResult) float64 { return r.perSec }), median(tpr),
-				cpu, kb, allocs, rssOf(t.c.cmd.Process.Pid))
+				cpu, sys, kb, allocs, rssOf(t.c.cmd.Process.Pid))
 			if t.kind == "evokore" {
 				tag := strings.TrimPrefix(t.child, "server-")
 				b.ReportMetric(median(p50r), tag+"-p50÷direct")
@@ -171,11 +176,14 @@ func BenchmarkProxyTable(b *testing.B) {
 
 // roundResult is one target's measurements in one round.
 type roundResult struct {
-	p50, p99       time.Duration
-	perSec         float64
-	cpuPerCall     float64 // µs of the target process
-	bytesPerCall   float64
-	mallocsPerCall float64
+	p50, p99   time.Duration
+	perSec     float64
+	cpuPerCall float64 // µs of the target process
+	// syscallsPerCall counts the target's read and write system calls
+	// (/proc/<pid>/io): a relay's floor is about four.
+	syscallsPerCall float64
+	bytesPerCall    float64
+	mallocsPerCall  float64
 }
 
 // lineClient is a raw JSON-RPC client over a process's stdio.
@@ -295,6 +303,7 @@ func (c *lineClient) round(b *testing.B, tool, args string, n int, memFile strin
 	var r roundResult
 	params := `{"name":"` + tool + `","arguments":` + args + `}`
 	cpu0 := cpuTicks(b, c.cmd.Process.Pid)
+	sys0 := syscallCount(b, c.cmd.Process.Pid)
 	var mem0 memProbe
 	if memFile != "" {
 		mem0 = probeMem(b, c.cmd.Process.Pid, memFile)
@@ -324,12 +333,29 @@ func (c *lineClient) round(b *testing.B, tool, args string, n int, memFile strin
 	r.perSec = float64(n) / time.Since(start).Seconds()
 	calls := float64(2 * n)
 	r.cpuPerCall = float64(cpuTicks(b, c.cmd.Process.Pid)-cpu0) * 1e6 / clockTicks / calls
+	r.syscallsPerCall = float64(syscallCount(b, c.cmd.Process.Pid)-sys0) / calls
 	if memFile != "" {
 		mem1 := probeMem(b, c.cmd.Process.Pid, memFile)
 		r.bytesPerCall = float64(mem1.TotalAlloc-mem0.TotalAlloc) / calls
 		r.mallocsPerCall = float64(mem1.Mallocs-mem0.Mallocs) / calls
 	}
 	return r
+}
+
+// syscallCount is the read and write system calls a process made.
+func syscallCount(b *testing.B, pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n int64
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, ": "); ok && (k == "syscr" || k == "syscw") {
+			c, _ := strconv.ParseInt(v, 10, 64)
+			n += c
+		}
+	}
+	return n
 }
 
 // clockTicks is USER_HZ, 100 on every Linux this runs on.

@@ -63,6 +63,7 @@ func serve(ctx context.Context, p *paths, h httpFlags) error {
 	stopSignals := onSignals(cancel)
 	defer stopSignals()
 	defer debugMemStats()()
+	defer debugCPUProfile()()
 	// The schema compiles on another core while the settings are read.
 	go config.Prepare()
 	s, warnings := p.servingSettings()

@@ -11,9 +11,10 @@
 // directory.
 //
 // Writing never holds up a tool call: Handle queues the event and one
-// goroutine writes batches. A full queue (a disk that stopped answering)
-// drops the newest events and counts them; the count is written as an
-// audit_dropped line as soon as the disk takes writes again.
+// goroutine writes batches (package batchq: lines reach the file within
+// batchq.Linger). A full queue (a disk that stopped answering) drops the
+// newest events and counts them; the count is written as an audit_dropped
+// line as soon as the disk takes writes again.
 //
 // Events arrive redacted (package redact); this package adds nothing that
 // could carry a secret.
@@ -26,10 +27,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/evokore/evokore/internal/batchq"
 	"github.com/evokore/evokore/internal/events"
 	"github.com/evokore/evokore/internal/replay"
 )
@@ -39,6 +40,7 @@ const (
 	DefaultMaxBytes = 10 << 20
 	DefaultKeep     = 5
 	queueSize       = 4096
+	batchSize       = 256
 )
 
 // Path is where the audit log of an EVOKORE_HOME lives.
@@ -56,15 +58,15 @@ type Options struct {
 
 // Log writes events to the audit file. Handle queues; Close drains.
 type Log struct {
-	opts    Options
-	queue   chan events.Event
-	done    chan struct{}
-	dropped atomic.Int64
-	closeMu sync.RWMutex
-	closed  bool
-	start   sync.Once
-	// failing is set while writes fail, so the failure is logged once.
-	failing bool
+	opts  Options
+	queue *batchq.Queue[events.Event]
+	// Owned by the writer: failing is set while writes fail, so the
+	// failure is logged once; reported is how many drops the file shows.
+	failing  bool
+	reported int64
+	buf      []byte
+	// failed counts the events a failed write lost.
+	failed atomic.Int64
 }
 
 // Open returns a log writing to o.Path. Its writer starts with the first
@@ -79,75 +81,22 @@ func Open(o Options) *Log {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Log{opts: o, queue: make(chan events.Event, queueSize), done: make(chan struct{})}
+	l := &Log{opts: o}
+	l.queue = batchq.New(queueSize, batchSize, batchq.Linger, l.write)
+	return l
 }
 
 var _ events.Sink = (*Log)(nil)
 
 // Handle queues e for writing; it never blocks.
-func (l *Log) Handle(e events.Event) {
-	l.closeMu.RLock()
-	defer l.closeMu.RUnlock()
-	if l.closed {
-		return
-	}
-	l.start.Do(func() { go l.run() })
-	select {
-	case l.queue <- e:
-	default:
-		l.dropped.Add(1)
-	}
-}
+func (l *Log) Handle(e events.Event) { l.queue.Offer(e) }
 
-// Dropped reports how many events were dropped because the queue was
-// full.
-func (l *Log) Dropped() int64 { return l.dropped.Load() }
+// Dropped reports how many events were dropped: the queue was full, or
+// the file refused them.
+func (l *Log) Dropped() int64 { return l.queue.Dropped() + l.failed.Load() }
 
 // Close writes what is queued and stops the writer.
-func (l *Log) Close() {
-	l.closeMu.Lock()
-	if !l.closed {
-		l.closed = true
-		close(l.queue)
-	}
-	l.closeMu.Unlock()
-	l.start.Do(func() { close(l.done) }) // never started: nothing to drain
-	<-l.done
-}
-
-func (l *Log) run() {
-	defer close(l.done)
-	var reported int64
-	for e := range l.queue {
-		batch := [][]byte{line(e)}
-	more:
-		for len(batch) < 64 {
-			select {
-			case e, ok := <-l.queue:
-				if !ok {
-					break more
-				}
-				batch = append(batch, line(e))
-			default:
-				break more
-			}
-		}
-		if d := l.dropped.Load(); d > reported {
-			batch = append(batch, line(events.Event{Time: time.Now().UTC().Truncate(time.Millisecond), Type: "audit_dropped",
-				Detail: strconv.FormatInt(d-reported, 10) + " events dropped: the audit queue was full", Pid: os.Getpid()}))
-			reported = d
-		}
-		if err := l.write(batch); err != nil {
-			if !l.failing {
-				l.opts.Log.Warn(fmt.Sprintf("[EVOKORE] Cannot write the audit log %s: %v", l.opts.Path, err))
-			}
-			l.failing = true
-			l.dropped.Add(int64(len(batch)))
-			continue
-		}
-		l.failing = false
-	}
-}
+func (l *Log) Close() { l.queue.Close() }
 
 func line(e events.Event) []byte {
 	b, err := json.Marshal(e)
@@ -160,13 +109,30 @@ func line(e events.Event) []byte {
 // write appends a batch as one write under the log's lock, rotating
 // first when the file has reached MaxBytes (replay.AppendRotating, the
 // rotation every log under EVOKORE_HOME shares).
-func (l *Log) write(batch [][]byte) error {
-	var buf []byte
-	for _, b := range batch {
-		buf = append(buf, b...)
+func (l *Log) write(batch []events.Event) {
+	buf := l.buf[:0]
+	for _, e := range batch {
+		buf = append(buf, line(e)...)
+	}
+	d := l.Dropped()
+	if d > l.reported {
+		buf = append(buf, line(events.Event{Time: time.Now().UTC().Truncate(time.Millisecond), Type: "audit_dropped",
+			Detail: strconv.FormatInt(d-l.reported, 10) + " events dropped: the audit queue was full", Pid: os.Getpid()})...)
 	}
 	// AppendRotating adds the last newline itself.
-	return replay.AppendRotating(l.opts.Path, buf[:len(buf)-1], l.opts.MaxBytes, l.opts.Keep)
+	if err := replay.AppendRotating(l.opts.Path, buf[:len(buf)-1], l.opts.MaxBytes, l.opts.Keep); err != nil {
+		if !l.failing {
+			l.opts.Log.Warn(fmt.Sprintf("[EVOKORE] Cannot write the audit log %s: %v", l.opts.Path, err))
+		}
+		l.failing = true
+		l.failed.Add(int64(len(batch)))
+	} else {
+		l.failing = false
+		l.reported = d
+	}
+	if cap(buf) <= 1<<20 {
+		l.buf = buf
+	}
 }
 
 // Append writes one event at once, for a short-lived process that has no

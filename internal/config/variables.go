@@ -36,6 +36,8 @@ var knownVariables = []string{
 	"EVOKORE_PROCGROUP_WATCHDOG",
 	// The benchmarks' allocation probe (cmd/evokore, SIGUSR1).
 	"EVOKORE_DEBUG_MEMSTATS",
+	// A CPU profile of the serve run (cmd/evokore), for performance work.
+	"EVOKORE_DEBUG_CPUPROFILE",
 	// The voice sidecar (evokore voice).
 	"EVOKORE_VOICES_PATH", "EVOKORE_TTS_PROVIDER", "EVOKORE_TTS_BASE_URL",
 	"EVOKORE_TTS_API_KEY", "EVOKORE_TTS_VOICE", "EVOKORE_TTS_MODEL",

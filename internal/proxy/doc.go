@@ -39,10 +39,12 @@
 // 2026-07-28 per-request metadata) goes on to the SDK exactly as before.
 // A taken call runs through the router's ordinary pipeline (the same
 // stages, hooks, middleware, in-flight accounting and observers) with
-// Call.Raw set; its answer is written by the transport under the
-// client's id, string or number, from the same write lock as the SDK's
-// answers, and it counts in the same open-request set that the end of
-// input drains. notifications/cancelled naming a taken call cancels it;
+// Call.Raw set, on a reused goroutine; its answer is written by the
+// transport under the client's id, string or number, from the same write
+// lock as the SDK's answers, as soon as the observers (cooldown, refunds,
+// telemetry) have run and before the recorders (audit log, session
+// replay) do (router.Call.Deliver), and it counts in the same
+// open-request set that the end of input drains. notifications/cancelled naming a taken call cancels it;
 // any other cancellation is the SDK's.
 //
 // Child side (stdio children, wire.go): the SDK's client and the fast

@@ -68,7 +68,7 @@ func startProcess(s config.Server, env config.Env, log io.Writer, grace time.Dur
 		return nil, err
 	}
 	prefix := "[" + s.ID + "] "
-	lw := &lockedStdin{w: stdin}
+	lw := newLockedStdin(stdin)
 	p := &process{cmd: cmd, stdin: lw, stdout: newJSONLines(stdout, log, prefix), wire: newWire(lw), done: make(chan struct{})}
 	p.stdout.take, p.stdout.ended = p.wire.take, p.wire.close
 	var drained sync.WaitGroup

@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/evokore/evokore/internal/linewrite"
 	"github.com/evokore/evokore/internal/rawjson"
 )
 
@@ -159,18 +160,19 @@ func firstNonSpace(b []byte) byte {
 	return b[0]
 }
 
-// lockedStdin serialises whole writes to a child's stdin. The SDK's
-// transport writes each message with a single Write, so sharing this
-// lock keeps its lines and the fast path's from interleaving.
+// lockedStdin serialises whole writes to a child's stdin, combining the
+// ones that meet (package linewrite). The SDK's transport writes each
+// message with a single Write, so sharing it keeps its lines and the fast
+// path's from interleaving.
 type lockedStdin struct {
-	mu sync.Mutex
-	w  io.WriteCloser
+	lines *linewrite.Writer
+	w     io.WriteCloser
 }
 
-func (l *lockedStdin) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+func newLockedStdin(w io.WriteCloser) *lockedStdin {
+	return &lockedStdin{lines: linewrite.New(w), w: w}
 }
+
+func (l *lockedStdin) Write(p []byte) (int, error) { return l.lines.Write(p) }
 
 func (l *lockedStdin) Close() error { return l.w.Close() }

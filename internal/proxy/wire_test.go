@@ -15,7 +15,7 @@ func (nopCloser) Close() error { return nil }
 // of ours, is left for the SDK.
 func TestWireTakesOnlyResponsesToItsOwnRequests(t *testing.T) {
 	var sent bytes.Buffer
-	wr := newWire(&lockedStdin{w: nopCloser{&sent}})
+	wr := newWire(newLockedStdin(nopCloser{&sent}))
 	id, reply, end := wr.begin()
 	defer end()
 	other, otherReply, endOther := wr.begin()
@@ -58,7 +58,7 @@ func TestWireTakesOnlyResponsesToItsOwnRequests(t *testing.T) {
 }
 
 func TestWireRefusesAResultThatIsNotAnObject(t *testing.T) {
-	wr := newWire(&lockedStdin{w: nopCloser{io.Discard}})
+	wr := newWire(newLockedStdin(nopCloser{io.Discard}))
 	id, reply, end := wr.begin()
 	defer end()
 	wr.take([]byte(`{"jsonrpc":"2.0","id":"` + id + `","result":"text"}`))

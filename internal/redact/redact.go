@@ -26,11 +26,53 @@ import (
 // Mask is what a secret value becomes.
 const Mask = "[REDACTED]"
 
-// secretKey matches argument names whose values are never recorded.
-var secretKey = regexp.MustCompile(`(?i)(pass(word|wd|phrase)?|secret|token|key|auth|credential|cookie|session[-_]?id|signature|bearer|private|jwt|otp|pin$)`)
+// secretKey is the rule for argument names whose values are never
+// recorded. secretKeyASCII is the same rule for ASCII names without the
+// regexp engine: every recorded call checks every argument name, and the
+// case-insensitive regexp cost more than the rest of recording.
+var secretKey = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(pass(word|wd|phrase)?|secret|token|key|auth|credential|cookie|session[-_]?id|signature|bearer|private|jwt|otp|pin$)`)
+})
+
+// secretFragments are the alternatives of secretKey that may appear
+// anywhere in a name ("pass(word|wd|phrase)?" is "pass" there).
+var secretFragments = []string{"pass", "secret", "token", "key", "auth", "credential", "cookie",
+	"sessionid", "session-id", "session_id", "signature", "bearer", "private", "jwt", "otp"}
 
 // SecretKey reports whether values stored under name are secrets.
-func SecretKey(name string) bool { return secretKey.MatchString(name) }
+func SecretKey(name string) bool {
+	var small [64]byte
+	lower := small[:0]
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c >= utf8.RuneSelf {
+			// Unicode case folding (K as the Kelvin sign, s as the long s)
+			// is the regexp's business.
+			return secretKey().MatchString(name)
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower = append(lower, c)
+	}
+	for _, f := range secretFragments {
+		if bytesContains(lower, f) {
+			return true
+		}
+	}
+	return len(lower) >= 3 && string(lower[len(lower)-3:]) == "pin"
+}
+
+// bytesContains is strings.Contains on a byte slice without converting
+// it (and so without allocating).
+func bytesContains(b []byte, sub string) bool {
+	for i := 0; i+len(sub) <= len(b); i++ {
+		if string(b[i:i+len(sub)]) == sub {
+			return true
+		}
+	}
+	return false
+}
 
 // Scrubber hides known secret values (resolved env placeholders, webhook
 // secrets) inside strings. The zero value and nil hide nothing.
@@ -127,14 +169,50 @@ func (s *Scrubber) Value(v any) any {
 // that are not a JSON object are summarised by their size alone, since
 // nothing in them can be checked.
 func (s *Scrubber) Args(raw json.RawMessage) map[string]any {
+	return s.redactArgs(raw, decodeArgs(raw))
+}
+
+// decodeArgs decodes arguments; nil when they are empty or unreadable.
+func decodeArgs(raw json.RawMessage) any {
+	var v any
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		return nil
+	}
+	return v
+}
+
+func (s *Scrubber) redactArgs(raw json.RawMessage, v any) map[string]any {
 	if len(raw) == 0 {
 		return map[string]any{}
 	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+	m, ok := v.(map[string]any)
+	if !ok {
 		return map[string]any{"_unreadable_bytes": len(raw)}
 	}
 	return s.Value(m).(map[string]any)
+}
+
+// Memo keeps what a call's records derive from it, once per call
+// (router.Call.Note).
+type Memo interface {
+	Note(key any, build func() any) any
+}
+
+// CallArgs are a call's arguments as every record shows them.
+type CallArgs struct {
+	// Redacted is Args of the arguments.
+	Redacted map[string]any
+	// Scrubber is ForCall of the arguments.
+	Scrubber *Scrubber
+}
+
+// Call returns Args and ForCall of a call's arguments, decoding them once
+// per call and scrubber however many records ask.
+func (s *Scrubber) Call(m Memo, raw json.RawMessage) *CallArgs {
+	return m.Note(s, func() any {
+		v := decodeArgs(raw)
+		return &CallArgs{Redacted: s.redactArgs(raw, v), Scrubber: s.forValue(v)}
+	}).(*CallArgs)
 }
 
 // Summary is a one-line, redacted, bounded summary of tool-call
@@ -170,8 +248,12 @@ func Truncate(v string, limit int) string {
 // password argument back must not put it in the records through its
 // answer.
 func (s *Scrubber) ForCall(raw json.RawMessage) *Scrubber {
-	var v any
-	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+	return s.forValue(decodeArgs(raw))
+}
+
+// forValue is ForCall of decoded arguments.
+func (s *Scrubber) forValue(v any) *Scrubber {
+	if v == nil {
 		return s
 	}
 	var secrets []string

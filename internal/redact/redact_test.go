@@ -2,6 +2,7 @@ package redact_test
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -33,5 +34,30 @@ func TestArgsMaskSecretKeysAtAnyDepthAndScrubEnvValues(t *testing.T) {
 	var nilScrubber *redact.Scrubber
 	if nilScrubber.String("x") != "x" {
 		t.Error("a nil scrubber changes text")
+	}
+}
+
+// SecretKey's ASCII shortcut decides exactly as the rule's regexp, for
+// every name built from the rule's words, their neighbours and case
+// changes, and hands non-ASCII names to the regexp (case folding).
+func TestSecretKeyMatchesTheRule(t *testing.T) {
+	rule := regexp.MustCompile(`(?i)(pass(word|wd|phrase)?|secret|token|key|auth|credential|cookie|session[-_]?id|signature|bearer|private|jwt|otp|pin$)`)
+	parts := []string{"", "pass", "PassWord", "secret", "tok", "token", "KEY", "ke", "auth", "Credential", "cookie",
+		"session", "sessionId", "session-ID", "session_id", "session.id", "signature", "bearer", "private", "jwt",
+		"otp", "pin", "PIN", "pinned", "spin", "x", "_", "-", "name", "path", "query", "é", "\u212a" + "ey", "ſecret"}
+	n := 0
+	for _, a := range parts {
+		for _, b := range parts {
+			for _, c := range []string{"", "pin", "s", "Pin"} {
+				name := a + b + c
+				if got, want := redact.SecretKey(name), rule.MatchString(name); got != want {
+					t.Errorf("SecretKey(%q) = %v, the rule says %v", name, got, want)
+				}
+				n++
+			}
+		}
+	}
+	if n < 4000 {
+		t.Fatalf("only %d names checked", n)
 	}
 }

@@ -105,22 +105,30 @@ func Path(home, sid string) string { return SessionFile(home, sid, "-replay.json
 // EvidencePath is the evidence file of session sid under home.
 func EvidencePath(home, sid string) string { return SessionFile(home, sid, "-evidence.jsonl") }
 
-// Append writes e as one line of session sid's replay file, filling TS
-// when empty and bounding the free-text fields.
-func Append(home, sid string, e Entry) error {
-	if e.TS == "" {
-		e.TS = Timestamp(time.Now())
+// Append writes entries as lines of session sid's replay file, in one
+// write (not synced: see statefile.AppendLines), filling TS when empty
+// and bounding the free-text fields.
+func Append(home, sid string, entries ...Entry) error {
+	var buf []byte
+	for _, e := range entries {
+		if e.TS == "" {
+			e.TS = Timestamp(time.Now())
+		}
+		if e.Outcome == "" {
+			e.Outcome = OutcomeOK
+		}
+		e.Summary = Truncate(e.Summary, MaxSummary)
+		e.Output = Truncate(e.Output, MaxOutput)
+		line, err := json.Marshal(e)
+		if err != nil {
+			return err
+		}
+		buf = append(append(buf, line...), '\n')
 	}
-	if e.Outcome == "" {
-		e.Outcome = OutcomeOK
+	if len(buf) == 0 {
+		return nil
 	}
-	e.Summary = Truncate(e.Summary, MaxSummary)
-	e.Output = Truncate(e.Output, MaxOutput)
-	line, err := json.Marshal(e)
-	if err != nil {
-		return err
-	}
-	return statefile.AppendLine(Path(home, sid), line)
+	return statefile.AppendLines(Path(home, sid), buf)
 }
 
 // Truncate cuts s to at most n characters (runes), never splitting one,

@@ -57,8 +57,30 @@ type Call struct {
 	// Raw, when set by the caller, lets a dispatcher that can leave the
 	// tool's result as the bytes the tool sent (see RawResult).
 	Raw *RawResult
+	// Deliver, when set by the caller, sends the call's answer. Run calls
+	// it once, after the observers and before the recorders, so what
+	// only records a call (the audit log, the session replay) never adds
+	// to the time a client waits for its answer.
+	Deliver func(*mcp.CallToolResult, error)
 
 	beforeDispatch []func() (*mcp.CallToolResult, error)
+	notes          map[any]any
+}
+
+// Note returns the value build makes for key, building it once per call:
+// what several observers derive from a call (its decoded, redacted
+// arguments) is derived once. Observers and recorders run one at a time,
+// so Note needs no lock.
+func (c *Call) Note(key any, build func() any) any {
+	if v, ok := c.notes[key]; ok {
+		return v
+	}
+	v := build()
+	if c.notes == nil {
+		c.notes = map[any]any{}
+	}
+	c.notes[key] = v
+	return v
 }
 
 // BeforeDispatch registers fn to run once every stage has passed, just
@@ -180,8 +202,14 @@ type Options struct {
 	Stages []Stage
 	// Middleware wraps dispatch, the first outermost.
 	Middleware []Middleware
-	// Observers see every dispatched call's outcome, in order.
+	// Observers see every dispatched call's outcome, in order, before
+	// its answer is delivered (cooldowns and refunds must be in force
+	// when the client sends its next call).
 	Observers []Observer
+	// Recorders see every call after its answer is delivered (see
+	// Call.Deliver); they only record. A RefusalObserver among them sees
+	// refused calls too.
+	Recorders []Observer
 }
 
 // Router is the pipeline and its parts. It is immutable once built.
@@ -193,6 +221,7 @@ type Router struct {
 	resolver  Resolver
 	stages    []Stage
 	observers []Observer
+	recorders []Observer
 	dispatch  Dispatch
 }
 
@@ -210,6 +239,11 @@ func New(o Options) *Router {
 	for _, ob := range o.Observers {
 		if ob != nil {
 			r.observers = append(r.observers, ob)
+		}
+	}
+	for _, ob := range o.Recorders {
+		if ob != nil {
+			r.recorders = append(r.recorders, ob)
 		}
 	}
 	d := Dispatch(r.route)
@@ -258,6 +292,10 @@ func (r *Router) Run(ctx context.Context, c *Call) (*mcp.CallToolResult, error) 
 	for _, o := range r.observers {
 		o.Observe(ctx, c, res, err)
 	}
+	c.deliver(res, err)
+	for _, o := range r.recorders {
+		o.Observe(ctx, c, res, err)
+	}
 	return res, err
 }
 
@@ -268,7 +306,21 @@ func (r *Router) refused(ctx context.Context, c *Call, res *mcp.CallToolResult, 
 			ro.Refused(ctx, c, res, err)
 		}
 	}
+	c.deliver(res, err)
+	for _, o := range r.recorders {
+		if ro, ok := o.(RefusalObserver); ok {
+			ro.Refused(ctx, c, res, err)
+		}
+	}
 	return res, err
+}
+
+// deliver sends the answer through Deliver, once.
+func (c *Call) deliver(res *mcp.CallToolResult, err error) {
+	if d := c.Deliver; d != nil {
+		c.Deliver = nil
+		d(res, err)
+	}
 }
 
 // route sends a call to where its tool lives.

@@ -301,3 +301,73 @@ func TestPluginToolWithoutAHostIsUnknown(t *testing.T) {
 		t.Errorf("plugin tool without a host: %v", err)
 	}
 }
+
+type recorder struct {
+	f    *fixture
+	name string
+}
+
+func (o recorder) Observe(_ context.Context, c *router.Call, res *mcp.CallToolResult, err error) {
+	o.f.log = append(o.f.log, o.name+":"+c.Entry.Name)
+}
+
+func (o recorder) Refused(_ context.Context, c *router.Call, res *mcp.CallToolResult, err error) {
+	o.f.log = append(o.f.log, o.name+"-refused:"+c.Entry.Name)
+}
+
+// A caller that delivers the answer itself gets it once, after the
+// observers (cooldowns, refunds are in force for its next call) and
+// before the recorders; refused calls likewise.
+func TestDeliverComesBetweenObserversAndRecorders(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		stages func(f *fixture) []router.Stage
+		want   string
+	}{
+		{"ran", func(*fixture) []router.Stage { return nil }, "proxy:echo observe:fx_echo deliver:done record:fx_echo"},
+		{"refused", func(f *fixture) []router.Stage { return []router.Stage{f.stage("deny", native.Errorf("no"), nil)} },
+			"deny observer-refused:fx_echo deliver:no record-refused:fx_echo"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			r := router.New(router.Options{
+				Catalog:   f.store,
+				Proxy:     dispatcher{f: f, res: ok("done")},
+				Stages:    tc.stages(f),
+				Observers: []router.Observer{recorder{f, "observer"}},
+				Recorders: []router.Observer{recorder{f, "record"}, nil},
+			})
+			entry, _ := f.store.Snapshot().Lookup("fx_echo")
+			c := &router.Call{Entry: entry, Session: session.New("s", ""), Args: json.RawMessage(`{}`)}
+			c.Deliver = func(res *mcp.CallToolResult, err error) { f.log = append(f.log, "deliver:"+resultText(res)) }
+			if _, err := r.Run(context.Background(), c); err != nil {
+				t.Fatal(err)
+			}
+			got := strings.ReplaceAll(strings.Join(f.log, " "), "observer:", "observe:")
+			if got != tc.want {
+				t.Errorf("order = %q\nwant    %q", got, tc.want)
+			}
+			if c.Deliver != nil {
+				t.Error("Deliver is still set: a caller would answer twice")
+			}
+		})
+	}
+}
+
+// Note builds a value once per call, however many observers ask.
+func TestNoteBuildsOncePerCall(t *testing.T) {
+	c := &router.Call{}
+	builds := 0
+	build := func() any { builds++; return builds }
+	for range 3 {
+		if c.Note("k", build) != 1 {
+			t.Fatalf("note rebuilt: %d builds", builds)
+		}
+	}
+	if c.Note("other", build) != 2 {
+		t.Fatalf("another key shared a note: %d builds", builds)
+	}
+	if (&router.Call{}).Note("k", build) != 3 {
+		t.Fatal("a new call reused another call's note")
+	}
+}

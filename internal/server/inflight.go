@@ -28,24 +28,31 @@ func (f *inflight) track(next router.Dispatch) router.Dispatch {
 	}
 }
 
+// add counts c in; a nil cancel counts it without making it cancellable.
 func (f *inflight) add(c *router.Call, cancel context.CancelFunc) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.cancels == nil {
-		f.cancels = map[*router.Call]context.CancelFunc{}
-	}
 	if f.n == 0 {
 		f.idle = make(chan struct{})
 	}
 	f.n++
-	f.cancels[c] = cancel
+	if cancel != nil {
+		if f.cancels == nil {
+			f.cancels = map[*router.Call]context.CancelFunc{}
+		}
+		f.cancels[c] = cancel
+	}
 }
 
 func (f *inflight) done(c *router.Call, cancel context.CancelFunc) {
-	cancel()
+	if cancel != nil {
+		cancel()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	delete(f.cancels, c)
+	if cancel != nil {
+		delete(f.cancels, c)
+	}
 	f.n--
 	if f.n == 0 {
 		close(f.idle)

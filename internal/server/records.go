@@ -121,8 +121,9 @@ func (p tracedProxy) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	return p.tel.Upstream(ctx, c, func(ctx context.Context) (*mcp.CallToolResult, error) { return p.Supervisor.CallTool(ctx, c) })
 }
 
-// observers are what the pipeline tells the records about each call.
-func (r *records) observers(s *Server) []router.Observer {
+// recorders are what the pipeline tells the records about each call,
+// after the call is answered.
+func (r *records) recorders(s *Server) []router.Observer {
 	out := []router.Observer{callEvents{s}}
 	if r.sessions != nil {
 		out = append(out, r.sessions)
@@ -267,12 +268,12 @@ func (o callEvents) Refused(_ context.Context, c *router.Call, res *mcp.CallTool
 // detail is a call's answer as an event shows it: scrubbed of the
 // config's secrets and of the call's own secret arguments, bounded.
 func (o callEvents) detail(c *router.Call, text string) string {
-	return o.s.records.scrub.ForCall(c.Args).Bounded(text, detailLimit)
+	return o.s.records.scrub.Call(c, c.Args).Scrubber.Bounded(text, detailLimit)
 }
 
 func (o callEvents) event(c *router.Call) events.Event {
 	e := events.Event{Type: events.ToolCall, Tool: c.Entry.Name, Server: c.Entry.Server, Source: string(c.Entry.Source),
-		Args: o.s.records.scrub.Args(c.Args)}
+		Args: o.s.records.scrub.Call(c, c.Args).Redacted}
 	if c.Session != nil {
 		e.Session, e.Role, e.Transport = c.Session.ID, c.Session.Role, transportOf(c.Session)
 	}

@@ -120,7 +120,10 @@ type Server struct {
 	stopBG       context.CancelFunc
 	wg           sync.WaitGroup
 	calls        inflight
-	flushers     []func(context.Context)
+	// recording counts the fast-path calls still running after their
+	// answer (their recorders), so Shutdown closes the records after them.
+	recording inflight
+	flushers  []func(context.Context)
 	// afterHandshake run once, when a session's first request has been
 	// handled (see view.answer).
 	handshakeOnce  sync.Once
@@ -226,7 +229,8 @@ func New(opts Options) *Server {
 		Plugins:    contrib.Plugins,
 		Stages:     s.stages(),
 		Middleware: s.middleware(),
-		Observers:  append(append(append(contrib.Observers, s.policy.Observers()...), s.records.observers(s)...), opts.Observers...),
+		Observers:  append(append(contrib.Observers, s.policy.Observers()...), opts.Observers...),
+		Recorders:  s.records.recorders(s),
 	})
 
 	if opts.Watch {
@@ -459,6 +463,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		for _, v := range views {
 			v.close()
 		}
+		rctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		s.recording.wait(rctx)
+		cancel()
 		s.stopBG()
 		for i := len(s.closers) - 1; i >= 0; i-- {
 			s.closers[i]()
@@ -621,7 +628,7 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 		_ = s.Close()
 		return err
 	}
-	t.SetFastPath(&fastCalls{view: v, inflight: map[string]context.CancelFunc{}})
+	t.SetFastPath(&fastCalls{view: v, inflight: map[string]context.CancelFunc{}, runner: callRunner{jobs: make(chan func())}})
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
 	var sessErr error

@@ -15,9 +15,10 @@
 //     waiting for approval) weigh twice. Tiers are the analytics ones
 //     (Trusted ≥ 0.8, Standard ≥ 0.5, Probation ≥ 0.3, else Untrusted).
 //
-// Files are written by one goroutine from a bounded queue, so recording
-// never holds up a call; a full queue drops the newest records and counts
-// them.
+// Files are written by one goroutine from a bounded queue (package
+// batchq), so recording never holds up a call: each batch is one append
+// per session and one ledger save, within batchq.Linger of its first
+// call. A full queue drops the newest records and counts them.
 package sessionrecord
 
 import (
@@ -27,19 +28,25 @@ import (
 	"log/slog"
 	"math"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/batchq"
 	"github.com/evokore/evokore/internal/redact"
 	"github.com/evokore/evokore/internal/replay"
 	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/statefile"
 )
 
-const queueSize = 4096
+const (
+	queueSize = 4096
+	batchSize = 256
+	// ledgerEvery is how often at most a session's trust ledger is
+	// rewritten: each save is a synced atomic replace, which cost more
+	// than the calls it counts when done per batch.
+	ledgerEvery = time.Second
+)
 
 // Recorder is the router.Observer that records sessions.
 type Recorder struct {
@@ -48,22 +55,24 @@ type Recorder struct {
 	log   *slog.Logger
 	now   func() time.Time
 
-	queue   chan record
-	done    chan struct{}
-	dropped atomic.Int64
-	closeMu sync.RWMutex
-	closed  bool
-	start   sync.Once
+	queue *batchq.Queue[record]
 
-	// ledgers are the trust ledgers, owned by the writer goroutine.
-	ledgers map[string]*ledger
-	failing bool
+	// Owned by the writer goroutine: the trust ledgers, those changed
+	// since they were saved, when they were saved, whether a flush is
+	// due, and whether writes are failing (logged once).
+	ledgers  map[string]*ledger
+	dirty    map[string]bool
+	savedAt  time.Time
+	flushDue bool
+	failing  bool
 }
 
 type record struct {
 	sid, agent string
 	entry      replay.Entry
 	refused    bool
+	// flush marks the record a timer sends to save the changed ledgers.
+	flush bool
 }
 
 // New returns a recorder writing under home; its writer starts with the
@@ -72,8 +81,9 @@ func New(home string, scrub *redact.Scrubber, log *slog.Logger) *Recorder {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Recorder{home: home, scrub: scrub, log: log, now: time.Now, queue: make(chan record, queueSize),
-		done: make(chan struct{}), ledgers: map[string]*ledger{}}
+	r := &Recorder{home: home, scrub: scrub, log: log, now: time.Now, ledgers: map[string]*ledger{}, dirty: map[string]bool{}}
+	r.queue = batchq.New(queueSize, batchSize, batchq.Linger, r.write)
+	return r
 }
 
 var (
@@ -110,12 +120,13 @@ func (r *Recorder) add(c *router.Call, res *mcp.CallToolResult, err error, refus
 		outcome = replay.OutcomeError
 	}
 	now := r.now()
+	args := r.scrub.Call(c, c.Args)
 	e := replay.Entry{
 		TS:        replay.Timestamp(now),
 		Tool:      c.Entry.Name,
-		Summary:   replay.Summarize(r.scrub.Args(c.Args)),
+		Summary:   replay.Summarize(args.Redacted),
 		Outcome:   outcome,
-		Output:    r.scrub.ForCall(c.Args).Bounded(output, 4*replay.MaxOutput),
+		Output:    args.Scrubber.Bounded(output, 4*replay.MaxOutput),
 		LatencyMS: latency,
 		Source:    "router",
 	}
@@ -130,63 +141,81 @@ func (r *Recorder) add(c *router.Call, res *mcp.CallToolResult, err error, refus
 			agent = ip.ClientInfo.Name
 		}
 	}
-	r.closeMu.RLock()
-	defer r.closeMu.RUnlock()
-	if r.closed {
-		return
-	}
-	r.start.Do(func() { go r.run() })
-	select {
-	case r.queue <- record{sid: c.Session.ID, agent: agent, entry: e, refused: refused}:
-	default:
-		r.dropped.Add(1)
-	}
+	r.queue.Offer(record{sid: c.Session.ID, agent: agent, entry: e, refused: refused})
 }
 
 // Dropped reports how many records a full queue dropped.
-func (r *Recorder) Dropped() int64 { return r.dropped.Load() }
+func (r *Recorder) Dropped() int64 { return r.queue.Dropped() }
 
-// Close writes what is queued and stops.
+// Close writes what is queued, saves the ledgers, and stops.
 func (r *Recorder) Close() {
-	r.closeMu.Lock()
-	if !r.closed {
-		r.closed = true
-		close(r.queue)
-	}
-	r.closeMu.Unlock()
-	r.start.Do(func() { close(r.done) }) // never started: nothing to drain
-	<-r.done
+	r.queue.Close()
+	r.saveLedgers() // the writer has stopped: its state is ours now
 }
 
-func (r *Recorder) run() {
-	defer close(r.done)
-	for rec := range r.queue {
-		touched := map[string]bool{}
-		r.write(rec, touched)
-	more:
-		for range 255 {
-			select {
-			case rec, ok := <-r.queue:
-				if !ok {
-					break more
-				}
-				r.write(rec, touched)
-			default:
-				break more
-			}
+// write appends a batch to the sessions' replay files, one write per
+// session, and saves the changed ledgers when the last save is
+// ledgerEvery old (else a timer asks for it then).
+func (r *Recorder) write(batch []record) {
+	var order []string
+	entries := map[string][]replay.Entry{}
+	for _, rec := range batch {
+		if rec.flush {
+			r.flushDue = false
+			continue
 		}
-		for sid := range touched {
-			r.saveLedger(sid)
+		if _, ok := entries[rec.sid]; !ok {
+			order = append(order, rec.sid)
+		}
+		entries[rec.sid] = append(entries[rec.sid], rec.entry)
+	}
+	written := map[string]bool{}
+	for _, sid := range order {
+		if err := replay.Append(r.home, sid, entries[sid]...); err != nil {
+			r.fail(err)
+			continue
+		}
+		r.failing = false
+		written[sid] = true
+	}
+	for _, rec := range batch {
+		if !rec.flush && written[rec.sid] {
+			r.tally(rec)
+			r.dirty[rec.sid] = true
 		}
 	}
-}
-
-func (r *Recorder) write(rec record, touched map[string]bool) {
-	if err := replay.Append(r.home, rec.sid, rec.entry); err != nil {
-		r.fail(err)
+	if len(r.dirty) == 0 {
 		return
 	}
-	r.failing = false
+	if wait := ledgerEvery - r.now().Sub(r.savedAt); wait > 0 {
+		if !r.flushDue {
+			r.flushDue = true
+			time.AfterFunc(wait, r.askFlush)
+		}
+		return
+	}
+	r.saveLedgers()
+}
+
+// askFlush queues the flush record; a full queue is asked again later
+// (Close saves what a closed one leaves).
+func (r *Recorder) askFlush() {
+	if !r.queue.Offer(record{flush: true}) && !r.queue.Closed() {
+		time.AfterFunc(ledgerEvery, r.askFlush)
+	}
+}
+
+// saveLedgers saves the ledgers changed since their last save.
+func (r *Recorder) saveLedgers() {
+	for sid := range r.dirty {
+		r.saveLedger(sid)
+		delete(r.dirty, sid)
+	}
+	r.savedAt = r.now()
+}
+
+// tally counts rec in its session's ledger.
+func (r *Recorder) tally(rec record) {
 	l := r.ledgers[rec.sid]
 	if l == nil {
 		l = &ledger{sid: rec.sid, agents: map[string]*tally{}}
@@ -207,7 +236,6 @@ func (r *Recorder) write(rec record, touched map[string]bool) {
 		t.errors++
 	}
 	t.last = rec.entry.TS
-	touched[rec.sid] = true
 }
 
 func (r *Recorder) fail(err error) {

@@ -6,9 +6,20 @@ import (
 )
 
 // AppendLine appends one line to path under an exclusive advisory lock, so
-// concurrent writers (routers, CLIs) never interleave or lose a line. The
-// line must not contain a newline; one is added.
+// concurrent writers (routers, CLIs) never interleave or lose a line, and
+// syncs it to disk. The line must not contain a newline; one is added.
 func AppendLine(path string, line []byte) error {
+	buf := make([]byte, 0, len(line)+1)
+	return appendLines(path, append(append(buf, line...), '\n'), true)
+}
+
+// AppendLines appends whole lines (data ends with a newline) to path
+// with one write under the same lock as AppendLine, without syncing:
+// for records written many times a second, which survive the process
+// that writes them but not a power cut in the seconds after.
+func AppendLines(path string, data []byte) error { return appendLines(path, data, false) }
+
+func appendLines(path string, data []byte, sync bool) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
@@ -21,10 +32,11 @@ func AppendLine(path string, line []byte) error {
 		return err
 	}
 	defer Unlock(f)
-	buf := make([]byte, 0, len(line)+1)
-	buf = append(append(buf, line...), '\n')
-	if _, err := f.Write(buf); err != nil {
+	if _, err := f.Write(data); err != nil {
 		return err
+	}
+	if !sync {
+		return nil
 	}
 	return f.Sync()
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/linewrite"
 )
 
 // Transport is an mcp.Transport over a byte stream pair, normally the
@@ -57,7 +59,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 	}
 	c := &Conn{
 		in:       t.in,
-		out:      t.out,
+		out:      linewrite.New(t.out),
 		log:      t.log,
 		incoming: make(chan frameOrErr),
 		closed:   make(chan struct{}),
@@ -75,11 +77,11 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 
 // Conn is one stdio connection; see Transport.
 type Conn struct {
-	in  io.Reader
-	out io.Writer
+	in io.Reader
+	// out writes whole lines, the answers of concurrent calls combined
+	// into one write when they meet.
+	out *linewrite.Writer
 	log *slog.Logger
-
-	writeMu sync.Mutex
 
 	// incoming carries frames from readLoop, one at a time, so Read can
 	// also wait on ctx and Close.
@@ -284,8 +286,6 @@ func (c *Conn) markAnswered(key any) {
 // the process's stdout, and the SDK may send the answer of the last call
 // after it began closing the connection.
 func (c *Conn) writeLine(data []byte) error {
-	c.writeMu.Lock()
-	defer c.writeMu.Unlock()
 	_, err := c.out.Write(append(data, '\n'))
 	return err
 }

@@ -1,0 +1,89 @@
+package batchq
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// Close writes everything offered, in order, in batches of at most max.
+func TestCloseWritesEverythingInOrder(t *testing.T) {
+	var got []int
+	var sizes []int
+	q := New(1000, 7, time.Hour, func(b []int) {
+		got = append(got, b...)
+		sizes = append(sizes, len(b))
+	})
+	for i := range 100 {
+		if !q.Offer(i) {
+			t.Fatalf("offer %d refused", i)
+		}
+	}
+	q.Close() // a linger of an hour must not hold up Close
+	want := make([]int, 100)
+	for i := range want {
+		want[i] = i
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("written %v", got)
+	}
+	for _, n := range sizes {
+		if n > 7 {
+			t.Fatalf("batch of %d > max 7: %v", n, sizes)
+		}
+	}
+	if q.Offer(1) {
+		t.Fatal("a closed queue took an item")
+	}
+}
+
+// While the writer is stuck (a disk that stopped answering), offers never
+// block: the queue fills, then drops and counts.
+func TestFullQueueDropsAndCounts(t *testing.T) {
+	entered := make(chan []int, 1)
+	release := make(chan struct{})
+	var written []int
+	stuck := true
+	q := New(3, 10, 0, func(b []int) {
+		if stuck {
+			stuck = false
+			entered <- slices.Clone(b)
+			<-release
+		}
+		written = append(written, b...)
+	})
+	q.Offer(0)
+	first := <-entered // the writer holds item 0 and is stuck
+	for i := 1; i <= 5; i++ {
+		q.Offer(i)
+	}
+	if d := q.Dropped(); d != 2 {
+		t.Fatalf("dropped %d, want 2 (queue of 3, 5 offered while stuck)", d)
+	}
+	close(release)
+	q.Close()
+	if !slices.Equal(first, []int{0}) || !slices.Equal(written, []int{0, 1, 2, 3}) {
+		t.Fatalf("first batch %v, written %v", first, written)
+	}
+}
+
+// A queue nobody offered to starts no writer and closes at once.
+func TestCloseUnused(t *testing.T) {
+	q := New(1, 1, time.Hour, func([]int) { t.Error("write called") })
+	q.Close()
+	q.Close()
+}
+
+// The writer lingers after a batch's first item, so items offered
+// together are written together.
+func TestLingerGathersABatch(t *testing.T) {
+	batches := make(chan []int, 10)
+	q := New(100, 100, time.Hour, func(b []int) { batches <- slices.Clone(b) })
+	for i := range 5 {
+		q.Offer(i)
+	}
+	q.Close()
+	if b := <-batches; len(b) != 5 {
+		t.Fatalf("first batch %v, want all 5 items", b)
+	}
+}

@@ -1,0 +1,84 @@
+package sessionrecord_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/replay"
+	"github.com/evokore/evokore/internal/router"
+	"github.com/evokore/evokore/internal/session"
+	"github.com/evokore/evokore/internal/sessionrecord"
+)
+
+type ledgerFile struct {
+	Agents map[string]struct {
+		Events, OK, Errors int
+	}
+}
+
+func readLedger(home, sid string) (ledgerFile, bool) {
+	var l ledgerFile
+	b, err := os.ReadFile(replay.SessionFile(home, sid, "-trust.json"))
+	return l, err == nil && json.Unmarshal(b, &l) == nil
+}
+
+// waitLedger polls the ledger file until it counts events calls.
+func waitLedger(t *testing.T, home, sid string, events int) ledgerFile {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if l, ok := readLedger(home, sid); ok && l.Agents["main"].Events == events {
+			return l
+		}
+		if time.Now().After(deadline) {
+			l, _ := readLedger(home, sid)
+			t.Fatalf("the ledger never counted %d events: %+v", events, l)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// The trust ledger is saved at most once a second, yet a change made just
+// after a save reaches the file without any further call, and Close saves
+// what is left; the replay gets every call.
+func TestLedgerCatchesUpWithoutMoreCalls(t *testing.T) {
+	home := t.TempDir()
+	r := sessionrecord.New(home, nil, nil)
+	sess := session.New("sess-1", "")
+	call := func(text string, fail bool) {
+		c := &router.Call{Entry: &catalog.Entry{Name: "fx_echo"}, Session: sess, Args: json.RawMessage(`{"message":"` + text + `"}`), Started: time.Now()}
+		var err error
+		if fail {
+			err = errors.New("boom")
+		}
+		r.Observe(context.Background(), c, &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, err)
+	}
+	call("one", false)
+	waitLedger(t, home, "sess-1", 1)
+	call("two", true) // within a second of the first save: a timer saves it
+	if l := waitLedger(t, home, "sess-1", 2); l.Agents["main"].Errors != 1 {
+		t.Fatalf("ledger %+v", l)
+	}
+	call("three", false)
+	r.Close()
+	if l, _ := readLedger(home, "sess-1"); l.Agents["main"].Events != 3 || l.Agents["main"].OK != 2 {
+		t.Fatalf("after Close the ledger is %+v", l)
+	}
+	b, err := os.ReadFile(filepath.Join(replay.SessionsDir(home), "sess-1-replay.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[0], `"summary":"message=one"`) || !strings.Contains(lines[2], `"summary":"message=three"`) {
+		t.Fatalf("replay:\n%s", b)
+	}
+}
