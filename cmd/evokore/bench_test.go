@@ -135,9 +135,16 @@ func BenchmarkProxiedCallOverhead(b *testing.B) {
 }
 
 // BenchmarkRouterRSSWith4Children reports evokore's own resident memory
-// after four children booted and served a few hundred calls.
+// after four children booted and served a few hundred calls. rss-MiB is
+// VmRSS; it is also split into anonymous memory (the Go heap, stacks and
+// runtime metadata: what the router's own allocations decide) and
+// file-backed pages of the binary (text, rodata, pclntab: what linking
+// and package initialisation touch). The file part also depends on how
+// the kernel's page cache holds the binary: the same binary measures
+// several MiB apart freshly linked and after a plain copy (see
+// docs/decisions.md, "Startup"), so compare builds in one run.
 func BenchmarkRouterRSSWith4Children(b *testing.B) {
-	var rss []float64
+	var rss, anon, file []float64
 	for b.Loop() {
 		cs, cmd := benchRouter(b, 4, 0, "legacy")
 		for i := range 4 {
@@ -149,10 +156,17 @@ func BenchmarkRouterRSSWith4Children(b *testing.B) {
 			}
 		}
 		rss = append(rss, rssMiB(b, cmd.Process.Pid))
+		anon = append(anon, statusMiB(b, cmd.Process.Pid, "RssAnon:"))
+		file = append(file, statusMiB(b, cmd.Process.Pid, "RssFile:"))
 		_ = cs.Close()
 	}
-	slices.Sort(rss)
-	b.ReportMetric(rss[len(rss)/2], "rss-MiB")
+	for _, m := range []struct {
+		v    []float64
+		unit string
+	}{{rss, "rss-MiB"}, {anon, "rss-anon-MiB"}, {file, "rss-file-MiB"}} {
+		slices.Sort(m.v)
+		b.ReportMetric(m.v[len(m.v)/2], m.unit)
+	}
 }
 
 // BenchmarkToolsList1000Proxied measures tools/list through evokore when
@@ -172,18 +186,21 @@ func BenchmarkToolsList1000Proxied(b *testing.B) {
 	reportPercentiles(b, "list", lat)
 }
 
-func rssMiB(b *testing.B, pid int) float64 {
+func rssMiB(b *testing.B, pid int) float64 { return statusMiB(b, pid, "VmRSS:") }
+
+// statusMiB reads one kB field of /proc/<pid>/status, in MiB.
+func statusMiB(b *testing.B, pid int, field string) float64 {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		b.Skipf("no /proc: %v", err)
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") {
+		if strings.HasPrefix(line, field) {
 			kb, _ := strconv.Atoi(strings.Fields(line)[1])
 			return float64(kb) / 1024
 		}
 	}
-	b.Fatal("no VmRSS")
+	b.Fatalf("no %s in /proc/%d/status", field, pid)
 	return 0
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/gcpolicy"
 	"github.com/evokore/evokore/internal/server"
 )
 
@@ -63,6 +64,8 @@ func serve(ctx context.Context, p *paths, h httpFlags) error {
 	defer stopSignals()
 	defer debugMemStats()()
 	defer debugCPUProfile()()
+	// The schema compiles on another core while the settings are read.
+	go config.Prepare()
 	s, warnings := p.servingSettings()
 	for _, w := range warnings {
 		fmt.Fprintln(os.Stderr, w)
@@ -85,6 +88,15 @@ func serve(ctx context.Context, p *paths, h httpFlags) error {
 	srv := server.New(server.Options{Settings: s, Version: buildVersion(), Log: os.Stderr, Watch: true, Settle: p.settleProjectFiles})
 	stopHangup := reloadOnHangup(srv)
 	defer stopHangup()
+	// The start ends once the children finished their first boot: the
+	// collector then takes its steady-state settings (internal/gcpolicy).
+	go func() {
+		select {
+		case <-srv.ChildrenBooted():
+			gcpolicy.Settle()
+		case <-ctx.Done():
+		}
+	}()
 	return srv.ServeStdio(ctx)
 }
 

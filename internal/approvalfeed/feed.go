@@ -32,6 +32,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -71,11 +72,11 @@ func VerdictRole(verdict string) string {
 	return RoleAdmin
 }
 
-var idPattern = regexp.MustCompile(`^[0-9a-f]{16}$`)
+var idPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{16}$`) })
 
 // ValidID reports whether id has the shape of an approval id (16
 // lower-case hex characters).
-func ValidID(id string) bool { return idPattern.MatchString(id) }
+func ValidID(id string) bool { return idPattern().MatchString(id) }
 
 // Message is one frame of the feed, either direction.
 type Message struct {

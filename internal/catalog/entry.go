@@ -64,7 +64,13 @@ type Entry struct {
 
 // NewEntry builds a native or plugin entry from its definition.
 func NewEntry(t *mcp.Tool, src Source) *Entry {
-	return &Entry{Name: t.Name, Tool: t, Source: src, Hash: DefinitionHash(t)}
+	return NewHashedEntry(t, src, DefinitionHash(t))
+}
+
+// NewHashedEntry is NewEntry for a caller that already holds
+// DefinitionHash(t) (the native table computes its hashes once).
+func NewHashedEntry(t *mcp.Tool, src Source, hash string) *Entry {
+	return &Entry{Name: t.Name, Tool: t, Source: src, Hash: hash}
 }
 
 // ApprovalTokenField is the argument that carries a human's approval.
@@ -147,8 +153,55 @@ func (d Definition) Hash() string {
 }
 
 // DefinitionHash is the hash of t's Definition: the one hash approvals
-// and pins compare.
-func DefinitionHash(t *mcp.Tool) string { return DefinitionOf(t).Hash() }
+// and pins compare. It is DefinitionOf(t).Hash(), computed in one pass:
+// DefinitionOf's fields are canonical already, so the definition is
+// written out canonically instead of marshalled and canonicalised a
+// second time (every native and every child tool is hashed at start and
+// at each boot; this halves that cost).
+func DefinitionHash(t *mcp.Tool) string {
+	sum := sha256.Sum256(DefinitionOf(t).appendCanonical(nil))
+	return hex.EncodeToString(sum[:])
+}
+
+// appendCanonical appends d's canonical JSON, for a d whose raw fields are
+// canonical (as DefinitionOf makes them): keys in sorted order, the
+// fields json's omitempty would leave out left out, strings escaped as
+// canonjson escapes them.
+func (d Definition) appendCanonical(b []byte) []byte {
+	b = append(b, '{')
+	sep := false
+	field := func(key string, val []byte) {
+		if sep {
+			b = append(b, ',')
+		}
+		sep = true
+		b = append(b, '"')
+		b = append(b, key...)
+		b = append(b, '"', ':')
+		b = append(b, val...)
+	}
+	str := func(s string) []byte {
+		raw, _ := json.Marshal(s)
+		return raw
+	}
+	if len(d.Annotations) > 0 {
+		field("annotations", d.Annotations)
+	}
+	if d.Description != "" {
+		field("description", str(d.Description))
+	}
+	if len(d.InputSchema) > 0 {
+		field("inputSchema", d.InputSchema)
+	}
+	field("name", str(d.Name))
+	if len(d.OutputSchema) > 0 {
+		field("outputSchema", d.OutputSchema)
+	}
+	if d.Title != "" {
+		field("title", str(d.Title))
+	}
+	return append(b, '}')
+}
 
 // NormalizeSchema returns an input schema that MCP clients and the SDK
 // accept: always a JSON object with "type":"object". Children send schemas

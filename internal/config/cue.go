@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"regexp"
 	"slices"
@@ -14,9 +15,10 @@ import (
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
-	"cuelang.org/go/cue/load"
+	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 	cuejson "cuelang.org/go/encoding/json"
 	cueyaml "cuelang.org/go/encoding/yaml"
@@ -33,23 +35,62 @@ type evaluator struct {
 	schema cue.Value
 }
 
-var loadEvaluator = sync.OnceValues(func() (*evaluator, error) {
-	cfg := &load.Config{
-		FS:         schema.FS,
-		Dir:        "/",
-		FromFSPath: func(p string) string { return path.Join("schema", strings.TrimPrefix(p, "/")) },
-	}
-	insts := load.Instances([]string{"."}, cfg)
-	if len(insts) != 1 || insts[0].Err != nil {
-		return nil, fmt.Errorf("load embedded schema: %w", insts[0].Err)
+var loadEvaluator = sync.OnceValues(buildEvaluator)
+
+// Prepare compiles the embedded schema ahead of the first file it checks.
+// A command that is about to read its configuration calls it on a
+// goroutine, so that the compilation (the largest piece of evokore's own
+// start-up work) overlaps what it does before reading.
+func Prepare() { _, _ = loadEvaluator() }
+
+// buildEvaluator compiles the embedded schema package.
+func buildEvaluator() (*evaluator, error) {
+	inst, err := schemaInstance()
+	if err != nil {
+		return nil, fmt.Errorf("load embedded schema: %w", err)
 	}
 	ctx := cuecontext.New()
-	v := ctx.BuildInstance(insts[0])
+	v := ctx.BuildInstance(inst)
 	if err := v.Err(); err != nil {
 		return nil, fmt.Errorf("build embedded schema: %w", err)
 	}
 	return &evaluator{ctx: ctx, schema: v}, nil
-})
+}
+
+// schemaInstance assembles the embedded schema package from its files
+// directly, without their comments (nothing reads them at run time, and
+// keeping them costs a third of the parse). The package is one directory of files that import nothing,
+// so cue/load's module, registry and import resolution are not needed:
+// parsing the files ourselves halves the cost of building the evaluator
+// and keeps CUE's module registry client (OCI, digests, protobuf text
+// format) out of the binary (see docs/decisions.md, "Startup").
+func schemaInstance() (*build.Instance, error) {
+	entries, err := fs.ReadDir(schema.FS, ".")
+	if err != nil {
+		return nil, err
+	}
+	inst := build.NewContext().NewInstance("", nil)
+	for _, e := range entries {
+		if e.IsDir() || path.Ext(e.Name()) != ".cue" {
+			continue
+		}
+		src, err := fs.ReadFile(schema.FS, e.Name())
+		if err != nil {
+			return nil, err
+		}
+		f, err := parser.ParseFile(path.Join("schema", e.Name()), src)
+		if err != nil {
+			return nil, err
+		}
+		if err := inst.AddSyntax(f); err != nil {
+			return nil, err
+		}
+	}
+	if inst.Err != nil {
+		return nil, inst.Err
+	}
+	return inst, nil
+}
 
 // format is how a file's bytes are written.
 type format int
@@ -372,7 +413,7 @@ func fromCUE(file string, err error, code string, data cue.Value, pos positions)
 				msg = e.Error()
 			}
 			// Parsers report plain "file:line: message" errors.
-			if m := linePrefixed.FindStringSubmatch(msg); m != nil && p.Line == 0 {
+			if m := linePrefixed().FindStringSubmatch(msg); m != nil && p.Line == 0 {
 				p.Line, _ = strconv.Atoi(m[2])
 				msg = m[3]
 			}
@@ -440,7 +481,7 @@ func pickPosition(file string, e cueerrors.Error) Position {
 	return Position{File: file}
 }
 
-var linePrefixed = regexp.MustCompile(`^(.*):(\d+): (.*)$`)
+var linePrefixed = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(.*):(\d+): (.*)$`) })
 
 // positions maps a path inside a data file to where it was written: the
 // value (what a wrong value is reported at) and, for a field, its key

@@ -8,11 +8,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // placeholder is `${NAME}`; `${VAR:-default}` is not supported, as in
 // EVOKORE-MCP.
-var placeholder = regexp.MustCompile(`\$\{(\w+)\}`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{(\w+)\}`) })
 
 // Placeholder is one `${VAR}` reference inside a server definition.
 type Placeholder struct {
@@ -51,7 +52,7 @@ func (s *Server) fields() []field {
 func (s Server) Placeholders() []Placeholder {
 	var out []Placeholder
 	for _, f := range s.fields() {
-		for _, m := range placeholder.FindAllStringSubmatch(f.val, -1) {
+		for _, m := range placeholder().FindAllStringSubmatch(f.val, -1) {
 			out = append(out, Placeholder{Key: f.key, Path: append(s.Path(), f.path...), Var: m[1]})
 		}
 	}
@@ -69,7 +70,7 @@ func (s Server) Resolve(env Env) (Server, error) {
 	r.Headers = maps.Clone(s.Headers)
 	resolve := func(key, in string) (string, error) {
 		var missing []string
-		out := placeholder.ReplaceAllStringFunc(in, func(m string) string {
+		out := placeholder().ReplaceAllStringFunc(in, func(m string) string {
 			name := m[2 : len(m)-1]
 			v, ok := env.Lookup(name)
 			if !ok {
@@ -148,14 +149,14 @@ func (s Server) Redactor(env Env) *strings.Replacer {
 		fields = append(fields, v)
 	}
 	for _, f := range fields {
-		for _, m := range placeholder.FindAllString(f, -1) {
+		for _, m := range placeholder().FindAllString(f, -1) {
 			if v, ok := env.Lookup(m[2 : len(m)-1]); ok {
 				add(v, m)
 			}
 		}
 	}
 	for _, v := range s.Headers {
-		if !placeholder.MatchString(v) {
+		if !placeholder().MatchString(v) {
 			add(v, "REDACTED")
 		}
 	}

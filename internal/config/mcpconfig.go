@@ -339,7 +339,7 @@ type Webhook struct {
 func (w Webhook) Resolve(env Env) (Webhook, error) {
 	var missing []string
 	sub := func(in string) string {
-		return placeholder.ReplaceAllStringFunc(in, func(m string) string {
+		return placeholder().ReplaceAllStringFunc(in, func(m string) string {
 			v, ok := env.Lookup(m[2 : len(m)-1])
 			if !ok {
 				missing = append(missing, m)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -198,7 +199,7 @@ func plain(n *yaml.Node) bool {
 				return false
 			}
 		case "!!int", "!!float":
-			if !simpleNumber.MatchString(strings.TrimPrefix(n.Value, "-")) {
+			if !simpleNumber().MatchString(strings.TrimPrefix(n.Value, "-")) {
 				return false
 			}
 		default:
@@ -248,7 +249,7 @@ func yamlString(n *yaml.Node) (string, bool) {
 }
 
 // simpleNumber is a number whose text CUE renders back unchanged.
-var simpleNumber = regexp.MustCompile(`^(0|[1-9][0-9]*)(\.[0-9]+)?$`)
+var simpleNumber = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(0|[1-9][0-9]*)(\.[0-9]+)?$`) })
 
 // yamlScalar accepts a string or a plainly written number.
 func yamlScalar(n *yaml.Node) (string, bool) {
@@ -258,7 +259,7 @@ func yamlScalar(n *yaml.Node) (string, bool) {
 	if n == nil || n.Kind != yaml.ScalarNode {
 		return "", false
 	}
-	if t := n.ShortTag(); (t == "!!int" || t == "!!float") && simpleNumber.MatchString(n.Value) {
+	if t := n.ShortTag(); (t == "!!int" || t == "!!float") && simpleNumber().MatchString(n.Value) {
 		return n.Value, true
 	}
 	return "", false

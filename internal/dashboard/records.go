@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/evokore/evokore/internal/safefile"
@@ -29,13 +30,13 @@ const (
 	sessionsFolder = "sessions"
 )
 
-var sessionIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+var sessionIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`) })
 
 // validSessionID reports whether id can name a session's files: the
 // character set the hooks sanitise session ids to. Anything else (a
 // slash, dots, percent-encoded traversal) is refused, never rewritten,
 // so a hostile id can never reach another session's files.
-func validSessionID(id string) bool { return sessionIDPattern.MatchString(id) }
+func validSessionID(id string) bool { return sessionIDPattern().MatchString(id) }
 
 // Session is one row of the session list.
 type Session struct {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/evokore/evokore/internal/statefile"
@@ -38,10 +39,12 @@ var Wirings = []Wiring{
 
 // ours recognises a command evokore installed: an evokore executable
 // running "hook <name>" or "status-line".
-var ours = regexp.MustCompile(`(^|[/\\\s"'])evokore(\.exe)?["']?\s+(hook\s+[a-z-]+|status-line)\s*$`)
+var ours = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(^|[/\\\s"'])evokore(\.exe)?["']?\s+(hook\s+[a-z-]+|status-line)\s*$`)
+})
 
 // IsOurs reports whether a settings.json command is one evokore installs.
-func IsOurs(command string) bool { return ours.MatchString(command) }
+func IsOurs(command string) bool { return ours().MatchString(command) }
 
 // quoteCommand quotes an executable path for the shell Claude Code runs
 // hook commands with.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/evokore/evokore/internal/canonjson"
 	"github.com/evokore/evokore/internal/replay"
@@ -158,8 +159,12 @@ type EditTrace struct {
 }
 
 var (
-	testCommand = regexp.MustCompile(`(^|[\s;&|(])((go|cargo|deno|bun|mix|dotnet|swift|zig)\s+test|(npm|pnpm|yarn)\s+(run\s+)?test|npx\s+(jest|vitest|mocha|playwright)|pytest|python[0-9.]*\s+-m\s+(pytest|unittest)|jest|vitest|mocha|rspec|phpunit|ctest|make\s+(test|check)|gradle\w*\s+test|mvn\s+test|tox)(\s|$|;)`)
-	gitCommand  = regexp.MustCompile(`(^|[\s;&|(])git\s+(\S+\s+)*(commit|push|merge|rebase|tag|cherry-pick|revert|reset|checkout|switch|pull)(\s|$)`)
+	testCommand = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(^|[\s;&|(])((go|cargo|deno|bun|mix|dotnet|swift|zig)\s+test|(npm|pnpm|yarn)\s+(run\s+)?test|npx\s+(jest|vitest|mocha|playwright)|pytest|python[0-9.]*\s+-m\s+(pytest|unittest)|jest|vitest|mocha|rspec|phpunit|ctest|make\s+(test|check)|gradle\w*\s+test|mvn\s+test|tox)(\s|$|;)`)
+	})
+	gitCommand = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(^|[\s;&|(])git\s+(\S+\s+)*(commit|push|merge|rebase|tag|cherry-pick|revert|reset|checkout|switch|pull)(\s|$)`)
+	})
 )
 
 // evidenceType classifies a call, or "" when it is no evidence.
@@ -169,9 +174,9 @@ func evidenceType(tool, command string) string {
 		return EvidenceFile
 	case "Bash":
 		switch {
-		case testCommand.MatchString(command):
+		case testCommand().MatchString(command):
 			return EvidenceTest
-		case gitCommand.MatchString(command):
+		case gitCommand().MatchString(command):
 			return EvidenceGit
 		}
 	}

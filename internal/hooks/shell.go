@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // maxDepth bounds how deep nested commands (sh -c, eval, $(…)) are
@@ -247,7 +248,7 @@ func (lx *lexer) backtick() string {
 	return string(lx.src[start:])
 }
 
-var ifsRef = regexp.MustCompile(`^\$(\{IFS\}|IFS)(\$[0-9@*#?])?`)
+var ifsRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$(\{IFS\}|IFS)(\$[0-9@*#?])?`) })
 
 func (lx *lexer) run() {
 	for lx.i < len(lx.src) {
@@ -284,8 +285,8 @@ func (lx *lexer) run() {
 			lx.nested = append(lx.nested, inner)
 			lx.inWord = true
 			lx.word.WriteString(placeholder("$(", inner))
-		case r == '$' && ifsRef.MatchString(string(lx.src[lx.i:min(lx.i+10, len(lx.src))])):
-			m := ifsRef.FindString(string(lx.src[lx.i:min(lx.i+10, len(lx.src))]))
+		case r == '$' && ifsRef().MatchString(string(lx.src[lx.i:min(lx.i+10, len(lx.src))])):
+			m := ifsRef().FindString(string(lx.src[lx.i:min(lx.i+10, len(lx.src))]))
 			lx.i += len([]rune(m))
 			lx.endWord()
 		case r == '`':
@@ -383,8 +384,8 @@ func (lx *lexer) doubleQuoted() {
 			inner := lx.backtick()
 			lx.nested = append(lx.nested, inner)
 			lx.word.WriteString(placeholder("$(", inner))
-		case r == '$' && ifsRef.MatchString(string(lx.src[lx.i:min(lx.i+10, len(lx.src))])):
-			m := ifsRef.FindString(string(lx.src[lx.i:min(lx.i+10, len(lx.src))]))
+		case r == '$' && ifsRef().MatchString(string(lx.src[lx.i:min(lx.i+10, len(lx.src))])):
+			m := ifsRef().FindString(string(lx.src[lx.i:min(lx.i+10, len(lx.src))]))
 			lx.i += len([]rune(m))
 			lx.word.WriteRune(' ')
 		default:
@@ -458,7 +459,7 @@ func expandBraces(words []string) []string {
 	return out
 }
 
-var assignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+var assignment = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`) })
 
 // shells are the interpreters whose -c argument is a command line.
 var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "ash": true, "fish": true, "busybox sh": true}
@@ -477,7 +478,7 @@ var wrappers = map[string]string{
 func unwrap(words []string) (shellCommand, []string) {
 	var nested []string
 	for range 16 {
-		for len(words) > 0 && assignment.MatchString(words[0]) {
+		for len(words) > 0 && assignment().MatchString(words[0]) {
 			words = words[1:]
 		}
 		if len(words) == 0 {
@@ -513,7 +514,7 @@ func unwrap(words []string) (shellCommand, []string) {
 				rest = rest[1:]
 				break
 			}
-			if name == "env" && assignment.MatchString(w) {
+			if name == "env" && assignment().MatchString(w) {
 				rest = rest[1:]
 				continue
 			}

@@ -3,6 +3,7 @@ package native
 import (
 	"context"
 	"encoding/json"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -45,14 +46,30 @@ func (t *Table) Handler(name string) (Handler, bool) {
 
 // Entries returns catalog entries of the bound tools, in table order.
 func (t *Table) Entries() []*catalog.Entry {
+	hashes := specHashes()
 	var out []*catalog.Entry
 	for _, s := range specs {
 		if t.handlers[s.ID] != nil {
-			out = append(out, catalog.NewEntry(s.Tool(), catalog.SourceNative))
+			out = append(out, catalog.NewHashedEntry(s.Tool(), catalog.SourceNative, hashes[s.ID]))
 		}
 	}
 	return out
 }
+
+// specHashes are the definition hashes of the native tools: the same for
+// every table of the process, so they are computed once.
+var specHashes = sync.OnceValue(func() (h [NumTools]string) {
+	for _, s := range specs {
+		h[s.ID] = catalog.DefinitionHash(s.Tool())
+	}
+	return h
+})
+
+// Prepare computes ahead of time what every Table's Entries share (the
+// definition hashes, about a millisecond). The router calls it on a
+// goroutine while it reads its configuration, so that the work is done
+// on another core by the time the native entries are needed.
+func Prepare() { specHashes() }
 
 // Unbound lists the native tools no manager has bound.
 func (t *Table) Unbound() []string {

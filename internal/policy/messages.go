@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/evokore/evokore/internal/catalog"
 )
@@ -111,7 +112,9 @@ func DeclinedText(tool, action string) string {
 
 // secretKey matches argument names whose values are not shown to
 // operators.
-var secretKey = regexp.MustCompile(`(?i)(pass(word|wd)?|secret|token|api[-_]?key|auth|credential|private[-_]?key|cookie|session[-_]?id)`)
+var secretKey = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(pass(word|wd)?|secret|token|api[-_]?key|auth|credential|private[-_]?key|cookie|session[-_]?id)`)
+})
 
 // summaryLimit bounds an argument summary.
 const summaryLimit = 300
@@ -137,7 +140,7 @@ func Summarize(args json.RawMessage) string {
 			b.WriteString(", ")
 		}
 		v := string(m[k])
-		if secretKey.MatchString(k) {
+		if secretKey().MatchString(k) {
 			v = `"[redacted]"`
 		}
 		b.WriteString(k + "=" + v)

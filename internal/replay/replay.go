@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -66,7 +67,7 @@ type Entry struct {
 // Timestamp formats t the way every line under EVOKORE_HOME does.
 func Timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
-var unsafeID = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+var unsafeID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_-]`) })
 
 // MaxIDLen bounds a sanitised id, so a hostile id cannot make a file name
 // longer than the filesystem allows.
@@ -80,7 +81,7 @@ const DefaultID = "default"
 // MaxIDLen, and an empty id becomes DefaultID. "../x" is "___x": there is
 // no id that leaves the sessions directory.
 func SafeID(id string) string {
-	s := unsafeID.ReplaceAllString(id, "_")
+	s := unsafeID().ReplaceAllString(id, "_")
 	if len(s) > MaxIDLen {
 		s = s[:MaxIDLen]
 	}

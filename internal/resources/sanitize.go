@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/evokore/evokore/internal/config"
 )
@@ -82,7 +83,7 @@ var secretWords = []string{"token", "secret", "password", "passwd", "passphrase"
 // would match "monkey").
 var secretSegments = map[string]bool{"key": true, "pwd": true, "pass": true, "sig": true, "pat": true, "jwt": true, "bearer": true, "access": true}
 
-var nameSplit = regexp.MustCompile(`[^a-z0-9]+`)
+var nameSplit = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^a-z0-9]+`) })
 
 // secretName reports whether a flag, query key or variable name names a
 // secret.
@@ -93,7 +94,7 @@ func secretName(name string) bool {
 			return true
 		}
 	}
-	for _, seg := range nameSplit.Split(n, -1) {
+	for _, seg := range nameSplit().Split(n, -1) {
 		if secretSegments[seg] {
 			return true
 		}
@@ -102,12 +103,16 @@ func secretName(name string) bool {
 }
 
 // knownToken matches strings shaped like common credentials.
-var knownToken = regexp.MustCompile(`(ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abprs]-|sk-|sk_live_|sk_test_|rk_live_|npm_|AKIA[0-9A-Z]{12}|AIza|eyJ[A-Za-z0-9_-]{8,}\.)[A-Za-z0-9_\-.]*`)
+var knownToken = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(ghp_|gho_|ghu_|ghs_|ghr_|github_pat_|glpat-|xox[abprs]-|sk-|sk_live_|sk_test_|rk_live_|npm_|AKIA[0-9A-Z]{12}|AIza|eyJ[A-Za-z0-9_-]{8,}\.)[A-Za-z0-9_\-.]*`)
+})
 
 // assignment matches NAME=VALUE anywhere in a string: an argument, a
 // shell line (`export API_TOKEN=…`), an ODBC connection string
 // (`Uid=u;Pwd=…`).
-var assignment = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_.-]*)=("[^"]*"|'[^']*'|[^\s;&|"']*)`)
+var assignment = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_.-]*)=("[^"]*"|'[^']*'|[^\s;&|"']*)`)
+})
 
 // redactValue redacts the parts of one string that look secret.
 func redactValue(v string) string {
@@ -119,7 +124,7 @@ func redactValue(v string) string {
 			return out
 		}
 	}
-	v = assignment.ReplaceAllStringFunc(v, func(m string) string {
+	v = assignment().ReplaceAllStringFunc(v, func(m string) string {
 		name, _, _ := strings.Cut(m, "=")
 		if secretName(name) {
 			return name + "=" + Redacted
@@ -132,12 +137,12 @@ func redactValue(v string) string {
 			return v[:i+len(h)] + " " + Redacted
 		}
 	}
-	v = urlInText.ReplaceAllStringFunc(v, redactURL)
-	return knownToken.ReplaceAllString(v, Redacted)
+	v = urlInText().ReplaceAllStringFunc(v, redactURL)
+	return knownToken().ReplaceAllString(v, Redacted)
 }
 
 // urlInText finds URLs inside a longer string (a shell line).
-var urlInText = regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"']+`)
+var urlInText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[a-zA-Z][a-zA-Z0-9+.-]*://[^\s"']+`) })
 
 // redactJSON redacts the values of secret-named keys at any depth of a
 // JSON argument ({"apiKey": "…"}); ok is false when it is not JSON.
@@ -219,7 +224,7 @@ func redactURL(raw string) string {
 		if strings.ContainsAny(raw, "@?#") {
 			return Redacted
 		}
-		return knownToken.ReplaceAllString(raw, Redacted)
+		return knownToken().ReplaceAllString(raw, Redacted)
 	}
 	if u.User != nil {
 		u.User = url.User(urlRedacted)
@@ -233,7 +238,7 @@ func redactURL(raw string) string {
 				}
 			} else {
 				for i, v := range vs {
-					vs[i] = knownToken.ReplaceAllString(v, urlRedacted)
+					vs[i] = knownToken().ReplaceAllString(v, urlRedacted)
 				}
 			}
 		}
@@ -249,7 +254,7 @@ func redactURL(raw string) string {
 			}
 		}
 	}
-	u.Path = redactPath(u.Host, knownToken.ReplaceAllString(u.Path, urlRedacted))
+	u.Path = redactPath(u.Host, knownToken().ReplaceAllString(u.Path, urlRedacted))
 	u.RawPath = ""
 	return u.String()
 }

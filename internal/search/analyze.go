@@ -45,26 +45,33 @@ func Words(text string) []string {
 	return out
 }
 
-// stopWords are function words: they say nothing about what a document
-// is for, in a query or in a document. Domain words that are merely
-// common ("file", "get", "tool") are not here: their low idf already
-// weighs them little, and in a tool name they still matter.
-var stopWords = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`a an and are as at be been being by can could did do does doing
-		for from had has have having he her here hers him his how i i'm if in into is it it's its
-		me my myself of on onto or our ours please she should so some such than that the their
-		theirs them then there these they this those to too us was we were what when where which
-		while who whom why will with would you your yours just also want wants need needs let lets
-		don doesn didn isn aren wasn won shall may might must very really know
-		knows`) {
-		stopWords[w] = true
+// isStopWord reports the function words: they say nothing about what a
+// document is for, in a query or in a document. Domain words that are
+// merely common ("file", "get", "tool") are not here: their low idf
+// already weighs them little, and in a tool name they still matter. It
+// is a switch rather than a set built at start-up: the compiler turns it
+// into a search over constant strings, with no package-level work.
+func isStopWord(w string) bool {
+	switch w {
+	case "a", "an", "and", "are", "as", "at", "be", "been", "being", "by",
+		"can", "could", "did", "do", "does", "doing", "for", "from", "had",
+		"has", "have", "having", "he", "her", "here", "hers", "him", "his",
+		"how", "i", "i'm", "if", "in", "into", "is", "it", "it's", "its", "me",
+		"my", "myself", "of", "on", "onto", "or", "our", "ours", "please", "she",
+		"should", "so", "some", "such", "than", "that", "the", "their", "theirs",
+		"them", "then", "there", "these", "they", "this", "those", "to", "too",
+		"us", "was", "we", "were", "what", "when", "where", "which", "while",
+		"who", "whom", "why", "will", "with", "would", "you", "your", "yours",
+		"just", "also", "want", "wants", "need", "needs", "let", "lets", "don",
+		"doesn", "didn", "isn", "aren", "wasn", "won", "shall", "may", "might",
+		"must", "very", "really", "know", "knows":
+		return true
 	}
+	return false
 }
 
 // IsStopWord reports whether w (lower case) is a function word.
-func IsStopWord(w string) bool { return stopWords[w] }
+func IsStopWord(w string) bool { return isStopWord(w) }
 
 // stemCache memoises the stemmer: a library or catalog repeats the same
 // few thousand words, and Snowball allocates per call.
@@ -114,7 +121,7 @@ func Terms(text string) []string {
 	ws := Words(text)
 	out := ws[:0]
 	for _, w := range ws {
-		if utf8.RuneCountInString(w) < 2 || stopWords[w] {
+		if utf8.RuneCountInString(w) < 2 || isStopWord(w) {
 			continue
 		}
 		out = append(out, Stem(w))

@@ -239,7 +239,7 @@ func Build(opts Options, docs []Doc) *Index {
 func (ix *Index) intern(text string, rawSeen map[string]bool) []int32 {
 	var out []int32
 	for _, w := range Words(text) {
-		if utf8.RuneCountInString(w) < 2 || stopWords[w] {
+		if utf8.RuneCountInString(w) < 2 || isStopWord(w) {
 			continue
 		}
 		t := Stem(w)
@@ -357,7 +357,7 @@ func (ix *Index) Analyze(text string) *Query {
 			continue
 		}
 		all = append(all, w)
-		if !stopWords[w] {
+		if !isStopWord(w) {
 			q.Words = append(q.Words, w)
 		}
 	}

@@ -28,9 +28,14 @@ type contributions struct {
 	Plugins router.Dispatcher
 	// Observers see every dispatched call (telemetry).
 	Observers []router.Observer
-	// Starters begin background work at Start, in this order: plugins
-	// publish the tools they loaded, the skills are indexed.
+	// Starters begin background work at Start: plugins publish the
+	// tools they loaded.
 	Starters []func(ctx context.Context)
+	// AfterHandshake begin background work once the first session's
+	// first request is answered (the skills index and its watcher): it
+	// takes milliseconds of CPU that the handshake must not wait behind.
+	// Whatever needs the work first starts it itself (Library.Index).
+	AfterHandshake []func()
 	// Binders add to the approval binding of a tool what must not change
 	// between approval and run (execute_skill: the step's code).
 	Binders map[string]func(args json.RawMessage) (string, error)
@@ -64,7 +69,7 @@ func registerManagers(t *native.Table, host *native.Host, s *Server) contributio
 	c.Closers = append(c.Closers, counters.Close, background.Close, agents.Close, runs.Close)
 	library := skilltools.Register(t, host, skilltools.Options{Dir: set.SkillsDir, Watch: set.SkillWatcher, Home: set.Home,
 		Env: set.Env, AllowPrivate: set.HTTPAllowPrivate, DiscoveryMode: set.DiscoveryMode})
-	c.Starters = append(c.Starters, func(context.Context) { library.Start() })
+	c.AfterHandshake = append(c.AfterHandshake, library.Start)
 	c.Binders = map[string]func(json.RawMessage) (string, error){native.ExecuteSkill.String(): library.Tools.StepBinding}
 	c.Content = resources.New(resources.Options{Library: library.Library, Status: s.Status, Snapshot: s.Snapshot, Config: host.Config,
 		DiscoveryMode: set.DiscoveryMode, Name: serverName, Version: s.opts.Version,

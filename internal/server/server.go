@@ -124,6 +124,10 @@ type Server struct {
 	// answer (their recorders), so Shutdown closes the records after them.
 	recording inflight
 	flushers  []func(context.Context)
+	// afterHandshake run once, when a session's first request has been
+	// handled (see view.answer).
+	handshakeOnce  sync.Once
+	afterHandshake []func()
 
 	mu      sync.Mutex
 	closing bool
@@ -144,6 +148,9 @@ func New(opts Options) *Server {
 	s.bg, s.stopBG = context.WithCancel(context.Background())
 
 	g := &generation{number: 1, settings: opts.Settings, loaded: time.Now(), superseded: make(chan struct{})}
+	// The native entries' hashes are computed on another core while the
+	// configuration is read; the goroutine ends when they are done.
+	go native.Prepare()
 	g.config, g.configSum = s.loadConfig()
 	// Opened first so they close last, after every part that reports
 	// into them.
@@ -176,6 +183,7 @@ func New(opts Options) *Server {
 	contrib := registerManagers(table, host, s)
 	s.content = contrib.Content
 	s.starters = append(s.starters, contrib.Starters...)
+	s.afterHandshake = contrib.AfterHandshake
 	s.closers = append(s.closers, contrib.Closers...)
 	s.catalog.SetNatives(table.Entries())
 	po := s.policyOptions(g, failClosed)
@@ -403,6 +411,16 @@ func (s *Server) Start() {
 	s.startOnce.Do(func() {
 		for _, start := range s.starters {
 			start(s.bg)
+		}
+	})
+}
+
+// handshook runs the work deferred until a client was answered: the
+// first request of the first session. Only the first call does anything.
+func (s *Server) handshook() {
+	s.handshakeOnce.Do(func() {
+		for _, start := range s.afterHandshake {
+			start()
 		}
 	})
 }

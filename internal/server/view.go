@@ -29,14 +29,19 @@ import (
 //
 // tools/list and tools/call never reach the SDK's own tool registry: the
 // middleware answers them from the catalog (in catalog order, hidden tools
-// callable by name). The registry only mirrors the names this session can
-// see, because changing it is how the SDK notifies a session.
+// callable by name). The view keeps the names this session can see, and
+// changing the registry is how the SDK notifies a session: the registry
+// holds one placeholder tool, replaced whenever what the session sees
+// changed. (One entry per visible tool cost two 32 KiB JSON decoders in
+// the SDK's AddTool for each tool, 37 of them before the first handshake:
+// see docs/decisions.md, "Startup".)
 type view struct {
 	srv  *Server
 	sess *session.Session
 	mcp  *mcp.Server
 	// mirrored maps each listed name to the hash of the definition
 	// listed, so a changed definition is announced like a new tool.
+	// Only the view reads it; the SDK registry holds mirrorTool.
 	mirrored map[string]string
 	// mirroredRes are the resource URIs mirrored for notifications;
 	// resourcesStale asks the next sync to announce them all again.
@@ -47,7 +52,11 @@ type view struct {
 
 	bindOnce sync.Once
 	bound    bool
-	ss       *mcp.ServerSession
+	// answered is closed once the session's first request was handled:
+	// keeping the mirror current starts then, not during the handshake.
+	answered     chan struct{}
+	answeredOnce sync.Once
+	ss           *mcp.ServerSession
 
 	// http is set for a session served over streamable HTTP: it keeps
 	// the session's record in the session store. pinnedID is the id a
@@ -60,13 +69,16 @@ type view struct {
 	started atomic.Bool
 }
 
-// mirrorSchema is the input schema of a mirrored name; clients never see
-// it.
-var mirrorSchema = json.RawMessage(`{"type":"object"}`)
+// mirrorTool is the registry's placeholder: replacing it makes the SDK
+// send tools/list_changed (debounced, so a burst of changes is one
+// notification). Clients never see it: tools/list and tools/call are
+// answered by the middleware.
+var mirrorTool = mcp.Tool{Name: "evokore_tools_changed", InputSchema: json.RawMessage(`{"type":"object"}`)}
 
 // newView builds a session's view; it starts nothing and connects nothing.
 func (s *Server) newView(so SessionOptions) *view {
-	v := &view{srv: s, mirrored: map[string]string{}, mirroredRes: map[string]bool{}, mirroredPrompts: map[string]bool{}}
+	v := &view{srv: s, mirrored: map[string]string{}, mirroredRes: map[string]bool{}, mirroredPrompts: map[string]bool{},
+		answered: make(chan struct{})}
 	role := so.Role
 	if role == "" {
 		role = s.gen.Load().role
@@ -140,6 +152,15 @@ func (v *view) bind(ss *mcp.ServerSession) bool {
 	return v.bound
 }
 
+// answer records that the session's first request was handled: the
+// view's watch may begin, and so may the server's deferred work.
+func (v *view) answer() {
+	v.answeredOnce.Do(func() {
+		close(v.answered)
+		v.srv.handshook()
+	})
+}
+
 // close ends the view's session.
 func (v *view) close() {
 	if v.ss != nil {
@@ -167,6 +188,9 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && !v.bind(ss) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "evokore is shutting down"}
 		}
+		// Background work waits for the first answer: the handshake is
+		// what a client waits on at start (docs/decisions.md, "Startup").
+		defer v.answer()
 		v.sess.Touch()
 		if method == "initialize" && v.http != nil {
 			// Saved once the client's parameters are known and before the
@@ -226,8 +250,8 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// sync makes the SDK registry mirror what this session lists; the SDK
-// sends tools/list_changed when the mirror changes.
+// sync records what this session lists and, when it changed, replaces
+// the SDK registry's placeholder so that the SDK sends tools/list_changed.
 func (v *view) sync() {
 	s := v.srv
 	entries := s.catalog.Snapshot().Project(s.gen.Load().profile.Profile, s.legacy, v.sess.Active)
@@ -235,31 +259,28 @@ func (v *view) sync() {
 	for _, e := range entries {
 		visible[e.Name] = e.Hash
 	}
+	changed := false
 	// An invalidated session re-announces everything: the names did not
 	// change, but what the client should fetch did.
-	if v.sess.TakeInvalidated() {
-		var all []string
-		for name := range v.mirrored {
-			all = append(all, name)
-		}
-		v.mcp.RemoveTools(all...)
+	if v.sess.TakeInvalidated() && len(v.mirrored) > 0 {
 		clear(v.mirrored)
+		changed = true
 	}
-	var gone []string
 	for name, hash := range v.mirrored {
 		if h, ok := visible[name]; !ok || h != hash {
-			gone = append(gone, name)
 			delete(v.mirrored, name)
+			changed = true
 		}
-	}
-	if len(gone) > 0 {
-		v.mcp.RemoveTools(gone...)
 	}
 	for name, hash := range visible {
 		if _, ok := v.mirrored[name]; !ok {
 			v.mirrored[name] = hash
-			v.mcp.AddTool(&mcp.Tool{Name: name, InputSchema: mirrorSchema}, nil)
+			changed = true
 		}
+	}
+	if changed {
+		t := mirrorTool
+		v.mcp.AddTool(&t, nil)
 	}
 }
 
@@ -271,6 +292,15 @@ func (v *view) watch(ss *mcp.ServerSession) {
 		close(done)
 	}()
 	var contentChanged <-chan struct{}
+	// The mirror newView set stays until the first answer: syncing
+	// resources and prompts builds the skills index, which the handshake
+	// must not wait behind.
+	select {
+	case <-v.answered:
+	case <-done:
+		v.left()
+		return
+	}
 	for {
 		snap := v.srv.catalog.Snapshot()
 		gen := v.srv.gen.Load()
@@ -295,13 +325,18 @@ func (v *view) watch(ss *mcp.ServerSession) {
 			v.resourcesStale = true
 			v.sess.Invalidate()
 		case <-done:
-			v.srv.detach(v)
-			v.srv.proxy.DropSession(v.sess)
-			if v.http != nil {
-				v.http.remove(v)
-			}
-			v.ended()
+			v.left()
 			return
 		}
 	}
+}
+
+// left forgets a session that ended.
+func (v *view) left() {
+	v.srv.detach(v)
+	v.srv.proxy.DropSession(v.sess)
+	if v.http != nil {
+		v.http.remove(v)
+	}
+	v.ended()
 }

@@ -64,7 +64,11 @@ type Index struct {
 	byLower map[string]*Skill
 	byPath  map[string]*Skill
 	exact   map[string][]*Skill // normalised name, alias or fallback name
-	lex     *lexicon
+	// lex is the relevance index, built by the first search: it is most
+	// of an index's build time and of the heap it holds, and a session
+	// that never searches skills (resources and lookups by name do not)
+	// never pays for it.
+	lex func() *lexicon
 }
 
 // Build indexes a library. It never fails: unreadable and malformed files
@@ -235,7 +239,8 @@ func (ix *Index) assemble(all []*Skill) {
 		sortByDepth(list)
 	}
 	ix.linkGraph()
-	ix.lex = buildLexicon(ix.Skills)
+	skills := ix.Skills
+	ix.lex = sync.OnceValue(func() *lexicon { return buildLexicon(skills) })
 }
 
 func sortByDepth(list []*Skill) {

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/Masterminds/semver/v3"
 
@@ -67,7 +68,7 @@ func extractHints(texts ...string) []string {
 	return out
 }
 
-var fence = regexp.MustCompile("^```([A-Za-z0-9_+#.-]*)[ \t]*$")
+var fence = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^```([A-Za-z0-9_+#.-]*)[ \t]*$") })
 
 // parseBlocks finds the fenced blocks: an opening line of exactly three
 // backticks and an optional language word, closed by a line of exactly
@@ -76,7 +77,7 @@ func parseBlocks(body string, bodyLine int) []Block {
 	var out []Block
 	lines := strings.Split(body, "\n")
 	for i := 0; i < len(lines); i++ {
-		m := fence.FindStringSubmatch(strings.TrimRight(lines[i], "\r"))
+		m := fence().FindStringSubmatch(strings.TrimRight(lines[i], "\r"))
 		if m == nil {
 			continue
 		}
@@ -95,7 +96,7 @@ func parseBlocks(body string, bodyLine int) []Block {
 	return out
 }
 
-var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+var mdLink = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\]\(([^)\s]+)\)`) })
 
 // parseLinks returns the link targets that may name another skill:
 // skill:// URIs and relative links to markdown files. Code blocks are
@@ -106,7 +107,7 @@ func parseLinks(body string, blocks []Block) []string {
 		text = strings.Replace(text, b.Code, "", 1)
 	}
 	var out []string
-	for _, m := range mdLink.FindAllStringSubmatch(text, -1) {
+	for _, m := range mdLink().FindAllStringSubmatch(text, -1) {
 		t := m[1]
 		if i := strings.IndexByte(t, '#'); i >= 0 {
 			t = t[:i]

@@ -204,7 +204,7 @@ func (ix *Index) Find(query string, limit int) Found {
 	}
 	if len(q) >= 2 {
 		var prefixed []*Skill
-		for i, n := range ix.lex.normName {
+		for i, n := range ix.lex().normName {
 			if strings.HasPrefix(n, q) && !taken[ix.Skills[i]] {
 				prefixed = append(prefixed, ix.Skills[i])
 			}
@@ -218,7 +218,7 @@ func (ix *Index) Find(query string, limit int) Found {
 	}
 	why := ""
 	if len(out) < limit {
-		res := ix.lex.engine.Search(query, limit-len(out), func(d int) bool { return taken[ix.Skills[d]] })
+		res := ix.lex().engine.Search(query, limit-len(out), func(d int) bool { return taken[ix.Skills[d]] })
 		for _, h := range res.Hits {
 			s := ix.Skills[h.Doc]
 			push(Match{Skill: s, Tier: TierRelevance, Score: h.Score, Expanded: h.Expanded, Reasons: reasons(s, h)})

@@ -47,7 +47,7 @@ func (c *checker) live(s config.Settings) {
 			name := srv.PublicName(t.Name)
 			names[name] = true
 			owners[name] = append(owners[name], srv.ID)
-			if len(name) > maxToolName || !validName.MatchString(name) {
+			if len(name) > maxToolName || !validName().MatchString(name) {
 				c.report(config.SeverityError, c.cfg.KeyPos(srv.Path()...), CodeInvalidToolName,
 					"server '%s' serves '%s', a name clients reject (1-%d letters, digits, '_' or '-')", srv.ID, name, maxToolName)
 			}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
@@ -55,7 +56,7 @@ const (
 // maxToolName is the longest tool name clients accept.
 const maxToolName = 64
 
-var validName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var validName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
 
 // Run loads the files and runs every check. The diagnostics are sorted.
 func Run(opts Options) config.Diagnostics {
@@ -144,7 +145,7 @@ func (c *checker) report(sev config.Severity, pos config.Position, code, format 
 func (c *checker) servers() {
 	for _, s := range c.cfg.Servers {
 		pos := c.cfg.KeyPos(s.Path()...)
-		if !validName.MatchString(s.ID) {
+		if !validName().MatchString(s.ID) {
 			c.report(config.SeverityError, pos, CodeInvalidServerID,
 				"server id %q makes tool names clients reject: use only letters, digits, '_' and '-'", s.ID)
 		}
@@ -248,7 +249,7 @@ func sorted(s []string) []string {
 // must be a name clients accept, and either a native tool or a tool of a
 // configured server.
 func (c *checker) toolName(pos config.Position, where, name string) {
-	if len(name) > maxToolName || !validName.MatchString(name) {
+	if len(name) > maxToolName || !validName().MatchString(name) {
 		c.report(config.SeverityError, pos, CodeInvalidToolName,
 			"%s names '%s': tool names must be 1-%d letters, digits, '_' or '-'", where, name, maxToolName)
 		return

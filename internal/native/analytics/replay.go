@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/evokore/evokore/internal/safefile"
@@ -315,7 +316,7 @@ func trimFloat(f float64) string {
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", f), "0"), ".")
 }
 
-var unsafeID = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+var unsafeID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_-]`) })
 
 // safeID reduces a session id to the characters hook file names use.
-func safeID(id string) string { return unsafeID.ReplaceAllString(id, "_") }
+func safeID(id string) string { return unsafeID().ReplaceAllString(id, "_") }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/evokore/evokore/internal/safefile"
 )
@@ -13,7 +14,7 @@ import (
 // MaxWindow caps the lines a read returns on either side of its anchor.
 const MaxWindow = 500
 
-var anchorRE = regexp.MustCompile(`@AI:NAV\[(SEC|END|INS):([a-z0-9-]+)\]\s*(.*)`)
+var anchorRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`@AI:NAV\[(SEC|END|INS):([a-z0-9-]+)\]\s*(.*)`) })
 
 // Anchor is one @AI:NAV marker.
 type Anchor struct {
@@ -89,7 +90,7 @@ func lines(r io.Reader, fn func(n int, line string, cut bool) bool) error {
 }
 
 func parseAnchor(line string, n int) (Anchor, bool) {
-	m := anchorRE.FindStringSubmatch(line)
+	m := anchorRE().FindStringSubmatch(line)
 	if m == nil {
 		return Anchor{}, false
 	}

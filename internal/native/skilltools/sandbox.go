@@ -39,14 +39,14 @@ const (
 // variables plus what the router sets (EVOKORE_SANDBOX, the session).
 const skillEnvPrefix = "SKILL_"
 
-var skillEnvName = regexp.MustCompile(`^SKILL_[A-Z0-9_]+$`)
+var skillEnvName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^SKILL_[A-Z0-9_]+$`) })
 
 // checkEnv lists, sorted, the names of a model-supplied env that are
 // outside the SKILL_* allowlist.
 func checkEnv(env map[string]string) []string {
 	var bad []string
 	for k := range env {
-		if !skillEnvName.MatchString(k) {
+		if !skillEnvName().MatchString(k) {
 			bad = append(bad, strconv.Quote(k))
 		}
 	}

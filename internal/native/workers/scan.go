@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/evokore/evokore/internal/safefile"
 )
@@ -20,16 +21,19 @@ type pattern struct {
 	group int
 }
 
-var patterns = []pattern{
-	{"aws_access_key", "high", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), 0},
-	{"private_key_block", "high", regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`), 0},
-	{"github_token", "high", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})\b`), 0},
-	{"slack_token", "high", regexp.MustCompile(`\bxox[abpors]-[A-Za-z0-9-]{10,}\b`), 0},
-	{"google_api_key", "high", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`), 0},
-	{"stripe_secret_key", "high", regexp.MustCompile(`\b[rs]k_live_[0-9A-Za-z]{20,}\b`), 0},
-	{"jwt", "medium", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b`), 0},
-	{"hardcoded_secret", "high", regexp.MustCompile(`(?i)(?:api[_-]?key|secret|token|passw(?:or)?d)["']?\s*[:=]\s*["']([A-Za-z0-9._~+/=-]{16,})["']`), 1},
-}
+// patterns are compiled when security_scan first runs, not at start-up.
+var patterns = sync.OnceValue(func() []pattern {
+	return []pattern{
+		{"aws_access_key", "high", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), 0},
+		{"private_key_block", "high", regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`), 0},
+		{"github_token", "high", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})\b`), 0},
+		{"slack_token", "high", regexp.MustCompile(`\bxox[abpors]-[A-Za-z0-9-]{10,}\b`), 0},
+		{"google_api_key", "high", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`), 0},
+		{"stripe_secret_key", "high", regexp.MustCompile(`\b[rs]k_live_[0-9A-Za-z]{20,}\b`), 0},
+		{"jwt", "medium", regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\b`), 0},
+		{"hardcoded_secret", "high", regexp.MustCompile(`(?i)(?:api[_-]?key|secret|token|passw(?:or)?d)["']?\s*[:=]\s*["']([A-Za-z0-9._~+/=-]{16,})["']`), 1},
+	}
+})
 
 // Finding is one suspected secret.
 type Finding struct {
@@ -74,7 +78,7 @@ func scan(ctx context.Context, root string) (*Scan, error) {
 		sc.Buffer(make([]byte, 0, 64<<10), scanFileLimit+1)
 		for n := 1; sc.Scan(); n++ {
 			line := sc.Text()
-			for _, p := range patterns {
+			for _, p := range patterns() {
 				m := p.re.FindStringSubmatchIndex(line)
 				if m == nil {
 					continue

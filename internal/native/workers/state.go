@@ -66,20 +66,20 @@ func New(dir string, env config.Env, cwd string) *Manager {
 	return &Manager{dir: dir, env: env, cwd: cwd, cancels: map[string]context.CancelFunc{}}
 }
 
-var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_-]`)
+var unsafeChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_-]`) })
 
 // sessionDir is where a session's workers live; the id is reduced to
 // [A-Za-z0-9_-] as EVOKORE-MCP's hooks do.
 func (m *Manager) sessionDir(sessionID string) string {
-	return filepath.Join(m.dir, unsafeChars.ReplaceAllString(sessionID, "_"))
+	return filepath.Join(m.dir, unsafeChars().ReplaceAllString(sessionID, "_"))
 }
 
-var workerIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+var workerIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`) })
 
 // path is the state file of a worker; ok is false for an id that cannot
 // name one (which also keeps ids from walking out of the directory).
 func (m *Manager) path(sessionID, workerID string) (string, bool) {
-	if !workerIDRE.MatchString(workerID) {
+	if !workerIDRE().MatchString(workerID) {
 		return "", false
 	}
 	return filepath.Join(m.sessionDir(sessionID), workerID+".json"), true

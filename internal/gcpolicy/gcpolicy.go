@@ -1,0 +1,92 @@
+// Package gcpolicy owns the Go collector's settings of the evokore
+// process: collection is off while the process starts, then it runs with
+// the steady-state target below. Only cmd/evokore imports it; importing it
+// is what applies the policy.
+//
+// Why. Starting evokore allocates about 4 MiB in package initialisation
+// (jsonschema/v6 compiles five drafts' meta-schemas, CUE builds its
+// tables) and as much again building the router before the handshake is
+// answered. With the default GOGC=100 and its 4 MiB minimum heap, that is
+// two or three collections before `initialize` is answered, each with a
+// stop-the-world, a mark phase that takes one of the two cores of a small
+// machine, and page faults on the collector's own metadata. Measured on a
+// 2-core box (30 interleaved spawns, four children configured), the CPU
+// the process used until `initialize` was answered went from 47 ms to
+// 28 ms with collection off, and jsonschema/v6's init from 9–10 to 6–7 ms
+// (a collection used to land inside it). Nothing allocated while starting
+// is garbage worth collecting early: the heap is small and most of it
+// stays live.
+//
+// What. While starting, the collector is off (SetGCPercent(-1)) with a
+// soft memory limit as a backstop, so a start that allocates much more
+// than usual (a skills library of thousands of files, a child with
+// thousands of tools) still collects, by the limit, instead of growing
+// without bound. Settle ends the start: the steady-state GOGC takes over,
+// the limit is lifted, and the pages the start used and no longer needs
+// are returned to the operating system at once (debug.FreeOSMemory: one
+// collection, at a moment nothing waits on the router). `evokore serve`
+// settles when its children finished their first boot; every command
+// settles after settleAfter at the latest, so a long-running command that
+// does not call Settle still collects normally, and a short one (version,
+// hook, vet) exits without ever collecting.
+//
+// The steady state is GOGC=steadyPercent rather than 100: the router's live
+// heap is a few MiB and its calls allocate little (the proxied fast path
+// keeps results as bytes), so a heap target of 1.5× live instead of 2×
+// costs a collection every few hundred calls more and keeps the router's
+// own memory down (see docs/decisions.md, "Startup", for the numbers).
+//
+// The operator decides over all of this: with GOGC or GOMEMLIMIT set in
+// the environment, the runtime's own reading of them stands and this
+// package changes nothing.
+package gcpolicy
+
+import (
+	"math"
+	"os"
+	"runtime/debug"
+	"sync"
+	"time"
+)
+
+const (
+	// startupLimit is the soft memory limit while collection is off: far
+	// above a normal start (about 15 MiB), low enough that a pathological
+	// one collects long before it matters.
+	startupLimit = 64 << 20
+	// settleAfter ends the start of any command that did not settle
+	// itself.
+	settleAfter = 2 * time.Second
+	// steadyPercent is the GOGC evokore runs with once started.
+	steadyPercent = 50
+)
+
+var (
+	// operatorSet is true when the environment chose the collector's
+	// settings; they are then left alone.
+	operatorSet = os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != ""
+	settleOnce  sync.Once
+)
+
+func init() {
+	if operatorSet {
+		return
+	}
+	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(startupLimit)
+	time.AfterFunc(settleAfter, Settle)
+}
+
+// Settle ends the start: the steady-state collector settings take over and
+// the memory the start no longer uses goes back to the system. Only the
+// first call does anything; it is safe from any goroutine.
+func Settle() {
+	settleOnce.Do(func() {
+		if operatorSet {
+			return
+		}
+		debug.SetGCPercent(steadyPercent)
+		debug.SetMemoryLimit(math.MaxInt64)
+		debug.FreeOSMemory()
+	})
+}

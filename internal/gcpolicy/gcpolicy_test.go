@@ -1,0 +1,34 @@
+package gcpolicy
+
+import (
+	"math"
+	"runtime/debug"
+	"testing"
+)
+
+// The test binary imports the package like evokore does: collection is
+// off with the startup limit until Settle, then the steady state holds.
+func TestCollectionIsOffUntilSettle(t *testing.T) {
+	if operatorSet {
+		t.Skip("GOGC or GOMEMLIMIT is set: the policy leaves the runtime alone")
+	}
+	if got := debug.SetGCPercent(-1); got != -1 {
+		t.Fatalf("GOGC while starting = %d, want off (-1)", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != startupLimit {
+		t.Fatalf("memory limit while starting = %d, want %d", got, startupLimit)
+	}
+	Settle()
+	if got := debug.SetGCPercent(steadyPercent); got != steadyPercent {
+		t.Fatalf("GOGC after Settle = %d, want %d", got, steadyPercent)
+	}
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Fatalf("memory limit after Settle = %d, want none", got)
+	}
+	// A second Settle changes nothing (an operator's later choice stands).
+	debug.SetGCPercent(77)
+	Settle()
+	if got := debug.SetGCPercent(steadyPercent); got != 77 {
+		t.Fatalf("a second Settle changed GOGC to %d", got)
+	}
+}
