@@ -105,10 +105,9 @@ func BenchmarkProxyTable(b *testing.B) {
 			base := &target{child: ch.name, kind: "base", tool: "c_echo", memFile: filepath.Join(bdir, "memstats.jsonl")}
 			benv := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + bdir, "EVOKORE_HOME=" + filepath.Join(bdir, "home"),
 				"EVOKORE_TOOL_DISCOVERY_MODE=legacy", "EVOKORE_DEBUG_MEMSTATS=" + base.memFile}
-			if procs := os.Getenv("PROXY_BASE_GOMAXPROCS"); procs != "" {
-				// The same build on more processors, say.
-				benv = append(benv, "GOMAXPROCS="+procs)
-			}
+			// PROXY_BASE_ENV="GOGC=100 GOMAXPROCS=2", say: the same build
+			// with other runtime settings.
+			benv = append(benv, strings.Fields(os.Getenv("PROXY_BASE_ENV"))...)
 			base.c = startLineClient(b, []string{*proxyBase, "serve"}, benv, bdir)
 			base.c.waitTool(b, "c_echo")
 			targets = append(targets, base)
