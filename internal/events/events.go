@@ -112,6 +112,17 @@ func (b *Bus) Add(s Sink) {
 	b.sinks = append(b.sinks, s)
 }
 
+// Listening reports whether any sink takes events, so a caller can skip
+// building an event nobody reads (a tool call's redacted arguments).
+func (b *Bus) Listening() bool {
+	if b == nil {
+		return false
+	}
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return len(b.sinks) > 0
+}
+
 // Emit stamps e (time, pid) and hands it to every sink.
 func (b *Bus) Emit(e Event) {
 	if b == nil {

@@ -237,6 +237,9 @@ var (
 )
 
 func (o callEvents) Observe(_ context.Context, c *router.Call, res *mcp.CallToolResult, err error) {
+	if !o.s.records.bus.Listening() {
+		return
+	}
 	ms := float64(time.Since(c.Started).Microseconds()) / 1000
 	e := o.event(c)
 	e.LatencyMs = &ms
@@ -255,6 +258,9 @@ func (o callEvents) Observe(_ context.Context, c *router.Call, res *mcp.CallTool
 }
 
 func (o callEvents) Refused(_ context.Context, c *router.Call, res *mcp.CallToolResult, err error) {
+	if !o.s.records.bus.Listening() {
+		return
+	}
 	e := o.event(c)
 	e.Outcome = events.OutcomeRefused
 	if err != nil {
