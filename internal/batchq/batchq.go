@@ -28,8 +28,10 @@ type Queue[T any] struct {
 	write  func([]T)
 	linger time.Duration
 	max    int
+	size   int
 
-	items   chan T
+	items   chan T        // made by the first Offer
+	hurry   chan struct{} // an Offer that finds the queue half full: stop lingering
 	stop    chan struct{} // closed by Close: stop lingering, drain
 	done    chan struct{} // closed when the writer has written everything
 	dropped atomic.Int64
@@ -41,10 +43,11 @@ type Queue[T any] struct {
 // New returns a queue holding at most size items that calls write with
 // batches of at most max items, lingering linger after a batch's first
 // item. write runs on one goroutine, never concurrently with itself; it
-// must not keep the slice.
+// must not keep the slice. The queue's memory is taken with its first
+// item: a router that records nothing pays nothing.
 func New[T any](size, max int, linger time.Duration, write func([]T)) *Queue[T] {
-	return &Queue[T]{write: write, linger: linger, max: max, items: make(chan T, size),
-		stop: make(chan struct{}), done: make(chan struct{})}
+	return &Queue[T]{write: write, linger: linger, max: max, size: size,
+		hurry: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 }
 
 // Offer queues v and reports whether it was taken; it never blocks. A
@@ -55,9 +58,18 @@ func (q *Queue[T]) Offer(v T) bool {
 	if q.closed {
 		return false
 	}
-	q.start.Do(func() { go q.run() })
+	q.start.Do(func() {
+		q.items = make(chan T, q.size)
+		go q.run()
+	})
 	select {
 	case q.items <- v:
+		if len(q.items) > q.size/2 {
+			select {
+			case q.hurry <- struct{}{}:
+			default:
+			}
+		}
 		return true
 	default:
 		q.dropped.Add(1)
@@ -82,10 +94,12 @@ func (q *Queue[T]) Close() {
 	if !q.closed {
 		q.closed = true
 		close(q.stop)
-		close(q.items)
+		q.start.Do(func() { close(q.done) }) // never started: nothing to write
+		if q.items != nil {
+			close(q.items)
+		}
 	}
 	q.closeMu.Unlock()
-	q.start.Do(func() { close(q.done) }) // never started: nothing to write
 	<-q.done
 }
 
@@ -103,6 +117,8 @@ func (q *Queue[T]) run() {
 			}
 			select {
 			case <-timer.C:
+			case <-q.hurry:
+				timer.Stop()
 			case <-q.stop:
 				timer.Stop()
 			}

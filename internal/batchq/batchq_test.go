@@ -87,3 +87,21 @@ func TestLingerGathersABatch(t *testing.T) {
 		t.Fatalf("first batch %v, want all 5 items", b)
 	}
 }
+
+// A queue filling up stops the writer's lingering: a burst is written
+// without waiting out the linger, so it does not overflow.
+func TestHalfFullQueueIsWrittenAtOnce(t *testing.T) {
+	batches := make(chan []int, 10)
+	q := New(10, 100, time.Hour, func(b []int) { batches <- slices.Clone(b) })
+	defer q.Close()
+	for i := range 6 {
+		q.Offer(i)
+	}
+	got := 0
+	for got < 6 { // with an hour's linger and no hurry, this never ends
+		got += len(<-batches)
+	}
+	if q.Dropped() != 0 {
+		t.Fatalf("dropped %d", q.Dropped())
+	}
+}
