@@ -68,6 +68,10 @@ type child struct {
 	relisting sync.Mutex
 	// relistPending is set while a re-read is scheduled and not started.
 	relistPending atomic.Bool
+	// relists counts the re-reads running; relistsOff (under mu) lets no
+	// more start once the run loop is returning.
+	relists    sync.WaitGroup
+	relistsOff bool
 
 	// ctx ends this child's run loop: at Close, or when a reload removed
 	// or replaced it. exited is closed when the run loop has returned.
@@ -103,6 +107,7 @@ func (e errFatal) Unwrap() error { return e.error }
 // run boots the child, waits for it to die, and boots it again with
 // backoff, until ctx ends. firstDone is called after the first attempt.
 func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone func()) {
+	defer c.stopRelists()
 	attempt := 0
 	for {
 		started := time.Now()
@@ -299,7 +304,15 @@ func (c *child) requestRelist() {
 	if c.relistPending.Swap(true) {
 		return // one is already waiting to run
 	}
+	c.mu.Lock()
+	if c.relistsOff {
+		c.mu.Unlock()
+		return // stopping: nothing may write after run returns
+	}
+	c.relists.Add(1)
+	c.mu.Unlock()
 	go func() {
+		defer c.relists.Done()
 		c.relisting.Lock()
 		defer c.relisting.Unlock()
 		// Cleared before listing: an announcement from now on may have
@@ -307,6 +320,15 @@ func (c *child) requestRelist() {
 		c.relistPending.Store(false)
 		c.relist()
 	}()
+}
+
+// stopRelists lets no re-read start and waits for the one running, so no
+// manifest is written once the child has stopped.
+func (c *child) stopRelists() {
+	c.mu.Lock()
+	c.relistsOff = true
+	c.mu.Unlock()
+	c.relists.Wait()
 }
 
 // relist re-reads the tool list; requestRelist serialises the calls.
