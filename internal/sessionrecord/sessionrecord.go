@@ -28,6 +28,7 @@ import (
 	"log/slog"
 	"math"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -56,15 +57,18 @@ type Recorder struct {
 	now   func() time.Time
 
 	queue *batchq.Queue[record]
+	// flushAsked is set by the flush timer for the writer.
+	flushAsked atomic.Bool
 
 	// Owned by the writer goroutine: the trust ledgers, those changed
 	// since they were saved, when they were saved, whether a flush is
 	// due, and whether writes are failing (logged once).
-	ledgers  map[string]*ledger
-	dirty    map[string]bool
-	savedAt  time.Time
-	flushDue bool
-	failing  bool
+	ledgers    map[string]*ledger
+	dirty      map[string]bool
+	savedAt    time.Time
+	flushDue   bool
+	flushTimer *time.Timer
+	failing    bool
 }
 
 type record struct {
@@ -150,18 +154,24 @@ func (r *Recorder) Dropped() int64 { return r.queue.Dropped() }
 // Close writes what is queued, saves the ledgers, and stops.
 func (r *Recorder) Close() {
 	r.queue.Close()
-	r.saveLedgers() // the writer has stopped: its state is ours now
+	// The writer has stopped: its state is ours now.
+	if r.flushTimer != nil {
+		r.flushTimer.Stop()
+	}
+	r.saveLedgers()
 }
 
 // write appends a batch to the sessions' replay files, one write per
 // session, and saves the changed ledgers when the last save is
 // ledgerEvery old (else a timer asks for it then).
 func (r *Recorder) write(batch []record) {
+	if r.flushAsked.Swap(false) {
+		r.flushDue = false // the timer fired: whatever is dirty is due
+	}
 	var order []string
 	entries := map[string][]replay.Entry{}
 	for _, rec := range batch {
 		if rec.flush {
-			r.flushDue = false
 			continue
 		}
 		if _, ok := entries[rec.sid]; !ok {
@@ -190,19 +200,23 @@ func (r *Recorder) write(batch []record) {
 	if wait := ledgerEvery - r.now().Sub(r.savedAt); wait > 0 {
 		if !r.flushDue {
 			r.flushDue = true
-			time.AfterFunc(wait, r.askFlush)
+			if r.flushTimer == nil {
+				r.flushTimer = time.AfterFunc(wait, r.askFlush)
+			} else {
+				r.flushTimer.Reset(wait)
+			}
 		}
 		return
 	}
 	r.saveLedgers()
 }
 
-// askFlush queues the flush record; a full queue is asked again later
-// (Close saves what a closed one leaves).
+// askFlush runs on the flush timer: it marks the ledgers due and wakes
+// the writer with an empty record. A full queue needs no waking (the
+// writer is about to run anyway) and a closed one is saved by Close.
 func (r *Recorder) askFlush() {
-	if !r.queue.Offer(record{flush: true}) && !r.queue.Closed() {
-		time.AfterFunc(ledgerEvery, r.askFlush)
-	}
+	r.flushAsked.Store(true)
+	r.queue.Offer(record{flush: true})
 }
 
 // saveLedgers saves the ledgers changed since their last save.
