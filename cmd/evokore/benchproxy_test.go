@@ -71,46 +71,33 @@ func BenchmarkProxyTable(b *testing.B) {
 		d.c = startLineClient(b, ch.argv, nil, "")
 		r := &target{child: ch.name, kind: "go-relay", tool: "echo"}
 		r.c = startLineClient(b, append([]string{relay}, ch.argv...), nil, "")
-		dir := b.TempDir()
-		testutil.WriteJSON(b, dir, "mcp.config.json", map[string]any{"servers": map[string]any{
-			"c": map[string]any{"command": ch.argv[0], "args": ch.argv[1:]},
-		}})
-		e := &target{child: ch.name, kind: "evokore", tool: "c_echo", memFile: filepath.Join(dir, "memstats.jsonl")}
-		env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"),
-			"EVOKORE_TOOL_DISCOVERY_MODE=legacy", "EVOKORE_DEBUG_MEMSTATS=" + e.memFile}
-		if prof := os.Getenv("EVOKORE_DEBUG_CPUPROFILE"); prof != "" {
-			// Profiles of the routers under load: go tool pprof <file>.
-			env = append(env, "EVOKORE_DEBUG_CPUPROFILE="+prof+"."+ch.name)
-		}
-		e.c = startLineClient(b, []string{bin, "serve"}, env, dir)
-		e.c.waitTool(b, "c_echo")
-		// The same router with the operator records (audit log, session
-		// replay) off: what they cost per call is the difference.
-		qdir := b.TempDir()
-		testutil.WriteJSON(b, qdir, "mcp.config.json", map[string]any{"servers": map[string]any{
-			"c": map[string]any{"command": ch.argv[0], "args": ch.argv[1:]},
-		}})
-		q := &target{child: ch.name, kind: "evokore-norec", tool: "c_echo", memFile: filepath.Join(qdir, "memstats.jsonl")}
-		qenv := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + qdir, "EVOKORE_HOME=" + filepath.Join(qdir, "home"),
-			"EVOKORE_TOOL_DISCOVERY_MODE=legacy", "EVOKORE_DEBUG_MEMSTATS=" + q.memFile,
-			"EVOKORE_AUDIT_LOG=false", "EVOKORE_SESSION_REPLAY=false"}
-		q.c = startLineClient(b, []string{bin, "serve"}, qenv, qdir)
-		q.c.waitTool(b, "c_echo")
-		targets = append(targets, d, r, e, q)
-		if *proxyBase != "" {
-			bdir := b.TempDir()
-			testutil.WriteJSON(b, bdir, "mcp.config.json", map[string]any{"servers": map[string]any{
+		// router starts an evokore build in front of the child, with env
+		// added to the benchmark's own settings.
+		router := func(kind, binary string, env ...string) *target {
+			dir := b.TempDir()
+			testutil.WriteJSON(b, dir, "mcp.config.json", map[string]any{"servers": map[string]any{
 				"c": map[string]any{"command": ch.argv[0], "args": ch.argv[1:]},
 			}})
-			base := &target{child: ch.name, kind: "base", tool: "c_echo", memFile: filepath.Join(bdir, "memstats.jsonl")}
-			benv := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + bdir, "EVOKORE_HOME=" + filepath.Join(bdir, "home"),
-				"EVOKORE_TOOL_DISCOVERY_MODE=legacy", "EVOKORE_DEBUG_MEMSTATS=" + base.memFile}
+			t := &target{child: ch.name, kind: kind, tool: "c_echo", memFile: filepath.Join(dir, "memstats.jsonl")}
+			env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"),
+				"EVOKORE_TOOL_DISCOVERY_MODE=legacy", "EVOKORE_DEBUG_MEMSTATS=" + t.memFile}, env...)
+			t.c = startLineClient(b, []string{binary, "serve"}, env, dir)
+			t.c.waitTool(b, "c_echo")
+			return t
+		}
+		var profile []string
+		if prof := os.Getenv("EVOKORE_DEBUG_CPUPROFILE"); prof != "" {
+			// Profiles of the router under load: go tool pprof <file>.
+			profile = []string{"EVOKORE_DEBUG_CPUPROFILE=" + prof + "." + ch.name}
+		}
+		targets = append(targets, d, r, router("evokore", bin, profile...),
+			// The same router with the operator records (audit log, session
+			// replay) off: what they cost per call is the difference.
+			router("evokore-norec", bin, "EVOKORE_AUDIT_LOG=false", "EVOKORE_SESSION_REPLAY=false"))
+		if *proxyBase != "" {
 			// PROXY_BASE_ENV="GOGC=100 GOMAXPROCS=2", say: the same build
 			// with other runtime settings.
-			benv = append(benv, strings.Fields(os.Getenv("PROXY_BASE_ENV"))...)
-			base.c = startLineClient(b, []string{*proxyBase, "serve"}, benv, bdir)
-			base.c.waitTool(b, "c_echo")
-			targets = append(targets, base)
+			targets = append(targets, router("base", *proxyBase, strings.Fields(os.Getenv("PROXY_BASE_ENV"))...))
 		}
 	}
 	args := `{"message":"a longer benchmark message"}`

@@ -77,13 +77,6 @@ func (q *Queue[T]) Offer(v T) bool {
 	}
 }
 
-// Closed reports whether Close was called.
-func (q *Queue[T]) Closed() bool {
-	q.closeMu.RLock()
-	defer q.closeMu.RUnlock()
-	return q.closed
-}
-
 // Dropped reports how many items a full queue dropped.
 func (q *Queue[T]) Dropped() int64 { return q.dropped.Load() }
 

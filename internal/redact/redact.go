@@ -165,13 +165,6 @@ func (s *Scrubber) Value(v any) any {
 	return v
 }
 
-// Args decodes tool-call arguments and returns them redacted; arguments
-// that are not a JSON object are summarised by their size alone, since
-// nothing in them can be checked.
-func (s *Scrubber) Args(raw json.RawMessage) map[string]any {
-	return s.redactArgs(raw, decodeArgs(raw))
-}
-
 // decodeArgs decodes arguments; nil when they are empty or unreadable.
 func decodeArgs(raw json.RawMessage) any {
 	var v any
@@ -181,6 +174,9 @@ func decodeArgs(raw json.RawMessage) any {
 	return v
 }
 
+// redactArgs returns decoded arguments with secret keys masked and every
+// string scrubbed; arguments that are not a JSON object are summarised
+// by their size alone, since nothing in them can be checked.
 func (s *Scrubber) redactArgs(raw json.RawMessage, v any) map[string]any {
 	if len(raw) == 0 {
 		return map[string]any{}
@@ -200,34 +196,21 @@ type Memo interface {
 
 // CallArgs are a call's arguments as every record shows them.
 type CallArgs struct {
-	// Redacted is Args of the arguments.
+	// Redacted is the arguments with every value under a secret key
+	// masked and every string scrubbed, at any depth.
 	Redacted map[string]any
-	// Scrubber is ForCall of the arguments.
+	// Scrubber also hides the values the arguments hold under secret
+	// keys, for the call's recorded answer.
 	Scrubber *Scrubber
 }
 
-// Call returns Args and ForCall of a call's arguments, decoding them once
-// per call and scrubber however many records ask.
+// Call returns a call's arguments as the records show them, decoding them
+// once per call and scrubber however many records ask.
 func (s *Scrubber) Call(m Memo, raw json.RawMessage) *CallArgs {
 	return m.Note(s, func() any {
 		v := decodeArgs(raw)
 		return &CallArgs{Redacted: s.redactArgs(raw, v), Scrubber: s.forValue(v)}
 	}).(*CallArgs)
-}
-
-// Summary is a one-line, redacted, bounded summary of tool-call
-// arguments: the keys sorted, each with its redacted JSON value.
-func (s *Scrubber) Summary(raw json.RawMessage, limit int) string {
-	args := s.Args(raw)
-	if len(args) == 0 {
-		return ""
-	}
-	// encoding/json sorts map keys, so the summary is stable.
-	b, err := json.Marshal(args)
-	if err != nil {
-		return ""
-	}
-	return Truncate(string(b), limit)
 }
 
 // Truncate cuts v to at most limit bytes on a rune boundary, marking the
@@ -243,15 +226,10 @@ func Truncate(v string, limit int) string {
 	return v[:cut] + "…"
 }
 
-// ForCall returns a scrubber that also hides the values the call's
+// forValue returns a scrubber that also hides the values decoded
 // arguments hold under secret keys, at any depth: a tool that echoes its
 // password argument back must not put it in the records through its
 // answer.
-func (s *Scrubber) ForCall(raw json.RawMessage) *Scrubber {
-	return s.forValue(decodeArgs(raw))
-}
-
-// forValue is ForCall of decoded arguments.
 func (s *Scrubber) forValue(v any) *Scrubber {
 	if v == nil {
 		return s

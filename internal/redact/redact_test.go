@@ -8,6 +8,7 @@ import (
 
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/redact"
+	"github.com/evokore/evokore/internal/router"
 )
 
 func TestArgsMaskSecretKeysAtAnyDepthAndScrubEnvValues(t *testing.T) {
@@ -15,18 +16,18 @@ func TestArgsMaskSecretKeysAtAnyDepthAndScrubEnvValues(t *testing.T) {
 	env := config.NewEnv(map[string]string{"GH_TOKEN": "ghp_planted123"})
 	s := redact.NewScrubber([]*strings.Replacer{srv.Redactor(env)}, "hook-secret")
 	args := json.RawMessage(`{"query":"uses ghp_planted123 and hook-secret","Authorization":"Bearer x","nested":{"list":[{"apiKey":"k1"},{"ok":"fine"}]},"n":3}`)
-	got, _ := json.Marshal(s.Args(args))
+	got, _ := json.Marshal(s.Call(&router.Call{}, args).Redacted)
 	want := `{"Authorization":"[REDACTED]","n":3,"nested":{"list":[{"apiKey":"[REDACTED]"},{"ok":"fine"}]},"query":"uses ${GH_TOKEN} and [REDACTED]"}`
 	if string(got) != want {
 		t.Errorf("Args =\n%s\nwant\n%s", got, want)
 	}
-	if got := s.Args(json.RawMessage(`[1,2]`)); got["_unreadable_bytes"] != 5 {
+	if got := s.Call(&router.Call{}, json.RawMessage(`[1,2]`)).Redacted; got["_unreadable_bytes"] != 5 {
 		t.Errorf("non-object args = %v", got)
 	}
 	// A tool that echoes its secret argument does not leak it.
-	call := s.ForCall(json.RawMessage(`{"password":"pw-123456","pin":1234,"deep":{"token":"tok-abcdef"}}`))
+	call := s.Call(&router.Call{}, json.RawMessage(`{"password":"pw-123456","pin":1234,"deep":{"token":"tok-abcdef"}}`)).Scrubber
 	if out := call.String("got pw-123456, tok-abcdef, ghp_planted123"); out != "got [REDACTED], [REDACTED], ${GH_TOKEN}" {
-		t.Errorf("ForCall = %q", out)
+		t.Errorf("the call's scrubber gives %q", out)
 	}
 	if out := call.Bounded(strings.Repeat("é", 400), 11); out != "ééééé…" {
 		t.Errorf("Bounded = %q", out)

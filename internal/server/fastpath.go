@@ -168,13 +168,11 @@ func (f *fastCalls) call(m stdio.Message, r stdio.Replier) bool {
 	f.runner.run(func() {
 		defer v.srv.recording.done(c, nil)
 		defer cancel()
-		// The id is free again once answered: a client may reuse it
-		// while the recorders still run.
+		// Run delivers the answer before the recorders run. The id is
+		// free again once answered: a client may reuse it while the
+		// recorders still run.
 		c.Deliver = func(res *mcp.CallToolResult, err error) { done(); reply(r, m.ID, c, res, err) }
-		res, err := v.srv.router.Run(ctx, c)
-		if c.Deliver != nil { // not delivered by the pipeline
-			c.Deliver(res, err)
-		}
+		_, _ = v.srv.router.Run(ctx, c)
 	})
 	return true
 }
