@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -30,59 +29,24 @@ type fastCalls struct {
 	// inflight maps a taken call's raw id to its cancel, for
 	// notifications/cancelled.
 	inflight map[string]context.CancelFunc
-	// runner runs the taken calls.
-	runner callRunner
-}
-
-// workerIdle is how long a fast-path worker waits for its next call
-// before it exits.
-const workerIdle = 10 * time.Second
-
-// callRunner runs each call on its own goroutine, reusing goroutines that
-// finished a call: a new goroutine starts with a small stack and grows it
-// to the pipeline's depth on every call, which with its creation cost
-// about 5 % of a proxied call's CPU.
-type callRunner struct {
-	jobs chan func() // unbuffered: a send succeeds only to an idle worker
-}
-
-// run hands job to an idle worker, or starts one.
-func (w *callRunner) run(job func()) {
-	select {
-	case w.jobs <- job:
-	default:
-		go w.work(job)
-	}
-}
-
-func (w *callRunner) work(job func()) {
-	idle := time.NewTimer(workerIdle)
-	defer idle.Stop()
-	for {
-		job()
-		idle.Reset(workerIdle)
-		select {
-		case job = <-w.jobs:
-		case <-idle.C:
-			return
-		}
-	}
 }
 
 var _ stdio.FastPath = (*fastCalls)(nil)
 
 // Take implements stdio.FastPath.
-func (f *fastCalls) Take(m stdio.Message, r stdio.Replier) bool {
+func (f *fastCalls) Take(m stdio.Message, r stdio.Replier) (work func(), taken bool) {
 	switch m.Method {
 	case "notifications/cancelled":
-		return f.cancel(m)
+		return nil, f.cancel(m)
 	case "tools/call":
 		if m.ID == nil {
-			return false
+			return nil, false
 		}
-		return f.call(m, r)
+		if work = f.call(m, r); work != nil {
+			return work, true
+		}
 	}
-	return false
+	return nil, false
 }
 
 // cancel cancels a taken call; cancellations of other requests are the
@@ -104,10 +68,11 @@ func (f *fastCalls) cancel(m stdio.Message) bool {
 	return ok
 }
 
-// call takes a tools/call for a proxied tool.
-func (f *fastCalls) call(m stdio.Message, r stdio.Replier) bool {
+// call takes a tools/call for a proxied tool and returns the work that
+// answers it, or nil to leave it to the SDK.
+func (f *fastCalls) call(m stdio.Message, r stdio.Replier) func() {
 	if m.Params == nil {
-		return false
+		return nil
 	}
 	var name string
 	var args, meta []byte
@@ -125,26 +90,26 @@ func (f *fastCalls) call(m stdio.Message, r stdio.Replier) bool {
 		}
 		return ok
 	}) != nil || !ok || name == "" {
-		return false
+		return nil
 	}
 	v := f.view
 	if v.ss == nil || v.ss.InitializeParams() == nil {
-		return false // the SDK refuses calls before initialize
+		return nil // the SDK refuses calls before initialize
 	}
 	entry, found := v.srv.catalog.Snapshot().Lookup(name)
 	if !found || entry.Source != catalog.SourceProxy {
-		return false
+		return nil
 	}
 	var md mcp.Meta
 	if meta != nil {
 		// Only a progress token is taken here; any other _meta (the
 		// per-request protocol of 2026-07-28, say) is the SDK's to read.
 		if json.Unmarshal(meta, &md) != nil {
-			return false
+			return nil
 		}
 		for k := range md {
 			if k != "progressToken" {
-				return false
+				return nil
 			}
 		}
 	}
@@ -152,7 +117,7 @@ func (f *fastCalls) call(m stdio.Message, r stdio.Replier) bool {
 	f.mu.Lock()
 	if _, dup := f.inflight[key]; dup {
 		f.mu.Unlock()
-		return false // the SDK answers a reused id as it always did
+		return nil // the SDK answers a reused id as it always did
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	f.inflight[key] = cancel
@@ -165,7 +130,7 @@ func (f *fastCalls) call(m stdio.Message, r stdio.Replier) bool {
 	}
 	c := &router.Call{Entry: entry, Session: v.sess, Args: args, Meta: md, Raw: &router.RawResult{}}
 	v.srv.recording.add(c, nil)
-	f.runner.run(func() {
+	return func() {
 		defer v.srv.recording.done(c, nil)
 		defer cancel()
 		// Run delivers the answer before the recorders run. The id is
@@ -173,8 +138,7 @@ func (f *fastCalls) call(m stdio.Message, r stdio.Replier) bool {
 		// recorders still run.
 		c.Deliver = func(res *mcp.CallToolResult, err error) { done(); reply(r, m.ID, c, res, err) }
 		_, _ = v.srv.router.Run(ctx, c)
-	})
-	return true
+	}
 }
 
 // reply answers a fast call: the child's bytes when the pipeline's result

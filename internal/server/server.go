@@ -628,7 +628,7 @@ func (s *Server) ServeStdio(ctx context.Context) error {
 		_ = s.Close()
 		return err
 	}
-	t.SetFastPath(&fastCalls{view: v, inflight: map[string]context.CancelFunc{}, runner: callRunner{jobs: make(chan func())}})
+	t.SetFastPath(&fastCalls{view: v, inflight: map[string]context.CancelFunc{}})
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
 	var sessErr error

@@ -11,12 +11,15 @@ import (
 
 // FastPath takes some requests off the connection before the go-sdk sees
 // them: the router's proxied tools/call and the cancellations of those
-// calls. Take is offered every well-formed request and notification whose
-// method FastMethods lists, in reading order, on the reading goroutine; it
-// must not block. It returns true when it took the message and will answer
-// it (for a request) through the Replier, false to leave it to the SDK.
+// calls. Take is offered every clean tools/call and
+// notifications/cancelled, in reading order, on the reading goroutine; it
+// must not block. It returns taken false to leave the message to the SDK.
+// A message it takes is either handled within Take (work nil) or answered
+// through the Replier by work: the transport then hands reading on to
+// another goroutine and runs work on the one that read the frame, so a
+// call starts without waiting for a goroutine to be woken.
 type FastPath interface {
-	Take(m Message, r Replier) bool
+	Take(m Message, r Replier) (work func(), taken bool)
 }
 
 // Message is a frame whose envelope is already checked (as Decode would),

@@ -66,12 +66,14 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 		drain:    t.Drain,
 		open:     map[any]bool{},
 		fast:     &t.fast,
+		workers:  workers{jobs: make(chan func())},
 	}
 	if c.drain <= 0 {
 		c.drain = 30 * time.Second
 	}
 	t.conn.Store(c)
-	go c.readLoop(NewFrameReader(t.in, MaxFrame))
+	fr := NewFrameReader(t.in, MaxFrame)
+	c.workers.run(func() { c.readLoop(fr) })
 	return c, nil
 }
 
@@ -103,6 +105,9 @@ type Conn struct {
 
 	// fast is the transport's FastPath slot, read per frame.
 	fast *atomic.Pointer[FastPath]
+	// workers run the reading and the fast path's work; the reading
+	// moves from one to another (see readLoop).
+	workers workers
 }
 
 type frameOrErr struct {
@@ -110,15 +115,28 @@ type frameOrErr struct {
 	err   error
 }
 
-// readLoop owns the FrameReader. It stops at the first error other than
-// an overlong frame, or when the connection closes. A read blocked on a
-// stdin that never closes outlives Close; there is no portable way to
-// interrupt it, and it holds no more than one frame.
+// readLoop owns the FrameReader while it runs. It stops at the first
+// error other than an overlong frame, or when the connection closes. A
+// read blocked on a stdin that never closes outlives Close; there is no
+// portable way to interrupt it, and it holds no more than one frame.
+//
+// When the fast path takes a frame with work to do, the reading moves to
+// another worker and this goroutine, the one the kernel just woke with
+// the frame, does the work: the hand-over to a goroutine that is not
+// running yet is then off the call's path, and the next frame is still
+// read by exactly one goroutine, in order.
 func (c *Conn) readLoop(fr *FrameReader) {
 	for {
 		frame, err := fr.Next()
-		if err == nil && c.offerFast(frame) {
-			continue
+		if err == nil {
+			if work, taken := c.offerFast(frame); taken {
+				if work != nil {
+					c.workers.run(func() { c.readLoop(fr) })
+					work()
+					return
+				}
+				continue
+			}
 		}
 		select {
 		case c.incoming <- frameOrErr{frame, err}:
@@ -184,14 +202,14 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // itself: a call it takes reaches its child without a hand-over to the
 // SDK's reader. It is still in reading order, as the reader holds at most
 // one frame for the SDK at a time.
-func (c *Conn) offerFast(frame []byte) bool {
+func (c *Conn) offerFast(frame []byte) (work func(), taken bool) {
 	fp := c.fast.Load()
 	if fp == nil {
-		return false
+		return nil, false
 	}
 	m, ok := scanFast(frame)
 	if !ok {
-		return false
+		return nil, false
 	}
 	if m.ID != nil {
 		// Marked open before it is offered: the answer may be written
@@ -200,13 +218,13 @@ func (c *Conn) offerFast(frame []byte) bool {
 		c.open[idKey(m.ID)] = true
 		c.openMu.Unlock()
 	}
-	if (*fp).Take(m, c) {
-		return true
+	if work, taken = (*fp).Take(m, c); taken {
+		return work, true
 	}
 	if m.ID != nil {
 		c.markAnswered(idKey(m.ID))
 	}
-	return false
+	return nil, false
 }
 
 // awaitAnswers waits until every request read has been answered, the
