@@ -39,7 +39,10 @@
 // 2026-07-28 per-request metadata) goes on to the SDK exactly as before.
 // A taken call runs through the router's ordinary pipeline (the same
 // stages, hooks, middleware, in-flight accounting and observers) with
-// Call.Raw set, on a reused goroutine; its answer is written by the
+// Call.Raw set, on the goroutine that read its frame: the transport
+// first hands the reading on to another of its reused goroutines, so the
+// call itself never waits for a goroutine to be woken (stdio.FastPath);
+// its answer is written by the
 // transport under the client's id, string or number, from the same write
 // lock as the SDK's answers, as soon as the observers (cooldown, refunds,
 // telemetry) have run and before the recorders (audit log, session
