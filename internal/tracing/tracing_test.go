@@ -91,7 +91,9 @@ func TestExportsOnTheTimers(t *testing.T) {
 	e, _ := newExporter(t, col, map[string]string{"OTEL_BSP_SCHEDULE_DELAY": "50", "OTEL_METRIC_EXPORT_INTERVAL": "50"})
 	defer shutdown(t, e)
 	call(e, "t")
-	waitFor(t, func() bool { return len(col.Spans()) == 1 && col.LastMetrics()["evokore.tool.duration"].Histogram != nil })
+	waitFor(t, func() bool {
+		return len(col.Spans()) == 1 && col.LastMetrics()["evokore.tool.duration"].Histogram != nil
+	})
 
 	col2 := otlptest.New(t)
 	e2, _ := newExporter(t, col2, map[string]string{"OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "3", "OTEL_BSP_SCHEDULE_DELAY": "600000"})
