@@ -6,10 +6,12 @@ import (
 )
 
 // knownVariables are the EVOKORE_* and VOICE_SIDECAR_* variables evokore
-// reads or sets, the one list of them: a variable of those families that
-// is not here has no effect, and is reported so an operator migrating from
-// EVOKORE-MCP learns which settings are not honoured. A test checks that
-// every such name the code spells is listed.
+// reads or sets, the one list of them, and the OpenTelemetry
+// specification's OTEL_* variables it honours: a variable of evokore's
+// families that is not here has no effect, and is reported so an operator
+// migrating from EVOKORE-MCP learns which settings are not honoured (OTEL_*
+// ones are not reported: they are shared with other programs). A test
+// checks that every such name the code spells is listed.
 var knownVariables = []string{
 	// Router settings (ReadSettings).
 	"EVOKORE_MCP_CONFIG_PATH", "EVOKORE_PERMISSIONS_PATH", "EVOKORE_SKILLS_DIR",
@@ -60,6 +62,17 @@ var knownVariables = []string{
 	"EVOKORE_DASHBOARD_APPROVAL_WS_URL", "EVOKORE_DASHBOARD_APPROVAL_WS_TOKEN",
 	// The test suite (make test).
 	"EVOKORE_REQUIRE_NPM", "EVOKORE_REQUIRE_PYTHON",
+	// OpenTelemetry export (internal/tracing): the specification's
+	// variables the exporter honours.
+	"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+	"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+	"OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT",
+	"OTEL_EXPORTER_OTLP_COMPRESSION", "OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "OTEL_EXPORTER_OTLP_METRICS_COMPRESSION",
+	"OTEL_EXPORTER_OTLP_CERTIFICATE", "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", "OTEL_EXPORTER_OTLP_METRICS_CERTIFICATE",
+	"OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE", "OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE", "OTEL_EXPORTER_OTLP_METRICS_CLIENT_CERTIFICATE",
+	"OTEL_EXPORTER_OTLP_CLIENT_KEY", "OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY", "OTEL_EXPORTER_OTLP_METRICS_CLIENT_KEY",
+	"OTEL_BSP_SCHEDULE_DELAY", "OTEL_BSP_MAX_QUEUE_SIZE", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE",
+	"OTEL_METRIC_EXPORT_INTERVAL", "OTEL_RESOURCE_ATTRIBUTES", "OTEL_SERVICE_NAME", "OTEL_SDK_DISABLED",
 }
 
 // originalOnly are EVOKORE-MCP's settings evokore does not honour (yet):
@@ -72,8 +85,8 @@ var originalOnly = []string{
 	"EVOKORE_TELEMETRY_EXPORT_INTERVAL_MS", "EVOKORE_TELEMETRY_EXPORT_SECRET",
 }
 
-// KnownVariables returns the EVOKORE_* and VOICE_SIDECAR_* variables
-// evokore reads or sets, sorted.
+// KnownVariables returns the variables evokore reads or sets (its own
+// families and the OTEL_* ones it honours), sorted.
 func KnownVariables() []string {
 	out := slices.Clone(knownVariables)
 	slices.Sort(out)

@@ -17,7 +17,7 @@ import (
 // code spells is on it, and nothing on it is spelt nowhere.
 func TestKnownVariablesMatchTheCode(t *testing.T) {
 	root := testutil.Root(t)
-	name := regexp.MustCompile(`"((?:EVOKORE|VOICE_SIDECAR)_[A-Z0-9_]*[A-Z0-9])"`)
+	name := regexp.MustCompile(`"((?:EVOKORE|VOICE_SIDECAR|OTEL)_[A-Z0-9_]*[A-Z0-9])"`)
 	spelt := map[string]string{}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {

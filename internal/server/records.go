@@ -94,7 +94,7 @@ func (s *Server) openRecords(cfg *config.MCPConfig) {
 	}
 
 	tel, err := tracing.New(tracing.Options{Endpoint: set.OTLPEndpoint, TracesEndpoint: set.OTLPTracesEndpoint,
-		MetricsEndpoint: set.OTLPMetricsEndpoint, Version: s.opts.Version, Log: s.log})
+		MetricsEndpoint: set.OTLPMetricsEndpoint, Version: s.opts.Version, Getenv: set.Env.Get, Log: s.log})
 	if err != nil {
 		s.log.Info(fmt.Sprintf("[EVOKORE] OpenTelemetry export is off: %v", err))
 	}
@@ -278,7 +278,7 @@ func (o callEvents) detail(c *router.Call, text string) string {
 }
 
 func (o callEvents) event(c *router.Call) events.Event {
-	e := events.Event{Type: events.ToolCall, Tool: c.Entry.Name, Server: c.Entry.Server, Source: string(c.Entry.Source),
+	e := events.Event{Type: events.ToolCall, Tool: c.Entry.Name, Server: c.Entry.Server, Source: c.Entry.Source.String(),
 		Args: o.s.records.scrub.Call(c, c.Args).Redacted}
 	if c.Session != nil {
 		e.Session, e.Role, e.Transport = c.Session.ID, c.Session.Role, transportOf(c.Session)

@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"io/fs"
 	"net/http"
@@ -122,6 +123,18 @@ func TestRecordsNeverHoldASecret(t *testing.T) {
 	}
 	call("fx_fail", map[string]any{"message": "failing with " + envSecret})
 	routertest.WaitFor(t, "the webhook to receive the calls", func() bool { return rcv.got("tool_error") && rcv.got("session_start") })
+	// The calls' events say where the tool comes from.
+	rcv.mu.Lock()
+	for _, b := range rcv.bodies {
+		var post struct {
+			Event string
+			Data  struct{ Tool, Source string }
+		}
+		if json.Unmarshal(b, &post) == nil && strings.HasPrefix(post.Event, "tool_") && post.Data.Source != "proxy" {
+			t.Errorf("%s of %s: source %q", post.Event, post.Data.Tool, post.Data.Source)
+		}
+	}
+	rcv.mu.Unlock()
 	if err := cs.Close(); err != nil {
 		t.Logf("close: %v", err)
 	}

@@ -1,98 +1,26 @@
 package server_test
 
 import (
-	"bytes"
-	"compress/gzip"
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"sync"
+	"strconv"
 	"testing"
 
-	colmetric "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
-	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
-
+	"github.com/evokore/evokore/internal/testutil/otlptest"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
-// otlpCollector is an OTLP/HTTP collector stub: it decodes the protobuf
-// export requests and keeps the spans and metric names.
-type otlpCollector struct {
-	mu      sync.Mutex
-	spans   []*tracepb.Span
-	metrics map[string]bool
-}
-
-func (c *otlpCollector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var body io.Reader = r.Body
-	if r.Header.Get("Content-Encoding") == "gzip" {
-		zr, err := gzip.NewReader(r.Body)
-		if err != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		body = zr
-	}
-	b, _ := io.ReadAll(body)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch r.URL.Path {
-	case "/v1/traces":
-		var req coltrace.ExportTraceServiceRequest
-		if err := proto.Unmarshal(b, &req); err != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		for _, rs := range req.ResourceSpans {
-			for _, ss := range rs.ScopeSpans {
-				c.spans = append(c.spans, ss.Spans...)
-			}
-		}
-		out, _ := proto.Marshal(&coltrace.ExportTraceServiceResponse{})
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		_, _ = w.Write(out)
-	case "/v1/metrics":
-		var req colmetric.ExportMetricsServiceRequest
-		if err := proto.Unmarshal(b, &req); err != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		for _, rm := range req.ResourceMetrics {
-			for _, sm := range rm.ScopeMetrics {
-				for _, m := range sm.Metrics {
-					c.metrics[m.Name] = true
-				}
-			}
-		}
-		out, _ := proto.Marshal(&colmetric.ExportMetricsServiceResponse{})
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		_, _ = w.Write(out)
-	default:
-		w.WriteHeader(http.StatusNotFound)
-	}
-}
-
-func (c *otlpCollector) span(name string) *tracepb.Span {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, s := range c.spans {
-		if s.Name == name {
-			return s
-		}
-	}
-	return nil
-}
-
 // With OTEL_EXPORTER_OTLP_ENDPOINT set, each tool call is a span, a
 // proxied call has a child span for the upstream call in the same trace,
-// and the call metrics reach the collector.
+// and the call metrics reach the collector; the OTEL_* headers,
+// compression and resource variables shape the requests.
 func TestOTLPSpansNestTheUpstreamCall(t *testing.T) {
-	col := &otlpCollector{metrics: map[string]bool{}}
-	srv := httptest.NewServer(col)
-	defer srv.Close()
-	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": srv.URL})
+	col := otlptest.New(t)
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, map[string]string{
+		"OTEL_EXPORTER_OTLP_ENDPOINT":           col.URL,
+		"OTEL_EXPORTER_OTLP_HEADERS":            "Authorization=Bearer%20tok, X-Tenant=acme",
+		"OTEL_EXPORTER_OTLP_METRICS_HEADERS":    "X-Signal=metrics",
+		"OTEL_EXPORTER_OTLP_TRACES_COMPRESSION": "gzip",
+		"OTEL_RESOURCE_ATTRIBUTES":              "deployment.environment=test",
+	})
 	cs := h.Connect(nil)
 	h.Booted()
 	routertest.Call(t, cs, "fx_echo", map[string]any{"message": "traced"})
@@ -102,30 +30,82 @@ func TestOTLPSpansNestTheUpstreamCall(t *testing.T) {
 	}
 	// Shutdown flushes the batches.
 	_ = h.Server.Close()
+	col.Check()
 
-	call, up := col.span("tools/call fx_echo"), col.span("upstream fx/echo")
+	call, up := col.Span("tools/call fx_echo"), col.Span("upstream fx/echo")
 	if call == nil || up == nil {
-		t.Fatalf("spans missing: %v", col.spans)
+		t.Fatalf("spans missing: %v", col.Spans())
 	}
-	if !bytes.Equal(up.TraceId, call.TraceId) || !bytes.Equal(up.ParentSpanId, call.SpanId) {
-		t.Errorf("upstream span is not the call span's child: trace %x/%x parent %x, call span %x", up.TraceId, call.TraceId, up.ParentSpanId, call.SpanId)
+	if up.TraceID != call.TraceID || up.ParentSpanID != call.SpanID {
+		t.Errorf("upstream span is not the call span's child: trace %s/%s parent %s, call span %s", up.TraceID, call.TraceID, up.ParentSpanID, call.SpanID)
 	}
-	if len(call.ParentSpanId) != 0 || call.Kind != tracepb.Span_SPAN_KIND_SERVER || up.Kind != tracepb.Span_SPAN_KIND_CLIENT {
-		t.Errorf("kinds/parents: call %v parent %x, upstream %v", call.Kind, call.ParentSpanId, up.Kind)
+	const server, client, statusOK, statusError = 2, 3, 1, 2
+	if call.ParentSpanID != "" || call.Kind != server || up.Kind != client {
+		t.Errorf("kinds/parents: call %v parent %q, upstream %v", call.Kind, call.ParentSpanID, up.Kind)
 	}
-	if up.StartTimeUnixNano < call.StartTimeUnixNano || up.EndTimeUnixNano > call.EndTimeUnixNano {
+	if up.Start() < call.Start() || up.End() > call.End() || call.Start() == 0 {
 		t.Error("the upstream span is not inside the call span")
 	}
-	native := col.span("tools/call claim_list")
-	if native == nil || col.span("upstream /claim_list") != nil {
+	if a := otlptest.Attrs(call.Attributes); a["mcp.tool.name"] != "fx_echo" || a["evokore.server"] != "fx" || a["evokore.tool.source"] != "proxy" || a["mcp.session.id"] == "" {
+		t.Errorf("call span attributes: %v", a)
+	}
+	if call.Status.Code != statusOK || up.Status.Code != statusOK {
+		t.Errorf("ok call's status: %v, upstream %v", call.Status, up.Status)
+	}
+	native := col.Span("tools/call claim_list")
+	if native == nil || col.Span("upstream /claim_list") != nil || native.TraceID == call.TraceID {
 		t.Errorf("native call span: %v", native)
 	}
-	if f := col.span("tools/call fx_fail"); f == nil || f.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR {
+	if f := col.Span("tools/call fx_fail"); f == nil || f.Status.Code != statusError {
 		t.Errorf("failed call span: %v", f)
 	}
-	col.mu.Lock()
-	defer col.mu.Unlock()
-	if !col.metrics["evokore.tool.calls"] || !col.metrics["evokore.tool.duration"] {
-		t.Errorf("metrics = %v", col.metrics)
+	for _, res := range col.TraceResources() {
+		if res["service.name"] != "evokore" || res["deployment.environment"] != "test" {
+			t.Errorf("resource: %v", res)
+		}
+	}
+
+	m := col.LastMetrics()
+	calls, dur := m["evokore.tool.calls"], m["evokore.tool.duration"]
+	if calls.Sum == nil || !calls.Sum.IsMonotonic || calls.Sum.AggregationTemporality != 2 || dur.Histogram == nil || dur.Unit != "ms" {
+		t.Fatalf("metrics = %+v", m)
+	}
+	counts := map[string]string{}
+	for _, p := range calls.Sum.DataPoints {
+		a := otlptest.Attrs(p.Attributes)
+		counts[a["mcp.tool.name"]+"/"+a["evokore.outcome"]] = p.AsInt
+	}
+	if counts["fx_echo/ok"] != "1" || counts["claim_list/ok"] != "1" || counts["fx_fail/error"] != "1" {
+		t.Errorf("evokore.tool.calls = %v", counts)
+	}
+	for _, p := range dur.Histogram.DataPoints {
+		var n uint64
+		for _, c := range p.BucketCounts {
+			v, _ := strconv.ParseUint(c, 10, 64)
+			n += v
+		}
+		if p.Count != "1" || strconv.FormatUint(n, 10) != p.Count || len(p.BucketCounts) != len(p.ExplicitBounds)+1 {
+			t.Errorf("duration point: %+v", p)
+		}
+	}
+
+	var traces, metrics int
+	for _, r := range col.Requests() {
+		switch r.Path {
+		case "/v1/traces":
+			traces++
+			if r.Header.Get("Authorization") != "Bearer tok" || r.Header.Get("X-Tenant") != "acme" || !r.Gzip {
+				t.Errorf("trace request headers: %v (gzip %v)", r.Header, r.Gzip)
+			}
+		case "/v1/metrics":
+			metrics++
+			// The signal's own variable replaces the general one.
+			if r.Header.Get("X-Signal") != "metrics" || r.Header.Get("Authorization") != "" || r.Gzip {
+				t.Errorf("metric request headers: %v (gzip %v)", r.Header, r.Gzip)
+			}
+		}
+	}
+	if traces == 0 || metrics == 0 {
+		t.Errorf("requests: %d traces, %d metrics", traces, metrics)
 	}
 }
