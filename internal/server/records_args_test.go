@@ -47,6 +47,9 @@ func TestRecordedArgumentsAreWhatDecodingWrote(t *testing.T) {
 	for _, c := range cases {
 		// The audit line as written, not decoded: its bytes are the point.
 		line := waitAuditLine(t, home, `"mark":"`+c.mark+`"`)
+		if src := string(rawjson.Member([]byte(line), "source")); src != `"proxy"` {
+			t.Errorf("%s: audit source %s, want \"proxy\"", c.mark, src)
+		}
 		if got := string(rawjson.Member([]byte(line), "args")); got != c.args {
 			t.Errorf("%s: audit args\n%.300s\nwant\n%.300s", c.mark, got, c.args)
 		}
