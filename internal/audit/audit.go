@@ -4,7 +4,7 @@
 // quarantines, reloads, HTTP auth failures).
 //
 // The file is append-only and shared: several routers and CLIs may write
-// it, each batch under an exclusive lock (audit.jsonl.lock), so lines never
+// it, each write under an exclusive lock (audit.jsonl.lock), so lines never
 // interleave. It is rotated by size: once it has reached MaxBytes it
 // becomes audit.jsonl.1 (the older ones shift up to .Keep, the oldest is
 // removed), under the same lock. Files are created 0600 in a 0700
@@ -98,41 +98,68 @@ func (l *Log) Dropped() int64 { return l.queue.Dropped() + l.failed.Load() }
 // Close writes what is queued and stops the writer.
 func (l *Log) Close() { l.queue.Close() }
 
-func line(e events.Event) []byte {
+// appendLine appends e's line. Marshal is the fallback for the event
+// AppendJSON cannot write, which Marshal refuses too: its line says so.
+func appendLine(buf []byte, e events.Event) []byte {
+	if b, ok := events.AppendJSON(buf, e); ok {
+		return append(b, '\n')
+	}
 	b, err := json.Marshal(e)
 	if err != nil {
 		b, _ = json.Marshal(events.Event{Time: e.Time, Type: e.Type, Detail: "unencodable event"})
 	}
-	return append(b, '\n')
+	return append(append(buf, b...), '\n')
 }
 
-// write appends a batch as one write under the log's lock, rotating
-// first when the file has reached MaxBytes (replay.AppendRotating, the
-// rotation every log under EVOKORE_HOME shares).
+// write appends a batch under the log's lock, rotating first when the
+// file has reached MaxBytes (replay.AppendRotatingLines, the rotation
+// every log under EVOKORE_HOME shares): one write, or one per
+// writeChunk of a batch of big events.
 func (l *Log) write(batch []events.Event) {
 	buf := l.buf[:0]
-	for _, e := range batch {
-		buf = append(buf, line(e)...)
+	lost, from := 0, 0
+	for i, e := range batch {
+		buf = appendLine(buf, e)
+		if len(buf) >= writeChunk && i < len(batch)-1 {
+			// A batch of big events goes out in parts, so the buffer
+			// kept between batches stays small.
+			if !l.append(buf) {
+				lost += i + 1 - from
+			}
+			from, buf = i+1, buf[:0]
+		}
 	}
 	d := l.Dropped()
 	if d > l.reported {
-		buf = append(buf, line(events.Event{Time: time.Now().UTC().Truncate(time.Millisecond), Type: "audit_dropped",
-			Detail: strconv.FormatInt(d-l.reported, 10) + " events dropped: the audit queue was full", Pid: os.Getpid()})...)
+		buf = appendLine(buf, events.Event{Time: time.Now().UTC().Truncate(time.Millisecond), Type: "audit_dropped",
+			Detail: strconv.FormatInt(d-l.reported, 10) + " events dropped: the audit queue was full", Pid: os.Getpid()})
 	}
-	// AppendRotating adds the last newline itself.
-	if err := replay.AppendRotating(l.opts.Path, buf[:len(buf)-1], l.opts.MaxBytes, l.opts.Keep); err != nil {
+	if l.append(buf) {
+		l.reported = d
+	} else {
+		lost += len(batch) - from
+	}
+	l.failed.Add(int64(lost))
+	if cap(buf) <= 2*writeChunk {
+		l.buf = buf
+	}
+}
+
+// writeChunk is the size beyond which a batch is written in parts.
+const writeChunk = 256 << 10
+
+// append writes whole lines under the log's lock, logging the first of
+// a run of failures.
+func (l *Log) append(lines []byte) bool {
+	if err := replay.AppendRotatingLines(l.opts.Path, lines, l.opts.MaxBytes, l.opts.Keep); err != nil {
 		if !l.failing {
 			l.opts.Log.Warn(fmt.Sprintf("[EVOKORE] Cannot write the audit log %s: %v", l.opts.Path, err))
 		}
 		l.failing = true
-		l.failed.Add(int64(len(batch)))
-	} else {
-		l.failing = false
-		l.reported = d
+		return false
 	}
-	if cap(buf) <= 1<<20 {
-		l.buf = buf
-	}
+	l.failing = false
+	return true
 }
 
 // Append writes one event at once, for a short-lived process that has no

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -71,5 +72,35 @@ func TestConcurrentWritersRotateAndKeepN(t *testing.T) {
 	b, _ := os.ReadFile(path)
 	if len(b) == 0 {
 		t.Error("the live file is empty")
+	}
+}
+
+// A batch of big events is written in parts: every event is there, in
+// order, on a line of its own, and nothing is counted as dropped.
+func TestBigEventsAreWrittenWholeAndInOrder(t *testing.T) {
+	path := audit.Path(t.TempDir())
+	l := audit.Open(audit.Options{Path: path})
+	const n = 600
+	detail := strings.Repeat("x", 3000)
+	for i := range n {
+		l.Handle(events.Event{Type: events.ToolCall, Tool: fmt.Sprintf("t%04d", i), Detail: detail})
+	}
+	l.Close()
+	if d := l.Dropped(); d != 0 {
+		t.Errorf("dropped %d", d)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) != n {
+		t.Fatalf("%d lines, want %d", len(lines), n)
+	}
+	for i, line := range lines {
+		var e events.Event
+		if err := json.Unmarshal([]byte(line), &e); err != nil || e.Tool != fmt.Sprintf("t%04d", i) || e.Detail != detail {
+			t.Fatalf("line %d: %.80s: %v", i, line, err)
+		}
 	}
 }

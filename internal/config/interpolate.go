@@ -134,6 +134,13 @@ func (e *UnresolvedError) Error() string {
 // header values become REDACTED. A URL's query or a path segment is where
 // an API key most often travels, and a transport error quotes the URL.
 func (s Server) Redactor(env Env) *strings.Replacer {
+	return strings.NewReplacer(s.RedactPairs(env)...)
+}
+
+// RedactPairs are the old/new pairs of Redactor, as strings.NewReplacer
+// takes them: the records' scrubber (package redact) also needs the texts
+// it replaces, to tell which arguments hold none of them.
+func (s Server) RedactPairs(env Env) []string {
 	type rep struct{ old, new string }
 	var reps []rep
 	add := func(old, new string) {
@@ -179,5 +186,5 @@ func (s Server) Redactor(env Env) *strings.Replacer {
 	for _, r := range reps {
 		pairs = append(pairs, r.old, r.new)
 	}
-	return strings.NewReplacer(pairs...)
+	return pairs
 }

@@ -9,6 +9,7 @@
 package events
 
 import (
+	"encoding/json"
 	"sync"
 	"time"
 )
@@ -64,8 +65,10 @@ type Event struct {
 	// ran.
 	Outcome   string   `json:"outcome,omitempty"`
 	LatencyMs *float64 `json:"latencyMs,omitempty"`
-	// Args are the call's arguments, redacted.
-	Args map[string]any `json:"args,omitempty"`
+	// Args are the call's arguments, redacted, as package redact writes
+	// them (compact JSON, keys sorted, encoding/json's escapes): sinks
+	// copy them as they are.
+	Args json.RawMessage `json:"args,omitempty"`
 	// Approval is the approval id (never a token); Mode how it is asked
 	// (operator, elicitation, token).
 	Approval string `json:"approvalId,omitempty"`

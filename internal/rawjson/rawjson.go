@@ -15,6 +15,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // ErrSyntax reports input that is not what the function expects.
@@ -87,9 +89,16 @@ func valueEnd(b []byte, i int) (int, error) {
 }
 
 // Members calls fn with each member of the object obj, in order: the
-// member name unquoted (escapes resolved, which only then allocates) and
-// the raw value. fn returning false stops the walk.
+// member name unquoted (a string of its own: escapes resolved) and the
+// raw value. fn returning false stops the walk.
 func Members(obj []byte, fn func(name string, value []byte) bool) error {
+	return RawMembers(obj, func(name, value []byte) bool { return fn(unquote(name), value) })
+}
+
+// RawMembers is Members with each name as its token, quotes and escapes
+// included, so a caller that only compares names allocates nothing
+// (Name resolves a token that holds escapes).
+func RawMembers(obj []byte, fn func(name, value []byte) bool) error {
 	i := skipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return ErrSyntax
@@ -106,7 +115,7 @@ func Members(obj []byte, fn func(name string, value []byte) bool) error {
 		if err != nil {
 			return err
 		}
-		name := unquote(obj[i:e])
+		name := obj[i:e]
 		i = skipSpace(obj, e)
 		if i >= len(obj) || obj[i] != ':' {
 			return ErrSyntax
@@ -134,6 +143,50 @@ func Members(obj []byte, fn func(name string, value []byte) bool) error {
 	return ErrSyntax
 }
 
+// Name returns the text of a name token from RawMembers: the bytes
+// between its quotes when it holds no escape (no copy: do not keep or
+// modify them), else the escapes resolved.
+func Name(tok []byte) []byte {
+	if bytes.IndexByte(tok, '\\') < 0 {
+		return tok[1 : len(tok)-1]
+	}
+	return []byte(unquote(tok))
+}
+
+// Elements calls fn with each element of the array arr, in order, raw.
+// fn returning false stops the walk.
+func Elements(arr []byte, fn func(value []byte) bool) error {
+	i := skipSpace(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return ErrSyntax
+	}
+	i = skipSpace(arr, i+1)
+	if i < len(arr) && arr[i] == ']' {
+		return nil
+	}
+	for i < len(arr) {
+		e, err := valueEnd(arr, i)
+		if err != nil || e == i {
+			return ErrSyntax
+		}
+		if !fn(arr[i:e]) {
+			return nil
+		}
+		i = skipSpace(arr, e)
+		if i >= len(arr) {
+			return ErrSyntax
+		}
+		if arr[i] == ']' {
+			return nil
+		}
+		if arr[i] != ',' {
+			return ErrSyntax
+		}
+		i = skipSpace(arr, i+1)
+	}
+	return ErrSyntax
+}
+
 // unquote turns a JSON string token into its text. A name without
 // escapes costs one small string; one with escapes is decoded properly,
 // so "\u0069d" is "id" here as it is to encoding/json.
@@ -141,10 +194,7 @@ func unquote(tok []byte) string {
 	if bytes.IndexByte(tok, '\\') < 0 {
 		return string(tok[1 : len(tok)-1])
 	}
-	var s string
-	if err := json.Unmarshal(tok, &s); err != nil {
-		return ""
-	}
+	s, _ := unescape(tok)
 	return s
 }
 
@@ -158,11 +208,102 @@ func String(v []byte) (string, bool) {
 	if bytes.IndexByte(v, '\\') < 0 {
 		return string(v[1 : len(v)-1]), true
 	}
-	var s string
-	if err := json.Unmarshal(v, &s); err != nil {
+	return unescape(v)
+}
+
+// unescape decodes the string token tok, which holds escapes, as
+// json.Unmarshal into a string does, without its reflection and
+// validation passes (a recorded argument may be a file's content):
+// invalid UTF-8 and lone surrogate escapes become U+FFFD, and what
+// Unmarshal refuses (a control character, an unknown escape, text after
+// the closing quote) fails.
+func unescape(tok []byte) (string, bool) {
+	if len(tok) < 2 || tok[0] != '"' {
 		return "", false
 	}
-	return s, true
+	body := tok[1:]
+	out := make([]byte, 0, len(body))
+	for i := 0; i < len(body); {
+		c := body[i]
+		switch {
+		case c == '"':
+			if i != len(body)-1 {
+				return "", false
+			}
+			return string(out), true
+		case c == '\\':
+			if i+1 >= len(body) {
+				return "", false
+			}
+			switch e := body[i+1]; e {
+			case '"', '\\', '/':
+				out = append(out, e)
+			case 'b':
+				out = append(out, '\b')
+			case 'f':
+				out = append(out, '\f')
+			case 'n':
+				out = append(out, '\n')
+			case 'r':
+				out = append(out, '\r')
+			case 't':
+				out = append(out, '\t')
+			case 'u':
+				r, ok := hex4(body, i+2)
+				if !ok {
+					return "", false
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if lo, ok := hex4(body, i+2); ok && body[i] == '\\' && body[i+1] == 'u' {
+						if pair := utf16.DecodeRune(r, lo); pair != utf8.RuneError {
+							out = utf8.AppendRune(out, pair)
+							i += 6
+							continue
+						}
+					}
+					r = utf8.RuneError
+				}
+				out = utf8.AppendRune(out, r)
+				continue
+			default:
+				return "", false
+			}
+			i += 2
+		case c < ' ':
+			return "", false
+		case c < utf8.RuneSelf:
+			out = append(out, c)
+			i++
+		default:
+			r, size := utf8.DecodeRune(body[i:])
+			out = utf8.AppendRune(out, r) // U+FFFD for a byte that is not UTF-8
+			i += size
+		}
+	}
+	return "", false
+}
+
+// hex4 reads the four hex digits of a \u escape at b[i:].
+func hex4(b []byte, i int) (rune, bool) {
+	if i < 0 || i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
 
 // Quote appends s to dst as a JSON string.

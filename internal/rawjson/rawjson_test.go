@@ -1,6 +1,7 @@
 package rawjson_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -80,5 +81,43 @@ func TestDecodeMatchesEncodingJSONWithUseNumber(t *testing.T) {
 		if _, err := rawjson.Decode([]byte(in)); err == nil {
 			t.Errorf("%q decoded", in)
 		}
+	}
+}
+
+// stringTokens are string values with escapes of every kind, valid and
+// not: what String decodes itself instead of calling json.Unmarshal.
+var stringTokens = []string{`"a\nb"`, `"\u00e9\u003c\ud83c\udf89"`, `"lone \ud800 x"`, `"\udc00\ud800"`, `"\ud800\u0041"`,
+	`"bad utf8 ` + "\xff\xe6\x97" + ` \t"`, `"\x"`, `"\'"`, `"\u12"`, `"\u12G4"`, `"a\"b" x`, `"a\"`, `"tab` + "\t" + `\n"`,
+	`"\/\\\"\b\f\r"`, `"\ud83c\udf89\ud83c"`, `"\uD83C\uDF89"`, `"é\n"`, "\"\\b\"\f"}
+
+// String decodes escapes exactly as json.Unmarshal into a string does,
+// and refuses what it refuses.
+func TestStringIsUnmarshal(t *testing.T) {
+	for _, tok := range stringTokens {
+		checkString(t, []byte(tok))
+	}
+}
+
+func FuzzString(f *testing.F) {
+	for _, tok := range stringTokens {
+		f.Add([]byte(tok))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > 0 && b[0] == '"' {
+			checkString(t, b)
+		}
+	})
+}
+
+func checkString(t *testing.T, tok []byte) {
+	t.Helper()
+	if !strings.Contains(string(tok), `\`) {
+		return // copied as it stands, not decoded
+	}
+	var want string
+	err := json.Unmarshal(bytes.TrimSpace(tok), &want)
+	got, ok := rawjson.String(tok)
+	if ok != (err == nil) || got != want {
+		t.Errorf("String(%q) = %q %v; Unmarshal gives %q %v", tok, got, ok, want, err)
 	}
 }

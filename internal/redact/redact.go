@@ -16,6 +16,7 @@ package redact
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -35,12 +36,22 @@ var secretKey = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // secretFragments are the alternatives of secretKey that may appear
-// anywhere in a name ("pass(word|wd|phrase)?" is "pass" there).
-var secretFragments = []string{"pass", "secret", "token", "key", "auth", "credential", "cookie",
-	"sessionid", "session-id", "session_id", "signature", "bearer", "private", "jwt", "otp"}
+// anywhere in a name ("pass(word|wd|phrase)?" is "pass" there), by
+// their first letter: a name is read once, each letter trying only the
+// fragments it begins.
+var secretFragments = func() (byFirst [26][]string) {
+	for _, f := range []string{"pass", "secret", "token", "key", "auth", "credential", "cookie",
+		"sessionid", "session-id", "session_id", "signature", "bearer", "private", "jwt", "otp"} {
+		byFirst[f[0]-'a'] = append(byFirst[f[0]-'a'], f)
+	}
+	return byFirst
+}()
 
 // SecretKey reports whether values stored under name are secrets.
-func SecretKey(name string) bool {
+func SecretKey(name string) bool { return secretName(name) }
+
+// secretName is SecretKey for names read in place (rawArgs) as well.
+func secretName[T string | []byte](name T) bool {
 	var small [64]byte
 	lower := small[:0]
 	for i := 0; i < len(name); i++ {
@@ -48,72 +59,98 @@ func SecretKey(name string) bool {
 		if c >= utf8.RuneSelf {
 			// Unicode case folding (K as the Kelvin sign, s as the long s)
 			// is the regexp's business.
-			return secretKey().MatchString(name)
+			return secretKey().MatchString(string(name))
 		}
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
 		lower = append(lower, c)
 	}
-	for _, f := range secretFragments {
-		if bytesContains(lower, f) {
-			return true
+	for i, c := range lower {
+		if c < 'a' || c > 'z' {
+			continue
+		}
+		for _, f := range secretFragments[c-'a'] {
+			if len(lower)-i >= len(f) && string(lower[i:i+len(f)]) == f {
+				return true
+			}
 		}
 	}
 	return len(lower) >= 3 && string(lower[len(lower)-3:]) == "pin"
 }
 
-// bytesContains is strings.Contains on a byte slice without converting
-// it (and so without allocating).
-func bytesContains(b []byte, sub string) bool {
-	for i := 0; i+len(sub) <= len(b); i++ {
-		if string(b[i:i+len(sub)]) == sub {
-			return true
-		}
-	}
-	return false
-}
-
 // Scrubber hides known secret values (resolved env placeholders, webhook
 // secrets) inside strings. The zero value and nil hide nothing.
 type Scrubber struct {
-	// mu guards replacers against Extend: a reload adds the secrets of
+	// mu guards the rules against Extend: a reload adds the secrets of
 	// the servers it brings while calls are being recorded.
-	mu        sync.RWMutex
-	replacers []*strings.Replacer
+	mu    sync.RWMutex
+	rules rules
 }
 
-// Extend adds replacers (a reload's new or changed servers'); a secret
-// once known stays hidden.
-func (s *Scrubber) Extend(replacers ...*strings.Replacer) {
+// rules are the replacers a scrubber applies in turn, and every text
+// one of them replaces (needles): a string holding none of the needles
+// comes out of the replacers unchanged, which a scan of the raw
+// arguments can tell without running them (see rawArgs).
+type rules struct {
+	replacers []*strings.Replacer
+	needles   [][]byte
+}
+
+// add appends a replacer of old/new pairs, as strings.NewReplacer takes
+// them.
+func (r *rules) add(pairs []string) {
+	if len(pairs) < 2 {
+		return
+	}
+	r.replacers = append(r.replacers, strings.NewReplacer(pairs...))
+	for i := 0; i+1 < len(pairs); i += 2 {
+		r.needles = append(r.needles, []byte(pairs[i]))
+	}
+}
+
+// Extend adds rules, each the old/new pairs of one replacer (a reload's
+// new or changed servers', config.Server.RedactPairs); a secret once
+// known stays hidden.
+func (s *Scrubber) Extend(pairs ...[]string) {
 	if s == nil {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, r := range replacers {
-		if r != nil {
-			s.replacers = append(s.replacers, r)
-		}
+	for _, p := range pairs {
+		s.rules.add(p)
 	}
 }
 
-// current is the replacers now in force.
-func (s *Scrubber) current() []*strings.Replacer {
+// current is the rules now in force. Extend only appends, so the slices
+// read here never change under their reader.
+func (s *Scrubber) current() rules {
+	if s == nil {
+		return rules{}
+	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.replacers
+	return s.rules
 }
 
-// NewScrubber combines replacers (config.Server.Redactor, one per child)
-// and literal secrets, which become Mask.
-func NewScrubber(replacers []*strings.Replacer, literals ...string) *Scrubber {
+// NewScrubber combines rules, each the old/new pairs of one replacer
+// (config.Server.RedactPairs, one per child), and literal secrets, which
+// become Mask.
+func NewScrubber(pairs [][]string, literals ...string) *Scrubber {
 	s := &Scrubber{}
-	for _, r := range replacers {
-		if r != nil {
-			s.replacers = append(s.replacers, r)
-		}
+	for _, p := range pairs {
+		s.rules.add(p)
 	}
+	s.rules = s.rules.withLiterals(literals)
+	return s
+}
+
+// withLiterals returns a copy of r that also turns literals into Mask,
+// longest first, so a secret that contains another is hidden whole.
+// Literals shorter than three bytes are left alone: they would mask
+// half of every text.
+func (r rules) withLiterals(literals []string) rules {
 	var pairs []string
 	literals = slices.Clone(literals)
 	slices.SortFunc(literals, func(a, b string) int { return len(b) - len(a) })
@@ -122,10 +159,9 @@ func NewScrubber(replacers []*strings.Replacer, literals ...string) *Scrubber {
 			pairs = append(pairs, l, Mask)
 		}
 	}
-	if pairs != nil {
-		s.replacers = append(s.replacers, strings.NewReplacer(pairs...))
-	}
-	return s
+	out := rules{replacers: slices.Clip(r.replacers), needles: slices.Clip(r.needles)}
+	out.add(pairs)
+	return out
 }
 
 // String returns v with every known secret hidden.
@@ -133,7 +169,7 @@ func (s *Scrubber) String(v string) string {
 	if s == nil {
 		return v
 	}
-	for _, r := range s.current() {
+	for _, r := range s.current().replacers {
 		v = r.Replace(v)
 	}
 	return v
@@ -174,20 +210,6 @@ func decodeArgs(raw json.RawMessage) any {
 	return v
 }
 
-// redactArgs returns decoded arguments with secret keys masked and every
-// string scrubbed; arguments that are not a JSON object are summarised
-// by their size alone, since nothing in them can be checked.
-func (s *Scrubber) redactArgs(raw json.RawMessage, v any) map[string]any {
-	if len(raw) == 0 {
-		return map[string]any{}
-	}
-	m, ok := v.(map[string]any)
-	if !ok {
-		return map[string]any{"_unreadable_bytes": len(raw)}
-	}
-	return s.Value(m).(map[string]any)
-}
-
 // Memo keeps what a call's records derive from it, once per call
 // (router.Call.Note).
 type Memo interface {
@@ -197,20 +219,71 @@ type Memo interface {
 // CallArgs are a call's arguments as every record shows them.
 type CallArgs struct {
 	// Redacted is the arguments with every value under a secret key
-	// masked and every string scrubbed, at any depth.
-	Redacted map[string]any
+	// masked and every string scrubbed, at any depth, as json.Marshal
+	// writes them decoded into a map: keys sorted, no spaces. Arguments
+	// that are not a JSON object are {"_unreadable_bytes":N}. Shared by
+	// every record of the call: never modify it.
+	Redacted json.RawMessage
+	// Unreadable is N, the size of arguments that are not a JSON object,
+	// and 0 for those that are.
+	Unreadable int
 	// Scrubber also hides the values the arguments hold under secret
 	// keys, for the call's recorded answer.
 	Scrubber *Scrubber
 }
 
-// Call returns a call's arguments as the records show them, decoding them
+// emptyObject is the Redacted of a call without arguments.
+var emptyObject = json.RawMessage(`{}`)
+
+// Call returns a call's arguments as the records show them, deriving them
 // once per call and scrubber however many records ask.
 func (s *Scrubber) Call(m Memo, raw json.RawMessage) *CallArgs {
-	return m.Note(s, func() any {
-		v := decodeArgs(raw)
-		return &CallArgs{Redacted: s.redactArgs(raw, v), Scrubber: s.forValue(v)}
-	}).(*CallArgs)
+	return m.Note(s, func() any { return s.callArgs(raw) }).(*CallArgs)
+}
+
+// callArgs reads the arguments in place (rawArgs) when it can promise
+// the bytes decoding, redacting and encoding them would give; else, or
+// when a configured secret occurs in them, it does just that.
+func (s *Scrubber) callArgs(raw json.RawMessage) *CallArgs {
+	if len(raw) == 0 {
+		return &CallArgs{Redacted: emptyObject, Scrubber: s}
+	}
+	if a, ok := s.rawCallArgs(raw); ok {
+		return a
+	}
+	return s.decodedCallArgs(raw)
+}
+
+func (s *Scrubber) rawCallArgs(raw json.RawMessage) (*CallArgs, bool) {
+	r := s.current()
+	out, secrets, ok := rawArgs(raw, r.needles)
+	if !ok {
+		return nil, false
+	}
+	a := &CallArgs{Redacted: out, Scrubber: s}
+	if len(secrets) > 0 {
+		a.Scrubber = &Scrubber{rules: r.withLiterals(secrets)}
+	}
+	return a, true
+}
+
+// decodedCallArgs derives the records' arguments by decoding them: the
+// reference rawArgs is tested against.
+func (s *Scrubber) decodedCallArgs(raw json.RawMessage) *CallArgs {
+	v := decodeArgs(raw)
+	m, ok := v.(map[string]any)
+	if !ok {
+		// Nothing in them can be checked: only their size is recorded.
+		return &CallArgs{Redacted: fmt.Appendf(nil, `{"_unreadable_bytes":%d}`, len(raw)), Unreadable: len(raw),
+			Scrubber: s.forValue(v)}
+	}
+	out, err := json.Marshal(s.Value(m))
+	if err != nil {
+		// A decoded value always encodes; should that change, the
+		// records say so rather than carry something unchecked.
+		out = []byte(`{"_unencodable":true}`)
+	}
+	return &CallArgs{Redacted: out, Scrubber: s.forValue(v)}
 }
 
 // Truncate cuts v to at most limit bytes on a rune boundary, marking the
@@ -262,13 +335,7 @@ func (s *Scrubber) forValue(v any) *Scrubber {
 	if len(secrets) == 0 {
 		return s
 	}
-	out := &Scrubber{}
-	if s != nil {
-		out.replacers = append(out.replacers, s.current()...)
-	}
-	// Longest first, so a secret that contains another is hidden whole.
-	slices.SortFunc(secrets, func(a, b string) int { return len(b) - len(a) })
-	return NewScrubber(out.replacers, secrets...)
+	return &Scrubber{rules: s.current().withLiterals(secrets)}
 }
 
 // Bounded scrubs text and cuts it to limit bytes. Only the head of a long

@@ -14,15 +14,15 @@ import (
 func TestArgsMaskSecretKeysAtAnyDepthAndScrubEnvValues(t *testing.T) {
 	srv := config.Server{ID: "gh", Command: "gh-mcp", Env: map[string]string{"GITHUB_TOKEN": "${GH_TOKEN}"}}
 	env := config.NewEnv(map[string]string{"GH_TOKEN": "ghp_planted123"})
-	s := redact.NewScrubber([]*strings.Replacer{srv.Redactor(env)}, "hook-secret")
+	s := redact.NewScrubber([][]string{srv.RedactPairs(env)}, "hook-secret")
 	args := json.RawMessage(`{"query":"uses ghp_planted123 and hook-secret","Authorization":"Bearer x","nested":{"list":[{"apiKey":"k1"},{"ok":"fine"}]},"n":3}`)
 	got, _ := json.Marshal(s.Call(&router.Call{}, args).Redacted)
 	want := `{"Authorization":"[REDACTED]","n":3,"nested":{"list":[{"apiKey":"[REDACTED]"},{"ok":"fine"}]},"query":"uses ${GH_TOKEN} and [REDACTED]"}`
 	if string(got) != want {
 		t.Errorf("Args =\n%s\nwant\n%s", got, want)
 	}
-	if got := s.Call(&router.Call{}, json.RawMessage(`[1,2]`)).Redacted; got["_unreadable_bytes"] != 5 {
-		t.Errorf("non-object args = %v", got)
+	if got := s.Call(&router.Call{}, json.RawMessage(`[1,2]`)); string(got.Redacted) != `{"_unreadable_bytes":5}` || got.Unreadable != 5 {
+		t.Errorf("non-object args = %s (%d)", got.Redacted, got.Unreadable)
 	}
 	// A tool that echoes its secret argument does not leak it.
 	call := s.Call(&router.Call{}, json.RawMessage(`{"password":"pw-123456","pin":1234,"deep":{"token":"tok-abcdef"}}`)).Scrubber

@@ -92,6 +92,14 @@ const (
 // append hold an exclusive lock on path.lock, so concurrent writers never
 // rotate twice or write into a file being renamed.
 func AppendRotating(path string, line []byte, maxBytes int64, keep int) error {
+	buf := make([]byte, 0, len(line)+1)
+	return AppendRotatingLines(path, append(append(buf, line...), '\n'), maxBytes, keep)
+}
+
+// AppendRotatingLines is AppendRotating of lines that end in a newline
+// already, in one write: a batch of them (the audit log's) is not copied
+// to add one.
+func AppendRotatingLines(path string, lines []byte, maxBytes int64, keep int) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
@@ -114,8 +122,7 @@ func AppendRotating(path string, line []byte, maxBytes int64, keep int) error {
 		return err
 	}
 	defer f.Close()
-	buf := make([]byte, 0, len(line)+1)
-	if _, err := f.Write(append(append(buf, line...), '\n')); err != nil {
+	if _, err := f.Write(lines); err != nil {
 		return err
 	}
 	return nil

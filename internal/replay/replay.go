@@ -16,14 +16,15 @@
 package replay
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/evokore/evokore/internal/jsonenc"
 	"github.com/evokore/evokore/internal/statefile"
 )
 
@@ -64,8 +65,54 @@ type Entry struct {
 	Source string `json:"source,omitempty"`
 }
 
+// AppendJSON appends e as json.Marshal writes it, without reflection:
+// the router writes a line per tool call.
+func (e Entry) AppendJSON(dst []byte) []byte {
+	b := jsonenc.String(append(dst, `{"ts":`...), e.TS)
+	b = jsonenc.String(append(b, `,"tool":`...), e.Tool)
+	b = jsonenc.String(append(b, `,"summary":`...), e.Summary)
+	b = jsonenc.String(append(b, `,"outcome":`...), e.Outcome)
+	if e.Output != "" {
+		b = jsonenc.String(append(b, `,"output":`...), e.Output)
+	}
+	if e.InvocationTS != "" {
+		b = jsonenc.String(append(b, `,"invocation_ts":`...), e.InvocationTS)
+	}
+	if e.LatencyMS != nil {
+		b = strconv.AppendInt(append(b, `,"latency_ms":`...), *e.LatencyMS, 10)
+	}
+	if e.Source != "" {
+		b = jsonenc.String(append(b, `,"source":`...), e.Source)
+	}
+	return append(b, '}')
+}
+
+// timestampLayout is how every line under EVOKORE_HOME writes a time.
+const timestampLayout = "2006-01-02T15:04:05.000Z"
+
 // Timestamp formats t the way every line under EVOKORE_HOME does.
-func Timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+func Timestamp(t time.Time) string {
+	var buf [len(timestampLayout)]byte
+	return string(AppendTimestamp(buf[:0], t))
+}
+
+// AppendTimestamp appends Timestamp(t) to dst. It writes the digits
+// itself: time.Format reads its layout anew at each call, and the router
+// writes two of these per tool call.
+func AppendTimestamp(dst []byte, t time.Time) []byte {
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(dst, timestampLayout)
+	}
+	hour, minute, sec := t.Clock()
+	ms := t.Nanosecond() / 1e6
+	return append(dst,
+		byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
+		byte('0'+int(month)/10), byte('0'+int(month)%10), '-', byte('0'+day/10), byte('0'+day%10), 'T',
+		byte('0'+hour/10), byte('0'+hour%10), ':', byte('0'+minute/10), byte('0'+minute%10), ':',
+		byte('0'+sec/10), byte('0'+sec%10), '.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z')
+}
 
 var unsafeID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_-]`) })
 
@@ -109,7 +156,8 @@ func EvidencePath(home, sid string) string { return SessionFile(home, sid, "-evi
 // write (not synced: see statefile.AppendLines), filling TS when empty
 // and bounding the free-text fields.
 func Append(home, sid string, entries ...Entry) error {
-	var buf []byte
+	bp := appendBufs.Get().(*[]byte)
+	buf := (*bp)[:0]
 	for _, e := range entries {
 		if e.TS == "" {
 			e.TS = Timestamp(time.Now())
@@ -119,17 +167,22 @@ func Append(home, sid string, entries ...Entry) error {
 		}
 		e.Summary = Truncate(e.Summary, MaxSummary)
 		e.Output = Truncate(e.Output, MaxOutput)
-		line, err := json.Marshal(e)
-		if err != nil {
-			return err
-		}
-		buf = append(append(buf, line...), '\n')
+		buf = append(e.AppendJSON(buf), '\n')
 	}
-	if len(buf) == 0 {
-		return nil
+	var err error
+	if len(buf) > 0 {
+		err = statefile.AppendLines(Path(home, sid), buf)
 	}
-	return statefile.AppendLines(Path(home, sid), buf)
+	if cap(buf) <= 1<<20 {
+		*bp = buf
+		appendBufs.Put(bp)
+	}
+	return err
 }
+
+// appendBufs keep Append's buffers: the router appends a batch of lines
+// per session many times a second.
+var appendBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // Truncate cuts s to at most n characters (runes), never splitting one,
 // and replaces invalid UTF-8 so the line stays valid JSON text.

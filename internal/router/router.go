@@ -25,18 +25,21 @@
 package router
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/rawjson"
 	"github.com/evokore/evokore/internal/session"
 )
 
@@ -64,22 +67,28 @@ type Call struct {
 	Deliver func(*mcp.CallToolResult, error)
 
 	beforeDispatch []func() (*mcp.CallToolResult, error)
-	notes          map[any]any
+	// notes are Note's values: a call has one or two (a map cost more).
+	notes []note
+	// text and textOf are ResultText's last answer and the result it is
+	// for.
+	text   string
+	textOf *mcp.CallToolResult
 }
+
+type note struct{ key, value any }
 
 // Note returns the value build makes for key, building it once per call:
 // what several observers derive from a call (its decoded, redacted
 // arguments) is derived once. Observers and recorders run one at a time,
 // so Note needs no lock.
 func (c *Call) Note(key any, build func() any) any {
-	if v, ok := c.notes[key]; ok {
-		return v
+	for _, n := range c.notes {
+		if n.key == key {
+			return n.value
+		}
 	}
 	v := build()
-	if c.notes == nil {
-		c.notes = map[any]any{}
-	}
-	c.notes[key] = v
+	c.notes = append(c.notes, note{key, v})
 	return v
 }
 
@@ -112,9 +121,21 @@ func (c *Call) ResultText(res *mcp.CallToolResult) string {
 	if res == nil {
 		return ""
 	}
+	// The audit log and the session replay both ask, one after the
+	// other (records run one at a time, as Note's do).
+	if res != c.textOf {
+		c.text, c.textOf = c.resultText(res), res
+	}
+	return c.text
+}
+
+func (c *Call) resultText(res *mcp.CallToolResult) string {
 	if c.Raw != nil && res == c.Raw.Result && c.Raw.Bytes != nil {
 		if len(c.Raw.Bytes) > maxRawText {
 			return fmt.Sprintf("[%d bytes of result not recorded]", len(c.Raw.Bytes))
+		}
+		if text, ok := rawText(c.Raw.Bytes); ok {
+			return text
 		}
 		var raw struct {
 			Content []struct {
@@ -140,6 +161,74 @@ func (c *Call) ResultText(res *mcp.CallToolResult) string {
 		}
 	}
 	return strings.Join(parts, "\n")
+}
+
+// rawText reads the text blocks of a result's bytes in place (the proxy
+// checked them: they are valid JSON), as the decoding into a struct
+// after it would, for the shape every tool answers with: a content array
+// of objects whose type and text are strings. ok is false for anything
+// else (a member name in another case, which decoding also matches, a
+// repeated one, a null, a type decoding refuses), left to the decoding.
+func rawText(result []byte) (text string, ok bool) {
+	var content []byte
+	ok = true
+	if rawjson.RawMembers(result, func(tok, v []byte) bool {
+		switch k := rawjson.Name(tok); {
+		case string(k) == "content" && content == nil:
+			content = v
+		case bytes.EqualFold(k, []byte("content")):
+			ok = false
+		}
+		return ok
+	}) != nil || !ok || content == nil {
+		return "", false
+	}
+	var parts []string
+	if rawjson.Elements(content, func(block []byte) bool {
+		var typ, txt []byte
+		if rawjson.RawMembers(block, func(tok, v []byte) bool {
+			switch k := rawjson.Name(tok); {
+			case string(k) == "type" && typ == nil:
+				typ = v
+			case string(k) == "text" && txt == nil:
+				txt = v
+			case bytes.EqualFold(k, []byte("type")) || bytes.EqualFold(k, []byte("text")):
+				ok = false
+			}
+			return ok
+		}) != nil || !ok {
+			ok = false
+			return false
+		}
+		t, tOK := rawString(typ)
+		x, xOK := rawString(txt)
+		if ok = tOK && xOK; ok && t == "text" {
+			parts = append(parts, x)
+		}
+		return ok
+	}) != nil || !ok {
+		return "", false
+	}
+	return strings.Join(parts, "\n"), true
+}
+
+// rawString is a block's member as decoding into a string field reads
+// it: absent and null are empty. ok is false for another type, and for
+// text that is not UTF-8, which decoding would repair byte by byte.
+func rawString(v []byte) (string, bool) {
+	if v == nil || string(v) == "null" {
+		return "", true
+	}
+	s, ok := rawjson.String(v)
+	if !ok {
+		return "", false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return s, utf8.ValidString(s)
+		}
+	}
+	return s, true
 }
 
 // Stage inspects a call. A non-nil result or error ends the call with it.

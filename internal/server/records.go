@@ -49,9 +49,9 @@ const webhookGrace = 2 * time.Second
 // secrets to the scrubber (learnSecrets).
 func (s *Server) openRecords(cfg *config.MCPConfig) {
 	set := s.opts.Settings
-	var reps []*strings.Replacer
+	var reps [][]string
 	for _, srv := range cfg.Servers {
-		reps = append(reps, srv.Redactor(set.Env))
+		reps = append(reps, srv.RedactPairs(set.Env))
 	}
 	var hooks []config.Webhook
 	var literals []string
@@ -139,9 +139,9 @@ func (s *Server) Events() *events.Bus { return s.records.bus }
 // reloaded config's servers, so a server a reload adds is redacted like
 // one the router started with.
 func (r *records) learnSecrets(cfg *config.MCPConfig, env config.Env) {
-	reps := make([]*strings.Replacer, 0, len(cfg.Servers))
+	reps := make([][]string, 0, len(cfg.Servers))
 	for _, srv := range cfg.Servers {
-		reps = append(reps, srv.Redactor(env))
+		reps = append(reps, srv.RedactPairs(env))
 	}
 	r.scrub.Extend(reps...)
 }
@@ -278,8 +278,11 @@ func (o callEvents) detail(c *router.Call, text string) string {
 }
 
 func (o callEvents) event(c *router.Call) events.Event {
-	e := events.Event{Type: events.ToolCall, Tool: c.Entry.Name, Server: c.Entry.Server, Source: c.Entry.Source.String(),
-		Args: o.s.records.scrub.Call(c, c.Args).Redacted}
+	e := events.Event{Type: events.ToolCall, Tool: c.Entry.Name, Server: c.Entry.Server, Source: c.Entry.Source.String()}
+	// No arguments are left out of the event, as an empty map was.
+	if a := o.s.records.scrub.Call(c, c.Args).Redacted; string(a) != "{}" {
+		e.Args = a
+	}
 	if c.Session != nil {
 		e.Session, e.Role, e.Transport = c.Session.ID, c.Session.Role, transportOf(c.Session)
 	}

@@ -128,7 +128,7 @@ func (r *Recorder) add(c *router.Call, res *mcp.CallToolResult, err error, refus
 	e := replay.Entry{
 		TS:        replay.Timestamp(now),
 		Tool:      c.Entry.Name,
-		Summary:   replay.Summarize(args.Redacted),
+		Summary:   summary(args),
 		Outcome:   outcome,
 		Output:    args.Scrubber.Bounded(output, 4*replay.MaxOutput),
 		LatencyMS: latency,
@@ -146,6 +146,16 @@ func (r *Recorder) add(c *router.Call, res *mcp.CallToolResult, err error, refus
 		}
 	}
 	r.queue.Offer(record{sid: c.Session.ID, agent: agent, entry: e, refused: refused})
+}
+
+// summary is what a replay line says the call was about.
+func summary(args *redact.CallArgs) string {
+	if args.Unreadable > 0 {
+		// Arguments that are not an object are recorded by their size,
+		// a number Summarize does not print.
+		return replay.Summarize(map[string]any{"_unreadable_bytes": args.Unreadable})
+	}
+	return replay.SummarizeJSON(args.Redacted)
 }
 
 // Dropped reports how many records a full queue dropped.

@@ -82,3 +82,33 @@ func TestLedgerCatchesUpWithoutMoreCalls(t *testing.T) {
 		t.Fatalf("replay:\n%s", b)
 	}
 }
+
+// A replay line says what a call was about as it did when the arguments
+// were decoded: the usual argument, else the sorted names; arguments that
+// are not an object by the name of their size, never their text.
+func TestReplaySummaries(t *testing.T) {
+	home := t.TempDir()
+	r := sessionrecord.New(home, nil, nil)
+	sess := session.New("sess-s", "")
+	for _, args := range []string{`{"b":2, "path":"/x","command":"ls"}`, `{"z":true,"password":"pw-1234","n":1e3}`, `[1,2,3]`, `not json`, ``} {
+		c := &router.Call{Entry: &catalog.Entry{Name: "t"}, Session: sess, Args: json.RawMessage(args), Started: time.Now()}
+		r.Observe(context.Background(), c, &mcp.CallToolResult{}, nil)
+	}
+	r.Close()
+	b, err := os.ReadFile(replay.Path(home, "sess-s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var e replay.Entry
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, e.Summary)
+	}
+	want := []string{"ls", "n=1000 password z=true", "_unreadable_bytes", "_unreadable_bytes", ""}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("summaries %q, want %q", got, want)
+	}
+}

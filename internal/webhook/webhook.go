@@ -37,7 +37,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -52,6 +51,7 @@ import (
 
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/events"
+	"github.com/evokore/evokore/internal/jsonenc"
 	"github.com/evokore/evokore/internal/netguard"
 )
 
@@ -97,6 +97,18 @@ type Body struct {
 	Event     events.Type  `json:"event"`
 	Timestamp string       `json:"timestamp"`
 	Data      events.Event `json:"data"`
+}
+
+// AppendJSON appends b as json.Marshal writes it, through
+// events.AppendJSON; ok is false where Marshal fails.
+func (b Body) AppendJSON(dst []byte) (out []byte, ok bool) {
+	buf := jsonenc.String(append(dst, `{"id":`...), b.ID)
+	buf = jsonenc.String(append(buf, `,"event":`...), b.Event)
+	buf = jsonenc.String(append(buf, `,"timestamp":`...), b.Timestamp)
+	if buf, ok = events.AppendJSON(append(buf, `,"data":`...), b.Data); !ok {
+		return dst, false
+	}
+	return append(buf, '}'), true
 }
 
 // Sign returns the X-EVOKORE-Signature value of a body: "sha256=" and the
@@ -221,9 +233,8 @@ func (s *Sender) Handle(e events.Event) {
 		}
 		if body == nil {
 			id = nonce()
-			var err error
-			body, err = json.Marshal(Body{ID: id, Event: e.Type, Timestamp: e.Time.UTC().Format(time.RFC3339Nano), Data: e})
-			if err != nil {
+			var ok bool
+			if body, ok = (Body{ID: id, Event: e.Type, Timestamp: e.Time.UTC().Format(time.RFC3339Nano), Data: e}).AppendJSON(nil); !ok {
 				return
 			}
 		}

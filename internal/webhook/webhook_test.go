@@ -164,3 +164,24 @@ func TestAFullQueueDropsTheOldest(t *testing.T) {
 	cancel()
 	s.Close(ctx)
 }
+
+// A delivery's body is what json.Marshal wrote of it, arguments and
+// escapes included, so signatures receivers computed stay valid.
+func TestBodyAppendJSONIsMarshal(t *testing.T) {
+	lat := 1.25
+	when := time.Date(2026, 1, 2, 3, 4, 5, 6_000_000, time.UTC)
+	for _, b := range []webhook.Body{
+		{},
+		{ID: "n1", Event: events.ToolCall, Timestamp: when.Format(time.RFC3339Nano), Data: events.Event{Time: when,
+			Type: events.ToolCall, Session: "stdio-1", Tool: "fx_<echo>", Outcome: "ok", LatencyMs: &lat,
+			Args: json.RawMessage(`{"a":"\u003cb\u003e","n":[1,2]}`), Detail: "line\nbreak \u2028 \xff", Pid: 7}},
+	} {
+		want, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := b.AppendJSON(nil); !ok || string(got) != string(want) {
+			t.Errorf("AppendJSON = %s\nMarshal wrote %s", got, want)
+		}
+	}
+}

@@ -1,0 +1,52 @@
+package events
+
+import (
+	"strconv"
+
+	"github.com/evokore/evokore/internal/jsonenc"
+)
+
+// AppendJSON appends e as json.Marshal writes it, without reflection:
+// the audit log writes a line per tool call. Args are copied as they
+// stand (package redact writes them as Marshal would). ok is false when
+// Marshal would fail (a time beyond year 9999, a latency that is not a
+// number); dst is then returned as it was.
+func AppendJSON(dst []byte, e Event) (out []byte, ok bool) {
+	b := append(dst, `{"ts":`...)
+	if b, ok = jsonenc.Time(b, e.Time); !ok {
+		return dst, false
+	}
+	b = jsonenc.String(append(b, `,"eventType":`...), e.Type)
+	b = field(b, `,"sessionId":`, e.Session)
+	b = field(b, `,"role":`, e.Role)
+	b = field(b, `,"transport":`, e.Transport)
+	b = field(b, `,"client":`, e.Client)
+	b = field(b, `,"tool":`, e.Tool)
+	b = field(b, `,"server":`, e.Server)
+	b = field(b, `,"source":`, e.Source)
+	b = field(b, `,"outcome":`, e.Outcome)
+	if e.LatencyMs != nil {
+		if b, ok = jsonenc.Float(append(b, `,"latencyMs":`...), *e.LatencyMs); !ok {
+			return dst, false
+		}
+	}
+	if len(e.Args) > 0 {
+		b = append(append(b, `,"args":`...), e.Args...)
+	}
+	b = field(b, `,"approvalId":`, e.Approval)
+	b = field(b, `,"mode":`, e.Mode)
+	b = field(b, `,"detail":`, e.Detail)
+	b = field(b, `,"remote":`, e.Remote)
+	if e.Pid != 0 {
+		b = strconv.AppendInt(append(b, `,"pid":`...), int64(e.Pid), 10)
+	}
+	return append(b, '}'), true
+}
+
+// field appends an omitempty string member.
+func field(b []byte, name, v string) []byte {
+	if v == "" {
+		return b
+	}
+	return jsonenc.String(append(b, name...), v)
+}
