@@ -22,8 +22,8 @@ import (
 // ErrSyntax reports input that is not what the function expects.
 var ErrSyntax = errors.New("rawjson: malformed JSON")
 
-// skipSpace returns the index of the first non-space byte at or after i.
-func skipSpace(b []byte, i int) int {
+// SkipSpace returns the index of the first non-space byte at or after i.
+func SkipSpace(b []byte, i int) int {
 	for i < len(b) {
 		switch b[i] {
 		case ' ', '\t', '\r', '\n':
@@ -99,11 +99,11 @@ func Members(obj []byte, fn func(name string, value []byte) bool) error {
 // included, so a caller that only compares names allocates nothing
 // (Name resolves a token that holds escapes).
 func RawMembers(obj []byte, fn func(name, value []byte) bool) error {
-	i := skipSpace(obj, 0)
+	i := SkipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return ErrSyntax
 	}
-	i = skipSpace(obj, i+1)
+	i = SkipSpace(obj, i+1)
 	if i < len(obj) && obj[i] == '}' {
 		return nil
 	}
@@ -116,11 +116,11 @@ func RawMembers(obj []byte, fn func(name, value []byte) bool) error {
 			return err
 		}
 		name := obj[i:e]
-		i = skipSpace(obj, e)
+		i = SkipSpace(obj, e)
 		if i >= len(obj) || obj[i] != ':' {
 			return ErrSyntax
 		}
-		i = skipSpace(obj, i+1)
+		i = SkipSpace(obj, i+1)
 		ve, err := valueEnd(obj, i)
 		if err != nil {
 			return err
@@ -128,7 +128,7 @@ func RawMembers(obj []byte, fn func(name, value []byte) bool) error {
 		if !fn(name, obj[i:ve]) {
 			return nil
 		}
-		i = skipSpace(obj, ve)
+		i = SkipSpace(obj, ve)
 		if i >= len(obj) {
 			return ErrSyntax
 		}
@@ -138,7 +138,7 @@ func RawMembers(obj []byte, fn func(name, value []byte) bool) error {
 		if obj[i] != ',' {
 			return ErrSyntax
 		}
-		i = skipSpace(obj, i+1)
+		i = SkipSpace(obj, i+1)
 	}
 	return ErrSyntax
 }
@@ -156,11 +156,11 @@ func Name(tok []byte) []byte {
 // Elements calls fn with each element of the array arr, in order, raw.
 // fn returning false stops the walk.
 func Elements(arr []byte, fn func(value []byte) bool) error {
-	i := skipSpace(arr, 0)
+	i := SkipSpace(arr, 0)
 	if i >= len(arr) || arr[i] != '[' {
 		return ErrSyntax
 	}
-	i = skipSpace(arr, i+1)
+	i = SkipSpace(arr, i+1)
 	if i < len(arr) && arr[i] == ']' {
 		return nil
 	}
@@ -172,7 +172,7 @@ func Elements(arr []byte, fn func(value []byte) bool) error {
 		if !fn(arr[i:e]) {
 			return nil
 		}
-		i = skipSpace(arr, e)
+		i = SkipSpace(arr, e)
 		if i >= len(arr) {
 			return ErrSyntax
 		}
@@ -182,7 +182,7 @@ func Elements(arr []byte, fn func(value []byte) bool) error {
 		if arr[i] != ',' {
 			return ErrSyntax
 		}
-		i = skipSpace(arr, i+1)
+		i = SkipSpace(arr, i+1)
 	}
 	return ErrSyntax
 }
@@ -249,13 +249,13 @@ func unescape(tok []byte) (string, bool) {
 			case 't':
 				out = append(out, '\t')
 			case 'u':
-				r, ok := hex4(body, i+2)
+				r, ok := Hex4(body, i+2)
 				if !ok {
 					return "", false
 				}
 				i += 6
 				if utf16.IsSurrogate(r) {
-					if lo, ok := hex4(body, i+2); ok && body[i] == '\\' && body[i+1] == 'u' {
+					if lo, ok := Hex4(body, i+2); ok && body[i] == '\\' && body[i+1] == 'u' {
 						if pair := utf16.DecodeRune(r, lo); pair != utf8.RuneError {
 							out = utf8.AppendRune(out, pair)
 							i += 6
@@ -284,8 +284,8 @@ func unescape(tok []byte) (string, bool) {
 	return "", false
 }
 
-// hex4 reads the four hex digits of a \u escape at b[i:].
-func hex4(b []byte, i int) (rune, bool) {
+// Hex4 reads the four hex digits of a \u escape at b[i:].
+func Hex4(b []byte, i int) (rune, bool) {
 	if i < 0 || i+4 > len(b) {
 		return 0, false
 	}
@@ -349,12 +349,12 @@ func Int(v []byte) (int64, bool) {
 // uses it, so the arguments are decoded once, cheaply, and never by a
 // streaming Decoder. The input must be valid JSON (json.Valid).
 func Decode(b []byte) (any, error) {
-	i := skipSpace(b, 0)
+	i := SkipSpace(b, 0)
 	v, end, err := decodeValue(b, i, 0)
 	if err != nil {
 		return nil, err
 	}
-	if skipSpace(b, end) != len(b) {
+	if SkipSpace(b, end) != len(b) {
 		return nil, ErrSyntax
 	}
 	return v, nil
@@ -371,7 +371,7 @@ func decodeValue(b []byte, i, depth int) (any, int, error) {
 	switch c := b[i]; {
 	case c == '{':
 		m := map[string]any{}
-		i = skipSpace(b, i+1)
+		i = SkipSpace(b, i+1)
 		if i < len(b) && b[i] == '}' {
 			return m, i + 1, nil
 		}
@@ -384,28 +384,28 @@ func decodeValue(b []byte, i, depth int) (any, int, error) {
 				return nil, 0, err
 			}
 			key := unquote(b[i:e])
-			i = skipSpace(b, e)
+			i = SkipSpace(b, e)
 			if i >= len(b) || b[i] != ':' {
 				return nil, 0, ErrSyntax
 			}
-			v, ve, err := decodeValue(b, skipSpace(b, i+1), depth+1)
+			v, ve, err := decodeValue(b, SkipSpace(b, i+1), depth+1)
 			if err != nil {
 				return nil, 0, err
 			}
 			m[key] = v
-			i = skipSpace(b, ve)
+			i = SkipSpace(b, ve)
 			if i < len(b) && b[i] == '}' {
 				return m, i + 1, nil
 			}
 			if i >= len(b) || b[i] != ',' {
 				return nil, 0, ErrSyntax
 			}
-			i = skipSpace(b, i+1)
+			i = SkipSpace(b, i+1)
 		}
 		return nil, 0, ErrSyntax
 	case c == '[':
 		a := []any{}
-		i = skipSpace(b, i+1)
+		i = SkipSpace(b, i+1)
 		if i < len(b) && b[i] == ']' {
 			return a, i + 1, nil
 		}
@@ -415,14 +415,14 @@ func decodeValue(b []byte, i, depth int) (any, int, error) {
 				return nil, 0, err
 			}
 			a = append(a, v)
-			i = skipSpace(b, ve)
+			i = SkipSpace(b, ve)
 			if i < len(b) && b[i] == ']' {
 				return a, i + 1, nil
 			}
 			if i >= len(b) || b[i] != ',' {
 				return nil, 0, ErrSyntax
 			}
-			i = skipSpace(b, i+1)
+			i = SkipSpace(b, i+1)
 		}
 		return nil, 0, ErrSyntax
 	case c == '"':

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/evokore/evokore/internal/jsonenc"
+	"github.com/evokore/evokore/internal/rawjson"
 )
 
 // maxRawDepth bounds the nesting rawArgs reads; deeper arguments (which
@@ -38,12 +39,12 @@ func rawArgs(raw []byte, needles [][]byte) (out []byte, secrets []string, ok boo
 	w := walkers.Get().(*walker)
 	defer w.release()
 	w.in, w.needles = raw, needles
-	i := skipSpace(raw, 0)
+	i := rawjson.SkipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return nil, nil, false
 	}
 	end, ok := w.value(i, false, 0)
-	if !ok || skipSpace(raw, end) != len(raw) {
+	if !ok || rawjson.SkipSpace(raw, end) != len(raw) {
 		return nil, nil, false
 	}
 	return bytes.Clone(w.out), w.secrets, true
@@ -82,13 +83,6 @@ func (w *walker) release() {
 	clear(w.members[:cap(w.members)])
 	*w = walker{out: w.out[:0], members: w.members[:0], text: w.text[:0], moved: w.moved[:0]}
 	walkers.Put(w)
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
 }
 
 // value reads the value at in[i] and returns the index past it. Under a
@@ -136,7 +130,7 @@ func (w *walker) object(i int, secret bool, depth int) (int, bool) {
 	if !secret {
 		w.out = append(w.out, '{')
 	}
-	i = skipSpace(w.in, i+1)
+	i = rawjson.SkipSpace(w.in, i+1)
 	if i < len(w.in) && w.in[i] == '}' {
 		if !secret {
 			w.out = append(w.out, '}')
@@ -158,11 +152,11 @@ func (w *walker) object(i int, secret bool, depth int) (int, bool) {
 				return 0, false
 			}
 		}
-		i = skipSpace(w.in, end)
+		i = rawjson.SkipSpace(w.in, end)
 		if i >= len(w.in) || w.in[i] != ':' {
 			return 0, false
 		}
-		i = skipSpace(w.in, i+1)
+		i = rawjson.SkipSpace(w.in, i+1)
 		hidden := secret || secretName(key)
 		m := member{key: key}
 		if !secret {
@@ -187,7 +181,7 @@ func (w *walker) object(i int, secret bool, depth int) (int, bool) {
 			m.end = len(w.out)
 		}
 		w.members = append(w.members, m)
-		i = skipSpace(w.in, i)
+		i = rawjson.SkipSpace(w.in, i)
 		if i >= len(w.in) {
 			return 0, false
 		}
@@ -197,7 +191,7 @@ func (w *walker) object(i int, secret bool, depth int) (int, bool) {
 		if w.in[i] != ',' {
 			return 0, false
 		}
-		i = skipSpace(w.in, i+1)
+		i = rawjson.SkipSpace(w.in, i+1)
 	}
 	if !w.order(base, start, secret) {
 		return 0, false
@@ -248,7 +242,7 @@ func (w *walker) array(i int, secret bool, depth int) (int, bool) {
 	if !secret {
 		w.out = append(w.out, '[')
 	}
-	i = skipSpace(w.in, i+1)
+	i = rawjson.SkipSpace(w.in, i+1)
 	if i < len(w.in) && w.in[i] == ']' {
 		if !secret {
 			w.out = append(w.out, ']')
@@ -263,7 +257,7 @@ func (w *walker) array(i int, secret bool, depth int) (int, bool) {
 		if i, ok = w.value(i, secret, depth+1); !ok {
 			return 0, false
 		}
-		i = skipSpace(w.in, i)
+		i = rawjson.SkipSpace(w.in, i)
 		if i >= len(w.in) {
 			return 0, false
 		}
@@ -273,7 +267,7 @@ func (w *walker) array(i int, secret bool, depth int) (int, bool) {
 		if w.in[i] != ',' {
 			return 0, false
 		}
-		i = skipSpace(w.in, i+1)
+		i = rawjson.SkipSpace(w.in, i+1)
 	}
 	if !secret {
 		w.out = append(w.out, ']')
@@ -331,7 +325,7 @@ func (w *walker) scanString(i int) (end int, esc, plain, ok bool) {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				j += 2
 			case 'u':
-				if _, ok := hex4(w.in, j+2); !ok {
+				if _, ok := rawjson.Hex4(w.in, j+2); !ok {
 					return 0, false, false, false
 				}
 				j += 6
@@ -359,28 +353,6 @@ func (w *walker) scanString(i int) (end int, esc, plain, ok bool) {
 	return 0, false, false, false
 }
 
-// hex4 reads the four hex digits of a \u escape at b[i:].
-func hex4(b []byte, i int) (rune, bool) {
-	if i+4 > len(b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[i : i+4] {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
-}
-
 // decode appends the text of a checked string body with escapes to dst.
 // A surrogate escape that is not half of a pair fails: decoding would
 // make it U+FFFD.
@@ -404,13 +376,13 @@ func (w *walker) decode(s, dst []byte) ([]byte, bool) {
 		case 't':
 			dst = append(dst, '\t')
 		case 'u':
-			r, _ := hex4(s, i+2)
+			r, _ := rawjson.Hex4(s, i+2)
 			i += 6
 			if utf16.IsSurrogate(r) {
 				if i+6 > len(s) || s[i] != '\\' || s[i+1] != 'u' {
 					return nil, false
 				}
-				lo, _ := hex4(s, i+2)
+				lo, _ := rawjson.Hex4(s, i+2)
 				if r = utf16.DecodeRune(r, lo); r == utf8.RuneError {
 					return nil, false
 				}
