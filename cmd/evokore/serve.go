@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/gcpolicy"
+	"github.com/evokore/evokore/internal/logging"
 	"github.com/evokore/evokore/internal/server"
 )
 
@@ -85,7 +87,11 @@ func serve(ctx context.Context, p *paths, h httpFlags) error {
 	if h.set || hs.Enabled {
 		return serveHTTP(ctx, p, s, hs, h)
 	}
-	srv := server.New(server.Options{Settings: s, Version: buildVersion(), Log: os.Stderr, Watch: true, Settle: p.settleProjectFiles})
+	// The handshake is answered from here on, while the configuration
+	// is read and the server assembled.
+	logger := logging.New(os.Stderr, slog.LevelInfo)
+	stdin := server.OpenStdio(buildVersion(), logger)
+	srv := server.New(server.Options{Settings: s, Version: buildVersion(), Log: os.Stderr, Logger: logger, Watch: true, Settle: p.settleProjectFiles})
 	stopHangup := reloadOnHangup(srv)
 	defer stopHangup()
 	// The start ends once the children finished their first boot: the
@@ -97,7 +103,7 @@ func serve(ctx context.Context, p *paths, h httpFlags) error {
 		case <-ctx.Done():
 		}
 	}()
-	return srv.ServeStdio(ctx)
+	return srv.ServeStdio(ctx, stdin)
 }
 
 // reloadOnHangup reloads the configuration files on every SIGHUP, the

@@ -368,18 +368,25 @@ func (c *MCPConfig) KeyPos(path ...string) Position { return c.pos.key(path...) 
 // server definitions returns [Diagnostics]; a problem inside one server
 // only marks that server Invalid (see [MCPConfig.ServerProblems]).
 func LoadMCPConfig(file string) (*MCPConfig, error) {
+	cfg, _, err := ReadMCPConfig(file)
+	return cfg, err
+}
+
+// ReadMCPConfig is LoadMCPConfig that also returns the bytes it read (nil
+// when the file is missing), for a digest of exactly what was parsed.
+func ReadMCPConfig(file string) (*MCPConfig, []byte, error) {
 	src, err := os.ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &MCPConfig{File: file, Missing: true}, nil
+		return &MCPConfig{File: file, Missing: true}, nil, nil
 	}
 	if err != nil {
-		return nil, Diagnostics{errAt(Position{File: file}, "read", "%v", err)}
+		return nil, nil, Diagnostics{errAt(Position{File: file}, "read", "%v", err)}
 	}
 	cfg, ds := ParseMCPConfig(file, src)
 	if ds != nil {
-		return nil, ds
+		return nil, src, ds
 	}
-	return cfg, nil
+	return cfg, src, nil
 }
 
 // CheckMCPConfig reads mcp.config.json for a report: it returns every

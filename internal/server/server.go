@@ -283,17 +283,22 @@ func (s *Server) middleware() []router.Middleware {
 
 func (s *Server) loadConfig() (*config.MCPConfig, string) {
 	path := s.opts.Settings.ConfigPath
-	sum := fileSum(path)
-	cfg, err := config.LoadMCPConfig(path)
+	// One read: the digest is of the bytes parsed, not of a second read
+	// that may see another version of the file.
+	cfg, src, err := config.ReadMCPConfig(path)
+	digest := ""
+	if src != nil {
+		digest = sum(src)
+	}
 	if err != nil {
 		s.log.Info(fmt.Sprintf("Failed to load mcp.config.json: %v", err))
 		s.log.Info("No child servers will start; the native tools are available.")
-		return &config.MCPConfig{File: path}, sum
+		return &config.MCPConfig{File: path}, digest
 	}
 	if cfg.Missing {
 		s.log.Info("No mcp.config.json found. Running EVOKORE without proxy execution tools.")
 	}
-	return cfg, sum
+	return cfg, digest
 }
 
 // loadPermissions reads permissions.yml; a broken file fails closed.
@@ -613,10 +618,13 @@ func (s *Server) connectView(ctx context.Context, t mcp.Transport, so SessionOpt
 
 // ServeStdio serves one session on stdin/stdout until the client closes
 // stdin or ctx ends, then shuts down, giving calls in flight the shutdown
-// grace. It returns the session's error, if any.
-func (s *Server) ServeStdio(ctx context.Context) error {
+// grace. It returns the session's error, if any. t is the transport
+// OpenStdio opened, or nil to open stdin and stdout now.
+func (s *Server) ServeStdio(ctx context.Context, t *stdio.Transport) error {
 	s.log.Info(s.Banner("stdio"))
-	t := stdio.NewTransport(os.Stdin, os.Stdout, s.log)
+	if t == nil {
+		t = stdio.NewTransport(os.Stdin, os.Stdout, s.log)
+	}
 	// A client that writes its requests and closes stdin at once is
 	// answered first, each within the per-call timeout.
 	t.Drain = s.opts.Settings.ProxyRequestTimeout + time.Second

@@ -86,42 +86,34 @@ func (s *Server) newView(so SessionOptions) *view {
 	v.sess = session.New("", role)
 	v.sess.Identity = so.Identity
 	v.sess.TTL = s.opts.Settings.SessionTTL
-	v.mcp = mcp.NewServer(&mcp.Implementation{Name: serverName, Version: s.opts.Version}, &mcp.ServerOptions{
-		Instructions: instructions,
-		Logger:       logging.AtLeast(s.log, slog.LevelWarn),
-		Capabilities: &mcp.ServerCapabilities{
-			Tools:       &mcp.ToolCapabilities{ListChanged: true},
-			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
-			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
-			Logging:     &mcp.LoggingCapabilities{},
-			Completions: &mcp.CompletionCapabilities{},
-		},
-		SubscribeHandler:   func(ctx context.Context, req *mcp.SubscribeRequest) error { return v.subscribe(ctx, req) },
-		UnsubscribeHandler: func(ctx context.Context, req *mcp.UnsubscribeRequest) error { return v.unsubscribe(ctx, req) },
-		CompletionHandler: func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-			return v.complete(ctx, req)
-		},
-		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
-			var caps *mcp.ClientCapabilities
-			if ip := req.Session.InitializeParams(); ip != nil {
-				caps = ip.Capabilities
-			}
-			s.proxy.Start(caps)
-			client := ""
-			if ip := req.Session.InitializeParams(); ip != nil && ip.ClientInfo != nil {
-				client = ip.ClientInfo.Name
-			}
-			if v.started.CompareAndSwap(false, true) {
-				s.sessionEvent(events.SessionStart, v.sess, client)
-			}
-		},
-		GetSessionID: func() string {
-			if v.pinnedID != "" {
-				return v.pinnedID
-			}
-			return rand.Text()
-		},
-	})
+	opts := identity()
+	opts.Logger = logging.AtLeast(s.log, slog.LevelWarn)
+	opts.SubscribeHandler = func(ctx context.Context, req *mcp.SubscribeRequest) error { return v.subscribe(ctx, req) }
+	opts.UnsubscribeHandler = func(ctx context.Context, req *mcp.UnsubscribeRequest) error { return v.unsubscribe(ctx, req) }
+	opts.CompletionHandler = func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+		return v.complete(ctx, req)
+	}
+	opts.InitializedHandler = func(_ context.Context, req *mcp.InitializedRequest) {
+		var caps *mcp.ClientCapabilities
+		if ip := req.Session.InitializeParams(); ip != nil {
+			caps = ip.Capabilities
+		}
+		s.proxy.Start(caps)
+		client := ""
+		if ip := req.Session.InitializeParams(); ip != nil && ip.ClientInfo != nil {
+			client = ip.ClientInfo.Name
+		}
+		if v.started.CompareAndSwap(false, true) {
+			s.sessionEvent(events.SessionStart, v.sess, client)
+		}
+	}
+	opts.GetSessionID = func() string {
+		if v.pinnedID != "" {
+			return v.pinnedID
+		}
+		return rand.Text()
+	}
+	v.mcp = mcp.NewServer(&mcp.Implementation{Name: serverName, Version: s.opts.Version}, opts)
 	v.mcp.AddReceivingMiddleware(v.middleware)
 	// Resources are mirrored by watch, after the handshake: reading them
 	// waits for the first skills index, which the handshake must not.

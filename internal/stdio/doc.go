@@ -2,7 +2,7 @@
 // JSON-RPC message per line, as the MCP stdio transport specifies, read so
 // that no single frame can end the session.
 //
-// It owns four small pieces, each usable alone:
+// It owns five small pieces, each usable alone:
 //
 //   - FrameReader splits the input into lines of at most MaxFrame bytes,
 //     skipping an overlong line without holding it;
@@ -12,6 +12,9 @@
 //   - Transport/Conn implement the go-sdk's mcp.Transport and
 //     mcp.Connection on top of them, answering each bad frame, logging
 //     why, and reading on;
+//   - Transport.Open starts reading before a server is connected and
+//     answers the client's initialize through a greeter while the server
+//     is still being built; the server's own answer to it is dropped;
 //   - FastPath, when installed, is offered each clean tools/call and
 //     notifications/cancelled on the reading goroutine, before the SDK
 //     decodes it, and answers what it takes through Conn.Reply with the

@@ -1,6 +1,7 @@
 package stdio
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -28,6 +29,7 @@ type Transport struct {
 	Drain time.Duration
 
 	connected atomic.Bool
+	openOnce  sync.Once
 	conn      atomic.Pointer[Conn]
 	fast      atomic.Pointer[FastPath]
 }
@@ -51,30 +53,68 @@ func NewTransport(in io.Reader, out io.Writer, log *slog.Logger) *Transport {
 	return &Transport{in: in, out: out, log: log}
 }
 
-// Connect starts reading in and returns the connection. A second Connect
-// fails: two readers of one stream would split its frames between them.
+// Connect starts reading in, unless Open already did, and returns the
+// connection. A second Connect fails: two readers of one stream would
+// split its frames between them.
 func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 	if t.connected.Swap(true) {
 		return nil, errors.New("stdio: the transport is already connected")
 	}
-	c := &Conn{
-		in:       t.in,
-		out:      linewrite.New(t.out),
-		log:      t.log,
-		incoming: make(chan frameOrErr),
-		closed:   make(chan struct{}),
-		drain:    t.Drain,
-		open:     map[any]bool{},
-		fast:     &t.fast,
-		workers:  workers{jobs: make(chan func())},
+	t.Open(nil)
+	c := t.conn.Load()
+	// Drain may be set between Open and Connect; only Read uses it.
+	if t.Drain > 0 {
+		c.drain = t.Drain
 	}
-	if c.drain <= 0 {
-		c.drain = 30 * time.Second
-	}
-	t.conn.Store(c)
-	fr := NewFrameReader(t.in, MaxFrame)
-	c.workers.run(func() { c.readLoop(fr) })
 	return c, nil
+}
+
+// Open starts reading in before a server is connected; frames wait for
+// Connect. When greet is not nil and the first frame is an initialize
+// request, greet is called with that frame and what it returns, unless
+// nil, is written at once as the answer: the client's handshake then does
+// not wait for the server to be assembled. The connected server still
+// reads the initialize request, so its session learns the client; its own
+// answer to it is not written again (a warning is logged if it differs
+// from greet's). Open does nothing the second time, nor after Connect.
+func (t *Transport) Open(greet func(frame []byte) []byte) {
+	t.openOnce.Do(func() {
+		c := &Conn{
+			in:       t.in,
+			out:      linewrite.New(t.out),
+			log:      t.log,
+			incoming: make(chan frameOrErr),
+			closed:   make(chan struct{}),
+			drain:    t.Drain,
+			open:     map[any]bool{},
+			fast:     &t.fast,
+			workers:  workers{jobs: make(chan func())},
+			greet:    greet,
+		}
+		if c.drain <= 0 {
+			c.drain = 30 * time.Second
+		}
+		t.conn.Store(c)
+		fr := NewFrameReader(t.in, MaxFrame)
+		// When the client's first frame is already waiting, Open returns
+		// once it was answered: the caller goes on to build the server,
+		// which holds both cores for milliseconds, and the greeting would
+		// wait behind it. Otherwise it returns once the reader runs.
+		waiting := greet != nil && inputWaiting(t.in)
+		reading, greeted := make(chan struct{}), make(chan struct{})
+		c.greetDone = greeted
+		c.workers.run(func() {
+			close(reading)
+			c.readLoop(fr)
+		})
+		<-reading
+		if waiting {
+			select {
+			case <-greeted:
+			case <-time.After(greetWait):
+			}
+		}
+	})
 }
 
 // Conn is one stdio connection; see Transport.
@@ -103,11 +143,32 @@ type Conn struct {
 	answered chan struct{}
 	drain    time.Duration
 
+	// greet answers the first frame early when it is an initialize
+	// request (see Transport.Open); only the reading goroutine touches
+	// it, and it is nil after the first frame, when greetDone is closed
+	// and cleared (Open waits on it). greeted is that early
+	// answer until the server's own answer to the same id is dropped.
+	greet     func(frame []byte) []byte
+	greetDone chan struct{}
+	greeted   atomic.Pointer[earlyAnswer]
+
 	// fast is the transport's FastPath slot, read per frame.
 	fast *atomic.Pointer[FastPath]
 	// workers run the reading and the fast path's work; the reading
 	// moves from one to another (see readLoop).
 	workers workers
+}
+
+// greetWait bounds how long Open waits for the first frame it saw
+// waiting to be answered: a client that wrote half a line and stalled
+// must not hold the server's start.
+const greetWait = 100 * time.Millisecond
+
+// earlyAnswer is an initialize answer written before the server read
+// the request.
+type earlyAnswer struct {
+	id   any
+	line []byte
 }
 
 type frameOrErr struct {
@@ -128,6 +189,14 @@ type frameOrErr struct {
 func (c *Conn) readLoop(fr *FrameReader) {
 	for {
 		frame, err := fr.Next()
+		if c.greetDone != nil {
+			if c.greet != nil && err == nil {
+				c.greetEarly(c.greet, frame)
+			}
+			c.greet = nil
+			close(c.greetDone)
+			c.greetDone = nil
+		}
 		if err == nil {
 			if work, taken := c.offerFast(frame); taken {
 				if work != nil {
@@ -147,6 +216,30 @@ func (c *Conn) readLoop(fr *FrameReader) {
 		if err != nil && !errors.As(err, &tooLarge) {
 			return
 		}
+	}
+}
+
+// greetEarly answers frame with greet's answer if frame is an
+// initialize request and greet has one.
+func (c *Conn) greetEarly(greet func([]byte) []byte, frame []byte) {
+	msg, rej := Decode(frame)
+	if rej != nil {
+		return
+	}
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.Method != "initialize" || !req.ID.IsValid() {
+		return
+	}
+	answer := greet(frame)
+	if answer == nil {
+		return
+	}
+	// Stored before it is written: the server's answer may only be
+	// dropped once this one is out, and the server reads the request
+	// only after this returns.
+	c.greeted.Store(&earlyAnswer{id: req.ID.Raw(), line: answer})
+	if err := c.writeLine(answer); err != nil {
+		c.log.Warn("[EVOKORE] Could not write the initialize answer", "err", err)
 	}
 }
 
@@ -281,11 +374,32 @@ func (c *Conn) Write(_ context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
+	if c.answeredEarly(msg, data) {
+		return nil
+	}
 	err = c.writeLine(data)
 	if resp, ok := msg.(*jsonrpc.Response); ok && resp.ID.IsValid() {
 		c.markAnswered(resp.ID.Raw())
 	}
 	return err
+}
+
+// answeredEarly reports whether msg is the server's answer to the
+// initialize request greet answered already; it is then dropped.
+func (c *Conn) answeredEarly(msg jsonrpc.Message, data []byte) bool {
+	e := c.greeted.Load()
+	if e == nil {
+		return false
+	}
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok || resp.ID.Raw() != e.id || !c.greeted.CompareAndSwap(e, nil) {
+		return false
+	}
+	if !bytes.Equal(data, e.line) {
+		c.log.Warn("[EVOKORE] The initialize answer sent early differs from the server's", "early", string(e.line), "server", string(data))
+	}
+	c.markAnswered(e.id)
+	return true
 }
 
 // markAnswered removes a request from the open set and wakes whoever
