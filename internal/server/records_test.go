@@ -69,7 +69,13 @@ func replayFiles(t *testing.T, home string) map[string][]map[string]any {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		// Only whole lines: the file may be read while its first batch
+		// is being written.
+		whole := strings.TrimSpace(string(b[:strings.LastIndexByte(string(b), '\n')+1]))
+		if whole == "" {
+			continue
+		}
+		for _, line := range strings.Split(whole, "\n") {
 			var m map[string]any
 			if err := json.Unmarshal([]byte(line), &m); err != nil {
 				t.Fatalf("%s: %v: %s", p, err, line)

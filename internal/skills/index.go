@@ -86,7 +86,11 @@ func Build(src Source) *Index {
 	results := make([]parsed, len(cands))
 	var wg sync.WaitGroup
 	work := make(chan int)
-	for range min(runtime.GOMAXPROCS(0), max(len(cands), 1)) {
+	// One core is left to the sessions: the index is built in the
+	// background right after the handshake, and a worker per core kept
+	// the client's first requests waiting for a scheduler tick (~10 ms).
+	workers := max(runtime.GOMAXPROCS(0)-1, 1)
+	for range min(workers, max(len(cands), 1)) {
 		wg.Go(func() {
 			for i := range work {
 				c := cands[i]
