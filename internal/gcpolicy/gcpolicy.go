@@ -30,6 +30,21 @@
 // does not call Settle still collects normally, and a short one (version,
 // hook, vet) exits without ever collecting.
 //
+// The start also runs with one P more than the runtime's default
+// (GOMAXPROCS), until Settle restores the default. The reader of stdin
+// blocks in read(2), and a goroutine blocked in a system call keeps its
+// P until the runtime's monitor takes it back, which, on a process that
+// was quiet a moment ago, it does only every 10 ms. Right after the
+// handshake the skills index is built on one P while the reader holds
+// the other: a client's first tools/list, sent on the heels of the
+// handshake, waited 11–13 ms for a P (execution trace). With the extra P
+// it waits for none: spawn-to-first-tools/list 20.6 → 9–10 ms after the
+// initialize answer (20 interleaved spawns × 2, no children), initialize
+// itself unchanged. In the steady state the extra P bought nothing in
+// make bench-proxy (p50 and 16-in-flight within noise, the npm child's
+// p50 worse in one run), so it ends with the start. GOMAXPROCS in the
+// environment leaves the setting alone.
+//
 // The steady state is the runtime's default, GOGC=100. A lower target
 // (50) keeps the router's own memory about 4 MiB lower but collects twice
 // as often: make bench-proxy measured it at 35–75 µs more CPU per proxied
@@ -44,6 +59,7 @@ package gcpolicy
 import (
 	"math"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -65,11 +81,17 @@ var (
 	// operatorSet is true when the environment chose the collector's
 	// settings; they are then left alone.
 	operatorSet = os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != ""
+	// procsSet is true when the environment chose GOMAXPROCS.
+	procsSet = os.Getenv("GOMAXPROCS") != ""
 	settleOnce  sync.Once
 )
 
 func init() {
+	if !procsSet {
+		runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
+	}
 	if operatorSet {
+		time.AfterFunc(settleAfter, Settle)
 		return
 	}
 	debug.SetGCPercent(-1)
@@ -82,6 +104,9 @@ func init() {
 // first call does anything; it is safe from any goroutine.
 func Settle() {
 	settleOnce.Do(func() {
+		if !procsSet {
+			runtime.SetDefaultGOMAXPROCS()
+		}
 		if operatorSet {
 			return
 		}

@@ -2,12 +2,17 @@ package gcpolicy
 
 import (
 	"math"
+	"runtime"
 	"runtime/debug"
 	"testing"
 )
 
 // The test binary imports the package like evokore does: collection is
 // off with the startup limit until Settle, then the steady state holds.
+// startProcs is the runtime's own GOMAXPROCS, read before the policy
+// changed it: a package-level variable is initialised before init runs.
+var startProcs = runtime.GOMAXPROCS(0)
+
 func TestCollectionIsOffUntilSettle(t *testing.T) {
 	if operatorSet {
 		t.Skip("GOGC or GOMEMLIMIT is set: the policy leaves the runtime alone")
@@ -18,7 +23,13 @@ func TestCollectionIsOffUntilSettle(t *testing.T) {
 	if got := debug.SetMemoryLimit(-1); got != startupLimit {
 		t.Fatalf("memory limit while starting = %d, want %d", got, startupLimit)
 	}
+	if !procsSet && runtime.GOMAXPROCS(0) != startProcs+1 {
+		t.Fatalf("GOMAXPROCS while starting = %d, want %d (the runtime's default and one)", runtime.GOMAXPROCS(0), startProcs+1)
+	}
 	Settle()
+	if !procsSet && runtime.GOMAXPROCS(0) != startProcs {
+		t.Fatalf("GOMAXPROCS after Settle = %d, want the default %d", runtime.GOMAXPROCS(0), startProcs)
+	}
 	if got := debug.SetGCPercent(steadyPercent); got != steadyPercent {
 		t.Fatalf("GOGC after Settle = %d, want %d", got, steadyPercent)
 	}
