@@ -82,8 +82,8 @@ var (
 	// settings; they are then left alone.
 	operatorSet = os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != ""
 	// procsSet is true when the environment chose GOMAXPROCS.
-	procsSet = os.Getenv("GOMAXPROCS") != ""
-	settleOnce  sync.Once
+	procsSet   = os.Getenv("GOMAXPROCS") != ""
+	settleOnce sync.Once
 )
 
 func init() {
