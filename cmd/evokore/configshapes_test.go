@@ -22,8 +22,20 @@ import (
 
 // serveConfig runs the evokore binary in a directory of its own (not the
 // config's folder, as when a client starts it) on the config at path,
-// and connects a client to it.
+// and connects a client to it once its children finished their first
+// boot.
 func serveConfig(t *testing.T, path string, env ...string) (*mcp.ClientSession, *routertest.Buffer) {
+	t.Helper()
+	cs, stderr := connectConfig(t, context.Background(), path, env...)
+	routertest.WaitFor(t, "the children's first boot", func() bool {
+		return strings.Contains(stderr.String(), "Proxy bootstrap complete: ")
+	})
+	return cs, stderr
+}
+
+// connectConfig is serveConfig without waiting for the children: it
+// returns once the handshake is done, which ctx bounds.
+func connectConfig(t *testing.T, ctx context.Context, path string, env ...string) (*mcp.ClientSession, *routertest.Buffer) {
 	t.Helper()
 	elsewhere := t.TempDir()
 	cmd := exec.Command(testutil.Evokore(t), "serve", "--config", path)
@@ -38,7 +50,7 @@ func serveConfig(t *testing.T, path string, env ...string) (*mcp.ClientSession, 
 	stderr := &routertest.Buffer{}
 	cmd.Stderr = stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "config-shapes-test", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatalf("connect: %v\n%s", err, stderr.String())
 	}
@@ -47,9 +59,6 @@ func serveConfig(t *testing.T, path string, env ...string) (*mcp.ClientSession, 
 		if cmd.Process != nil {
 			_ = cmd.Process.Kill()
 		}
-	})
-	routertest.WaitFor(t, "the children's first boot", func() bool {
-		return strings.Contains(stderr.String(), "Proxy bootstrap complete: ")
 	})
 	return cs, stderr
 }

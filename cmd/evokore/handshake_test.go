@@ -4,16 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
@@ -33,30 +29,10 @@ func TestTheHandshakeDoesNotWaitForTheConfiguration(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cmd := exec.Command(testutil.Evokore(t), "serve", "--config", fifo)
-	cmd.Dir = dir
-	cmd.Env = []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + dir,
-		"EVOKORE_HOME=" + filepath.Join(dir, "home"),
-		"EVOKORE_TOOL_DISCOVERY_MODE=legacy",
-	}
-	stderr := &routertest.Buffer{}
-	cmd.Stderr = stderr
 	// The bound only turns a hang (the old behaviour) into a failure.
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "handshake-test", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 15 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatalf("initialize was not answered while the config could not be read: %v\n%s", err, stderr.String())
-	}
-	t.Cleanup(func() {
-		_ = cs.Close()
-		if cmd.Process != nil {
-			_ = cmd.Process.Kill()
-		}
-	})
+	cs, stderr := connectConfig(t, ctx, fifo)
 	if got := cs.InitializeResult().ServerInfo.Name; got != "evokore" {
 		t.Errorf("serverInfo.name = %q", got)
 	}
