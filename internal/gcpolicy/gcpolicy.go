@@ -39,7 +39,8 @@
 // the other: a client's first tools/list, sent on the heels of the
 // handshake, waited 11–13 ms for a P (execution trace). With the extra P
 // it waits for none: spawn-to-first-tools/list 20.6 → 9–10 ms after the
-// initialize answer (20 interleaved spawns × 2, no children), initialize
+// initialize answer (20 interleaved spawns × 2, four children
+// configured), initialize
 // itself unchanged. In the steady state the extra P bought nothing in
 // make bench-proxy (p50 and 16-in-flight within noise, the npm child's
 // p50 worse in one run), so it ends with the start. GOMAXPROCS in the

@@ -99,9 +99,10 @@ func TestTheHandshakeIsAnsweredBeforeTheServerExists(t *testing.T) {
 	}
 }
 
-// TestAFirstFrameOtherThanInitializeIsLeftToTheServer: Greeting answers
-// nothing but initialize; a ping sent first waits for the server.
-func TestAFirstFrameOtherThanInitializeIsLeftToTheServer(t *testing.T) {
+// TestAFirstFrameOtherThanInitializeReachesTheServer: a transport opened
+// with a greeter still hands a first frame that is not initialize (a
+// ping) to the server, which answers it.
+func TestAFirstFrameOtherThanInitializeReachesTheServer(t *testing.T) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	tr := stdio.NewTransport(inR, outW, nil)
