@@ -4,12 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
@@ -65,5 +70,36 @@ func TestTheHandshakeDoesNotWaitForTheConfiguration(t *testing.T) {
 	})
 	if res := routertest.Call(t, cs, "fx_echo", map[string]any{"message": "late"}); res.IsError || routertest.Text(res) != "Echo: late" {
 		t.Errorf("fx_echo = %+v", res)
+	}
+}
+
+// TestAStatelessClientGetsItsChildren: the go-sdk client's default
+// protocol (2026-07-28) discovers the server and never initialises, so
+// no initialized notification comes to boot the children; over stdio they
+// boot once the client discovered the server, and its calls reach them.
+func TestAStatelessClientGetsItsChildren(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{"fx": routertest.Fixture(t)}})
+	cmd := exec.Command(testutil.Evokore(t), "serve", "--config", cfg)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"), "EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS=20000"}
+	stderr := &routertest.Buffer{}
+	cmd.Stderr = stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "stateless", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	defer cs.Close()
+	if v := cs.InitializeResult().ProtocolVersion; v < "2026" {
+		t.Skipf("the go-sdk client negotiated %s: this test needs its stateless default", v)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fx_echo", Arguments: map[string]any{"message": "hi"}})
+	if err != nil || res.IsError {
+		t.Fatalf("fx_echo: %v %+v\n%s", err, res, stderr)
+	}
+	if got := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(got, "hi") {
+		t.Errorf("fx_echo said %q", got)
 	}
 }

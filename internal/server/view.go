@@ -175,7 +175,15 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if method == "server/discover" {
 			// A streamable HTTP client asks this on a throwaway session
 			// before it initialises: it is no session of the router's.
-			return next(ctx, method, req)
+			// Over stdio, a client that discovered the server speaks the
+			// stateless protocol (2026-07-28, the go-sdk client's default)
+			// and sends no initialize: the children boot now, or nothing
+			// would boot them.
+			res, err := next(ctx, method, req)
+			if err == nil && v.http == nil {
+				v.srv.proxy.Start(nil)
+			}
+			return res, err
 		}
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && !v.bind(ss) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "evokore is shutting down"}
