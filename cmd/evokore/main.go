@@ -17,11 +17,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/evokore/evokore/internal/buildinfo"
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/server"
 	"github.com/evokore/evokore/internal/trust"
@@ -31,46 +31,7 @@ import (
 // from a module version report that instead of "dev".
 var version = "dev"
 
-func buildVersion() string {
-	if version != "dev" {
-		return version
-	}
-	bi, _ := debug.ReadBuildInfo()
-	return versionOf(bi)
-}
-
-// versionOf names a build by its module version, else by the VCS stamp
-// `go build` records in a checkout (revision, and "-dirty" for uncommitted
-// changes), so a bug report says which code ran; "dev" only when neither
-// is known (go run, -buildvcs=false).
-func versionOf(bi *debug.BuildInfo) string {
-	if bi == nil {
-		return version
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	var rev, modified string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			modified = s.Value
-		}
-	}
-	if rev == "" {
-		return version
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	v := "dev-" + rev
-	if modified == "true" {
-		v += "-dirty"
-	}
-	return v
-}
+func buildVersion() string { return buildinfo.Version(version) }
 
 // exitError carries a process exit code through cobra.
 type exitError struct {

@@ -1,4 +1,4 @@
-package main
+package buildinfo
 
 import (
 	"runtime/debug"
@@ -18,8 +18,8 @@ func TestVersionFromBuildInfo(t *testing.T) {
 		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "dev"},
 		{nil, "dev"},
 	} {
-		if got := versionOf(c.bi); got != c.want {
-			t.Errorf("versionOf(%+v) = %q, want %q", c.bi, got, c.want)
+		if got := Of(c.bi); got != c.want {
+			t.Errorf("Of(%+v) = %q, want %q", c.bi, got, c.want)
 		}
 	}
 }

@@ -3,82 +3,37 @@ package server
 //lint:file-ignore SA1019 logging passes through on purpose; see docs/decisions.md
 
 import (
-	"context"
+	"bytes"
+	"io"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/handshake"
 	"github.com/evokore/evokore/internal/stdio"
 )
 
-// identity is what a session's initialize answer says about the router:
-// its instructions and capabilities. It depends on no configuration, so
-// the answer can be given before the configuration is read (Greeting).
-// Each call returns new options, for the caller to add its handlers to.
-func identity() *mcp.ServerOptions {
-	return &mcp.ServerOptions{
-		Instructions: instructions,
-		Capabilities: &mcp.ServerCapabilities{
-			Tools:       &mcp.ToolCapabilities{ListChanged: true},
-			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
-			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
-			Logging:     &mcp.LoggingCapabilities{},
-			Completions: &mcp.CompletionCapabilities{},
-		},
-	}
-}
+// identity is a session's server options as its initialize answer
+// reports them (handshake.Options with the shipped instructions). It
+// depends on no configuration, so the answer can be given before the
+// configuration is read (Greeting).
+func identity() *mcp.ServerOptions { return handshake.Options(instructions) }
 
-// greetingTimeout bounds the in-memory exchange of Greeting; it only
-// fails to finish if the SDK misbehaves, and the server answers then.
-const greetingTimeout = 2 * time.Second
-
-// Greeting returns a function that answers an initialize request frame
-// as a session of a server reporting version would, for
-// stdio.Transport.Open: the router's handshake is then answered while
-// the configuration, the policy and the catalog are still being built.
+// Greeting returns a function that answers an initialize request as a
+// session of a server reporting version would, for stdio.Transport.Open:
+// the router's handshake is then answered while the configuration, the
+// policy and the catalog are still being built.
 //
-// The answer is the go-sdk's own, from a server with the sessions'
-// identity and nothing registered, so protocol version negotiation and
-// every field stay the SDK's; the session that connects later answers
-// the same request again, and the transport checks the two agree. It
-// returns nil (no early answer) if the exchange fails.
-func Greeting(version string) func(frame []byte) []byte {
-	return func(frame []byte) []byte {
-		msg, err := jsonrpc.DecodeMessage(frame)
-		if err != nil {
-			return nil
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), greetingTimeout)
-		defer cancel()
-		ct, st := mcp.NewInMemoryTransports()
-		ss, err := mcp.NewServer(&mcp.Implementation{Name: serverName, Version: version}, identity()).Connect(ctx, st, nil)
-		if err != nil {
-			return nil
-		}
-		defer ss.Close()
-		conn, err := ct.Connect(ctx)
-		if err != nil {
-			return nil
-		}
-		defer conn.Close()
-		if err := conn.Write(ctx, msg); err != nil {
-			return nil
-		}
-		answer, err := conn.Read(ctx)
-		if err != nil {
-			return nil
-		}
-		if _, ok := answer.(*jsonrpc.Response); !ok {
-			return nil
-		}
-		data, err := jsonrpc.EncodeMessage(answer)
-		if err != nil {
-			return nil
-		}
-		return data
+// The answer is the go-sdk's own (handshake.Answer), so protocol version
+// negotiation and every field stay the SDK's; the session that connects
+// later answers the same request again, and the transport checks the two
+// agree. It returns nil (no early answer) if the exchange fails.
+func Greeting(version string) func(*jsonrpc.Request) []byte {
+	impl := &mcp.Implementation{Name: serverName, Version: version}
+	return func(req *jsonrpc.Request) []byte {
+		return handshake.Answer(impl, instructions, req)
 	}
 }
 
@@ -90,5 +45,20 @@ func Greeting(version string) func(frame []byte) []byte {
 func OpenStdio(version string, log *slog.Logger) *stdio.Transport {
 	t := stdio.NewTransport(os.Stdin, os.Stdout, log)
 	t.Open(Greeting(version))
+	return t
+}
+
+// OpenHandedOff is OpenStdio for a router the stdio front (command
+// evokore-mcp, package handoff) became: prelude, the bytes the front
+// read from stdin, is read before stdin, and answer, when not nil, is
+// the initialize answer the front wrote already. Without one, the
+// handshake is answered as OpenStdio does.
+func OpenHandedOff(version string, log *slog.Logger, prelude, answer []byte) *stdio.Transport {
+	t := stdio.NewTransport(io.MultiReader(bytes.NewReader(prelude), os.Stdin), os.Stdout, log)
+	if answer != nil {
+		t.OpenAnswered(answer)
+	} else {
+		t.Open(Greeting(version))
+	}
 	return t
 }

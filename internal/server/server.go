@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -619,12 +618,9 @@ func (s *Server) connectView(ctx context.Context, t mcp.Transport, so SessionOpt
 // ServeStdio serves one session on stdin/stdout until the client closes
 // stdin or ctx ends, then shuts down, giving calls in flight the shutdown
 // grace. It returns the session's error, if any. t is the transport
-// OpenStdio opened, or nil to open stdin and stdout now.
+// OpenStdio or OpenHandedOff opened.
 func (s *Server) ServeStdio(ctx context.Context, t *stdio.Transport) error {
 	s.log.Info(s.Banner("stdio"))
-	if t == nil {
-		t = stdio.NewTransport(os.Stdin, os.Stdout, s.log)
-	}
 	// A client that writes its requests and closes stdin at once is
 	// answered first, each within the per-call timeout.
 	t.Drain = s.opts.Settings.ProxyRequestTimeout + time.Second

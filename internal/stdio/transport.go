@@ -71,13 +71,36 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 
 // Open starts reading in before a server is connected; frames wait for
 // Connect. When greet is not nil and the first frame is an initialize
-// request, greet is called with that frame and what it returns, unless
+// request, greet is called with that request and what it returns, unless
 // nil, is written at once as the answer: the client's handshake then does
 // not wait for the server to be assembled. The connected server still
 // reads the initialize request, so its session learns the client; its own
 // answer to it is not written again (a warning is logged if it differs
 // from greet's). Open does nothing the second time, nor after Connect.
-func (t *Transport) Open(greet func(frame []byte) []byte) {
+func (t *Transport) Open(greet func(*jsonrpc.Request) []byte) {
+	t.open(greet, nil)
+}
+
+// OpenAnswered is Open for input whose initialize request another
+// process already answered with answer (one encoded response, no
+// newline): the stdio front, which read the request and handed it over
+// (package handoff). The server's own answer to that id is dropped as
+// after a greeting, with the same check. An answer that is not a
+// response with an id is ignored, and the server's answer then written.
+func (t *Transport) OpenAnswered(answer []byte) {
+	var early *earlyAnswer
+	if msg, err := jsonrpc.DecodeMessage(answer); err == nil {
+		if resp, ok := msg.(*jsonrpc.Response); ok && resp.ID.IsValid() {
+			early = &earlyAnswer{id: resp.ID.Raw(), line: answer}
+		}
+	}
+	if early == nil {
+		t.log.Warn("[EVOKORE] Ignoring the hand-off's initialize answer: it is not a response", "answer", string(answer))
+	}
+	t.open(nil, early)
+}
+
+func (t *Transport) open(greet func(*jsonrpc.Request) []byte, early *earlyAnswer) {
 	t.openOnce.Do(func() {
 		c := &Conn{
 			in:       t.in,
@@ -94,6 +117,9 @@ func (t *Transport) Open(greet func(frame []byte) []byte) {
 		if c.drain <= 0 {
 			c.drain = 30 * time.Second
 		}
+		if early != nil {
+			c.greeted.Store(early)
+		}
 		t.conn.Store(c)
 		fr := NewFrameReader(t.in, MaxFrame)
 		// When the client's first frame is already waiting, Open returns
@@ -102,7 +128,9 @@ func (t *Transport) Open(greet func(frame []byte) []byte) {
 		// wait behind it. Otherwise it returns once the reader runs.
 		waiting := greet != nil && inputWaiting(t.in)
 		reading, greeted := make(chan struct{}), make(chan struct{})
-		c.greetDone = greeted
+		if greet != nil {
+			c.greetDone = greeted
+		}
 		c.workers.run(func() {
 			close(reading)
 			c.readLoop(fr)
@@ -145,10 +173,11 @@ type Conn struct {
 
 	// greet answers the first frame early when it is an initialize
 	// request (see Transport.Open); only the reading goroutine touches
-	// it, and it is nil after the first frame, when greetDone is closed
-	// and cleared (Open waits on it). greeted is that early
-	// answer until the server's own answer to the same id is dropped.
-	greet     func(frame []byte) []byte
+	// it. greetDone is set with it and closed and cleared after the first
+	// frame (Open waits on it). greeted is the early answer, greet's or
+	// the one OpenAnswered was given, until the server's own answer to
+	// the same id is dropped.
+	greet     func(*jsonrpc.Request) []byte
 	greetDone chan struct{}
 	greeted   atomic.Pointer[earlyAnswer]
 
@@ -190,7 +219,7 @@ func (c *Conn) readLoop(fr *FrameReader) {
 	for {
 		frame, err := fr.Next()
 		if c.greetDone != nil {
-			if c.greet != nil && err == nil {
+			if err == nil {
 				c.greetEarly(c.greet, frame)
 			}
 			c.greet = nil
@@ -221,7 +250,7 @@ func (c *Conn) readLoop(fr *FrameReader) {
 
 // greetEarly answers frame with greet's answer if frame is an
 // initialize request and greet has one.
-func (c *Conn) greetEarly(greet func([]byte) []byte, frame []byte) {
+func (c *Conn) greetEarly(greet func(*jsonrpc.Request) []byte, frame []byte) {
 	msg, rej := Decode(frame)
 	if rej != nil {
 		return
@@ -230,7 +259,7 @@ func (c *Conn) greetEarly(greet func([]byte) []byte, frame []byte) {
 	if !ok || req.Method != "initialize" || !req.ID.IsValid() {
 		return
 	}
-	answer := greet(frame)
+	answer := greet(req)
 	if answer == nil {
 		return
 	}

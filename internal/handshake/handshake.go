@@ -1,0 +1,74 @@
+// Package handshake is the router's initialize answer as the go-sdk gives
+// it: the server identity every session shares (Options) and the SDK's
+// answer to one initialize request for that identity (Answer).
+//
+// It is the one place both consumers of that answer get it from: the
+// router's sessions and its in-process early greeting (package server),
+// and the code generator, which renders the answers of every protocol
+// version into the table the stdio front (package handoff, command
+// evokore-mcp) writes without linking the SDK.
+package handshake
+
+import (
+	"context"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options are a session's server options as initialize reports them:
+// instructions and capabilities, nothing that depends on configuration.
+// Each call returns new options, for the caller to add its handlers to.
+func Options(instructions string) *mcp.ServerOptions {
+	return &mcp.ServerOptions{
+		Instructions: instructions,
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:       &mcp.ToolCapabilities{ListChanged: true},
+			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+			Logging:     &mcp.LoggingCapabilities{},
+			Completions: &mcp.CompletionCapabilities{},
+		},
+	}
+}
+
+// timeout bounds Answer's in-memory exchange; it only fails to finish if
+// the SDK misbehaves.
+const timeout = 2 * time.Second
+
+// Answer returns the encoded answer a server with impl and Options
+// (instructions), nothing registered, gives to the initialize request
+// msg, exchanged with the SDK over in-memory transports, so protocol
+// version negotiation and every field are the SDK's. It returns nil if
+// the exchange fails or the SDK's answer is not a response.
+func Answer(impl *mcp.Implementation, instructions string, msg jsonrpc.Message) []byte {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := mcp.NewServer(impl, Options(instructions)).Connect(ctx, st, nil)
+	if err != nil {
+		return nil
+	}
+	defer ss.Close()
+	conn, err := ct.Connect(ctx)
+	if err != nil {
+		return nil
+	}
+	defer conn.Close()
+	if err := conn.Write(ctx, msg); err != nil {
+		return nil
+	}
+	answer, err := conn.Read(ctx)
+	if err != nil {
+		return nil
+	}
+	if _, ok := answer.(*jsonrpc.Response); !ok {
+		return nil
+	}
+	data, err := jsonrpc.EncodeMessage(answer)
+	if err != nil {
+		return nil
+	}
+	return data
+}
