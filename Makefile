@@ -23,8 +23,9 @@ MUTATE_PKGS     ?= ./internal/policy ./internal/router ./internal/catalog
 
 all: build
 
-build: ## Build bin/evokore.
+build: ## Build bin/evokore and, beside it, its stdio front bin/evokore-mcp.
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/evokore
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(dir $(BIN))evokore-mcp ./cmd/evokore-mcp
 
 cross: ## Build (not test) for Windows and macOS, so platform-specific paths keep compiling.
 	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null ./...

@@ -59,31 +59,46 @@ func waitTool(b *testing.B, cs *mcp.ClientSession, name string) {
 	b.Fatalf("%s never appeared", name)
 }
 
-// BenchmarkInitializeWith4Children measures spawn → initialize answered,
-// with four children configured (they boot after the handshake).
+// BenchmarkInitializeWith4Children measures spawn → initialize answered
+// and spawn → first tools/list answered, with four children configured
+// (they boot after the handshake), for evokore started directly and
+// through its stdio front evokore-mcp, alternating the two each
+// iteration so a noisy machine weighs on both alike. Each spawn gets a
+// fresh EVOKORE_HOME (a first start).
 func BenchmarkInitializeWith4Children(b *testing.B) {
-	bin, fx := testutil.Evokore(b), testutil.FixtureServer(b)
+	fx := testutil.FixtureServer(b)
 	dir := b.TempDir()
 	servers := map[string]any{}
 	for i := range 4 {
 		servers[fmt.Sprintf("c%d", i)] = map[string]any{"command": fx, "args": []string{}}
 	}
 	testutil.WriteJSON(b, dir, "mcp.config.json", map[string]any{"servers": servers})
-	var lat []time.Duration
+	bins := []struct{ name, path string }{{"direct", testutil.Evokore(b)}, {"front", testutil.EvokoreMCP(b)}}
+	initLat, listLat := make([][]time.Duration, len(bins)), make([][]time.Duration, len(bins))
 	for b.Loop() {
-		cmd := exec.Command(bin, "serve")
-		cmd.Dir = dir
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home")}
-		c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-		start := time.Now()
-		cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-		if err != nil {
-			b.Fatal(err)
+		for i, bin := range bins {
+			cmd := exec.Command(bin.path)
+			cmd.Dir = dir
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + b.TempDir()}
+			c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+			start := time.Now()
+			cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			initLat[i] = append(initLat[i], time.Since(start))
+			if _, err := cs.ListTools(context.Background(), nil); err != nil {
+				b.Fatal(err)
+			}
+			listLat[i] = append(listLat[i], time.Since(start))
+			_ = cs.Close()
 		}
-		lat = append(lat, time.Since(start))
-		_ = cs.Close()
 	}
-	reportPercentiles(b, "init", lat)
+	for i, bin := range bins {
+		reportPercentiles(b, "init-"+bin.name, initLat[i])
+		reportPercentiles(b, "list-"+bin.name, listLat[i])
+	}
+	b.ReportMetric(float64(percentile(initLat[1], 50))/float64(percentile(initLat[0], 50)), "init-front/direct")
 }
 
 // BenchmarkProxiedCallOverhead runs 1,000 sequential echo calls from the

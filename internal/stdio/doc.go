@@ -14,7 +14,9 @@
 //     why, and reading on;
 //   - Transport.Open starts reading before a server is connected and
 //     answers the client's initialize through a greeter while the server
-//     is still being built; the server's own answer to it is dropped;
+//     is still being built (OpenAnswered: the answer the stdio front
+//     already gave, package handoff); the server's own answer to it is
+//     dropped;
 //   - FastPath, when installed, is offered each clean tools/call and
 //     notifications/cancelled on the reading goroutine, before the SDK
 //     decodes it, and answers what it takes through Conn.Reply with the
