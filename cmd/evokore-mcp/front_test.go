@@ -3,7 +3,6 @@
 package main_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -28,7 +27,7 @@ type session struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	in     io.WriteCloser
-	lines  chan string
+	lines  <-chan []byte
 	stderr *routertest.Buffer
 }
 
@@ -38,41 +37,8 @@ func start(t *testing.T, bin string, env []string, args ...string) *session {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home")}, env...)
-	s := &session{t: t, cmd: cmd, lines: make(chan string, 64), stderr: &routertest.Buffer{}}
-	cmd.Stderr = s.stderr
-	var err error
-	if s.in, err = cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		r := bufio.NewReader(out)
-		for {
-			line, err := r.ReadString('\n')
-			if err != nil {
-				close(s.lines)
-				return
-			}
-			s.lines <- line
-		}
-	}()
-	t.Cleanup(func() {
-		s.in.Close()
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
+	s := &session{t: t, cmd: cmd}
+	s.in, s.lines, s.stderr = routertest.StartLines(t, cmd, 64)
 	return s
 }
 
@@ -93,13 +59,13 @@ func (s *session) next() (string, map[string]any) {
 				s.t.Fatalf("stdout closed; stderr:\n%s", s.stderr)
 			}
 			var m map[string]any
-			if err := json.Unmarshal([]byte(line), &m); err != nil {
+			if err := json.Unmarshal(line, &m); err != nil {
 				s.t.Fatalf("not JSON on stdout: %q", line)
 			}
 			if _, ok := m["id"]; !ok {
 				continue
 			}
-			return strings.TrimSuffix(line, "\n"), m
+			return string(line), m
 		case <-time.After(30 * time.Second):
 			s.t.Fatalf("no answer; stderr:\n%s", s.stderr)
 		}
@@ -147,11 +113,11 @@ func TestTheFrontAnswersAndBecomesTheRouter(t *testing.T) {
 			t.Fatalf("a second answer to initialize, or out of order: %.300s", line)
 		}
 		s.in.Close()
-		if err := s.cmd.Wait(); err != nil {
-			t.Errorf("exit: %v; stderr:\n%s", err, s.stderr)
-		}
 		for line := range s.lines {
 			t.Errorf("more output after the client left: %.200s", line)
+		}
+		if err := s.cmd.Wait(); err != nil {
+			t.Errorf("exit: %v; stderr:\n%s", err, s.stderr)
 		}
 		if e := s.stderr.String(); strings.Contains(e, "differs") || strings.Contains(e, handoff.Env) || !strings.Contains(e, "router running on stdio") {
 			t.Errorf("stderr:\n%s", e)
@@ -209,12 +175,12 @@ func TestASilentClientStillGetsTheRouter(t *testing.T) {
 func TestWithoutTheRouterTheFrontSaysSoAndAnswersNothing(t *testing.T) {
 	s := start(t, testutil.EvokoreMCP(t), []string{"EVOKORE_BIN=" + filepath.Join(t.TempDir(), "missing")})
 	s.send(fmt.Sprintf(initialize, "1"))
+	for line := range s.lines {
+		t.Errorf("stdout: %s", line)
+	}
 	err := s.cmd.Wait()
 	if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 1 {
 		t.Fatalf("exit %v", err)
-	}
-	for line := range s.lines {
-		t.Errorf("stdout: %s", line)
 	}
 	if e := s.stderr.String(); !strings.Contains(e, "EVOKORE_BIN") {
 		t.Errorf("stderr: %s", e)

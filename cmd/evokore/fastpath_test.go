@@ -39,7 +39,7 @@ func startFastRouter(t *testing.T, env ...string) *fastRouter {
 	cmd.Dir = dir
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"), "EVOKORE_TOOL_DISCOVERY_MODE=legacy"}, env...)
 	r := &fastRouter{cmd: cmd}
-	r.stdin, r.lines, r.stderr = startLines(t, cmd, 4096)
+	r.stdin, r.lines, r.stderr = routertest.StartLines(t, cmd, 4096)
 	r.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"fastpath-test","version":"1"}}}`)
 	r.response(t)
 	r.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)

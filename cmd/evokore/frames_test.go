@@ -1,7 +1,6 @@
 package main_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -26,42 +25,6 @@ type rawRouter struct {
 	stderr *routertest.Buffer
 }
 
-// startLines starts a router process whose stdout is read line by line
-// (end-of-line bytes trimmed) into lines, which closes with stdout; its
-// stderr is kept. The process is killed when the test ends.
-func startLines(t *testing.T, cmd *exec.Cmd, buffer int) (io.WriteCloser, <-chan []byte, *routertest.Buffer) {
-	t.Helper()
-	stderr := &routertest.Buffer{}
-	cmd.Stderr = stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	lines := make(chan []byte, buffer)
-	go func() {
-		defer close(lines)
-		br := bufio.NewReaderSize(stdout, 1<<20)
-		for {
-			line, err := br.ReadBytes('\n')
-			if len(line) > 0 {
-				lines <- bytes.TrimRight(line, "\r\n")
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return stdin, lines, stderr
-}
-
 func startRawRouter(t *testing.T) *rawRouter {
 	t.Helper()
 	dir := t.TempDir()
@@ -69,7 +32,7 @@ func startRawRouter(t *testing.T) *rawRouter {
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home")}
 	r := &rawRouter{cmd: cmd}
-	r.stdin, r.lines, r.stderr = startLines(t, cmd, 16)
+	r.stdin, r.lines, r.stderr = routertest.StartLines(t, cmd, 16)
 	return r
 }
 
