@@ -9,6 +9,8 @@
 // evokore-mcp) writes without linking the SDK.
 package handshake
 
+//lint:file-ignore SA1019 logging passes through on purpose; see docs/decisions.md
+
 import (
 	"context"
 	"time"

@@ -1,7 +1,5 @@
 package server
 
-//lint:file-ignore SA1019 logging passes through on purpose; see docs/decisions.md
-
 import (
 	"bytes"
 	"io"
