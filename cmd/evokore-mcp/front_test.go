@@ -159,6 +159,21 @@ func TestFirstFramesTheFrontLeavesToTheRouter(t *testing.T) {
 	}
 }
 
+// TestServeIsOptional: `evokore-mcp serve --flags` is `evokore-mcp
+// --flags`, as `evokore serve` is evokore's stdio server.
+func TestServeIsOptional(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testutil.WriteJSON(t, dir, "elsewhere.json", map[string]any{"servers": map[string]any{}})
+	s := start(t, testutil.EvokoreMCP(t), nil, "serve", "--config", cfg)
+	s.send(fmt.Sprintf(initialize, "1"), `{"jsonrpc":"2.0","method":"notifications/initialized"}`, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	if line, m := s.next(); m["result"] == nil {
+		t.Fatalf("initialize: %s", line)
+	}
+	if line, m := s.next(); m["id"] != float64(2) || m["result"] == nil {
+		t.Fatalf("ping: %s; stderr:\n%s", line, s.stderr)
+	}
+}
+
 // TestASilentClientStillGetsTheRouter: a client that starts the front and
 // writes nothing for a while is served by the router when it speaks.
 func TestASilentClientStillGetsTheRouter(t *testing.T) {

@@ -5,7 +5,7 @@
 //
 // Usage:
 //
-//	evokore-mcp [serve flags]
+//	evokore-mcp [serve] [serve flags]
 //
 // is `evokore serve [serve flags]` with a fast handshake. evokore is
 // found through EVOKORE_BIN, else beside evokore-mcp, else on PATH.
@@ -50,9 +50,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "evokore-mcp:", err)
 		os.Exit(1)
 	}
-	args := append([]string{router, "serve"}, os.Args[1:]...)
+	flags := os.Args[1:]
+	if len(flags) > 0 && flags[0] == "serve" {
+		flags = flags[1:] // evokore-mcp serve ... means the same
+	}
+	args := append([]string{router, "serve"}, flags...)
 	env := os.Environ()
-	if greets(os.Args[1:]) {
+	if greets(flags) {
 		prelude := readFirstFrame(firstFrameWait)
 		var answer []byte
 		if line, ok := firstLine(prelude); ok {
