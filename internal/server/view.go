@@ -178,7 +178,9 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			// Over stdio, a client that discovered the server speaks the
 			// stateless protocol (2026-07-28, the go-sdk client's default)
 			// and sends no initialize: the children boot now, or nothing
-			// would boot them.
+			// would boot them, and without client capabilities, which
+			// such a client does not declare up front (no roots,
+			// sampling or elicitation is offered to them).
 			res, err := next(ctx, method, req)
 			if err == nil && v.http == nil {
 				v.srv.proxy.Start(nil)
