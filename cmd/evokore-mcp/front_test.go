@@ -141,9 +141,10 @@ func TestFirstFramesTheFrontLeavesToTheRouter(t *testing.T) {
 		frame, id string
 		code      float64
 	}{
-		"an initialize with a 16-digit id": {fmt.Sprintf(initialize, "1234567890123456"), "1234567890123456", 0},
-		"a ping first":                     {`{"jsonrpc":"2.0","id":"p","method":"ping"}`, "p", 0},
-		"garbage":                          {`this is not json`, "<nil>", -32700},
+		"an initialize with a 16-digit id":          {fmt.Sprintf(initialize, "1234567890123456"), "1234567890123456", 0},
+		"a ping first":                              {`{"jsonrpc":"2.0","id":"p","method":"ping"}`, "p", 0},
+		"an initialize longer than the front reads": {strings.Replace(fmt.Sprintf(initialize, `"long"`), `"front-test"`, `"`+strings.Repeat("x", handoff.MaxPrelude+1000)+`"`, 1), "long", 0},
+		"garbage": {`this is not json`, "<nil>", -32700},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := start(t, front, nil)
