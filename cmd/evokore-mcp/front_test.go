@@ -157,6 +157,9 @@ func TestFirstFramesTheFrontLeavesToTheRouter(t *testing.T) {
 			if errObj, _ := m["error"].(map[string]any); c.code != 0 && (errObj == nil || errObj["code"] != c.code) {
 				t.Fatalf("answer %s, want error %v", line, c.code)
 			}
+			if c.code == 0 && m["result"] == nil {
+				t.Fatalf("answer %s, want a result", line)
+			}
 			s.send(`{"jsonrpc":"2.0","id":"after","method":"ping"}`)
 			if line, m := s.next(); m["id"] != "after" {
 				t.Fatalf("next answer %s (a duplicate?)", line)

@@ -55,17 +55,20 @@ func main() {
 		flags = flags[1:] // evokore-mcp serve ... means the same
 	}
 	args := append([]string{router, "serve"}, flags...)
-	env := os.Environ()
+	// Only a hand-off this front makes reaches the router; with nothing
+	// read there is none, and the router reads stdin as if started itself.
+	env := withoutHandoff(os.Environ())
 	if greets(flags) {
-		prelude := readFirstFrame(firstFrameWait)
-		var answer []byte
-		if line, ok := firstLine(prelude); ok {
-			answer = handoff.Answer(line, buildinfo.Version(version))
+		if prelude := readFirstFrame(firstFrameWait); len(prelude) > 0 {
+			var answer []byte
+			if line, ok := firstLine(prelude); ok {
+				answer = handoff.Answer(line, buildinfo.Version(version))
+			}
+			if answer != nil && !writeLine(answer) {
+				answer = nil
+			}
+			env = append(env, handoff.Env+"="+handoff.Encode(prelude, answer))
 		}
-		if answer != nil && !writeLine(answer) {
-			answer = nil
-		}
-		env = append(withoutHandoff(env), handoff.Env+"="+handoff.Encode(prelude, answer))
 	}
 	err = become(router, args, env)
 	fmt.Fprintln(os.Stderr, "evokore-mcp: starting", router+":", err)
@@ -134,8 +137,7 @@ func firstLine(prelude []byte) ([]byte, bool) {
 	return nil, false
 }
 
-// withoutHandoff drops a hand-off variable the front itself inherited:
-// the router trusts only the one this front sets.
+// withoutHandoff drops a hand-off variable the front itself inherited.
 func withoutHandoff(env []string) []string {
 	out := env[:0:0]
 	for _, kv := range env {

@@ -87,13 +87,13 @@ func TestAStatelessClientGetsItsChildren(t *testing.T) {
 	cmd.Stderr = stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "stateless", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "stateless", Version: "1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
 	defer cs.Close()
-	if v := cs.InitializeResult().ProtocolVersion; v < "2026" {
-		t.Skipf("the go-sdk client negotiated %s: this test needs its stateless default", v)
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("the session speaks %s, not the stateless 2026-07-28 this test is about", v)
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "fx_echo", Arguments: map[string]any{"message": "hi"}})
 	if err != nil || res.IsError {

@@ -127,10 +127,11 @@ func (t *Transport) open(greet func(*jsonrpc.Request) []byte, early *earlyAnswer
 		// which holds both cores for milliseconds, and the greeting would
 		// wait behind it. Otherwise it returns once the reader runs.
 		waiting := greet != nil && inputWaiting(t.in)
-		reading, greeted := make(chan struct{}), make(chan struct{})
 		if greet != nil {
-			c.greetDone = greeted
+			c.greetDone = make(chan struct{})
 		}
+		greetDone := c.greetDone // readLoop clears the field
+		reading := make(chan struct{})
 		c.workers.run(func() {
 			close(reading)
 			c.readLoop(fr)
@@ -138,7 +139,7 @@ func (t *Transport) open(greet func(*jsonrpc.Request) []byte, early *earlyAnswer
 		<-reading
 		if waiting {
 			select {
-			case <-greeted:
+			case <-greetDone:
 			case <-time.After(greetWait):
 			}
 		}
