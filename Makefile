@@ -91,8 +91,10 @@ bench: npm-deps ## Benchmarks; see the README for what each measures.
 
 PROXY_ROUNDS ?= 5
 # PROXY_BASE=path/to/older/evokore adds that build to the same rounds.
-bench-proxy: npm-deps ## Proxy cost table: direct vs a Go line relay vs evokore, npm and Go echo children (issue 15).
-	$(GO) test -run '^$$' -bench '^BenchmarkProxyTable$$' -benchtime 1x -timeout 30m ./cmd/evokore -args -proxy-rounds $(PROXY_ROUNDS) -proxy-base "$(PROXY_BASE)"
+# PROXY_CLIENTS=line measures with the raw line client only (half the time).
+PROXY_CLIENTS ?= ts-sdk,line
+bench-proxy: npm-deps ## Proxy cost table: direct vs a Go line relay vs evokore, npm and Go echo children, TypeScript SDK and raw line clients (issue 15).
+	$(GO) test -run '^$$' -bench '^BenchmarkProxyTable$$' -benchtime 1x -timeout 30m ./cmd/evokore -args -proxy-rounds $(PROXY_ROUNDS) -proxy-base "$(PROXY_BASE)" -proxy-clients "$(PROXY_CLIENTS)"
 
 run: ## Serve MCP over stdio from source; stdout carries only the protocol.
 	@$(GO) run -ldflags "$(LDFLAGS)" ./cmd/evokore

@@ -22,27 +22,34 @@ import (
 
 // The proxy benchmark's knobs: `make bench-proxy` passes them.
 var (
-	proxyRounds = flag.Int("proxy-rounds", 5, "BenchmarkProxyTable: interleaved rounds")
-	proxyCalls  = flag.Int("proxy-calls", 1000, "BenchmarkProxyTable: calls per phase and round")
-	proxyBase   = flag.String("proxy-base", "", "BenchmarkProxyTable: another evokore binary (an older build) to measure in the same rounds")
+	proxyRounds  = flag.Int("proxy-rounds", 5, "BenchmarkProxyTable: interleaved rounds")
+	proxyCalls   = flag.Int("proxy-calls", 1000, "BenchmarkProxyTable: calls per phase and round")
+	proxyBase    = flag.String("proxy-base", "", "BenchmarkProxyTable: another evokore binary (an older build) to measure in the same rounds")
+	proxyClients = flag.String("proxy-clients", "ts-sdk,line", "BenchmarkProxyTable: the clients to measure with, comma-separated: ts-sdk (the TypeScript SDK's client, as issue 15's targets were set), line (a raw JSON-RPC line client)")
 )
 
 // BenchmarkProxyTable reproduces the proxy-cost table of issue 15 in one
 // run: for each child (the npm server-everything and the Go fixture), it
 // calls echo directly, through a minimal Go line relay (the floor of a
-// stdio proxy) and through evokore, from the same raw JSON-RPC line
-// client (one request per line, read back by id; no SDK on the client
-// side, so the client's own cost is small and equal for all targets).
+// stdio proxy) and through evokore, from two clients: the TypeScript
+// SDK's own client (testdata/npm/bench-client.mjs), which is how the
+// issue's table and targets were measured, and a raw JSON-RPC line client
+// (one request per line, read back by id), whose own cost per call is a
+// few µs. A client's cost is in every latency it measures, direct
+// included, so the same proxy shows a smaller ratio under the slower
+// client: the line client's ratios are the proxy's cost laid bare, the
+// SDK client's are what a user of that client sees.
 //
 // Each round runs every target in turn (interleaved, so a noisy neighbour
 // hits all of them alike): 1,000 sequential calls for p50/p99, then 1,000
 // calls kept 16 in flight for throughput. Ratios are taken per round
-// against direct and the median over rounds is printed. CPU per call is
-// the proxy process's utime+stime from /proc/<pid>/stat over both phases;
-// allocations per call come from evokore's EVOKORE_DEBUG_MEMSTATS probe;
-// RSS is VmRSS after the last round. With -proxy-base, an older evokore
-// build (one that has the EVOKORE_DEBUG_MEMSTATS probe) is measured in
-// the same rounds as "base", for before/after figures from one run.
+// against direct (and, for p50, against the relay) and the median over
+// rounds is printed. CPU per call is the proxy process's utime+stime from
+// /proc/<pid>/stat over both phases; allocations per call come from
+// evokore's EVOKORE_DEBUG_MEMSTATS probe; RSS is VmRSS after the last
+// round. With -proxy-base, an older evokore build (one that has the
+// EVOKORE_DEBUG_MEMSTATS probe) is measured in the same rounds as "base",
+// for before/after figures from one run.
 func BenchmarkProxyTable(b *testing.B) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		b.Skip("needs /proc for CPU and RSS")
@@ -59,74 +66,91 @@ func BenchmarkProxyTable(b *testing.B) {
 		{"go-echo", []string{fx}},
 	}
 	type target struct {
-		child, kind string
-		c           *lineClient
-		tool        string
-		memFile     string
-		rounds      []roundResult
-	}
-	var targets []*target
-	for _, ch := range children {
-		d := &target{child: ch.name, kind: "direct", tool: "echo"}
-		d.c = startLineClient(b, ch.argv, nil, "")
-		r := &target{child: ch.name, kind: "go-relay", tool: "echo"}
-		r.c = startLineClient(b, append([]string{relay}, ch.argv...), nil, "")
-		// router starts an evokore build in front of the child, with env
-		// added to the benchmark's own settings.
-		router := func(kind, binary string, env ...string) *target {
-			dir := b.TempDir()
-			testutil.WriteJSON(b, dir, "mcp.config.json", map[string]any{"servers": map[string]any{
-				"c": map[string]any{"command": ch.argv[0], "args": ch.argv[1:]},
-			}})
-			t := &target{child: ch.name, kind: kind, tool: "c_echo", memFile: filepath.Join(dir, "memstats.jsonl")}
-			env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"),
-				"EVOKORE_TOOL_DISCOVERY_MODE=legacy", "EVOKORE_DEBUG_MEMSTATS=" + t.memFile}, env...)
-			t.c = startLineClient(b, []string{binary, "serve"}, env, dir)
-			t.c.waitTool(b, "c_echo")
-			return t
-		}
-		var profile []string
-		if prof := os.Getenv("EVOKORE_DEBUG_CPUPROFILE"); prof != "" {
-			// Profiles of the router under load: go tool pprof <file>.
-			profile = []string{"EVOKORE_DEBUG_CPUPROFILE=" + prof + "." + ch.name}
-		}
-		targets = append(targets, d, r, router("evokore", bin, profile...),
-			// The same router with the operator records (audit log, session
-			// replay) off: what they cost per call is the difference.
-			router("evokore-norec", bin, "EVOKORE_AUDIT_LOG=false", "EVOKORE_SESSION_REPLAY=false"))
-		if *proxyBase != "" {
-			// PROXY_BASE_ENV="GOGC=100 GOMAXPROCS=2", say: the same build
-			// with other runtime settings.
-			targets = append(targets, router("base", *proxyBase, strings.Fields(os.Getenv("PROXY_BASE_ENV"))...))
-		}
+		client, child, kind string
+		c                   benchClient
+		tool                string
+		memFile             string
+		rounds              []roundResult
 	}
 	args := `{"message":"a longer benchmark message"}`
-	for _, t := range targets {
-		for range 50 { // warm-up
-			t.c.call(b, t.tool, args)
+	var targets []*target
+	for _, client := range strings.Split(*proxyClients, ",") {
+		var start func(b *testing.B, argv, env []string, dir string) benchClient
+		switch client {
+		case "line":
+			start = startLineClient
+		case "ts-sdk":
+			script := testutil.TSClientScript(b)
+			start = func(b *testing.B, argv, env []string, dir string) benchClient {
+				return startSDKClient(b, script, argv, env, dir)
+			}
+		default:
+			b.Fatalf("-proxy-clients: unknown client %q", client)
 		}
+		for _, ch := range children {
+			direct := &target{client: client, child: ch.name, kind: "direct", tool: "echo"}
+			direct.c = start(b, ch.argv, nil, "")
+			relayed := &target{client: client, child: ch.name, kind: "go-relay", tool: "echo"}
+			relayed.c = start(b, append([]string{relay}, ch.argv...), nil, "")
+			// router starts an evokore build in front of the child, with
+			// env added to the benchmark's own settings.
+			router := func(kind, binary string, env ...string) *target {
+				dir := b.TempDir()
+				testutil.WriteJSON(b, dir, "mcp.config.json", map[string]any{"servers": map[string]any{
+					"c": map[string]any{"command": ch.argv[0], "args": ch.argv[1:]},
+				}})
+				t := &target{client: client, child: ch.name, kind: kind, tool: "c_echo", memFile: filepath.Join(dir, "memstats.jsonl")}
+				env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"),
+					"EVOKORE_TOOL_DISCOVERY_MODE=legacy", "EVOKORE_DEBUG_MEMSTATS=" + t.memFile}, env...)
+				t.c = start(b, []string{binary, "serve"}, env, dir)
+				t.c.wait(b, t.tool, args)
+				return t
+			}
+			var profile []string
+			if prof := os.Getenv("EVOKORE_DEBUG_CPUPROFILE"); prof != "" {
+				// Profiles of the router under load: go tool pprof <file>.
+				profile = []string{"EVOKORE_DEBUG_CPUPROFILE=" + prof + "." + client + "." + ch.name}
+			}
+			targets = append(targets, direct, relayed, router("evokore", bin, profile...),
+				// The same router with the operator records (audit log,
+				// session replay) off: what they cost per call is the
+				// difference.
+				router("evokore-norec", bin, "EVOKORE_AUDIT_LOG=false", "EVOKORE_SESSION_REPLAY=false"))
+			if *proxyBase != "" {
+				// PROXY_BASE_ENV="GOGC=100 GOMAXPROCS=2", say: the same
+				// build with other runtime settings.
+				targets = append(targets, router("base", *proxyBase, strings.Fields(os.Getenv("PROXY_BASE_ENV"))...))
+			}
+		}
+	}
+	for _, t := range targets {
+		t.c.calls(b, t.tool, args, 50, 1) // warm-up
 	}
 	for b.Loop() {
 		for range *proxyRounds {
 			for _, t := range targets {
-				t.rounds = append(t.rounds, t.c.round(b, t.tool, args, *proxyCalls, t.memFile))
+				t.rounds = append(t.rounds, round(b, t.c, t.tool, args, *proxyCalls, t.memFile))
 			}
 		}
 	}
 
 	var out strings.Builder
-	fmt.Fprintf(&out, "\nproxy benchmark: %d rounds × %d calls, raw JSON-RPC line client, echo %s\n", *proxyRounds, *proxyCalls, args)
-	fmt.Fprintf(&out, "%-18s %-13s %9s %9s %8s %8s %9s %8s %10s %8s %9s %10s %8s\n",
-		"child", "path", "p50 µs", "p99 µs", "p50÷dir", "p99÷dir", "calls/s16", "÷dir", "CPU µs/call", "syscalls", "KB/call", "allocs/call", "RSS MiB")
-	per := len(targets) / len(children)
+	fmt.Fprintf(&out, "\nproxy benchmark: %d rounds × %d calls, echo %s\n", *proxyRounds, *proxyCalls, args)
+	header := fmt.Sprintf("%-18s %-13s %9s %9s %8s %8s %8s %9s %8s %10s %8s %9s %10s %8s\n",
+		"child", "path", "p50 µs", "p99 µs", "p50÷dir", "p99÷dir", "p50÷rel", "calls/s16", "÷dir", "CPU µs/call", "syscalls", "KB/call", "allocs/call", "RSS MiB")
+	per := len(targets) / len(children) / len(strings.Split(*proxyClients, ","))
 	for i := 0; i < len(targets); i += per {
-		direct := targets[i]
+		direct, relayed := targets[i], targets[i+1]
+		if i%(per*len(children)) == 0 {
+			fmt.Fprintf(&out, "\nclient: %s\n%s", clientTitle[direct.client], header)
+		}
 		for _, t := range targets[i : i+per] {
-			var p50r, p99r, tpr []float64
+			var p50r, p99r, relr, tpr []float64
 			for k, r := range t.rounds {
 				d := direct.rounds[k]
 				p50r = append(p50r, float64(r.p50)/float64(d.p50))
 				p99r = append(p99r, float64(r.p99)/float64(d.p99))
+				relr = append(relr, float64(r.p50)/float64(relayed.rounds[k].p50))
 				tpr = append(tpr, r.perSec/d.perSec)
 			}
 			med := func(f func(roundResult) float64) float64 {
@@ -146,15 +170,15 @@ func BenchmarkProxyTable(b *testing.B) {
 				kb = fmt.Sprintf("%.1f", med(func(r roundResult) float64 { return r.bytesPerCall })/1024)
 				allocs = fmt.Sprintf("%.0f", med(func(r roundResult) float64 { return r.mallocsPerCall }))
 			}
-			fmt.Fprintf(&out, "%-18s %-13s %9.0f %9.0f %8.2f %8.2f %9.0f %8.2f %10s %8s %9s %10s %8.1f\n",
+			fmt.Fprintf(&out, "%-18s %-13s %9.0f %9.0f %8.2f %8.2f %8.2f %9.0f %8.2f %10s %8s %9s %10s %8.1f\n",
 				t.child, t.kind,
 				med(func(r roundResult) float64 { return float64(r.p50.Microseconds()) }),
 				med(func(r roundResult) float64 { return float64(r.p99.Microseconds()) }),
-				median(p50r), median(p99r),
+				median(p50r), median(p99r), median(relr),
 				med(func(r roundResult) float64 { return r.perSec }), median(tpr),
-				cpu, sys, kb, allocs, rssOf(t.c.cmd.Process.Pid))
+				cpu, sys, kb, allocs, rssOf(t.c.pid()))
 			if t.kind == "evokore" {
-				tag := strings.TrimPrefix(t.child, "server-")
+				tag := t.client + "-" + strings.TrimPrefix(t.child, "server-")
 				b.ReportMetric(median(p50r), tag+"-p50÷direct")
 				b.ReportMetric(median(p99r), tag+"-p99÷direct")
 				b.ReportMetric(median(tpr), tag+"-inflight÷direct")
@@ -162,6 +186,24 @@ func BenchmarkProxyTable(b *testing.B) {
 		}
 	}
 	fmt.Print(out.String())
+}
+
+// clientTitle names each client in the printed table.
+var clientTitle = map[string]string{
+	"ts-sdk": "the TypeScript SDK's Client over StdioClientTransport (how issue 15's table was measured)",
+	"line":   "a raw JSON-RPC line client (the proxy's own cost, little client cost on top)",
+}
+
+// benchClient drives one target process: the server itself (direct) or
+// the proxy in front of it.
+type benchClient interface {
+	// pid is the target process, whose CPU and RSS are read.
+	pid() int
+	// wait returns once a call of tool succeeds (a router's child is up).
+	wait(b *testing.B, tool, args string)
+	// calls makes n calls of tool, inflight at a time. With one at a
+	// time it returns each call's latency; otherwise the time for all.
+	calls(b *testing.B, tool, args string, n, inflight int) ([]time.Duration, time.Duration)
 }
 
 // roundResult is one target's measurements in one round.
@@ -176,6 +218,48 @@ type roundResult struct {
 	mallocsPerCall  float64
 }
 
+// round runs the sequential and the 16-in-flight phase.
+func round(b *testing.B, c benchClient, tool, args string, n int, memFile string) roundResult {
+	var r roundResult
+	pid := c.pid()
+	cpu0 := cpuTicks(b, pid)
+	sys0 := syscallCount(b, pid)
+	var mem0 memProbe
+	if memFile != "" {
+		mem0 = probeMem(b, pid, memFile)
+	}
+	lat, _ := c.calls(b, tool, args, n, 1)
+	slices.Sort(lat)
+	r.p50, r.p99 = lat[(len(lat)*50+99)/100-1], lat[(len(lat)*99+99)/100-1]
+	_, took := c.calls(b, tool, args, n, 16)
+	r.perSec = float64(n) / took.Seconds()
+	calls := float64(2 * n)
+	r.cpuPerCall = float64(cpuTicks(b, pid)-cpu0) * 1e6 / clockTicks / calls
+	r.syscallsPerCall = float64(syscallCount(b, pid)-sys0) / calls
+	if memFile != "" {
+		mem1 := probeMem(b, pid, memFile)
+		r.bytesPerCall = float64(mem1.TotalAlloc-mem0.TotalAlloc) / calls
+		r.mallocsPerCall = float64(mem1.Mallocs-mem0.Mallocs) / calls
+	}
+	return r
+}
+
+// stopOnCleanup ends cmd when the benchmark ends: stdin closed, then
+// killed if it has not gone in 5 s.
+func stopOnCleanup(b *testing.B, cmd *exec.Cmd, in io.Closer) {
+	b.Cleanup(func() {
+		_ = in.Close()
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+}
+
 // lineClient is a raw JSON-RPC client over a process's stdio.
 type lineClient struct {
 	cmd  *exec.Cmd
@@ -184,7 +268,7 @@ type lineClient struct {
 	next int
 }
 
-func startLineClient(b *testing.B, argv, env []string, dir string) *lineClient {
+func startLineClient(b *testing.B, argv, env []string, dir string) benchClient {
 	b.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env, cmd.Dir = env, dir
@@ -203,21 +287,13 @@ func startLineClient(b *testing.B, argv, env []string, dir string) *lineClient {
 		b.Fatal(err)
 	}
 	c := &lineClient{cmd: cmd, in: in, br: bufio.NewReaderSize(out, 1<<20)}
-	b.Cleanup(func() {
-		_ = in.Close()
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
+	stopOnCleanup(b, cmd, in)
 	c.request(b, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench-proxy","version":"1"}}`)
 	c.write(b, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return c
 }
+
+func (c *lineClient) pid() int { return c.cmd.Process.Pid }
 
 func (c *lineClient) write(b *testing.B, line string) {
 	if _, err := io.WriteString(c.in, line+"\n"); err != nil {
@@ -269,47 +345,34 @@ func (c *lineClient) request(b *testing.B, method, params string) json.RawMessag
 	return res
 }
 
-func (c *lineClient) call(b *testing.B, tool, args string) {
-	res := c.request(b, "tools/call", `{"name":"`+tool+`","arguments":`+args+`}`)
-	if bytes.Contains(res, []byte(`"isError":true`)) {
-		b.Fatalf("%s: %s", tool, res)
-	}
-}
-
-// waitTool polls tools/list until the tool is listed.
-func (c *lineClient) waitTool(b *testing.B, name string) {
+// wait polls tools/list until the tool is listed.
+func (c *lineClient) wait(b *testing.B, tool, _ string) {
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		if bytes.Contains(c.request(b, "tools/list", `{}`), []byte(`"name":"`+name+`"`)) {
+		if bytes.Contains(c.request(b, "tools/list", `{}`), []byte(`"name":"`+tool+`"`)) {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	b.Fatalf("%s never appeared", name)
+	b.Fatalf("%s never appeared", tool)
 }
 
-// round runs the sequential and the 16-in-flight phase.
-func (c *lineClient) round(b *testing.B, tool, args string, n int, memFile string) roundResult {
-	var r roundResult
+func (c *lineClient) calls(b *testing.B, tool, args string, n, inflight int) ([]time.Duration, time.Duration) {
 	params := `{"name":"` + tool + `","arguments":` + args + `}`
-	cpu0 := cpuTicks(b, c.cmd.Process.Pid)
-	sys0 := syscallCount(b, c.cmd.Process.Pid)
-	var mem0 memProbe
-	if memFile != "" {
-		mem0 = probeMem(b, c.cmd.Process.Pid, memFile)
+	if inflight <= 1 {
+		lat := make([]time.Duration, 0, n)
+		for range n {
+			start := time.Now()
+			if res := c.request(b, "tools/call", params); bytes.Contains(res, []byte(`"isError":true`)) {
+				b.Fatalf("%s: %s", tool, res)
+			}
+			lat = append(lat, time.Since(start))
+		}
+		return lat, 0
 	}
-	lat := make([]time.Duration, 0, n)
-	for range n {
-		start := time.Now()
-		c.request(b, "tools/call", params)
-		lat = append(lat, time.Since(start))
-	}
-	slices.Sort(lat)
-	r.p50, r.p99 = lat[(len(lat)*50+99)/100-1], lat[(len(lat)*99+99)/100-1]
-
 	start := time.Now()
 	sent, got := 0, 0
-	for ; sent < 16 && sent < n; sent++ {
+	for ; sent < inflight && sent < n; sent++ {
 		c.send(b, "tools/call", params)
 	}
 	for got < n {
@@ -320,16 +383,90 @@ func (c *lineClient) round(b *testing.B, tool, args string, n int, memFile strin
 			sent++
 		}
 	}
-	r.perSec = float64(n) / time.Since(start).Seconds()
-	calls := float64(2 * n)
-	r.cpuPerCall = float64(cpuTicks(b, c.cmd.Process.Pid)-cpu0) * 1e6 / clockTicks / calls
-	r.syscallsPerCall = float64(syscallCount(b, c.cmd.Process.Pid)-sys0) / calls
-	if memFile != "" {
-		mem1 := probeMem(b, c.cmd.Process.Pid, memFile)
-		r.bytesPerCall = float64(mem1.TotalAlloc-mem0.TotalAlloc) / calls
-		r.mallocsPerCall = float64(mem1.Mallocs-mem0.Mallocs) / calls
+	return nil, time.Since(start)
+}
+
+// sdkClient is the TypeScript SDK's client, driven through
+// testdata/npm/bench-client.mjs, which starts the target itself.
+type sdkClient struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	br     *bufio.Reader
+	target int
+}
+
+func startSDKClient(b *testing.B, script string, argv, env []string, dir string) benchClient {
+	b.Helper()
+	cmd := exec.Command("node", append([]string{script}, argv...)...)
+	cmd.Env, cmd.Dir, cmd.Stderr = env, dir, os.Stderr
+	if env == nil {
+		cmd.Env = os.Environ()
 	}
-	return r
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	stopOnCleanup(b, cmd, in)
+	c := &sdkClient{cmd: cmd, in: in, br: bufio.NewReaderSize(out, 1<<20)}
+	var hello struct{ PID int }
+	c.answer(b, &hello)
+	if hello.PID == 0 {
+		b.Fatal("bench-client.mjs reported no server pid")
+	}
+	c.target = hello.PID
+	return c
+}
+
+func (c *sdkClient) pid() int { return c.target }
+
+// do sends one command and decodes its answer into v.
+func (c *sdkClient) do(b *testing.B, cmd map[string]any, v any) {
+	line, err := json.Marshal(cmd)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.in.Write(append(line, '\n')); err != nil {
+		b.Fatal(err)
+	}
+	c.answer(b, v)
+}
+
+func (c *sdkClient) answer(b *testing.B, v any) {
+	line, err := c.br.ReadBytes('\n')
+	if err != nil {
+		b.Fatalf("bench-client.mjs: %v", err)
+	}
+	var failed struct{ Error string }
+	if json.Unmarshal(line, &failed) == nil && failed.Error != "" {
+		b.Fatalf("bench-client.mjs: %s", failed.Error)
+	}
+	if err := json.Unmarshal(line, v); err != nil {
+		b.Fatalf("bench-client.mjs: bad line %q: %v", line, err)
+	}
+}
+
+func (c *sdkClient) wait(b *testing.B, tool, args string) {
+	c.do(b, map[string]any{"op": "wait", "tool": tool, "args": json.RawMessage(args)}, &struct{}{})
+}
+
+func (c *sdkClient) calls(b *testing.B, tool, args string, n, inflight int) ([]time.Duration, time.Duration) {
+	var res struct {
+		Lat     []float64
+		Seconds float64
+	}
+	c.do(b, map[string]any{"op": "calls", "tool": tool, "args": json.RawMessage(args), "n": n, "inflight": inflight}, &res)
+	lat := make([]time.Duration, len(res.Lat))
+	for i, us := range res.Lat {
+		lat[i] = time.Duration(us * float64(time.Microsecond))
+	}
+	return lat, time.Duration(res.Seconds * float64(time.Second))
 }
 
 // syscallCount is the read and write system calls a process made.

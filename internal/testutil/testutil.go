@@ -96,8 +96,25 @@ func ContentServer(t testing.TB) string {
 // `make test`), in which case it fails.
 func NPMServer(t testing.TB, name string) string {
 	t.Helper()
-	p := filepath.Join(Root(t), "testdata", "npm", "node_modules", "@modelcontextprotocol", name, "dist", "index.js")
-	if _, err := os.Stat(p); err != nil {
+	return filepath.Join(npmPackage(t, "@modelcontextprotocol/"+name), "dist", "index.js")
+}
+
+// TSClientScript returns the proxy benchmark's driver of the TypeScript
+// SDK's client (testdata/npm/bench-client.mjs), with the same skip rule
+// as NPMServer for the SDK it imports.
+func TSClientScript(t testing.TB) string {
+	t.Helper()
+	npmPackage(t, "@modelcontextprotocol/sdk")
+	return filepath.Join(Root(t), "testdata", "npm", "bench-client.mjs")
+}
+
+// npmPackage returns the directory of a package `make npm-deps`
+// installed. Missing, it skips the test, or fails it when
+// EVOKORE_REQUIRE_NPM=1 (CI); node missing from PATH fails it.
+func npmPackage(t testing.TB, name string) string {
+	t.Helper()
+	dir := filepath.Join(Root(t), "testdata", "npm", "node_modules", filepath.FromSlash(name))
+	if _, err := os.Stat(filepath.Join(dir, "package.json")); err != nil {
 		if os.Getenv("EVOKORE_REQUIRE_NPM") == "1" {
 			t.Fatalf("%s is not installed: run `make npm-deps`", name)
 		}
@@ -106,7 +123,7 @@ func NPMServer(t testing.TB, name string) string {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatalf("node is not on PATH")
 	}
-	return p
+	return dir
 }
 
 // InspectorCLI returns the MCP Inspector's binary installed by `make
