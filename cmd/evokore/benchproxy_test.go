@@ -244,34 +244,14 @@ func round(b *testing.B, c benchClient, tool, args string, n int, memFile string
 	return r
 }
 
-// stopOnCleanup ends cmd when the benchmark ends: stdin closed, then
-// killed if it has not gone in 5 s.
-func stopOnCleanup(b *testing.B, cmd *exec.Cmd, in io.Closer) {
-	b.Cleanup(func() {
-		_ = in.Close()
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
-}
-
-// lineClient is a raw JSON-RPC client over a process's stdio.
-type lineClient struct {
-	cmd  *exec.Cmd
-	in   io.WriteCloser
-	br   *bufio.Reader
-	next int
-}
-
-func startLineClient(b *testing.B, argv, env []string, dir string) benchClient {
+// startPiped starts argv in dir with env (nil: the benchmark's own) and
+// returns its stdin and stdout; stderr may be nil (discarded). When the
+// benchmark ends, its stdin is closed and it is killed if it has not gone
+// in 5 s.
+func startPiped(b *testing.B, argv, env []string, dir string, stderr io.Writer) (*exec.Cmd, io.WriteCloser, *bufio.Reader) {
 	b.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env, cmd.Dir = env, dir
+	cmd.Env, cmd.Dir, cmd.Stderr = env, dir, stderr
 	if env == nil {
 		cmd.Env = os.Environ()
 	}
@@ -286,8 +266,32 @@ func startLineClient(b *testing.B, argv, env []string, dir string) benchClient {
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	c := &lineClient{cmd: cmd, in: in, br: bufio.NewReaderSize(out, 1<<20)}
-	stopOnCleanup(b, cmd, in)
+	b.Cleanup(func() {
+		_ = in.Close()
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	return cmd, in, bufio.NewReaderSize(out, 1<<20)
+}
+
+// lineClient is a raw JSON-RPC client over a process's stdio.
+type lineClient struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	br   *bufio.Reader
+	next int
+}
+
+func startLineClient(b *testing.B, argv, env []string, dir string) benchClient {
+	b.Helper()
+	cmd, in, out := startPiped(b, argv, env, dir, nil)
+	c := &lineClient{cmd: cmd, in: in, br: out}
 	c.request(b, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench-proxy","version":"1"}}`)
 	c.write(b, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return c
@@ -397,24 +401,10 @@ type sdkClient struct {
 
 func startSDKClient(b *testing.B, script string, argv, env []string, dir string) benchClient {
 	b.Helper()
-	cmd := exec.Command("node", append([]string{script}, argv...)...)
-	cmd.Env, cmd.Dir, cmd.Stderr = env, dir, os.Stderr
-	if env == nil {
-		cmd.Env = os.Environ()
-	}
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	stopOnCleanup(b, cmd, in)
-	c := &sdkClient{cmd: cmd, in: in, br: bufio.NewReaderSize(out, 1<<20)}
+	// The driver's own failures reach the benchmark's stderr; the
+	// target's log does not (bench-client.mjs ignores it).
+	cmd, in, out := startPiped(b, append([]string{"node", script}, argv...), env, dir, os.Stderr)
+	c := &sdkClient{cmd: cmd, in: in, br: out}
 	var hello struct{ PID int }
 	c.answer(b, &hello)
 	if hello.PID == 0 {

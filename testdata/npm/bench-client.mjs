@@ -5,10 +5,10 @@
 //
 //   node bench-client.mjs COMMAND [ARG...]
 //
-// It starts COMMAND over stdio with its own environment and directory,
-// prints {"pid":N} (the server's pid, whose CPU the benchmark reads), then
-// runs one JSON command per stdin line and answers each with one JSON
-// line on stdout:
+// It starts COMMAND over stdio with its own environment and directory
+// (COMMAND's stderr is ignored), prints {"pid":N} (the server's pid, whose
+// CPU the benchmark reads), then runs one JSON command per stdin line and
+// answers each with one JSON line on stdout:
 //
 //   {"op":"wait","tool":T,"args":{}}       until a call of T succeeds
 //   {"op":"calls","tool":T,"args":{},"n":N,"inflight":K}
@@ -37,7 +37,7 @@ const transport = new StdioClientTransport({
   args,
   env: process.env,
   cwd: process.cwd(),
-  stderr: "inherit",
+  stderr: "ignore", // a router's log is not the benchmark's output
 });
 const client = new Client({ name: "bench-proxy-ts-sdk", version: "1" });
 
