@@ -13,7 +13,8 @@
 // Why it exists: evokore links CUE, a JSON Schema compiler and the
 // go-sdk, whose package initialisation alone takes tens of milliseconds
 // before main runs, so evokore itself cannot answer sooner. This command
-// links only the standard library and package handoff, whose table holds
+// links only the standard library, x/sys/unix and package handoff (with
+// the JSON reading it shares with evokore), whose table holds
 // the go-sdk's own answers (generated), so the answer is the one evokore
 // would give. A first frame it cannot answer exactly, or none within
 // firstFrameWait, is left to evokore, which then answers as it does when

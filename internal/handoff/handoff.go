@@ -5,7 +5,8 @@
 // go-sdk alone takes tens of milliseconds before main runs, and a
 // process that links them cannot answer sooner (docs/decisions.md,
 // Startup). The front is command evokore-mcp; it links only this
-// package and the standard library.
+// package, package rawjson (which reads JSON in place) and the standard
+// library.
 //
 // The answer is not computed here. It is the go-sdk's own, rendered for
 // every protocol version the SDK supports into answers_gen.go by the
@@ -23,13 +24,13 @@
 package handoff
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"io"
 	"os"
 	"strings"
+
+	"github.com/evokore/evokore/internal/rawjson"
 )
 
 // Env is the environment variable that carries the hand-off from the
@@ -182,41 +183,28 @@ func protocolVersion(params json.RawMessage) (string, bool) {
 	return requested, len(members) == known
 }
 
-// object decodes data as one JSON object into its members' raw values,
-// refusing a duplicated member and anything after the object.
+// object returns the members' raw values of data, one valid JSON object
+// (nothing after it), refusing a member named twice.
 func object(data []byte) (map[string]json.RawMessage, bool) {
-	if data == nil {
-		return nil, false
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	if data == nil || !json.Valid(data) {
 		return nil, false
 	}
 	members := map[string]json.RawMessage{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, false
+	dup := false
+	err := rawjson.Members(data, func(name string, value []byte) bool {
+		if _, dup = members[name]; !dup {
+			members[name] = value
 		}
-		key, _ := tok.(string)
-		var value json.RawMessage
-		if _, dup := members[key]; dup || dec.Decode(&value) != nil {
-			return nil, false
-		}
-		members[key] = value
-	}
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
-		return nil, false
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, false
-	}
-	return members, true
+		return !dup
+	})
+	return members, err == nil && !dup
 }
 
-// text decodes data as a JSON string into s.
+// text reads data as a JSON string into s.
 func text(data json.RawMessage, s *string) bool {
-	return data != nil && data[0] == '"' && json.Unmarshal(data, s) == nil
+	v, ok := rawjson.String(data)
+	*s = v
+	return ok
 }
 
 // plainID reports whether id is an integer of at most 15 digits without

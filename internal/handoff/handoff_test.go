@@ -60,12 +60,19 @@ func TestOnlyRequestsItCanAnswerExactlyAreAnswered(t *testing.T) {
 		t.Error("params with _meta were not answered")
 	}
 	for name, frame := range map[string]string{
-		"not json":            `initialize`,
-		"batch":               "[" + good + "]",
-		"trailing bytes":      good + ` {}`,
-		"another method":      strings.Replace(good, `"initialize"`, `"ping"`, 1),
-		"method key case":     strings.Replace(good, `"method"`, `"Method"`, 1),
-		"duplicate method":    strings.Replace(good, `"method":"initialize"`, `"method":"ping","method":"initialize"`, 1),
+		"not json":         `initialize`,
+		"batch":            "[" + good + "]",
+		"trailing bytes":   good + ` {}`,
+		"another method":   strings.Replace(good, `"initialize"`, `"ping"`, 1),
+		"method key case":  strings.Replace(good, `"method"`, `"Method"`, 1),
+		"duplicate method": strings.Replace(good, `"method":"initialize"`, `"method":"ping","method":"initialize"`, 1),
+		// A member named twice as the last one of its object, where no
+		// count or missing member gives it away.
+		"params twice, last":  strings.TrimSuffix(good, `}`) + `,"params":{}}`,
+		"escaped id twice":    strings.TrimSuffix(good, `}`) + `,"\u0069d":2}`,
+		"capability twice":    strings.Replace(good, `{"roots":{"listChanged":true}}`, `{"roots":{"listChanged":true},"roots":1}`, 1),
+		"client name twice":   strings.Replace(good, `"version":"1"}`, `"version":"1","name":2}`, 1),
+		"version twice, last": strings.Replace(good, `"version":"1"}}`, `"version":"1"},"protocolVersion":"x"}`, 1),
 		"jsonrpc 1.0":         strings.Replace(good, `"2.0"`, `"1.0"`, 1),
 		"extra member":        strings.Replace(good, `"id":1`, `"id":1,"x":2`, 1),
 		"notification":        strings.Replace(good, `"id":1,`, ``, 1),

@@ -96,7 +96,7 @@ func ContentServer(t testing.TB) string {
 // `make test`), in which case it fails.
 func NPMServer(t testing.TB, name string) string {
 	t.Helper()
-	return filepath.Join(npmPackage(t, "@modelcontextprotocol/"+name), "dist", "index.js")
+	return npmFile(t, "@modelcontextprotocol/"+name, "dist/index.js")
 }
 
 // TSClientScript returns the proxy benchmark's driver of the TypeScript
@@ -104,26 +104,26 @@ func NPMServer(t testing.TB, name string) string {
 // as NPMServer for the SDK it imports.
 func TSClientScript(t testing.TB) string {
 	t.Helper()
-	npmPackage(t, "@modelcontextprotocol/sdk")
+	npmFile(t, "@modelcontextprotocol/sdk", "dist/esm/client/stdio.js")
 	return filepath.Join(Root(t), "testdata", "npm", "bench-client.mjs")
 }
 
-// npmPackage returns the directory of a package `make npm-deps`
+// npmFile returns the path of file in a package `make npm-deps`
 // installed. Missing, it skips the test, or fails it when
 // EVOKORE_REQUIRE_NPM=1 (CI); node missing from PATH fails it.
-func npmPackage(t testing.TB, name string) string {
+func npmFile(t testing.TB, pkg, file string) string {
 	t.Helper()
-	dir := filepath.Join(Root(t), "testdata", "npm", "node_modules", filepath.FromSlash(name))
-	if _, err := os.Stat(filepath.Join(dir, "package.json")); err != nil {
+	p := filepath.Join(Root(t), "testdata", "npm", "node_modules", filepath.FromSlash(pkg), filepath.FromSlash(file))
+	if _, err := os.Stat(p); err != nil {
 		if os.Getenv("EVOKORE_REQUIRE_NPM") == "1" {
-			t.Fatalf("%s is not installed: run `make npm-deps`", name)
+			t.Fatalf("%s is not installed: run `make npm-deps`", pkg)
 		}
-		t.Skipf("%s is not installed: run `make npm-deps`", name)
+		t.Skipf("%s is not installed: run `make npm-deps`", pkg)
 	}
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatalf("node is not on PATH")
 	}
-	return dir
+	return p
 }
 
 // InspectorCLI returns the MCP Inspector's binary installed by `make
