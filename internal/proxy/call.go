@@ -108,6 +108,9 @@ func (s *Supervisor) callRaw(ctx context.Context, ch *child, cs *mcp.ClientSessi
 	if err := wr.send(line); err != nil {
 		return died()
 	}
+	if c.Waiting != nil {
+		c.Waiting()
+	}
 	select {
 	case r := <-reply:
 		if r.err != nil {

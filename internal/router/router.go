@@ -60,6 +60,12 @@ type Call struct {
 	// Raw, when set by the caller, lets a dispatcher that can leave the
 	// tool's result as the bytes the tool sent (see RawResult).
 	Raw *RawResult
+	// Waiting, when set by the caller, is called at most once by the
+	// dispatcher when the call has nothing left to do but wait for its
+	// tool: a proxied call's request is written to its child. The stdio
+	// fast path moves its reading to another goroutine then (see
+	// stdio.FastPath).
+	Waiting func()
 	// Deliver, when set by the caller, sends the call's answer. Run calls
 	// it once, after the observers and before the recorders, so what
 	// only records a call (the audit log, the session replay) never adds

@@ -34,7 +34,7 @@ type fastCalls struct {
 var _ stdio.FastPath = (*fastCalls)(nil)
 
 // Take implements stdio.FastPath.
-func (f *fastCalls) Take(m stdio.Message, r stdio.Replier) (work func(), taken bool) {
+func (f *fastCalls) Take(m stdio.Message, r stdio.Replier) (work func(release func()), taken bool) {
 	switch m.Method {
 	case "notifications/cancelled":
 		return nil, f.cancel(m)
@@ -70,7 +70,7 @@ func (f *fastCalls) cancel(m stdio.Message) bool {
 
 // call takes a tools/call for a proxied tool and returns the work that
 // answers it, or nil to leave it to the SDK.
-func (f *fastCalls) call(m stdio.Message, r stdio.Replier) func() {
+func (f *fastCalls) call(m stdio.Message, r stdio.Replier) func(release func()) {
 	if m.Params == nil {
 		return nil
 	}
@@ -130,7 +130,8 @@ func (f *fastCalls) call(m stdio.Message, r stdio.Replier) func() {
 	}
 	c := &router.Call{Entry: entry, Session: v.sess, Args: args, Meta: md, Raw: &router.RawResult{}}
 	v.srv.recording.add(c, nil)
-	return func() {
+	return func(release func()) {
+		c.Waiting = release
 		defer v.srv.recording.done(c, nil)
 		defer cancel()
 		// Run delivers the answer before the recorders run. The id is

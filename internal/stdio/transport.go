@@ -211,11 +211,11 @@ type frameOrErr struct {
 // read blocked on a stdin that never closes outlives Close; there is no
 // portable way to interrupt it, and it holds no more than one frame.
 //
-// When the fast path takes a frame with work to do, the reading moves to
-// another worker and this goroutine, the one the kernel just woke with
-// the frame, does the work: the hand-over to a goroutine that is not
-// running yet is then off the call's path, and the next frame is still
-// read by exactly one goroutine, in order.
+// When the fast path takes a frame with work to do, this goroutine, the
+// one the kernel just woke with the frame, does the work, and reading
+// moves to another worker once the work waits (runFast): the hand-over to
+// a goroutine that is not running yet is then off the call's path, and
+// the next frame is still read by exactly one goroutine, in order.
 func (c *Conn) readLoop(fr *FrameReader) {
 	for {
 		frame, err := fr.Next()
@@ -229,9 +229,7 @@ func (c *Conn) readLoop(fr *FrameReader) {
 		}
 		if err == nil {
 			if work, taken := c.offerFast(frame); taken {
-				if work != nil {
-					c.workers.run(func() { c.readLoop(fr) })
-					work()
+				if work != nil && c.runFast(fr, work) {
 					return
 				}
 				continue
@@ -325,7 +323,7 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // itself: a call it takes reaches its child without a hand-over to the
 // SDK's reader. It is still in reading order, as the reader holds at most
 // one frame for the SDK at a time.
-func (c *Conn) offerFast(frame []byte) (work func(), taken bool) {
+func (c *Conn) offerFast(frame []byte) (work func(release func()), taken bool) {
 	fp := c.fast.Load()
 	if fp == nil {
 		return nil, false
