@@ -31,26 +31,49 @@ type fastRouter struct {
 
 func startFastRouter(t *testing.T, env ...string) *fastRouter {
 	t.Helper()
+	return startFastRouterWith(t, fastRouterOptions{childArgs: []string{"-payloads"}, readyTool: "c_big", buffered: true, env: env})
+}
+
+// fastRouterOptions vary the fixture child and how the router's output
+// is read.
+type fastRouterOptions struct {
+	childArgs []string
+	// readyTool is the tool whose listing says the child is up.
+	readyTool string
+	// buffered reads the router's output as it comes, thousands of
+	// lines ahead of the test; otherwise a line is read from the pipe
+	// only when the test asks for one, as a client that reads no more
+	// than it handles (beyond a 1 MiB buffer).
+	buffered bool
+	env      []string
+}
+
+func startFastRouterWith(t *testing.T, o fastRouterOptions) *fastRouter {
+	t.Helper()
 	dir := t.TempDir()
 	testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{
-		"c": map[string]any{"command": testutil.FixtureServer(t), "args": []string{"-payloads"}},
+		"c": map[string]any{"command": testutil.FixtureServer(t), "args": o.childArgs},
 	}})
 	cmd := exec.Command(testutil.Evokore(t), "serve")
 	cmd.Dir = dir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"), "EVOKORE_TOOL_DISCOVERY_MODE=legacy"}, env...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"), "EVOKORE_TOOL_DISCOVERY_MODE=legacy"}, o.env...)
 	r := &fastRouter{cmd: cmd}
-	r.stdin, r.lines, r.stderr = routertest.StartLines(t, cmd, 4096)
+	buffer := 0
+	if o.buffered {
+		buffer = 4096
+	}
+	r.stdin, r.lines, r.stderr = routertest.StartLines(t, cmd, buffer)
 	r.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"fastpath-test","version":"1"}}}`)
 	r.response(t)
 	r.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	deadline := time.Now().Add(60 * time.Second)
 	for n := 0; ; n++ {
 		r.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":"list-%d","method":"tools/list"}`, n))
-		if m := r.response(t); strings.Contains(string(m["result"]), `"c_big"`) {
+		if m := r.response(t); strings.Contains(string(m["result"]), `"`+o.readyTool+`"`) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("c_big never listed\nstderr:\n%s", r.stderr.String())
+			t.Fatalf("%s never listed\nstderr:\n%s", o.readyTool, r.stderr.String())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -317,5 +340,47 @@ func TestFastPathArgumentsReachTheChildAsSent(t *testing.T) {
 	res := resultOf(t, r.call(t, `1`, "c_args", args))
 	if len(res.Content) != 1 || res.Content[0].Text != args {
 		t.Fatalf("the child received %+v, want %s", res.Content, args)
+	}
+}
+
+// A client that writes all its calls before it reads any answer (a
+// script piping a file in) is answered in full, even when the answers
+// fill every pipe on the way and the child is single-threaded: the
+// child then stops reading while its answers wait for the router, the
+// router's writes to it block, and the router's answers wait for the
+// client. The router must go on reading its input regardless, or the
+// client, the router and the child wait on each other in a circle.
+func TestFastPathClientThatWritesEverythingBeforeReading(t *testing.T) {
+	r := startFastRouterWith(t, fastRouterOptions{childArgs: []string{"-sequential"}, readyTool: "c_echo"})
+	const n = 200
+	message := strings.Repeat("x", 20<<10)
+	var batch bytes.Buffer
+	for i := range n {
+		fmt.Fprintf(&batch, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"c_echo","arguments":{"message":"%s%d"}}}`+"\n", i+1, message, i+1)
+	}
+	written := make(chan error, 1)
+	go func() {
+		_, err := r.stdin.Write(batch.Bytes())
+		written <- err
+	}()
+	select {
+	case err := <-written:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the router stopped reading its input while its answers waited for the client: %d calls of %d KB not all written in 60 s", n, len(message)>>10)
+	}
+	seen := map[string]bool{}
+	for len(seen) < n {
+		m := r.response(t)
+		id := string(m["id"])
+		if seen[id] {
+			t.Fatalf("id %s answered twice", id)
+		}
+		seen[id] = true
+		if got := resultOf(t, m).Content[0].Text; got != "Echo: "+message+id {
+			t.Fatalf("id %s answered %d bytes, want the %d it sent", id, len(got), len(message)+len(id))
+		}
 	}
 }

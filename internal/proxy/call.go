@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -36,16 +37,22 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	childToken, end := s.routes.begin(ctx, ch.spec.ID, c.Session, c.Meta.GetMeta()["progressToken"])
 	defer end()
 
-	args := c.Args
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage("{}")
-	}
 	if c.Raw != nil {
 		if wr := ch.wireFor(cs); wr != nil {
-			return s.callRaw(ctx, ch, cs, wr, c, args, childToken)
+			type outcome struct {
+				res *mcp.CallToolResult
+				err error
+			}
+			out := make(chan outcome, 1)
+			s.startRaw(ctx, ch, cs, wr, c, childToken, func(res *mcp.CallToolResult, err error) { out <- outcome{res, err} })
+			if c.Waiting != nil {
+				c.Waiting()
+			}
+			o := <-out
+			return o.res, o.err
 		}
 	}
-	params := &mcp.CallToolParams{Name: c.Entry.Original, Arguments: args}
+	params := &mcp.CallToolParams{Name: c.Entry.Original, Arguments: callArgs(c.Args)}
 	if childToken != "" {
 		params.SetProgressToken(childToken)
 	}
@@ -76,13 +83,70 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	return errorResult(ch.redact.Replace(err.Error())), nil
 }
 
-// callRaw is CallTool on the fast path: the request is written to the
-// child as bytes under a router-owned id and the child's result comes
-// back as bytes in c.Raw, never decoded beyond its top-level isError.
-// Its outcomes are CallTool's, case for case.
-func (s *Supervisor) callRaw(ctx context.Context, ch *child, cs *mcp.ClientSession, wr *wire, c *router.Call, args json.RawMessage, childToken string) (*mcp.CallToolResult, error) {
-	id, reply, done := wr.begin()
-	defer done()
+// StartCall implements router.Starter: a call on the fast path (c.Raw set)
+// to a child that is connected over stdio is written to the child, and
+// whichever of its outcomes comes first (the child's answer, its death,
+// the timeout, the client's cancel) finishes it, on the goroutine it
+// comes on. Anything that would have to wait first (a child still
+// booting or restarting, an HTTP child, a server a reload removed) is
+// left to CallTool.
+func (s *Supervisor) StartCall(ctx context.Context, c *router.Call, done func(*mcp.CallToolResult, error)) bool {
+	if c.Raw == nil {
+		return false
+	}
+	ch, ok := s.child(c.Entry.Server)
+	if !ok {
+		return false
+	}
+	cs := ch.connected()
+	if cs == nil {
+		return false
+	}
+	wr := ch.wireFor(cs)
+	if wr == nil || !ch.enter() {
+		return false
+	}
+	childToken, end := s.routes.begin(ctx, ch.spec.ID, c.Session, c.Meta.GetMeta()["progressToken"])
+	s.startRaw(ctx, ch, cs, wr, c, childToken, func(res *mcp.CallToolResult, err error) {
+		end()
+		ch.leave()
+		done(res, err)
+	})
+	return true
+}
+
+// callArgs is what a call sends as its arguments: an object, {} when the
+// client sent none.
+func callArgs(args json.RawMessage) json.RawMessage {
+	if len(args) == 0 || string(args) == "null" {
+		return json.RawMessage("{}")
+	}
+	return args
+}
+
+// startRaw is the fast path's call: the request is written to the child
+// as bytes under a router-owned id, and done receives the outcome exactly
+// once, the child's result as bytes in c.Raw (never decoded beyond its
+// top-level isError). The outcomes are CallTool's, case for case.
+func (s *Supervisor) startRaw(ctx context.Context, ch *child, cs *mcp.ClientSession, wr *wire, c *router.Call, childToken string, done func(*mcp.CallToolResult, error)) {
+	rc := &rawCall{ctx: ctx, ch: ch, cs: cs, wr: wr, c: c, done: done, timeout: s.requestTimeout(ch.spec)}
+	id, ok := wr.begin(rc.settle)
+	if !ok {
+		rc.died()
+		return
+	}
+	rc.id = id
+	// The timer and the cancel hook are set once the id is in flight,
+	// and the answer may come first: whichever happens second undoes
+	// them.
+	rc.mu.Lock()
+	if !rc.over {
+		rc.timer = time.AfterFunc(rc.timeout, rc.timedOut)
+		rc.stopCtx = context.AfterFunc(ctx, rc.cancelled)
+	}
+	rc.mu.Unlock()
+
+	args := callArgs(c.Args)
 	line := make([]byte, 0, len(args)+len(c.Entry.Original)+len(childToken)+120)
 	line = append(line, `{"jsonrpc":"2.0","id":"`...)
 	line = append(line, id...)
@@ -96,52 +160,85 @@ func (s *Supervisor) callRaw(ctx context.Context, ch *child, cs *mcp.ClientSessi
 		line = append(line, `"}`...)
 	}
 	line = append(line, "}}\n"...)
+	if err := wr.send(line); err != nil && wr.giveUp(id) {
+		rc.unhook()
+		rc.died()
+	}
+}
 
-	timeout := s.requestTimeout(ch.spec)
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	died := func() (*mcp.CallToolResult, error) {
-		ch.recordCall(errors.New("connection closed"))
-		ch.lost(cs)
-		return errorResult(MsgDiedDuringCall(c.Entry.Original, ch.spec.ID)), nil
-	}
-	if err := wr.send(line); err != nil {
-		return died()
-	}
-	if c.Waiting != nil {
-		c.Waiting()
-	}
-	select {
-	case r := <-reply:
-		if r.err != nil {
-			ch.recordCall(r.err)
-			return nil, r.err
-		}
-		ch.recordCall(nil)
+// rawCall is one fast-path call in flight. Whoever takes its id out of
+// the wire's pending set owns its outcome and calls done: the child's
+// reader with the answer or the end of the output (settle), the timer,
+// the client's cancel, or a write that failed.
+type rawCall struct {
+	ctx     context.Context
+	ch      *child
+	cs      *mcp.ClientSession
+	wr      *wire
+	c       *router.Call
+	done    func(*mcp.CallToolResult, error)
+	timeout time.Duration
+	id      string
+
+	mu      sync.Mutex
+	over    bool
+	timer   *time.Timer
+	stopCtx func() bool
+}
+
+// settle ends the call with what the child's output brought.
+func (rc *rawCall) settle(r wireReply) {
+	rc.unhook()
+	switch {
+	case r.lost:
+		rc.died()
+	case r.err != nil:
+		rc.ch.recordCall(r.err)
+		rc.done(nil, r.err)
+	default:
+		rc.ch.recordCall(nil)
 		res := &mcp.CallToolResult{IsError: rawjson.IsTrue(rawjson.Member(r.result, "isError"))}
-		c.Raw.Bytes, c.Raw.Result = r.result, res
-		return res, nil
-	case <-wr.closed:
-		// The answer may have come in just before the output ended.
-		select {
-		case r := <-reply:
-			if r.err == nil {
-				res := &mcp.CallToolResult{IsError: rawjson.IsTrue(rawjson.Member(r.result, "isError"))}
-				c.Raw.Bytes, c.Raw.Result = r.result, res
-				return res, nil
-			}
-		default:
-		}
-		return died()
-	case <-ctx.Done():
-		wr.cancel(id, "the client cancelled the call")
-		ch.recordCall(ctx.Err())
-		return nil, ctx.Err()
-	case <-timer.C:
-		wr.cancel(id, "timed out")
-		ch.recordCall(context.DeadlineExceeded)
-		return errorResult(MsgCallTimeout(c.Entry.Original, ch.spec.ID, timeout)), nil
+		rc.c.Raw.Bytes, rc.c.Raw.Result = r.result, res
+		rc.done(res, nil)
 	}
+}
+
+func (rc *rawCall) timedOut() {
+	rc.giveUp("timed out", context.DeadlineExceeded, errorResult(MsgCallTimeout(rc.c.Entry.Original, rc.ch.spec.ID, rc.timeout)), nil)
+}
+
+func (rc *rawCall) cancelled() {
+	rc.giveUp("the client cancelled the call", rc.ctx.Err(), nil, rc.ctx.Err())
+}
+
+// giveUp ends the call from this side when its id was still in flight,
+// telling the child.
+func (rc *rawCall) giveUp(reason string, cause error, res *mcp.CallToolResult, err error) {
+	if !rc.wr.giveUp(rc.id) {
+		return
+	}
+	rc.unhook()
+	rc.wr.cancel(rc.id, reason)
+	rc.ch.recordCall(cause)
+	rc.done(res, err)
+}
+
+// unhook stops the timer and the cancel hook, or keeps them from being
+// set.
+func (rc *rawCall) unhook() {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.over = true
+	if rc.timer != nil {
+		rc.timer.Stop()
+		rc.stopCtx()
+	}
+}
+
+func (rc *rawCall) died() {
+	rc.ch.recordCall(errors.New("connection closed"))
+	rc.ch.lost(rc.cs)
+	rc.done(errorResult(MsgDiedDuringCall(rc.c.Entry.Original, rc.ch.spec.ID)), nil)
 }
 
 func errorResult(text string) *mcp.CallToolResult {

@@ -420,12 +420,12 @@ func (c *child) setToolCount(n int) {
 // up to the boot timeout. A child in error gets EVOKORE-MCP's
 // "reconnecting" error.
 func (c *child) session(ctx context.Context) (*mcp.ClientSession, error) {
-	c.mu.Lock()
-	cs, state, ready := c.cs, c.state, c.ready
-	c.mu.Unlock()
-	if state == StatusConnected && cs != nil {
+	if cs := c.connected(); cs != nil {
 		return cs, nil
 	}
+	c.mu.Lock()
+	state, ready := c.state, c.ready
+	c.mu.Unlock()
 	if state == StatusBooting {
 		timeout := c.sup.bootTimeout(c.spec)
 		t := time.NewTimer(timeout)
@@ -436,14 +436,22 @@ func (c *child) session(ctx context.Context) (*mcp.ClientSession, error) {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		c.mu.Lock()
-		cs, state = c.cs, c.state
-		c.mu.Unlock()
-		if state == StatusConnected && cs != nil {
+		if cs := c.connected(); cs != nil {
 			return cs, nil
 		}
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: MsgReconnecting(c.spec.ID)}
+}
+
+// connected is the child's session when it is connected, nil while it
+// boots, restarts or is down.
+func (c *child) connected() *mcp.ClientSession {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state == StatusConnected {
+		return c.cs
+	}
+	return nil
 }
 
 // wireFor is the fast path of the connection cs, when cs is the child's

@@ -28,36 +28,56 @@ type wire struct {
 	w    *lockedStdin
 	next atomic.Uint64
 
+	// pending holds the settle of every request in flight. Whoever
+	// takes an id out of it (its response, the end of the output, a
+	// call given up) owns that request's outcome: that is what makes
+	// each outcome happen exactly once.
 	mu      sync.Mutex
-	pending map[string]chan wireReply
+	pending map[string]func(wireReply)
 	// closed is closed when the child's stdout ends; err says why.
 	closed chan struct{}
 	err    error
 }
 
-// wireReply is a child's response: exactly one of result and err is set.
+// wireReply is how a request ended: a response with exactly one of
+// result and err set, or lost when the child's output ended first.
 type wireReply struct {
 	result []byte
 	err    *jsonrpc.Error
+	lost   bool
 }
 
 func newWire(w *lockedStdin) *wire {
-	return &wire{w: w, pending: map[string]chan wireReply{}, closed: make(chan struct{})}
+	return &wire{w: w, pending: map[string]func(wireReply){}, closed: make(chan struct{})}
 }
 
-// begin reserves an id and the channel its response arrives on; end must
-// be called once the call is over.
-func (wr *wire) begin() (id string, reply <-chan wireReply, end func()) {
+// begin reserves an id whose response, or the end of the output, is
+// handed to settle, once, on the child's reading goroutine; giveUp takes
+// the id back instead. ok is false when the output has already ended.
+func (wr *wire) begin(settle func(wireReply)) (id string, ok bool) {
 	id = wireIDPrefix + strconv.FormatUint(wr.next.Add(1), 10)
-	ch := make(chan wireReply, 1)
 	wr.mu.Lock()
-	wr.pending[id] = ch
-	wr.mu.Unlock()
-	return id, ch, func() {
-		wr.mu.Lock()
-		delete(wr.pending, id)
-		wr.mu.Unlock()
+	defer wr.mu.Unlock()
+	select {
+	case <-wr.closed:
+		return id, false
+	default:
 	}
+	wr.pending[id] = settle
+	return id, true
+}
+
+// giveUp takes id back from the requests in flight. It reports whether
+// it still was in flight: if so its settle will never be called, and the
+// caller owns its outcome.
+func (wr *wire) giveUp(id string) bool {
+	wr.mu.Lock()
+	defer wr.mu.Unlock()
+	if _, ok := wr.pending[id]; !ok {
+		return false
+	}
+	delete(wr.pending, id)
+	return true
 }
 
 // take is offered every JSON line the child writes, on its reading
@@ -90,10 +110,10 @@ func (wr *wire) take(line []byte) bool {
 		return false
 	}
 	wr.mu.Lock()
-	ch := wr.pending[key]
+	settle := wr.pending[key]
 	delete(wr.pending, key)
 	wr.mu.Unlock()
-	if ch == nil {
+	if settle == nil {
 		return true // an answer to a call already given up on
 	}
 	var r wireReply
@@ -109,16 +129,17 @@ func (wr *wire) take(line []byte) bool {
 	default:
 		r.err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the child answered without a result object"}
 	}
-	ch <- r
+	settle(r)
 	return true
 }
 
-// close marks the child's output ended: every waiting call learns it.
+// close marks the child's output ended: every request in flight is
+// settled as lost.
 func (wr *wire) close(err error) {
 	wr.mu.Lock()
-	defer wr.mu.Unlock()
 	select {
 	case <-wr.closed:
+		wr.mu.Unlock()
 		return
 	default:
 	}
@@ -127,6 +148,12 @@ func (wr *wire) close(err error) {
 	}
 	wr.err = err
 	close(wr.closed)
+	lost := wr.pending
+	wr.pending = map[string]func(wireReply){}
+	wr.mu.Unlock()
+	for _, settle := range lost {
+		settle(wireReply{lost: true})
+	}
 }
 
 // send writes one message line to the child.

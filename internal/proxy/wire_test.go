@@ -10,16 +10,28 @@ type nopCloser struct{ io.Writer }
 
 func (nopCloser) Close() error { return nil }
 
+// pend puts a request in flight and returns its id and where its
+// outcome arrives.
+func pend(t *testing.T, wr *wire) (string, <-chan wireReply) {
+	t.Helper()
+	out := make(chan wireReply, 2)
+	id, ok := wr.begin(func(r wireReply) { out <- r })
+	if !ok {
+		t.Fatal("begin refused a request before the output ended")
+	}
+	return id, out
+}
+
 // The wire takes exactly the responses to its own requests off a child's
 // output; everything else, including messages that merely mention an id
 // of ours, is left for the SDK.
 func TestWireTakesOnlyResponsesToItsOwnRequests(t *testing.T) {
 	var sent bytes.Buffer
 	wr := newWire(newLockedStdin(nopCloser{&sent}))
-	id, reply, end := wr.begin()
-	defer end()
-	other, otherReply, endOther := wr.begin()
-	defer endOther()
+	id, reply := pend(t, wr)
+	other, otherReply := pend(t, wr)
+	lost, lostReply := pend(t, wr)
+	given, givenReply := pend(t, wr)
 
 	for _, line := range []string{
 		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"` + id + `","progress":1}}`,
@@ -50,8 +62,32 @@ func TestWireTakesOnlyResponsesToItsOwnRequests(t *testing.T) {
 	if got := sent.String(); got != `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"`+id+`","reason":"give \"up\""}}`+"\n" {
 		t.Errorf("cancel wrote %q", got)
 	}
+	// A call given up is the caller's: neither its answer nor the end
+	// of the output settles it.
+	if !wr.giveUp(given) || wr.giveUp(given) {
+		t.Error("giveUp did not hand over the request exactly once")
+	}
+	if !wr.take([]byte(`{"jsonrpc":"2.0","id":"` + given + `","result":{}}`)) {
+		t.Error("an answer to a request given up on reached the SDK")
+	}
 	wr.close(io.EOF)
 	<-wr.closed
+	if r := <-lostReply; !r.lost {
+		t.Errorf("request %s in flight when the output ended: %+v", lost, r)
+	}
+	for name, ch := range map[string]<-chan wireReply{"answered": reply, "given up": givenReply} {
+		select {
+		case r := <-ch:
+			t.Errorf("the %s request was settled again: %+v", name, r)
+		default:
+		}
+	}
+	if wr.giveUp(lost) {
+		t.Error("a request settled as lost could still be given up")
+	}
+	if _, ok := wr.begin(func(wireReply) {}); ok {
+		t.Error("begin after the output ended succeeded")
+	}
 	if err := wr.send([]byte("x\n")); err == nil {
 		t.Error("send after the output ended succeeded")
 	}
@@ -59,8 +95,7 @@ func TestWireTakesOnlyResponsesToItsOwnRequests(t *testing.T) {
 
 func TestWireRefusesAResultThatIsNotAnObject(t *testing.T) {
 	wr := newWire(newLockedStdin(nopCloser{io.Discard}))
-	id, reply, end := wr.begin()
-	defer end()
+	id, reply := pend(t, wr)
 	wr.take([]byte(`{"jsonrpc":"2.0","id":"` + id + `","result":"text"}`))
 	if r := <-reply; r.err == nil || r.result != nil {
 		t.Errorf("a string result was passed on: %q", r.result)

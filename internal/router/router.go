@@ -1,15 +1,18 @@
 // Package router runs tools/call: the one pipeline every call flows
 // through, whatever the transport and wherever the tool lives.
 //
-//	resolve → stages, in order → before-dispatch hooks → middleware → dispatch → observers
+//	resolve → stages, in order → before-dispatch hooks → around → middleware → dispatch → observers
 //
 // The stages are an ordered list assembled in one place (the server's
 // composition root): quarantine, permission, argument validation,
 // approval, rate limit, cooldown. A stage that returns a result or an
-// error ends the call with it. Middleware wraps dispatch itself (recover,
-// deadlines, in-flight accounting) in the go-sdk's
-// func(MethodHandler) MethodHandler shape; the first middleware is the
-// outermost.
+// error ends the call with it. What must surround every call that runs
+// (in-flight accounting, a trace span) is an Around, in two halves, or a
+// Middleware wrapping dispatch in the go-sdk's
+// func(MethodHandler) MethodHandler shape; the first of each is the
+// outermost. The router itself answers a panic in dispatch with an
+// internal error for that call alone, and bounds native handlers by
+// NativeTimeout.
 //
 // Dispatch goes to a native handler from the generated table, or to a
 // Dispatcher: the child supervisor for proxied tools, the plugin host for
@@ -19,6 +22,14 @@
 // proxied calls) sets Call.Raw: the proxy then leaves the child's result
 // undecoded and every stage, hook, middleware and observer runs as for
 // any call, observers seeing a stand-in that carries only IsError.
+//
+// Such a caller may also not wait: Start runs a call up to dispatch on
+// the caller's goroutine and, when the dispatcher is a Starter (the proxy,
+// for a child that is connected) and no Middleware is set, returns as
+// soon as the request is with the child. The rest (the Around exits,
+// observers, delivery, recorders) runs on whichever goroutine the outcome
+// arrives on: the child's reader, a timer, a cancellation. No goroutine
+// sits waiting for a child's answer, and none is woken to pass it on.
 //
 // The router holds no state of its own beyond its parts; the catalog,
 // supervisor and policy each own theirs.
@@ -30,7 +41,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -280,8 +293,26 @@ type Resolver interface {
 type Dispatch func(ctx context.Context, c *Call) (*mcp.CallToolResult, error)
 
 // Middleware wraps dispatch: what must surround every call that runs
-// (panic recovery, deadlines, in-flight accounting).
+// and needs the call's own goroutine around it (a trace span that is
+// current while the tool runs). A router with Middleware runs every call
+// synchronously (see Start).
 type Middleware func(next Dispatch) Dispatch
+
+// Around surrounds every call that runs, in two halves: it is called
+// before dispatch and returns the context dispatch runs under and exit,
+// which sees the outcome once it is known, on whichever goroutine that
+// is. Neither half may block. In-flight accounting is an Around, so it
+// holds for calls that finish without a goroutine waiting (see Start).
+type Around func(ctx context.Context, c *Call) (context.Context, func(*mcp.CallToolResult, error))
+
+// Starter is a Dispatcher that can dispatch a call without waiting for
+// its outcome. StartCall either returns false, having started nothing (the
+// call is then dispatched through CallTool), or returns true and calls
+// done exactly once with the outcome, from any goroutine, possibly before
+// Start returns.
+type Starter interface {
+	StartCall(ctx context.Context, c *Call, done func(*mcp.CallToolResult, error)) bool
+}
 
 // Options are the router's parts.
 type Options struct {
@@ -295,8 +326,21 @@ type Options struct {
 	Resolver Resolver
 	// Stages run in order; nil entries are skipped.
 	Stages []Stage
+	// Around surrounds dispatch, outside Middleware, the first
+	// outermost.
+	Around []Around
 	// Middleware wraps dispatch, the first outermost.
 	Middleware []Middleware
+	// NativeTimeout bounds every native handler: one that blocks (a
+	// FIFO, a slow disk) ends with its context, and the call answers. A
+	// handler that ignores its context keeps its goroutine, but the
+	// client is answered. Proxied and plugin calls have their own
+	// timeouts. Zero means no bound.
+	NativeTimeout time.Duration
+	// OnPanic receives the value and stack of a panic in dispatch, which
+	// the router answers with a -32603 error for that call alone: one
+	// bad input must never take the router and its children down.
+	OnPanic func(c *Call, v any, stack []byte)
 	// Observers see every dispatched call's outcome, in order, before
 	// its answer is delivered (cooldowns and refunds must be in force
 	// when the client sends its next call).
@@ -315,14 +359,21 @@ type Router struct {
 	plugins   Dispatcher
 	resolver  Resolver
 	stages    []Stage
+	around    []Around
 	observers []Observer
 	recorders []Observer
 	dispatch  Dispatch
+	// starter is the proxy when it is a Starter and no Middleware needs
+	// a call's goroutine; nil runs every call synchronously.
+	starter       Starter
+	nativeTimeout time.Duration
+	onPanic       func(c *Call, v any, stack []byte)
 }
 
 // New builds the pipeline.
 func New(o Options) *Router {
-	r := &Router{catalog: o.Catalog, natives: o.Natives, proxy: o.Proxy, plugins: o.Plugins, resolver: o.Resolver}
+	r := &Router{catalog: o.Catalog, natives: o.Natives, proxy: o.Proxy, plugins: o.Plugins, resolver: o.Resolver,
+		nativeTimeout: o.NativeTimeout, onPanic: o.OnPanic}
 	if rs, ok := o.Proxy.(Resolver); ok && r.resolver == nil {
 		r.resolver = rs
 	}
@@ -341,13 +392,23 @@ func New(o Options) *Router {
 			r.recorders = append(r.recorders, ob)
 		}
 	}
-	d := Dispatch(r.route)
+	for _, a := range o.Around {
+		if a != nil {
+			r.around = append(r.around, a)
+		}
+	}
+	d := Dispatch(r.guarded)
+	wrapped := false
 	for i := len(o.Middleware) - 1; i >= 0; i-- {
 		if o.Middleware[i] != nil {
 			d = o.Middleware[i](d)
+			wrapped = true
 		}
 	}
 	r.dispatch = d
+	if st, ok := o.Proxy.(Starter); ok && !wrapped {
+		r.starter = st
+	}
 	return r
 }
 
@@ -370,19 +431,102 @@ func (r *Router) Call(ctx context.Context, sess *session.Session, params *mcp.Ca
 
 // Run takes a resolved call through the stages and dispatches it.
 func (r *Router) Run(ctx context.Context, c *Call) (*mcp.CallToolResult, error) {
+	if res, err, refused := r.check(ctx, c); refused {
+		return r.refused(ctx, c, res, err)
+	}
+	c.Started = time.Now()
+	dctx, exit := r.enter(ctx, c)
+	res, err := r.dispatch(dctx, c)
+	exit(res, err)
+	return r.finish(ctx, c, res, err)
+}
+
+// Start is Run for a caller that does not wait for the outcome: the call
+// is delivered through c.Deliver, and ended is called once everything Run
+// would have done is done. When the tool's dispatcher is a Starter and
+// takes the call, Start returns as soon as it is started, and the rest
+// runs on the goroutine its outcome arrives on; otherwise Start is Run
+// followed by ended.
+func (r *Router) Start(ctx context.Context, c *Call, ended func()) {
+	if r.starter == nil || c.Entry.Source != catalog.SourceProxy {
+		_, _ = r.Run(ctx, c)
+		ended()
+		return
+	}
+	if res, err, refused := r.check(ctx, c); refused {
+		_, _ = r.refused(ctx, c, res, err)
+		ended()
+		return
+	}
+	c.Started = time.Now()
+	dctx, exit := r.enter(ctx, c)
+	var finished atomic.Bool
+	done := func(res *mcp.CallToolResult, err error) {
+		if !finished.CompareAndSwap(false, true) {
+			return // a Starter that panicked after taking the call
+		}
+		exit(res, err)
+		_, _ = r.finish(ctx, c, res, err)
+		ended()
+	}
+	if r.start(dctx, c, done) {
+		return
+	}
+	done(r.dispatch(dctx, c))
+}
+
+// start offers c to the Starter; a panic in it ends the call as a panic
+// in dispatch does.
+func (r *Router) start(ctx context.Context, c *Call, done func(*mcp.CallToolResult, error)) (started bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			done(nil, r.panicked(c, v))
+			started = true
+		}
+	}()
+	return r.starter.StartCall(ctx, c, done)
+}
+
+// check runs the stages and the before-dispatch hooks; refused is true
+// when one of them ended the call, with res and err its answer.
+func (r *Router) check(ctx context.Context, c *Call) (res *mcp.CallToolResult, err error, refused bool) {
 	for _, st := range r.stages {
-		res, err := st.Check(ctx, c)
-		if res != nil || err != nil {
-			return r.refused(ctx, c, res, WireError(err))
+		if res, err := st.Check(ctx, c); res != nil || err != nil {
+			return res, WireError(err), true
 		}
 	}
 	for _, fn := range c.beforeDispatch {
 		if res, err := fn(); res != nil || err != nil {
-			return r.refused(ctx, c, res, WireError(err))
+			return res, WireError(err), true
 		}
 	}
-	c.Started = time.Now()
-	res, err := r.dispatch(ctx, c)
+	return nil, nil, false
+}
+
+// enter runs the first halves of the Arounds and returns the context
+// dispatch runs under and the function that runs their second halves,
+// innermost first.
+func (r *Router) enter(ctx context.Context, c *Call) (context.Context, func(*mcp.CallToolResult, error)) {
+	switch len(r.around) {
+	case 0:
+		return ctx, func(*mcp.CallToolResult, error) {}
+	case 1:
+		return r.around[0](ctx, c)
+	}
+	exits := make([]func(*mcp.CallToolResult, error), len(r.around))
+	for i, a := range r.around {
+		ctx, exits[i] = a(ctx, c)
+	}
+	return ctx, func(res *mcp.CallToolResult, err error) {
+		for i := len(exits) - 1; i >= 0; i-- {
+			exits[i](res, err)
+		}
+	}
+}
+
+// finish runs what follows dispatch: the observers, delivery of the
+// answer, the recorders.
+func (r *Router) finish(ctx context.Context, c *Call, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
 	err = WireError(err)
 	for _, o := range r.observers {
 		o.Observe(ctx, c, res, err)
@@ -416,6 +560,54 @@ func (c *Call) deliver(res *mcp.CallToolResult, err error) {
 		c.Deliver = nil
 		d(res, err)
 	}
+}
+
+// guarded is route with a panic answered as an internal error for the
+// call alone, and native handlers bounded by nativeTimeout.
+func (r *Router) guarded(ctx context.Context, c *Call) (*mcp.CallToolResult, error) {
+	if r.nativeTimeout <= 0 || c.Entry.Source != catalog.SourceNative {
+		return r.recovered(ctx, c)
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.nativeTimeout)
+	defer cancel()
+	type outcome struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	// The handler runs on a goroutine of its own (recovered there), so
+	// one that ignores its context cannot hold the answer.
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := r.recovered(ctx, c)
+		done <- outcome{res, err}
+	}()
+	select {
+	case o := <-done:
+		return o.res, o.err
+	case <-ctx.Done():
+		if ctx.Err() == context.DeadlineExceeded {
+			return native.Errorf("%s did not finish within %s", c.Entry.Name, r.nativeTimeout), nil
+		}
+		return nil, ctx.Err()
+	}
+}
+
+// recovered is route with a panic answered as an internal error.
+func (r *Router) recovered(ctx context.Context, c *Call) (res *mcp.CallToolResult, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			res, err = nil, r.panicked(c, v)
+		}
+	}()
+	return r.route(ctx, c)
+}
+
+// panicked reports a panic in c's dispatch and returns its answer.
+func (r *Router) panicked(c *Call, v any) error {
+	if r.onPanic != nil {
+		r.onPanic(c, v, debug.Stack())
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("internal error in %s", c.Entry.Name)}
 }
 
 // route sends a call to where its tool lives.

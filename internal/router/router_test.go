@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -213,14 +214,14 @@ func TestRecoverAnswersAPanicAndKeepsServing(t *testing.T) {
 		return ok("fine"), nil
 	})
 	var reported any
-	r := router.New(router.Options{Catalog: f.store, Natives: f.table, Middleware: []router.Middleware{
-		router.Recover(func(_ *router.Call, v any, stack []byte) {
+	r := router.New(router.Options{Catalog: f.store, Natives: f.table,
+		OnPanic: func(_ *router.Call, v any, stack []byte) {
 			if len(stack) == 0 {
 				t.Error("no stack reported")
 			}
 			reported = v
-		}),
-	}})
+		},
+	})
 	_, err := call(t, r, describeTool, `{}`)
 	var we *jsonrpc.Error
 	if !errors.As(err, &we) || we.Code != jsonrpc.CodeInternalError || reported != "corrupt store" {
@@ -239,7 +240,7 @@ func TestNativeDeadlineAnswersABlockedHandler(t *testing.T) {
 		return ok("late"), nil
 	})
 	r := router.New(router.Options{Catalog: f.store, Natives: f.table, Proxy: dispatcher{f: f, res: ok("proxied")},
-		Middleware: []router.Middleware{router.NativeDeadline(50 * time.Millisecond)}})
+		NativeTimeout: 50 * time.Millisecond})
 	res, err := call(t, r, describeTool, `{}`)
 	if err != nil || !res.IsError || !strings.Contains(resultText(res), "did not finish within 50ms") {
 		t.Errorf("blocked native → %v %v", res, err)
@@ -369,5 +370,106 @@ func TestNoteBuildsOncePerCall(t *testing.T) {
 	}
 	if (&router.Call{}).Note("k", build) != 3 {
 		t.Fatal("a new call reused another call's note")
+	}
+}
+
+// starter is a Starter that keeps the done it is given, for the test to
+// call; with decline it starts nothing, with panics it panics.
+type starter struct {
+	dispatcher
+	decline, panics bool
+	done            chan func(*mcp.CallToolResult, error)
+}
+
+func (s starter) StartCall(_ context.Context, c *router.Call, done func(*mcp.CallToolResult, error)) bool {
+	if s.panics {
+		panic("bad child state")
+	}
+	if s.decline {
+		return false
+	}
+	s.f.log = append(s.f.log, "start:"+c.Entry.Original)
+	s.done <- done
+	return true
+}
+
+// startCall runs Start for fx_echo; ended is closed when the call has
+// ended.
+func startCall(t *testing.T, r *router.Router, f *fixture, ended chan<- struct{}) {
+	t.Helper()
+	entry, _ := f.store.Snapshot().Lookup("fx_echo")
+	c := &router.Call{Entry: entry, Session: session.New("s", ""), Args: json.RawMessage(`{}`),
+		Deliver: func(res *mcp.CallToolResult, err error) { f.log = append(f.log, "deliver:"+resultText(res)) }}
+	r.Start(context.Background(), c, func() { f.log = append(f.log, "ended"); close(ended) })
+}
+
+func (f *fixture) around(ctx context.Context, c *router.Call) (context.Context, func(*mcp.CallToolResult, error)) {
+	f.log = append(f.log, "enter")
+	return ctx, func(res *mcp.CallToolResult, _ error) { f.log = append(f.log, "exit:"+resultText(res)) }
+}
+
+// A call a Starter takes returns before its outcome; the outcome then
+// runs the rest of the pipeline, in Run's order, on the goroutine it
+// arrives on, once however often it is reported.
+func TestStartFinishesACallWhereItsOutcomeArrives(t *testing.T) {
+	f := newFixture(t, nil)
+	st := starter{dispatcher: dispatcher{f: f}, done: make(chan func(*mcp.CallToolResult, error), 1)}
+	r := router.New(router.Options{Catalog: f.store, Proxy: st, Around: []router.Around{f.around},
+		Observers: []router.Observer{observer{f}}, Recorders: []router.Observer{observer{f}}})
+	ended := make(chan struct{})
+	startCall(t, r, f, ended)
+	if got := strings.Join(f.log, " "); got != "enter start:echo" {
+		t.Fatalf("before the outcome: %q", got)
+	}
+	done := <-st.done
+	go func() {
+		done(ok("answer"), nil)
+		done(ok("again"), nil)
+	}()
+	<-ended
+	if got := strings.Join(f.log, " "); got != "enter start:echo exit:answer observe:fx_echo deliver:answer observe:fx_echo ended" {
+		t.Errorf("pipeline = %q", got)
+	}
+}
+
+// What a Starter does not take, a refused call, a panicking Starter and
+// a router with Middleware all end before Start returns, as Run does.
+func TestStartRunsSynchronouslyWhenTheCallIsNotStarted(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		st   func(f *fixture) starter
+		opts func(f *fixture, o *router.Options)
+		want string
+	}{
+		{"declined", func(f *fixture) starter { return starter{dispatcher: dispatcher{f: f, res: ok("sync")}, decline: true} },
+			nil, "enter proxy:echo exit:sync deliver:sync ended"},
+		{"refused", func(f *fixture) starter { return starter{dispatcher: dispatcher{f: f}} },
+			func(f *fixture, o *router.Options) { o.Stages = []router.Stage{f.stage("deny", ok("denied"), nil)} }, "deny deliver:denied ended"},
+		{"panicked", func(f *fixture) starter { return starter{dispatcher: dispatcher{f: f}, panics: true} },
+			func(f *fixture, o *router.Options) {
+				o.OnPanic = func(_ *router.Call, v any, _ []byte) { f.log = append(f.log, fmt.Sprint("panic:", v)) }
+			}, "enter panic:bad child state exit: deliver: ended"},
+		{"middleware", func(f *fixture) starter { return starter{dispatcher: dispatcher{f: f, res: ok("wrapped")}} },
+			func(f *fixture, o *router.Options) {
+				o.Middleware = []router.Middleware{func(next router.Dispatch) router.Dispatch { return next }}
+			}, "enter proxy:echo exit:wrapped deliver:wrapped ended"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			o := router.Options{Catalog: f.store, Proxy: tc.st(f), Around: []router.Around{f.around}}
+			if tc.opts != nil {
+				tc.opts(f, &o)
+			}
+			ended := make(chan struct{})
+			startCall(t, router.New(o), f, ended)
+			select {
+			case <-ended:
+			default:
+				t.Fatal("Start returned before the call ended")
+			}
+			if got := strings.Join(f.log, " "); got != tc.want {
+				t.Errorf("pipeline = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

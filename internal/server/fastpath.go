@@ -132,13 +132,16 @@ func (f *fastCalls) call(m stdio.Message, r stdio.Replier) func(release func()) 
 	v.srv.recording.add(c, nil)
 	return func(release func()) {
 		c.Waiting = release
-		defer v.srv.recording.done(c, nil)
-		defer cancel()
-		// Run delivers the answer before the recorders run. The id is
+		// The answer is delivered before the recorders run. The id is
 		// free again once answered: a client may reuse it while the
-		// recorders still run.
+		// recorders still run. When the child is connected, Start
+		// returns once the request is with it, and the rest runs where
+		// the child's answer (or a timeout, a cancel) arrives.
 		c.Deliver = func(res *mcp.CallToolResult, err error) { done(); reply(r, m.ID, c, res, err) }
-		_, _ = v.srv.router.Run(ctx, c)
+		v.srv.router.Start(ctx, c, func() {
+			cancel()
+			v.srv.recording.done(c, nil)
+		})
 	}
 }
 

@@ -18,14 +18,12 @@ type inflight struct {
 	idle    chan struct{} // closed while n == 0; nil means idle
 }
 
-// track is the router middleware that registers each dispatched call.
-func (f *inflight) track(next router.Dispatch) router.Dispatch {
-	return func(ctx context.Context, c *router.Call) (*mcp.CallToolResult, error) {
-		ctx, cancel := context.WithCancel(ctx)
-		f.add(c, cancel)
-		defer f.done(c, cancel)
-		return next(ctx, c)
-	}
+// track is the router Around that registers each dispatched call until
+// its outcome is known.
+func (f *inflight) track(ctx context.Context, c *router.Call) (context.Context, func(*mcp.CallToolResult, error)) {
+	ctx, cancel := context.WithCancel(ctx)
+	f.add(c, cancel)
+	return ctx, func(*mcp.CallToolResult, error) { f.done(c, cancel) }
 }
 
 // add counts c in; a nil cancel counts it without making it cancellable.

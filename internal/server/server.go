@@ -222,14 +222,24 @@ func New(opts Options) *Server {
 		upstream = tracedProxy{s.proxy, s.tracing}
 	}
 	s.router = router.New(router.Options{
-		Catalog:    s.catalog,
-		Natives:    table,
-		Proxy:      upstream,
-		Plugins:    contrib.Plugins,
-		Stages:     s.stages(),
-		Middleware: s.middleware(),
-		Observers:  append(append(contrib.Observers, s.policy.Observers()...), opts.Observers...),
-		Recorders:  s.records.recorders(s),
+		Catalog: s.catalog,
+		Natives: table,
+		Proxy:   upstream,
+		Plugins: contrib.Plugins,
+		Stages:  s.stages(),
+		// In-flight accounting, so Shutdown can wait for and cancel
+		// calls; it holds for calls that finish without a goroutine
+		// waiting for them (router.Start).
+		Around: []router.Around{s.calls.track},
+		// The trace span, when OTLP export is on, wraps dispatch on the
+		// call's goroutine; calls then run synchronously.
+		Middleware:    []router.Middleware{s.span()},
+		NativeTimeout: s.opts.Settings.ProxyRequestTimeout,
+		OnPanic: func(c *router.Call, v any, stack []byte) {
+			s.log.Error("[EVOKORE] A tool call panicked; the call answered an internal error and the router goes on", "tool", c.Entry.Name, "panic", fmt.Sprint(v), "stack", string(stack))
+		},
+		Observers: append(append(contrib.Observers, s.policy.Observers()...), opts.Observers...),
+		Recorders: s.records.recorders(s),
 	})
 
 	if opts.Watch {
@@ -260,24 +270,12 @@ func (s *Server) stages() []router.Stage {
 	}
 }
 
-// middleware wraps every dispatched call, outermost first: the trace
-// span when OTLP export is on (so it covers the whole call), in-flight
-// accounting (so Shutdown can wait for and cancel calls), the native
-// deadline, and innermost the panic guard, so a panic in a handler the
-// deadline runs on its own goroutine is still caught.
-func (s *Server) middleware() []router.Middleware {
-	var span router.Middleware
-	if s.tracing != nil {
-		span = s.tracing.Middleware
+// span is the trace span middleware when OTLP export is on, else nil.
+func (s *Server) span() router.Middleware {
+	if s.tracing == nil {
+		return nil
 	}
-	return []router.Middleware{
-		span,
-		s.calls.track,
-		router.NativeDeadline(s.opts.Settings.ProxyRequestTimeout),
-		router.Recover(func(c *router.Call, v any, stack []byte) {
-			s.log.Error("[EVOKORE] A tool call panicked; the call answered an internal error and the router goes on", "tool", c.Entry.Name, "panic", fmt.Sprint(v), "stack", string(stack))
-		}),
-	}
+	return s.tracing.Middleware
 }
 
 func (s *Server) loadConfig() (*config.MCPConfig, string) {

@@ -54,7 +54,9 @@
 // PATH (start a helper process that writes its pid to PATH and sleeps;
 // with -setsid the helper calls setsid, leaving the group and session).
 // With -sleeper the binary is that helper: it writes its pid to -pidfile,
-// ignores SIGTERM and SIGHUP, and sleeps until killed.
+// ignores SIGTERM and SIGHUP, and sleeps until killed. With -sequential
+// it is a single-threaded server of echo alone, which reads its next
+// message only once its last answer is written (see serveSequential).
 package main
 
 //lint:file-ignore SA1019 sampling, roots and logging pass through on purpose; see docs/decisions.md
@@ -169,6 +171,7 @@ func main() {
 	setsid := flag.Bool("setsid", false, "the helper calls setsid")
 	sleeper := flag.Bool("sleeper", false, "be the sleeping helper")
 	payloads := flag.Bool("payloads", false, "add the big, blob and rpcerror tools")
+	sequential := flag.Bool("sequential", false, "serve echo one message at a time, with blocking writes")
 	flag.Parse()
 	if *pidfile != "" {
 		if err := writePid(*pidfile); err != nil {
@@ -198,6 +201,10 @@ func main() {
 	}
 	if *delay > 0 {
 		time.Sleep(*delay)
+	}
+	if *sequential {
+		serveSequential()
+		return
 	}
 
 	s := mcp.NewServer(&mcp.Implementation{Name: *name, Version: "1.0.0"}, nil)
