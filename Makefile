@@ -93,7 +93,7 @@ PROXY_ROUNDS ?= 5
 # PROXY_BASE=path/to/older/evokore adds that build to the same rounds.
 # PROXY_CLIENTS=line measures with the raw line client only (half the time).
 PROXY_CLIENTS ?= ts-sdk,line
-bench-proxy: npm-deps ## Proxy cost table: direct vs a Go line relay vs evokore, npm and Go echo children, TypeScript SDK and raw line clients (issue 15).
+bench-proxy: npm-deps ## Proxy cost table: direct vs a Go line relay vs a C byte relay (when cc is on PATH) vs evokore, npm and Go echo children, TypeScript SDK and raw line clients (issue 15).
 	$(GO) test -run '^$$' -bench '^BenchmarkProxyTable$$' -benchtime 1x -timeout 30m ./cmd/evokore -args -proxy-rounds $(PROXY_ROUNDS) -proxy-base "$(PROXY_BASE)" -proxy-clients "$(PROXY_CLIENTS)"
 
 run: ## Serve MCP over stdio from source; stdout carries only the protocol.

@@ -31,7 +31,10 @@ var (
 // BenchmarkProxyTable reproduces the proxy-cost table of issue 15 in one
 // run: for each child (the npm server-everything and the Go fixture), it
 // calls echo directly, through a minimal Go line relay (the floor of a
-// stdio proxy) and through evokore, from two clients: the TypeScript
+// stdio proxy written in Go), through a C byte relay (the floor of any
+// stdio proxy: issue 15's first row; built from testdata/crelay with the
+// cc on PATH, and left out when there is none) and through evokore, from
+// two clients: the TypeScript
 // SDK's own client (testdata/npm/bench-client.mjs), which is how the
 // issue's table and targets were measured, and a raw JSON-RPC line client
 // (one request per line, read back by id), whose own cost per call is a
@@ -56,6 +59,7 @@ func BenchmarkProxyTable(b *testing.B) {
 	}
 	fx := testutil.FixtureServer(b)
 	relay := testutil.Build(b, "./internal/testutil/linerelay", "linerelay")
+	crelay := buildCRelay(b)
 	bin := testutil.Evokore(b)
 	everything := testutil.NPMServer(b, "server-everything")
 	children := []struct {
@@ -92,6 +96,12 @@ func BenchmarkProxyTable(b *testing.B) {
 			direct.c = start(b, ch.argv, nil, "")
 			relayed := &target{client: client, child: ch.name, kind: "go-relay", tool: "echo"}
 			relayed.c = start(b, append([]string{relay}, ch.argv...), nil, "")
+			targets = append(targets, direct, relayed)
+			if crelay != "" {
+				floor := &target{client: client, child: ch.name, kind: "c-relay", tool: "echo"}
+				floor.c = start(b, append([]string{crelay}, ch.argv...), nil, "")
+				targets = append(targets, floor)
+			}
 			// router starts an evokore build in front of the child, with
 			// env added to the benchmark's own settings.
 			router := func(kind, binary string, env ...string) *target {
@@ -111,7 +121,7 @@ func BenchmarkProxyTable(b *testing.B) {
 				// Profiles of the router under load: go tool pprof <file>.
 				profile = []string{"EVOKORE_DEBUG_CPUPROFILE=" + prof + "." + client + "." + ch.name}
 			}
-			targets = append(targets, direct, relayed, router("evokore", bin, profile...),
+			targets = append(targets, router("evokore", bin, profile...),
 				// The same router with the operator records (audit log,
 				// session replay) off: what they cost per call is the
 				// difference.
@@ -242,6 +252,24 @@ func round(b *testing.B, c benchClient, tool, args string, n int, memFile string
 		r.mallocsPerCall = float64(mem1.Mallocs-mem0.Mallocs) / calls
 	}
 	return r
+}
+
+// buildCRelay compiles testdata/crelay/crelay.c with the C compiler on
+// PATH and returns the program; "" when there is none, and the table
+// goes without the c-relay row.
+func buildCRelay(b *testing.B) string {
+	b.Helper()
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		b.Log("no C compiler (cc) on PATH: the table has no c-relay row")
+		return ""
+	}
+	out := filepath.Join(b.TempDir(), "crelay")
+	src := filepath.Join(testutil.Root(b), "testdata", "crelay", "crelay.c")
+	if msg, err := exec.Command(cc, "-O2", "-pthread", "-o", out, src).CombinedOutput(); err != nil {
+		b.Fatalf("building the C relay: %v\n%s", err, msg)
+	}
+	return out
 }
 
 // startPiped starts argv in dir with env (nil: the benchmark's own) and

@@ -38,17 +38,32 @@
 // else (natives, names still booting, reused ids, task-augmented calls,
 // 2026-07-28 per-request metadata) goes on to the SDK exactly as before.
 // A taken call runs through the router's ordinary pipeline (the same
-// stages, hooks, middleware, in-flight accounting and observers) with
-// Call.Raw set, on the goroutine that read its frame: the transport
-// first hands the reading on to another of its reused goroutines, so the
-// call itself never waits for a goroutine to be woken (stdio.FastPath);
-// its answer is written by the
-// transport under the client's id, string or number, from the same write
-// lock as the SDK's answers, as soon as the observers (cooldown, refunds,
-// telemetry) have run and before the recorders (audit log, session
-// replay) do (router.Call.Deliver), and it counts in the same
-// open-request set that the end of input drains. notifications/cancelled naming a taken call cancels it;
-// any other cancellation is the SDK's.
+// stages, hooks, in-flight accounting and observers) with Call.Raw set,
+// on the goroutine that read its frame, in continuation style
+// (router.Start): when its child is connected, Supervisor.StartCall
+// writes the request and returns, and the reading goroutine goes back to
+// reading, with no hand-over and no goroutine left waiting. Whichever of
+// the call's outcomes comes first finishes it where it arrives: the
+// child's answer on the child's reading goroutine, the request timeout
+// on its timer, the client's cancel on its context, the end of the
+// child's output on the child's reader (rawCall; the wire's pending set
+// decides which one owns the outcome, so there is exactly one). The
+// finish runs the rest of the pipeline: in-flight accounting's second
+// half, the observers (cooldown, refunds, telemetry), the answer, written
+// by the transport under the client's id, string or number, from the
+// same write lock as the SDK's answers (router.Call.Deliver), then the
+// recorders (audit log, session replay). A call that has to wait first
+// (its child still booting or restarting, an HTTP child) runs
+// synchronously instead, and the transport moves its reading to another
+// goroutine as soon as the call waits, or after stdio.ReleaseAfter at
+// the latest: the client's next frames and cancellations are always
+// read, and a single-threaded child that stops reading while nobody
+// reads its answers cannot close a circle of full pipes through the
+// router (cmd/evokore TestFastPathClientThatWritesEverythingBeforeReading).
+// With OTLP tracing on, the span is middleware around dispatch and every
+// call runs synchronously. A taken call counts in the same open-request
+// set that the end of input drains. notifications/cancelled naming a
+// taken call cancels it; any other cancellation is the SDK's.
 //
 // Child side (stdio children, wire.go): the SDK's client and the fast
 // path share one connection. Requests go to the child's stdin through one
@@ -57,7 +72,7 @@
 // SDK numbers its requests with integers, the fast path uses strings
 // "evokore-fp-<n>". The stdout filter (jsonLines) offers each JSON line
 // to the wire first; a line holding our prefix is read in place, and a
-// response to one of our ids is handed to its waiting call and never
+// response to one of our ids finishes its call right there and never
 // reaches the SDK. Everything else (progress, logs, list_changed,
 // sampling, elicitation, roots, the SDK's own responses) flows to the SDK
 // untouched, so the progress routing, attribution and pass-through in
@@ -65,7 +80,7 @@
 // same routes table and its progress token is minted the same way. A
 // call given up (client cancel, request timeout) sends the child
 // notifications/cancelled for its id; the end of the child's stdout ends
-// every waiting call with the died-during-call result; a child's error
+// every call in flight with the died-during-call result; a child's error
 // object is returned as that JSON-RPC error. The result's top level is
 // read for isError only, which is all observers (cooldown, telemetry)
 // need: they see a stand-in CallToolResult holding IsError, and the
@@ -73,16 +88,19 @@
 // result (router.RawResult). HTTP children have no wire and go through
 // the SDK's client.
 //
-// Streamable HTTP (the client-facing transport): the same split applies
-// per POST. The HTTP handler reads the body once; a single clean
-// tools/call for a proxied tool, on a session whose view is initialized,
-// is offered to the same fastCalls logic with a Replier that writes the
-// answer as the POST's JSON (or one SSE event) body, so ids stay the
-// client's and the session is the one named by Mcp-Session-Id. Progress
-// and server-to-client requests of that call reach the client through
-// the session's SDK stream as they do today, attributed by the same
-// routes table. Everything else is handed to the SDK's handler with the
-// body restored. The child side needs nothing new.
+// Streamable HTTP (the client-facing transport) is designed for, not
+// built: over HTTP every call goes through the SDK today. The same split
+// would apply per POST. The HTTP handler reads the body once; a single
+// clean tools/call for a proxied tool, on a session whose view is
+// initialized, is offered to the same fastCalls logic with a Replier that
+// writes the answer as the POST's JSON (or one SSE event) body, so ids
+// stay the client's and the session is the one named by Mcp-Session-Id.
+// net/http's handler goroutine owns the response, so it would run the
+// call with router.Run and wait, as the SDK does. Progress and
+// server-to-client requests of that call reach the client through the
+// session's SDK stream as they do today, attributed by the same routes
+// table. Everything else is handed to the SDK's handler with the body
+// restored. The child side needs nothing new.
 //
 // # What the SDK still costs (measured diagnosis, go-sdk v1.8.0)
 //
