@@ -52,7 +52,8 @@ var (
 // evokore's EVOKORE_DEBUG_MEMSTATS probe; RSS is VmRSS after the last
 // round. With -proxy-base, an older evokore build (one that has the
 // EVOKORE_DEBUG_MEMSTATS probe) is measured in the same rounds as "base",
-// for before/after figures from one run.
+// for before/after figures from one run, and evokore ÷ base is printed
+// per child as the median of each round's ratio.
 func BenchmarkProxyTable(b *testing.B) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		b.Skip("needs /proc for CPU and RSS")
@@ -193,6 +194,29 @@ func BenchmarkProxyTable(b *testing.B) {
 				b.ReportMetric(median(p99r), tag+"-p99÷direct")
 				b.ReportMetric(median(tpr), tag+"-inflight÷direct")
 			}
+		}
+		if *proxyBase != "" {
+			// evokore against the base build: the median of each
+			// round's ratio, so the box's drift between rounds cancels.
+			var now, base *target
+			for _, t := range targets[i : i+per] {
+				switch t.kind {
+				case "evokore":
+					now = t
+				case "base":
+					base = t
+				}
+			}
+			var p50, p99, tp, cpu []float64
+			for k, r := range now.rounds {
+				o := base.rounds[k]
+				p50 = append(p50, float64(r.p50)/float64(o.p50))
+				p99 = append(p99, float64(r.p99)/float64(o.p99))
+				tp = append(tp, r.perSec/o.perSec)
+				cpu = append(cpu, r.cpuPerCall/o.cpuPerCall)
+			}
+			fmt.Fprintf(&out, "%-18s evokore ÷ base, per round: p50 %.2f, p99 %.2f, 16 in flight %.2f, CPU %.2f\n",
+				now.child, median(p50), median(p99), median(tp), median(cpu))
 		}
 	}
 	fmt.Print(out.String())
