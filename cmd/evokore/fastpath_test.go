@@ -317,6 +317,13 @@ func TestFastPathPipelinedThousandCalls(t *testing.T) {
 		fmt.Fprintf(&batch, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"c_echo","arguments":{"message":"m%d"}}}`+"\n", i+1, i+1)
 	}
 	go func() { _, _ = r.stdin.Write(batch.Bytes()) }()
+	r.echoAnswers(t, n, func(id string) string { return "Echo: m" + id })
+}
+
+// echoAnswers reads n answers, in any order, each to another id, and
+// checks each is the text echo gives for its id.
+func (r *fastRouter) echoAnswers(t *testing.T, n int, echo func(id string) string) {
+	t.Helper()
 	seen := map[string]bool{}
 	for len(seen) < n {
 		m := r.response(t)
@@ -325,8 +332,8 @@ func TestFastPathPipelinedThousandCalls(t *testing.T) {
 			t.Fatalf("id %s answered twice", id)
 		}
 		seen[id] = true
-		if got := resultOf(t, m).Content[0].Text; got != "Echo: m"+id {
-			t.Fatalf("id %s answered %q", id, got)
+		if got, want := resultOf(t, m).Content[0].Text, echo(id); got != want {
+			t.Fatalf("id %s answered %d bytes %.40q…, want %d bytes %.40q…", id, len(got), got, len(want), want)
 		}
 	}
 }
@@ -371,16 +378,5 @@ func TestFastPathClientThatWritesEverythingBeforeReading(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("the router stopped reading its input while its answers waited for the client: %d calls of %d KB not all written in 60 s", n, len(message)>>10)
 	}
-	seen := map[string]bool{}
-	for len(seen) < n {
-		m := r.response(t)
-		id := string(m["id"])
-		if seen[id] {
-			t.Fatalf("id %s answered twice", id)
-		}
-		seen[id] = true
-		if got := resultOf(t, m).Content[0].Text; got != "Echo: "+message+id {
-			t.Fatalf("id %s answered %d bytes, want the %d it sent", id, len(got), len(message)+len(id))
-		}
-	}
+	r.echoAnswers(t, n, func(id string) string { return "Echo: " + message + id })
 }

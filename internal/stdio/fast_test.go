@@ -38,18 +38,26 @@ func (f *echoFast) Take(m stdio.Message, r stdio.Replier) (func(func()), bool) {
 	return func(func()) { _ = r.Reply(m.ID, p.Arguments) }, true
 }
 
-func TestFastPathTakesOnlyCleanToolCallsAndAnswersUnderTheirID(t *testing.T) {
+// serveWithFastPath connects an SDK server over a Transport with fp
+// installed and returns the ends a client writes to and reads from.
+func serveWithFastPath(t *testing.T, fp stdio.FastPath) (io.Writer, io.Reader) {
+	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	tr := stdio.NewTransport(inR, outW, nil)
-	fast := &echoFast{}
-	tr.SetFastPath(fast)
+	tr.SetFastPath(fp)
 	server := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	ss, err := server.Connect(context.Background(), tr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ss.Close()
+	t.Cleanup(func() { _ = ss.Close() })
+	return inW, outR
+}
+
+func TestFastPathTakesOnlyCleanToolCallsAndAnswersUnderTheirID(t *testing.T) {
+	fast := &echoFast{}
+	inW, outR := serveWithFastPath(t, fast)
 	lines := bufio.NewReader(outR)
 	exchange := func(frame string) string {
 		t.Helper()
@@ -121,17 +129,8 @@ func (f *holdingFast) Take(m stdio.Message, r stdio.Replier) (func(func()), bool
 // client's next frames for ReleaseAfter at most: they are read and
 // answered while it waits, and it is answered when it is done.
 func TestFastPathWorkThatWaitsWithoutReleasingDoesNotStopReading(t *testing.T) {
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	tr := stdio.NewTransport(inR, outW, nil)
 	fast := &holdingFast{gate: make(chan struct{})}
-	tr.SetFastPath(fast)
-	server := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-	ss, err := server.Connect(context.Background(), tr, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ss.Close()
+	inW, outR := serveWithFastPath(t, fast)
 	answers := make(chan string, 4)
 	go func() {
 		lines := bufio.NewReader(outR)
