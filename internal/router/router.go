@@ -309,7 +309,8 @@ type Around func(ctx context.Context, c *Call) (context.Context, func(*mcp.CallT
 // its outcome. StartCall either returns false, having started nothing (the
 // call is then dispatched through CallTool), or returns true and calls
 // done exactly once with the outcome, from any goroutine, possibly before
-// Start returns.
+// StartCall returns. It should return without waiting: it runs on the
+// goroutine that reads the client's requests.
 type Starter interface {
 	StartCall(ctx context.Context, c *Call, done func(*mcp.CallToolResult, error)) bool
 }
