@@ -28,7 +28,7 @@ type jsonLines struct {
 	// is not passed on (the fast path's responses, see wire).
 	take func([]byte) bool
 	// ended, when set, is called once when the output ends.
-	ended func(error)
+	ended func()
 
 	mu      sync.Mutex
 	pending []byte
@@ -49,7 +49,7 @@ func (j *jsonLines) Read(p []byte) (int, error) {
 		}
 		j.pending, j.err = j.next()
 		if j.err != nil && j.ended != nil {
-			j.ended(j.err)
+			j.ended()
 			j.ended = nil
 		}
 	}

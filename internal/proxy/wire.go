@@ -34,9 +34,8 @@ type wire struct {
 	// each outcome happen exactly once.
 	mu      sync.Mutex
 	pending map[string]func(wireReply)
-	// closed is closed when the child's stdout ends; err says why.
+	// closed is closed when the child's stdout ends.
 	closed chan struct{}
-	err    error
 }
 
 // wireReply is how a request ended: a response with exactly one of
@@ -135,7 +134,7 @@ func (wr *wire) take(line []byte) bool {
 
 // close marks the child's output ended: every request in flight is
 // settled as lost.
-func (wr *wire) close(err error) {
+func (wr *wire) close() {
 	wr.mu.Lock()
 	select {
 	case <-wr.closed:
@@ -143,10 +142,6 @@ func (wr *wire) close(err error) {
 		return
 	default:
 	}
-	if err == nil {
-		err = io.EOF
-	}
-	wr.err = err
 	close(wr.closed)
 	lost := wr.pending
 	wr.pending = map[string]func(wireReply){}

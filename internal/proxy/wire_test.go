@@ -70,7 +70,7 @@ func TestWireTakesOnlyResponsesToItsOwnRequests(t *testing.T) {
 	if !wr.take([]byte(`{"jsonrpc":"2.0","id":"` + given + `","result":{}}`)) {
 		t.Error("an answer to a request given up on reached the SDK")
 	}
-	wr.close(io.EOF)
+	wr.close()
 	<-wr.closed
 	if r := <-lostReply; !r.lost {
 		t.Errorf("request %s in flight when the output ended: %+v", lost, r)
