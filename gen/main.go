@@ -5,7 +5,6 @@
 //	internal/policy/matrix_gen.go     shipped role x native tool -> level, and the shipped permissions
 //	internal/server/defaults_gen.go   server name, instructions and default timeouts
 //	internal/search/jargon_gen.go     the developer-jargon table of query expansion
-//	internal/handoff/answers_gen.go   the go-sdk's initialize answers, for the stdio front
 //
 // It loads evokore.cue through the embedded schemas (so a bad file fails
 // with CUE's positioned errors), checks what CUE cannot, and renders with
@@ -44,7 +43,6 @@ var outputs = []output{
 	{"internal/policy/matrix_gen.go", renderMatrix},
 	{"internal/server/defaults_gen.go", renderDefaults},
 	{"internal/search/jargon_gen.go", renderJargon},
-	{"internal/handoff/answers_gen.go", renderHandoff},
 }
 
 func main() {

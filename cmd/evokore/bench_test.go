@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -61,10 +62,9 @@ func waitTool(b *testing.B, cs *mcp.ClientSession, name string) {
 
 // BenchmarkInitializeWith4Children measures spawn → initialize answered
 // and spawn → first tools/list answered, with four children configured
-// (they boot after the handshake), for evokore started directly and
-// through its stdio front evokore-mcp, alternating the two each
-// iteration so a noisy machine weighs on both alike. Each spawn gets a
-// fresh EVOKORE_HOME (a first start).
+// (they boot after the handshake), alternating with the builds
+// -init-compare names each iteration so a noisy machine weighs on all
+// alike. Each spawn gets a fresh EVOKORE_HOME (a first start).
 func BenchmarkInitializeWith4Children(b *testing.B) {
 	fx := testutil.FixtureServer(b)
 	dir := b.TempDir()
@@ -73,7 +73,14 @@ func BenchmarkInitializeWith4Children(b *testing.B) {
 		servers[fmt.Sprintf("c%d", i)] = map[string]any{"command": fx, "args": []string{}}
 	}
 	testutil.WriteJSON(b, dir, "mcp.config.json", map[string]any{"servers": servers})
-	bins := []struct{ name, path string }{{"direct", testutil.Evokore(b)}, {"front", testutil.EvokoreMCP(b)}}
+	bins := []struct{ name, path string }{{"evokore", testutil.Evokore(b)}}
+	// -init-compare adds other builds to the same spawns, as
+	// name=path,...: an older evokore, or a front that execs one.
+	for _, kv := range strings.Split(*initCompare, ",") {
+		if name, path, ok := strings.Cut(kv, "="); ok {
+			bins = append(bins, struct{ name, path string }{name, path})
+		}
+	}
 	initLat, listLat := make([][]time.Duration, len(bins)), make([][]time.Duration, len(bins))
 	for b.Loop() {
 		for i, bin := range bins {
@@ -98,8 +105,13 @@ func BenchmarkInitializeWith4Children(b *testing.B) {
 		reportPercentiles(b, "init-"+bin.name, initLat[i])
 		reportPercentiles(b, "list-"+bin.name, listLat[i])
 	}
-	b.ReportMetric(float64(percentile(initLat[1], 50))/float64(percentile(initLat[0], 50)), "init-front/direct")
+	for i := 1; i < len(bins); i++ {
+		b.ReportMetric(float64(percentile(initLat[i], 50))/float64(percentile(initLat[0], 50)), "init-"+bins[i].name+"/evokore")
+		b.ReportMetric(float64(percentile(listLat[i], 50))/float64(percentile(listLat[0], 50)), "list-"+bins[i].name+"/evokore")
+	}
 }
+
+var initCompare = flag.String("init-compare", "", "BenchmarkInitializeWith4Children: other binaries to spawn in the same rounds, name=path,...")
 
 // BenchmarkProxiedCallOverhead runs 1,000 sequential echo calls from the
 // same Go client, directly against a Go child and through evokore, and

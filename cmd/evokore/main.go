@@ -10,10 +10,6 @@
 //
 // Exit codes: 0 success; 1 failure (vet found errors, the server could not
 // start); 2 bad usage.
-//
-// Command evokore-mcp, built beside it, is `evokore serve` with the
-// handshake answered before this binary has even loaded; serve takes over
-// what it read and answered (package handoff).
 package main
 
 import (

@@ -14,10 +14,8 @@ import (
 
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/gcpolicy"
-	"github.com/evokore/evokore/internal/handoff"
 	"github.com/evokore/evokore/internal/logging"
 	"github.com/evokore/evokore/internal/server"
-	"github.com/evokore/evokore/internal/stdio"
 )
 
 func newServe(p *paths) *cobra.Command {
@@ -66,12 +64,6 @@ func serve(ctx context.Context, p *paths, h httpFlags) error {
 	defer cancel()
 	stopSignals := onSignals(cancel)
 	defer stopSignals()
-	// What evokore-mcp read and answered before it became this process;
-	// taken out of the environment before any child could inherit it.
-	prelude, answered, handed, handoffErr := handoff.Take()
-	if handoffErr != nil {
-		fmt.Fprintln(os.Stderr, "[EVOKORE] Ignoring "+handoff.Env+":", handoffErr)
-	}
 	defer debugMemStats()()
 	defer debugCPUProfile()()
 	// The schema compiles on another core while the settings are read.
@@ -98,12 +90,7 @@ func serve(ctx context.Context, p *paths, h httpFlags) error {
 	// The handshake is answered from here on, while the configuration
 	// is read and the server assembled.
 	logger := logging.New(os.Stderr, slog.LevelInfo)
-	var stdin *stdio.Transport
-	if handed {
-		stdin = server.OpenHandedOff(buildVersion(), logger, prelude, answered)
-	} else {
-		stdin = server.OpenStdio(buildVersion(), logger)
-	}
+	stdin := server.OpenStdio(buildVersion(), logger)
 	srv := server.New(server.Options{Settings: s, Version: buildVersion(), Log: os.Stderr, Logger: logger, Watch: true, Settle: p.settleProjectFiles})
 	stopHangup := reloadOnHangup(srv)
 	defer stopHangup()

@@ -34,9 +34,6 @@ var knownVariables = []string{
 	// Set by evokore for the processes it starts (skills, plugins).
 	"EVOKORE_SANDBOX", "EVOKORE_SESSION_ID", "EVOKORE_SESSION_ROLE",
 	"EVOKORE_TOOL_NAME", "EVOKORE_PLUGIN_DIR",
-	// The stdio front (evokore-mcp): where evokore is, and what the front
-	// hands the router it becomes (internal/handoff).
-	"EVOKORE_BIN", "EVOKORE_HANDOFF",
 	// Internal to the process launcher: marks the watchdog's own run.
 	"EVOKORE_PROCGROUP_WATCHDOG",
 	// The benchmarks' allocation probe (cmd/evokore, SIGUSR1).

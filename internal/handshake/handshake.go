@@ -3,10 +3,7 @@
 // answer to one initialize request for that identity (Answer).
 //
 // It is the one place both consumers of that answer get it from: the
-// router's sessions and its in-process early greeting (package server),
-// and the code generator, which renders the answers of every protocol
-// version into the table the stdio front (package handoff, command
-// evokore-mcp) writes without linking the SDK.
+// router's sessions and its in-process early greeting (package server).
 package handshake
 
 //lint:file-ignore SA1019 logging passes through on purpose; see docs/decisions.md

@@ -344,7 +344,7 @@ func TestExpositionEscapesLabelValues(t *testing.T) {
 	m.Counting("rate_limit", router.StageFunc(func(context.Context, *router.Call) (*mcp.CallToolResult, error) { return nil, nil }))
 	names := []string{`quote"d`, `back\slash`, "new\nline", `all\"` + "\n" + `\n`, "plain", "ünïcode", "bad\xffutf8"}
 	for _, n := range names {
-		m.Observe(context.Background(), &router.Call{Entry: &catalog.Entry{Name: n, Server: n}, Started: time.Now()}, nil, nil)
+		m.Observe(context.Background(), router.Outcome{Call: &router.Call{Entry: &catalog.Entry{Name: n, Server: n}, Started: time.Now()}})
 	}
 	samples := scrape(t, m)
 	for _, n := range names {
@@ -366,7 +366,7 @@ func TestExpositionEscapesLabelValues(t *testing.T) {
 func TestHistogramBucketsAreCumulative(t *testing.T) {
 	m := metrics.New(metrics.Gauges{})
 	for _, d := range []time.Duration{300 * time.Microsecond, 3 * time.Millisecond, 3 * time.Millisecond, 2 * time.Second, 100 * time.Second} {
-		m.Observe(context.Background(), &router.Call{Entry: &catalog.Entry{Name: "t", Server: "fx"}, Started: time.Now().Add(-d)}, &mcp.CallToolResult{}, nil)
+		m.Observe(context.Background(), router.Outcome{Call: &router.Call{Entry: &catalog.Entry{Name: "t", Server: "fx"}, Started: time.Now().Add(-d)}, Result: &mcp.CallToolResult{}})
 	}
 	samples := scrape(t, m)
 	for le, want := range map[string]float64{"0.0005": 1, "0.001": 1, "0.0025": 1, "0.005": 3, "1": 3, "2.5": 4, "60": 4, "+Inf": 5} {

@@ -72,12 +72,16 @@ func New(g Gauges) *Metrics {
 }
 
 // Observe implements router.Observer.
-func (m *Metrics) Observe(_ context.Context, c *router.Call, res *mcp.CallToolResult, err error) {
+func (m *Metrics) Observe(_ context.Context, o router.Outcome) {
+	if o.Refused {
+		return // counted by the stage hook
+	}
+	c := o.Call
 	outcome := OutcomeOK
 	switch {
-	case err != nil:
+	case o.Err != nil:
 		outcome = OutcomeFail
-	case res != nil && res.IsError:
+	case o.Result != nil && o.Result.IsError:
 		outcome = OutcomeError
 	}
 	var elapsed float64

@@ -22,9 +22,9 @@ func TestCountsCallsRejectionsAndGauges(t *testing.T) {
 	sessions := 3
 	m := metrics.New(metrics.Gauges{Sessions: func() int { return sessions }, ChildrenUp: func() int { return 2 }, PendingApprovals: func() int { return 1 }})
 	c := &router.Call{Entry: &catalog.Entry{Name: "fx_echo", Server: "fx"}, Started: time.Now()}
-	m.Observe(context.Background(), c, &mcp.CallToolResult{}, nil)
-	m.Observe(context.Background(), c, &mcp.CallToolResult{IsError: true}, nil)
-	m.Observe(context.Background(), c, nil, errors.New("boom"))
+	m.Observe(context.Background(), router.Outcome{Call: c, Result: &mcp.CallToolResult{}, Err: nil})
+	m.Observe(context.Background(), router.Outcome{Call: c, Result: &mcp.CallToolResult{IsError: true}, Err: nil})
+	m.Observe(context.Background(), router.Outcome{Call: c, Result: nil, Err: errors.New("boom")})
 	refuse := m.Counting("rate_limit", router.StageFunc(func(context.Context, *router.Call) (*mcp.CallToolResult, error) {
 		return nil, errors.New("Rate limit exceeded")
 	}))

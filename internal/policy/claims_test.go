@@ -141,7 +141,7 @@ func TestPerServerCooldownMs(t *testing.T) {
 	}
 	for _, server := range []string{"fast", "off", "std"} {
 		e := catalog.NewProxyEntry(server, &mcp.Tool{Name: "t", InputSchema: map[string]any{"type": "object"}})
-		obs.Observe(context.Background(), &router.Call{Entry: e, Session: sess, Args: args}, fail, nil)
+		obs.Observe(context.Background(), router.Outcome{Call: &router.Call{Entry: e, Session: sess, Args: args}, Result: fail})
 	}
 	if check("off") != nil {
 		t.Error("cooldownMs 0 must turn the cooldown off")

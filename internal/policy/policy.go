@@ -363,11 +363,12 @@ func (s cooldownStage) Check(_ context.Context, c *router.Call) (*mcp.CallToolRe
 }
 
 // Observe starts a cooldown after a proxied call fails.
-func (s cooldownStage) Observe(ctx context.Context, c *router.Call, res *mcp.CallToolResult, err error) {
-	if c.Entry.Source != catalog.SourceProxy || ctx.Err() != nil {
+func (s cooldownStage) Observe(ctx context.Context, o router.Outcome) {
+	c := o.Call
+	if o.Refused || c.Entry.Source != catalog.SourceProxy || ctx.Err() != nil {
 		return // a call the client cancelled did not fail
 	}
-	if err != nil || (res != nil && res.IsError) {
+	if o.Err != nil || (o.Result != nil && o.Result.IsError) {
 		s.p.Cooldowns.Fail(c.Entry.Name, c.Args, s.duration(c.Entry.Server))
 	}
 }

@@ -28,12 +28,12 @@ type wire struct {
 	w    *lockedStdin
 	next atomic.Uint64
 
-	// pending holds the settle of every request in flight. Whoever
+	// pending holds where each request in flight is answered. Whoever
 	// takes an id out of it (its response, the end of the output, a
 	// call given up) owns that request's outcome: that is what makes
 	// each outcome happen exactly once.
 	mu      sync.Mutex
-	pending map[string]func(wireReply)
+	pending map[string]chan<- wireReply
 	// closed is closed when the child's stdout ends.
 	closed chan struct{}
 }
@@ -47,28 +47,29 @@ type wireReply struct {
 }
 
 func newWire(w *lockedStdin) *wire {
-	return &wire{w: w, pending: map[string]func(wireReply){}, closed: make(chan struct{})}
+	return &wire{w: w, pending: map[string]chan<- wireReply{}, closed: make(chan struct{})}
 }
 
-// begin reserves an id whose response, or the end of the output, is
-// handed to settle, once, on the child's reading goroutine; giveUp takes
-// the id back instead. ok is false when the output has already ended.
-func (wr *wire) begin(settle func(wireReply)) (id string, ok bool) {
+// begin reserves an id whose response, or the end of the output, is sent
+// on reply, once, by the child's reading goroutine; giveUp takes the id
+// back instead. ok is false when the output has already ended.
+func (wr *wire) begin() (id string, reply <-chan wireReply, ok bool) {
 	id = wireIDPrefix + strconv.FormatUint(wr.next.Add(1), 10)
+	ch := make(chan wireReply, 1)
 	wr.mu.Lock()
 	defer wr.mu.Unlock()
 	select {
 	case <-wr.closed:
-		return id, false
+		return id, nil, false
 	default:
 	}
-	wr.pending[id] = settle
-	return id, true
+	wr.pending[id] = ch
+	return id, ch, true
 }
 
 // giveUp takes id back from the requests in flight. It reports whether
-// it still was in flight: if so its settle will never be called, and the
-// caller owns its outcome.
+// it still was in flight: if so nothing will be sent on its reply, and
+// the caller owns its outcome; if not, the reply is sent or on its way.
 func (wr *wire) giveUp(id string) bool {
 	wr.mu.Lock()
 	defer wr.mu.Unlock()
@@ -109,10 +110,10 @@ func (wr *wire) take(line []byte) bool {
 		return false
 	}
 	wr.mu.Lock()
-	settle := wr.pending[key]
+	reply := wr.pending[key]
 	delete(wr.pending, key)
 	wr.mu.Unlock()
-	if settle == nil {
+	if reply == nil {
 		return true // an answer to a call already given up on
 	}
 	var r wireReply
@@ -128,7 +129,7 @@ func (wr *wire) take(line []byte) bool {
 	default:
 		r.err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the child answered without a result object"}
 	}
-	settle(r)
+	reply <- r
 	return true
 }
 
@@ -144,10 +145,10 @@ func (wr *wire) close() {
 	}
 	close(wr.closed)
 	lost := wr.pending
-	wr.pending = map[string]func(wireReply){}
+	wr.pending = map[string]chan<- wireReply{}
 	wr.mu.Unlock()
-	for _, settle := range lost {
-		settle(wireReply{lost: true})
+	for _, reply := range lost {
+		reply <- wireReply{lost: true}
 	}
 }
 

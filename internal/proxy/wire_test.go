@@ -14,12 +14,11 @@ func (nopCloser) Close() error { return nil }
 // outcome arrives.
 func pend(t *testing.T, wr *wire) (string, <-chan wireReply) {
 	t.Helper()
-	out := make(chan wireReply, 2)
-	id, ok := wr.begin(func(r wireReply) { out <- r })
+	id, reply, ok := wr.begin()
 	if !ok {
 		t.Fatal("begin refused a request before the output ended")
 	}
-	return id, out
+	return id, reply
 }
 
 // The wire takes exactly the responses to its own requests off a child's
@@ -85,7 +84,7 @@ func TestWireTakesOnlyResponsesToItsOwnRequests(t *testing.T) {
 	if wr.giveUp(lost) {
 		t.Error("a request settled as lost could still be given up")
 	}
-	if _, ok := wr.begin(func(wireReply) {}); ok {
+	if _, _, ok := wr.begin(); ok {
 		t.Error("begin after the output ended succeeded")
 	}
 	if err := wr.send([]byte("x\n")); err == nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -56,8 +55,12 @@ func (d dispatcher) CallTool(_ context.Context, c *router.Call) (*mcp.CallToolRe
 
 type observer struct{ f *fixture }
 
-func (o observer) Observe(_ context.Context, c *router.Call, res *mcp.CallToolResult, err error) {
-	o.f.log = append(o.f.log, "observe:"+c.Entry.Name)
+func (o observer) Observe(_ context.Context, out router.Outcome) {
+	if out.Refused {
+		o.f.log = append(o.f.log, "refused:"+out.Call.Entry.Name)
+		return
+	}
+	o.f.log = append(o.f.log, "observe:"+out.Call.Entry.Name)
 }
 
 func call(t *testing.T, r *router.Router, name, args string) (*mcp.CallToolResult, error) {
@@ -96,8 +99,8 @@ func TestStageResultEndsTheCall(t *testing.T) {
 	if err != nil || !res.IsError {
 		t.Fatalf("call = %v, %v", res, err)
 	}
-	if got := strings.Join(f.log, " "); got != "a deny" {
-		t.Errorf("ran %q; nothing after the stopping stage may run, not even observers", got)
+	if got := strings.Join(f.log, " "); got != "a deny refused:fx_echo" {
+		t.Errorf("ran %q; nothing after the stopping stage may run, and observers see it refused", got)
 	}
 }
 
@@ -303,31 +306,17 @@ func TestPluginToolWithoutAHostIsUnknown(t *testing.T) {
 	}
 }
 
-type recorder struct {
-	f    *fixture
-	name string
-}
-
-func (o recorder) Observe(_ context.Context, c *router.Call, res *mcp.CallToolResult, err error) {
-	o.f.log = append(o.f.log, o.name+":"+c.Entry.Name)
-}
-
-func (o recorder) Refused(_ context.Context, c *router.Call, res *mcp.CallToolResult, err error) {
-	o.f.log = append(o.f.log, o.name+"-refused:"+c.Entry.Name)
-}
-
-// A caller that delivers the answer itself gets it once, after the
-// observers (cooldowns, refunds are in force for its next call) and
-// before the recorders; refused calls likewise.
-func TestDeliverComesBetweenObserversAndRecorders(t *testing.T) {
+// Every outcome reaches every observer once, in order: a refused call
+// as refused, with the refusal; a call that ran with its answer.
+func TestObserversSeeEveryOutcomeInOrder(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		stages func(f *fixture) []router.Stage
 		want   string
 	}{
-		{"ran", func(*fixture) []router.Stage { return nil }, "proxy:echo observe:fx_echo deliver:done record:fx_echo"},
+		{"ran", func(*fixture) []router.Stage { return nil }, "proxy:echo observe:fx_echo observe:fx_echo"},
 		{"refused", func(f *fixture) []router.Stage { return []router.Stage{f.stage("deny", native.Errorf("no"), nil)} },
-			"deny observer-refused:fx_echo deliver:no record-refused:fx_echo"},
+			"deny refused:fx_echo refused:fx_echo"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFixture(t, nil)
@@ -335,21 +324,13 @@ func TestDeliverComesBetweenObserversAndRecorders(t *testing.T) {
 				Catalog:   f.store,
 				Proxy:     dispatcher{f: f, res: ok("done")},
 				Stages:    tc.stages(f),
-				Observers: []router.Observer{recorder{f, "observer"}},
-				Recorders: []router.Observer{recorder{f, "record"}, nil},
+				Observers: []router.Observer{observer{f}, nil, observer{f}},
 			})
-			entry, _ := f.store.Snapshot().Lookup("fx_echo")
-			c := &router.Call{Entry: entry, Session: session.New("s", ""), Args: json.RawMessage(`{}`)}
-			c.Deliver = func(res *mcp.CallToolResult, err error) { f.log = append(f.log, "deliver:"+resultText(res)) }
-			if _, err := r.Run(context.Background(), c); err != nil {
+			if _, err := call(t, r, "fx_echo", `{}`); err != nil {
 				t.Fatal(err)
 			}
-			got := strings.ReplaceAll(strings.Join(f.log, " "), "observer:", "observe:")
-			if got != tc.want {
+			if got := strings.Join(f.log, " "); got != tc.want {
 				t.Errorf("order = %q\nwant    %q", got, tc.want)
-			}
-			if c.Deliver != nil {
-				t.Error("Deliver is still set: a caller would answer twice")
 			}
 		})
 	}
@@ -370,106 +351,5 @@ func TestNoteBuildsOncePerCall(t *testing.T) {
 	}
 	if (&router.Call{}).Note("k", build) != 3 {
 		t.Fatal("a new call reused another call's note")
-	}
-}
-
-// starter is a Starter that keeps the done it is given, for the test to
-// call; with decline it starts nothing, with panics it panics.
-type starter struct {
-	dispatcher
-	decline, panics bool
-	done            chan func(*mcp.CallToolResult, error)
-}
-
-func (s starter) StartCall(_ context.Context, c *router.Call, done func(*mcp.CallToolResult, error)) bool {
-	if s.panics {
-		panic("bad child state")
-	}
-	if s.decline {
-		return false
-	}
-	s.f.log = append(s.f.log, "start:"+c.Entry.Original)
-	s.done <- done
-	return true
-}
-
-// startCall runs Start for fx_echo; ended is closed when the call has
-// ended.
-func startCall(t *testing.T, r *router.Router, f *fixture, ended chan<- struct{}) {
-	t.Helper()
-	entry, _ := f.store.Snapshot().Lookup("fx_echo")
-	c := &router.Call{Entry: entry, Session: session.New("s", ""), Args: json.RawMessage(`{}`),
-		Deliver: func(res *mcp.CallToolResult, err error) { f.log = append(f.log, "deliver:"+resultText(res)) }}
-	r.Start(context.Background(), c, func() { f.log = append(f.log, "ended"); close(ended) })
-}
-
-func (f *fixture) around(ctx context.Context, c *router.Call) (context.Context, func(*mcp.CallToolResult, error)) {
-	f.log = append(f.log, "enter")
-	return ctx, func(res *mcp.CallToolResult, _ error) { f.log = append(f.log, "exit:"+resultText(res)) }
-}
-
-// A call a Starter takes returns before its outcome; the outcome then
-// runs the rest of the pipeline, in Run's order, on the goroutine it
-// arrives on, once however often it is reported.
-func TestStartFinishesACallWhereItsOutcomeArrives(t *testing.T) {
-	f := newFixture(t, nil)
-	st := starter{dispatcher: dispatcher{f: f}, done: make(chan func(*mcp.CallToolResult, error), 1)}
-	r := router.New(router.Options{Catalog: f.store, Proxy: st, Around: []router.Around{f.around},
-		Observers: []router.Observer{observer{f}}, Recorders: []router.Observer{observer{f}}})
-	ended := make(chan struct{})
-	startCall(t, r, f, ended)
-	if got := strings.Join(f.log, " "); got != "enter start:echo" {
-		t.Fatalf("before the outcome: %q", got)
-	}
-	done := <-st.done
-	go func() {
-		done(ok("answer"), nil)
-		done(ok("again"), nil)
-	}()
-	<-ended
-	if got := strings.Join(f.log, " "); got != "enter start:echo exit:answer observe:fx_echo deliver:answer observe:fx_echo ended" {
-		t.Errorf("pipeline = %q", got)
-	}
-}
-
-// What a Starter does not take, a refused call, a panicking Starter and
-// a router with Middleware all end before Start returns, as Run does.
-func TestStartRunsSynchronouslyWhenTheCallIsNotStarted(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		st   func(f *fixture) starter
-		opts func(f *fixture, o *router.Options)
-		want string
-	}{
-		{"declined", func(f *fixture) starter { return starter{dispatcher: dispatcher{f: f, res: ok("sync")}, decline: true} },
-			nil, "enter proxy:echo exit:sync deliver:sync ended"},
-		{"refused", func(f *fixture) starter { return starter{dispatcher: dispatcher{f: f}} },
-			func(f *fixture, o *router.Options) { o.Stages = []router.Stage{f.stage("deny", ok("denied"), nil)} }, "deny deliver:denied ended"},
-		{"panicked", func(f *fixture) starter { return starter{dispatcher: dispatcher{f: f}, panics: true} },
-			func(f *fixture, o *router.Options) {
-				o.OnPanic = func(_ *router.Call, v any, _ []byte) { f.log = append(f.log, fmt.Sprint("panic:", v)) }
-			}, "enter panic:bad child state exit: deliver: ended"},
-		{"middleware", func(f *fixture) starter { return starter{dispatcher: dispatcher{f: f, res: ok("wrapped")}} },
-			func(f *fixture, o *router.Options) {
-				o.Middleware = []router.Middleware{func(next router.Dispatch) router.Dispatch { return next }}
-			}, "enter proxy:echo exit:wrapped deliver:wrapped ended"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, nil)
-			o := router.Options{Catalog: f.store, Proxy: tc.st(f), Around: []router.Around{f.around}}
-			if tc.opts != nil {
-				tc.opts(f, &o)
-			}
-			ended := make(chan struct{})
-			startCall(t, router.New(o), f, ended)
-			select {
-			case <-ended:
-			default:
-				t.Fatal("Start returned before the call ended")
-			}
-			if got := strings.Join(f.log, " "); got != tc.want {
-				t.Errorf("pipeline = %q, want %q", got, tc.want)
-			}
-		})
 	}
 }

@@ -15,13 +15,13 @@ import (
 	"github.com/evokore/evokore/internal/stdio"
 )
 
-// fastCalls is the stdio session's fast path for proxied tools/call (see
-// package proxy's doc for the design): it takes a call to a proxied tool
-// off the transport before the go-sdk decodes it, runs it through the
-// same router pipeline with the arguments as the bytes the client sent,
-// and answers with the child's result bytes. Everything else (native
-// tools, names not in the catalog, calls with params it does not know)
-// goes on to the SDK unchanged.
+// fastCalls takes the stdio session's proxied tools/call off the
+// transport before the go-sdk decodes them (see package proxy's doc): each
+// runs on a goroutine of its own, as the SDK runs its calls, through the
+// same router pipeline as every call, with the arguments as the bytes the
+// client sent, and is answered with the child's result bytes. Everything
+// else (native tools, names not in the catalog, calls with params it does
+// not know) goes on to the SDK unchanged.
 type fastCalls struct {
 	view *view
 
@@ -34,19 +34,14 @@ type fastCalls struct {
 var _ stdio.FastPath = (*fastCalls)(nil)
 
 // Take implements stdio.FastPath.
-func (f *fastCalls) Take(m stdio.Message, r stdio.Replier) (work func(release func()), taken bool) {
+func (f *fastCalls) Take(m stdio.Message, r stdio.Replier) bool {
 	switch m.Method {
 	case "notifications/cancelled":
-		return nil, f.cancel(m)
+		return f.cancel(m)
 	case "tools/call":
-		if m.ID == nil {
-			return nil, false
-		}
-		if work = f.call(m, r); work != nil {
-			return work, true
-		}
+		return m.ID != nil && f.call(m, r)
 	}
-	return nil, false
+	return false
 }
 
 // cancel cancels a taken call; cancellations of other requests are the
@@ -68,11 +63,11 @@ func (f *fastCalls) cancel(m stdio.Message) bool {
 	return ok
 }
 
-// call takes a tools/call for a proxied tool and returns the work that
-// answers it, or nil to leave it to the SDK.
-func (f *fastCalls) call(m stdio.Message, r stdio.Replier) func(release func()) {
+// call takes a tools/call for a proxied tool and starts it, or returns
+// false to leave it to the SDK.
+func (f *fastCalls) call(m stdio.Message, r stdio.Replier) bool {
 	if m.Params == nil {
-		return nil
+		return false
 	}
 	var name string
 	var args, meta []byte
@@ -90,26 +85,26 @@ func (f *fastCalls) call(m stdio.Message, r stdio.Replier) func(release func()) 
 		}
 		return ok
 	}) != nil || !ok || name == "" {
-		return nil
+		return false
 	}
 	v := f.view
 	if v.ss == nil || v.ss.InitializeParams() == nil {
-		return nil // the SDK refuses calls before initialize
+		return false // the SDK refuses calls before initialize
 	}
 	entry, found := v.srv.catalog.Snapshot().Lookup(name)
 	if !found || entry.Source != catalog.SourceProxy {
-		return nil
+		return false
 	}
 	var md mcp.Meta
 	if meta != nil {
 		// Only a progress token is taken here; any other _meta (the
 		// per-request protocol of 2026-07-28, say) is the SDK's to read.
 		if json.Unmarshal(meta, &md) != nil {
-			return nil
+			return false
 		}
 		for k := range md {
 			if k != "progressToken" {
-				return nil
+				return false
 			}
 		}
 	}
@@ -117,32 +112,23 @@ func (f *fastCalls) call(m stdio.Message, r stdio.Replier) func(release func()) 
 	f.mu.Lock()
 	if _, dup := f.inflight[key]; dup {
 		f.mu.Unlock()
-		return nil // the SDK answers a reused id as it always did
+		return false // the SDK answers a reused id as it always did
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	f.inflight[key] = cancel
 	f.mu.Unlock()
 	v.sess.Touch()
-	done := func() {
+	c := &router.Call{Entry: entry, Session: v.sess, Args: args, Meta: md, Raw: &router.RawResult{}}
+	go func() {
+		defer cancel()
+		res, err := v.srv.router.Run(ctx, c)
+		// The id is free again once answered: a client may reuse it.
 		f.mu.Lock()
 		delete(f.inflight, key)
 		f.mu.Unlock()
-	}
-	c := &router.Call{Entry: entry, Session: v.sess, Args: args, Meta: md, Raw: &router.RawResult{}}
-	v.srv.recording.add(c, nil)
-	return func(release func()) {
-		c.Waiting = release
-		// The answer is delivered before the recorders run. The id is
-		// free again once answered: a client may reuse it while the
-		// recorders still run. When the child is connected, Start
-		// returns once the request is with it, and the rest runs where
-		// the child's answer (or a timeout, a cancel) arrives.
-		c.Deliver = func(res *mcp.CallToolResult, err error) { done(); reply(r, m.ID, c, res, err) }
-		v.srv.router.Start(ctx, c, func() {
-			cancel()
-			v.srv.recording.done(c, nil)
-		})
-	}
+		reply(r, m.ID, c, res, err)
+	}()
+	return true
 }
 
 // reply answers a fast call: the child's bytes when the pipeline's result

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"bytes"
-	"io"
 	"log/slog"
 	"os"
 
@@ -43,20 +41,5 @@ func Greeting(version string) func(*jsonrpc.Request) []byte {
 func OpenStdio(version string, log *slog.Logger) *stdio.Transport {
 	t := stdio.NewTransport(os.Stdin, os.Stdout, log)
 	t.Open(Greeting(version))
-	return t
-}
-
-// OpenHandedOff is OpenStdio for a router the stdio front (command
-// evokore-mcp, package handoff) became: prelude, the bytes the front
-// read from stdin, is read before stdin, and answer, when not nil, is
-// the initialize answer the front wrote already. Without one, the
-// handshake is answered as OpenStdio does.
-func OpenHandedOff(version string, log *slog.Logger, prelude, answer []byte) *stdio.Transport {
-	t := stdio.NewTransport(io.MultiReader(bytes.NewReader(prelude), os.Stdin), os.Stdout, log)
-	if answer != nil {
-		t.OpenAnswered(answer)
-	} else {
-		t.Open(Greeting(version))
-	}
 	return t
 }

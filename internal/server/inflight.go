@@ -18,15 +18,17 @@ type inflight struct {
 	idle    chan struct{} // closed while n == 0; nil means idle
 }
 
-// track is the router Around that registers each dispatched call until
-// its outcome is known.
-func (f *inflight) track(ctx context.Context, c *router.Call) (context.Context, func(*mcp.CallToolResult, error)) {
-	ctx, cancel := context.WithCancel(ctx)
-	f.add(c, cancel)
-	return ctx, func(*mcp.CallToolResult, error) { f.done(c, cancel) }
+// track is the router Middleware that registers each dispatched call
+// until it returns.
+func (f *inflight) track(next router.Dispatch) router.Dispatch {
+	return func(ctx context.Context, c *router.Call) (*mcp.CallToolResult, error) {
+		ctx, cancel := context.WithCancel(ctx)
+		f.add(c, cancel)
+		defer f.done(c, cancel)
+		return next(ctx, c)
+	}
 }
 
-// add counts c in; a nil cancel counts it without making it cancellable.
 func (f *inflight) add(c *router.Call, cancel context.CancelFunc) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -34,23 +36,17 @@ func (f *inflight) add(c *router.Call, cancel context.CancelFunc) {
 		f.idle = make(chan struct{})
 	}
 	f.n++
-	if cancel != nil {
-		if f.cancels == nil {
-			f.cancels = map[*router.Call]context.CancelFunc{}
-		}
-		f.cancels[c] = cancel
+	if f.cancels == nil {
+		f.cancels = map[*router.Call]context.CancelFunc{}
 	}
+	f.cancels[c] = cancel
 }
 
 func (f *inflight) done(c *router.Call, cancel context.CancelFunc) {
-	if cancel != nil {
-		cancel()
-	}
+	cancel()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if cancel != nil {
-		delete(f.cancels, c)
-	}
+	delete(f.cancels, c)
 	f.n--
 	if f.n == 0 {
 		close(f.idle)

@@ -231,44 +231,38 @@ func (q *quarantinePinner) Check(srv config.Server, tools []*mcp.Tool) (map[stri
 // one when it failed).
 type callEvents struct{ s *Server }
 
-var (
-	_ router.Observer        = callEvents{}
-	_ router.RefusalObserver = callEvents{}
-)
+var _ router.Observer = callEvents{}
 
-func (o callEvents) Observe(_ context.Context, c *router.Call, res *mcp.CallToolResult, err error) {
+func (o callEvents) Observe(_ context.Context, out router.Outcome) {
 	if !o.s.records.bus.Listening() {
 		return
 	}
-	ms := float64(time.Since(c.Started).Microseconds()) / 1000
+	c := out.Call
 	e := o.event(c)
+	if out.Refused {
+		e.Outcome = events.OutcomeRefused
+		if out.Err != nil {
+			e.Detail = o.detail(c, out.Err.Error())
+		} else if out.Result != nil {
+			e.Detail = o.detail(c, sessionrecord.ResultText(out))
+		}
+		o.s.records.bus.Emit(e)
+		return
+	}
+	ms := float64(time.Since(c.Started).Microseconds()) / 1000
 	e.LatencyMs = &ms
 	e.Outcome = events.OutcomeOK
 	switch {
-	case err != nil:
-		e.Outcome, e.Detail = events.OutcomeError, o.detail(c, err.Error())
-	case res != nil && res.IsError:
-		e.Outcome, e.Detail = events.OutcomeError, o.detail(c, c.ResultText(res))
+	case out.Err != nil:
+		e.Outcome, e.Detail = events.OutcomeError, o.detail(c, out.Err.Error())
+	case out.Result != nil && out.Result.IsError:
+		e.Outcome, e.Detail = events.OutcomeError, o.detail(c, sessionrecord.ResultText(out))
 	}
 	o.s.records.bus.Emit(e)
 	if e.Outcome == events.OutcomeError {
 		e.Type = events.ToolError
 		o.s.records.bus.Emit(e)
 	}
-}
-
-func (o callEvents) Refused(_ context.Context, c *router.Call, res *mcp.CallToolResult, err error) {
-	if !o.s.records.bus.Listening() {
-		return
-	}
-	e := o.event(c)
-	e.Outcome = events.OutcomeRefused
-	if err != nil {
-		e.Detail = o.detail(c, err.Error())
-	} else if res != nil {
-		e.Detail = o.detail(c, c.ResultText(res))
-	}
-	o.s.records.bus.Emit(e)
 }
 
 // detail is a call's answer as an event shows it: scrubbed of the

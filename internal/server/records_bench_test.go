@@ -103,7 +103,7 @@ func BenchmarkRecords(b *testing.B) {
 				c := &router.Call{Entry: entry, Session: sess, Args: args, Started: time.Now(),
 					Raw: &router.RawResult{Bytes: raw, Result: stand}}
 				for _, r := range recs {
-					r.Observe(ctx, c, stand, nil)
+					r.Observe(ctx, router.Outcome{Call: c, Result: stand})
 				}
 			}
 			closeAll()

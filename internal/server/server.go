@@ -119,10 +119,7 @@ type Server struct {
 	stopBG       context.CancelFunc
 	wg           sync.WaitGroup
 	calls        inflight
-	// recording counts the fast-path calls still running after their
-	// answer (their recorders), so Shutdown closes the records after them.
-	recording inflight
-	flushers  []func(context.Context)
+	flushers     []func(context.Context)
 	// afterHandshake run once, when a session's first request has been
 	// handled (see view.answer).
 	handshakeOnce  sync.Once
@@ -228,18 +225,15 @@ func New(opts Options) *Server {
 		Plugins: contrib.Plugins,
 		Stages:  s.stages(),
 		// In-flight accounting, so Shutdown can wait for and cancel
-		// calls; it holds for calls that finish without a goroutine
-		// waiting for them (router.Start).
-		Around: []router.Around{s.calls.track},
-		// The trace span, when OTLP export is on, wraps dispatch on the
-		// call's goroutine; calls then run synchronously.
-		Middleware:    []router.Middleware{s.span()},
+		// calls, then the trace span when OTLP export is on.
+		Middleware:    []router.Middleware{s.calls.track, s.span()},
 		NativeTimeout: s.opts.Settings.ProxyRequestTimeout,
 		OnPanic: func(c *router.Call, v any, stack []byte) {
 			s.log.Error("[EVOKORE] A tool call panicked; the call answered an internal error and the router goes on", "tool", c.Entry.Name, "panic", fmt.Sprint(v), "stack", string(stack))
 		},
-		Observers: append(append(contrib.Observers, s.policy.Observers()...), opts.Observers...),
-		Recorders: s.records.recorders(s),
+		// What enforces comes first (cooldowns, refunds), what only
+		// counts and records after.
+		Observers: slices.Concat(contrib.Observers, s.policy.Observers(), opts.Observers, s.records.recorders(s)),
 	})
 
 	if opts.Watch {
@@ -465,9 +459,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		for _, v := range views {
 			v.close()
 		}
-		rctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		s.recording.wait(rctx)
-		cancel()
 		s.stopBG()
 		for i := len(s.closers) - 1; i >= 0; i-- {
 			s.closers[i]()
@@ -616,7 +607,7 @@ func (s *Server) connectView(ctx context.Context, t mcp.Transport, so SessionOpt
 // ServeStdio serves one session on stdin/stdout until the client closes
 // stdin or ctx ends, then shuts down, giving calls in flight the shutdown
 // grace. It returns the session's error, if any. t is the transport
-// OpenStdio or OpenHandedOff opened.
+// OpenStdio opened.
 func (s *Server) ServeStdio(ctx context.Context, t *stdio.Transport) error {
 	s.log.Info(s.Banner("stdio"))
 	// A client that writes its requests and closes stdin at once is

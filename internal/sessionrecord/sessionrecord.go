@@ -31,8 +31,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/evokore/evokore/internal/batchq"
 	"github.com/evokore/evokore/internal/redact"
 	"github.com/evokore/evokore/internal/replay"
@@ -90,36 +88,30 @@ func New(home string, scrub *redact.Scrubber, log *slog.Logger) *Recorder {
 	return r
 }
 
-var (
-	_ router.Observer        = (*Recorder)(nil)
-	_ router.RefusalObserver = (*Recorder)(nil)
-)
+var _ router.Observer = (*Recorder)(nil)
 
-// Observe records a call that ran.
-func (r *Recorder) Observe(_ context.Context, c *router.Call, res *mcp.CallToolResult, err error) {
-	latency := r.now().Sub(c.Started).Milliseconds()
-	r.add(c, res, err, false, &latency)
-}
-
-// Refused records a call a stage ended.
-func (r *Recorder) Refused(_ context.Context, c *router.Call, res *mcp.CallToolResult, err error) {
-	r.add(c, res, err, true, nil)
-}
-
-func (r *Recorder) add(c *router.Call, res *mcp.CallToolResult, err error, refused bool, latency *int64) {
+// Observe records a call, refused or run.
+func (r *Recorder) Observe(_ context.Context, o router.Outcome) {
+	c := o.Call
 	if c.Session == nil {
 		return
 	}
+	var latency *int64
+	if !o.Refused {
+		ms := r.now().Sub(c.Started).Milliseconds()
+		latency = &ms
+	}
 	outcome, output := replay.OutcomeOK, ""
 	switch {
-	case err != nil:
-		outcome, output = replay.OutcomeError, err.Error()
-	case res != nil:
-		output = c.ResultText(res)
-		if res.IsError {
+	case o.Err != nil:
+		outcome, output = replay.OutcomeError, o.Err.Error()
+	case o.Result != nil:
+		output = ResultText(o)
+		if o.Result.IsError {
 			outcome = replay.OutcomeError
 		}
 	}
+	refused := o.Refused
 	if refused {
 		outcome = replay.OutcomeError
 	}

@@ -60,7 +60,7 @@ func TestLedgerCatchesUpWithoutMoreCalls(t *testing.T) {
 		if fail {
 			err = errors.New("boom")
 		}
-		r.Observe(context.Background(), c, &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, err)
+		r.Observe(context.Background(), router.Outcome{Call: c, Result: &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, Err: err})
 	}
 	call("one", false)
 	waitLedger(t, home, "sess-1", 1)
@@ -92,7 +92,7 @@ func TestReplaySummaries(t *testing.T) {
 	sess := session.New("sess-s", "")
 	for _, args := range []string{`{"b":2, "path":"/x","command":"ls"}`, `{"z":true,"password":"pw-1234","n":1e3}`, `[1,2,3]`, `not json`, ``} {
 		c := &router.Call{Entry: &catalog.Entry{Name: "t"}, Session: sess, Args: json.RawMessage(args), Started: time.Now()}
-		r.Observe(context.Background(), c, &mcp.CallToolResult{}, nil)
+		r.Observe(context.Background(), router.Outcome{Call: c, Result: &mcp.CallToolResult{}, Err: nil})
 	}
 	r.Close()
 	b, err := os.ReadFile(replay.Path(home, "sess-s"))

@@ -14,15 +14,13 @@
 //     why, and reading on;
 //   - Transport.Open starts reading before a server is connected and
 //     answers the client's initialize through a greeter while the server
-//     is still being built (OpenAnswered: the answer the stdio front
-//     already gave, package handoff); the server's own answer to it is
-//     dropped;
+//     is still being built; the server's own answer to it is dropped;
 //   - FastPath, when installed, is offered each clean tools/call and
 //     notifications/cancelled on the reading goroutine, before the SDK
 //     decodes it, and answers what it takes through Conn.Reply with the
-//     client's id and the result as bytes (the router's proxy fast path;
-//     see package proxy for the design). It shares the write lock and
-//     the open-request set with the SDK's answers.
+//     client's id and the result as bytes (the router's proxied calls;
+//     see package proxy). It shares the write lock and the open-request
+//     set with the SDK's answers.
 //
 // The go-sdk's own stdio connection stops reading at the first frame it
 // cannot decode and the process then exits as if the client had left;

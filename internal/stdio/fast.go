@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"sync/atomic"
-	"time"
 	"unicode/utf8"
 
 	"github.com/evokore/evokore/internal/rawjson"
@@ -14,29 +12,13 @@ import (
 // FastPath takes some requests off the connection before the go-sdk sees
 // them: the router's proxied tools/call and the cancellations of those
 // calls. Take is offered every clean tools/call and
-// notifications/cancelled, in reading order, on the reading goroutine; it
-// must not block. It returns taken false to leave the message to the SDK.
-// A message it takes is either handled within Take (work nil) or answered
-// through the Replier by work.
-//
-// Work runs on the goroutine that read the frame, and reading waits for
-// it until work calls release (or returns, or has held reading for
-// ReleaseAfter): work calls release once it has nothing left to do but
-// wait, when its request is with a child. Reading then moves to another
-// goroutine, and the wake-up of a thread that costs is made while the
-// child works instead of before the call has started. Work that ends
-// without releasing (a call the pipeline refused) leaves reading on this
-// goroutine, with no hand-over at all.
+// notifications/cancelled, in reading order, on the reading goroutine,
+// and must not block: a call it takes runs on a goroutine of its own, as
+// the SDK runs its own calls, and is answered through the Replier. It
+// returns false to leave the message to the SDK.
 type FastPath interface {
-	Take(m Message, r Replier) (work func(release func()), taken bool)
+	Take(m Message, r Replier) bool
 }
-
-// ReleaseAfter bounds how long a FastPath's work holds reading without
-// calling release: work blocked before its request reached a child (a
-// child still booting, a child that stopped reading its stdin, a stage
-// waiting on Redis) must not keep the client's next frames, its
-// cancellations included, from being read.
-const ReleaseAfter = time.Millisecond
 
 // Message is a frame whose envelope is already checked (as Decode would),
 // its parts still the frame's bytes.
@@ -127,22 +109,6 @@ func scanFast(frame []byte) (Message, bool) {
 		return m, false
 	}
 	return m, true
-}
-
-// runFast runs a FastPath's work on the reading goroutine (see
-// FastPath). It reports whether reading moved to another worker; if not,
-// the caller goes on reading.
-func (c *Conn) runFast(fr *FrameReader, work func(release func())) (moved bool) {
-	var released atomic.Bool
-	release := func() {
-		if released.CompareAndSwap(false, true) {
-			c.workers.run(func() { c.readLoop(fr) })
-		}
-	}
-	t := time.AfterFunc(ReleaseAfter, release)
-	work(release)
-	t.Stop()
-	return !released.CompareAndSwap(false, true)
 }
 
 // idKey is the key of an id in the open-request set: what the SDK's

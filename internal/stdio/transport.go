@@ -78,29 +78,7 @@ func (t *Transport) Connect(context.Context) (mcp.Connection, error) {
 // answer to it is not written again (a warning is logged if it differs
 // from greet's). Open does nothing the second time, nor after Connect.
 func (t *Transport) Open(greet func(*jsonrpc.Request) []byte) {
-	t.open(greet, nil)
-}
 
-// OpenAnswered is Open for input whose initialize request another
-// process already answered with answer (one encoded response, no
-// newline): the stdio front, which read the request and handed it over
-// (package handoff). The server's own answer to that id is dropped as
-// after a greeting, with the same check. An answer that is not a
-// response with an id is ignored, and the server's answer then written.
-func (t *Transport) OpenAnswered(answer []byte) {
-	var early *earlyAnswer
-	if msg, err := jsonrpc.DecodeMessage(answer); err == nil {
-		if resp, ok := msg.(*jsonrpc.Response); ok && resp.ID.IsValid() {
-			early = &earlyAnswer{id: resp.ID.Raw(), line: answer}
-		}
-	}
-	if early == nil {
-		t.log.Warn("[EVOKORE] Ignoring the hand-off's initialize answer: it is not a response", "answer", string(answer))
-	}
-	t.open(nil, early)
-}
-
-func (t *Transport) open(greet func(*jsonrpc.Request) []byte, early *earlyAnswer) {
 	t.openOnce.Do(func() {
 		c := &Conn{
 			in:       t.in,
@@ -111,14 +89,10 @@ func (t *Transport) open(greet func(*jsonrpc.Request) []byte, early *earlyAnswer
 			drain:    t.Drain,
 			open:     map[any]bool{},
 			fast:     &t.fast,
-			workers:  workers{jobs: make(chan func())},
 			greet:    greet,
 		}
 		if c.drain <= 0 {
 			c.drain = 30 * time.Second
-		}
-		if early != nil {
-			c.greeted.Store(early)
 		}
 		t.conn.Store(c)
 		fr := NewFrameReader(t.in, MaxFrame)
@@ -132,10 +106,10 @@ func (t *Transport) open(greet func(*jsonrpc.Request) []byte, early *earlyAnswer
 		}
 		greetDone := c.greetDone // readLoop clears the field
 		reading := make(chan struct{})
-		c.workers.run(func() {
+		go func() {
 			close(reading)
 			c.readLoop(fr)
-		})
+		}()
 		<-reading
 		if waiting {
 			select {
@@ -175,18 +149,14 @@ type Conn struct {
 	// greet answers the first frame early when it is an initialize
 	// request (see Transport.Open); only the reading goroutine touches
 	// it. greetDone is set with it and closed and cleared after the first
-	// frame (Open waits on it). greeted is the early answer, greet's or
-	// the one OpenAnswered was given, until the server's own answer to
-	// the same id is dropped.
+	// frame (Open waits on it). greeted is greet's early answer, until
+	// the server's own answer to the same id is dropped.
 	greet     func(*jsonrpc.Request) []byte
 	greetDone chan struct{}
 	greeted   atomic.Pointer[earlyAnswer]
 
 	// fast is the transport's FastPath slot, read per frame.
 	fast *atomic.Pointer[FastPath]
-	// workers run the reading and the fast path's work; the reading
-	// moves from one to another (see readLoop).
-	workers workers
 }
 
 // greetWait bounds how long Open waits for the first frame it saw
@@ -210,12 +180,6 @@ type frameOrErr struct {
 // error other than an overlong frame, or when the connection closes. A
 // read blocked on a stdin that never closes outlives Close; there is no
 // portable way to interrupt it, and it holds no more than one frame.
-//
-// When the fast path takes a frame with work to do, this goroutine, the
-// one the kernel just woke with the frame, does the work, and reading
-// moves to another worker once the work waits (runFast): the hand-over to
-// a goroutine that is not running yet is then off the call's path, and
-// the next frame is still read by exactly one goroutine, in order.
 func (c *Conn) readLoop(fr *FrameReader) {
 	for {
 		frame, err := fr.Next()
@@ -227,13 +191,8 @@ func (c *Conn) readLoop(fr *FrameReader) {
 			close(c.greetDone)
 			c.greetDone = nil
 		}
-		if err == nil {
-			if work, taken := c.offerFast(frame); taken {
-				if work != nil && c.runFast(fr, work) {
-					return
-				}
-				continue
-			}
+		if err == nil && c.offerFast(frame) {
+			continue
 		}
 		select {
 		case c.incoming <- frameOrErr{frame, err}:
@@ -319,18 +278,17 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// offerFast offers a frame to the fast path, on the reading goroutine
-// itself: a call it takes reaches its child without a hand-over to the
-// SDK's reader. It is still in reading order, as the reader holds at most
-// one frame for the SDK at a time.
-func (c *Conn) offerFast(frame []byte) (work func(release func()), taken bool) {
+// offerFast offers a frame to the fast path, on the reading goroutine,
+// and reports whether it took it. It is still in reading order, as the
+// reader holds at most one frame for the SDK at a time.
+func (c *Conn) offerFast(frame []byte) bool {
 	fp := c.fast.Load()
 	if fp == nil {
-		return nil, false
+		return false
 	}
 	m, ok := scanFast(frame)
 	if !ok {
-		return nil, false
+		return false
 	}
 	if m.ID != nil {
 		// Marked open before it is offered: the answer may be written
@@ -339,13 +297,13 @@ func (c *Conn) offerFast(frame []byte) (work func(release func()), taken bool) {
 		c.open[idKey(m.ID)] = true
 		c.openMu.Unlock()
 	}
-	if work, taken = (*fp).Take(m, c); taken {
-		return work, true
+	if (*fp).Take(m, c) {
+		return true
 	}
 	if m.ID != nil {
 		c.markAnswered(idKey(m.ID))
 	}
-	return nil, false
+	return false
 }
 
 // awaitAnswers waits until every request read has been answered, the

@@ -67,17 +67,6 @@ func Evokore(t testing.TB) string {
 	return build(t, "./cmd/evokore", "evokore")
 }
 
-// EvokoreMCP returns the path of a freshly built evokore-mcp, the stdio
-// front, built beside Evokore's binary (where it looks for it), with the
-// race detector when the tests run with it.
-func EvokoreMCP(t testing.TB) string {
-	Evokore(t)
-	if raceEnabled {
-		return build(t, "./cmd/evokore-mcp", "evokore-mcp", "-race")
-	}
-	return build(t, "./cmd/evokore-mcp", "evokore-mcp")
-}
-
 // FixtureServer returns the path of the fixture MCP server binary; see
 // package fixtureserver for its flags and tools.
 func FixtureServer(t testing.TB) string {

@@ -134,10 +134,11 @@ var _ router.Observer = (*Manager)(nil)
 func (m *Manager) Enabled() bool { return m.enabled }
 
 // Observe counts one dispatched call.
-func (m *Manager) Observe(_ context.Context, c *router.Call, res *mcp.CallToolResult, err error) {
-	if !m.enabled {
+func (m *Manager) Observe(_ context.Context, o router.Outcome) {
+	if !m.enabled || o.Refused {
 		return
 	}
+	c := o.Call
 	ms := float64(time.Since(c.Started).Microseconds()) / 1000
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -146,7 +147,7 @@ func (m *Manager) Observe(_ context.Context, c *router.Call, res *mcp.CallToolRe
 		m.latTotal += ms
 		m.latCount++
 	}
-	if err != nil || (res != nil && res.IsError) {
+	if o.Err != nil || (o.Result != nil && o.Result.IsError) {
 		m.m.ToolErrorCount++
 	}
 	if c.Session != nil && !m.known[c.Session.ID] {

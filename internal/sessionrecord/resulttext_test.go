@@ -1,4 +1,4 @@
-package router
+package sessionrecord
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/router"
 )
 
 // decodedText is how ResultText read a result's bytes before it read
@@ -84,8 +86,8 @@ func FuzzResultText(f *testing.F) {
 func checkResultText(t *testing.T, b []byte) {
 	t.Helper()
 	stand := &mcp.CallToolResult{}
-	c := &Call{Raw: &RawResult{Bytes: b, Result: stand}}
-	if got, want := c.ResultText(stand), decodedText(b); got != want {
+	c := &router.Call{Raw: &router.RawResult{Bytes: b, Result: stand}}
+	if got, want := ResultText(router.Outcome{Call: c, Result: stand}), decodedText(b); got != want {
 		t.Errorf("%q: ResultText %q, decoding %q", b, got, want)
 	}
 }
@@ -94,11 +96,12 @@ func checkResultText(t *testing.T, b []byte) {
 // detail, the replay's output): it is read once.
 func TestResultTextIsReadOnce(t *testing.T) {
 	stand := &mcp.CallToolResult{}
-	c := &Call{Raw: &RawResult{Bytes: []byte(`{"content":[{"type":"text","text":"hello"}]}`), Result: stand}}
-	if c.ResultText(stand) != "hello" {
-		t.Fatal(c.ResultText(stand))
+	c := &router.Call{Raw: &router.RawResult{Bytes: []byte(`{"content":[{"type":"text","text":"hello"}]}`), Result: stand}}
+	o := router.Outcome{Call: c, Result: stand}
+	if ResultText(o) != "hello" {
+		t.Fatal(ResultText(o))
 	}
-	if n := testing.AllocsPerRun(10, func() { c.ResultText(stand) }); n != 0 {
+	if n := testing.AllocsPerRun(10, func() { ResultText(o) }); n != 0 {
 		t.Errorf("asking again allocates %v times: the text is read again", n)
 	}
 }
