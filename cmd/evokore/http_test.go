@@ -41,6 +41,14 @@ func httpRouter(t testing.TB, env ...string) (string, *exec.Cmd, *routertest.Buf
 	cmd := exec.Command(testutil.Evokore(t), "serve", "--http", "127.0.0.1:0")
 	cmd.Dir = dir
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home")}, env...)
+	base, stderr := startHTTP(t, cmd)
+	return base, cmd, stderr
+}
+
+// startHTTP starts cmd, an `evokore serve --http` on port 0, and returns
+// its base URL once it listens, and its stderr.
+func startHTTP(t testing.TB, cmd *exec.Cmd) (string, *routertest.Buffer) {
+	t.Helper()
 	stderr := &routertest.Buffer{}
 	pr, pw := io.Pipe()
 	cmd.Stderr = io.MultiWriter(stderr, pw)
@@ -61,11 +69,11 @@ func httpRouter(t testing.TB, env ...string) (string, *exec.Cmd, *routertest.Buf
 	}()
 	select {
 	case addr := <-found:
-		return "http://" + addr, cmd, stderr
+		return "http://" + addr, stderr
 	case <-time.After(60 * time.Second):
 		t.Fatalf("evokore did not start listening:\n%s", stderr.String())
 	}
-	return "", nil, nil
+	return "", nil
 }
 
 type bearer struct {

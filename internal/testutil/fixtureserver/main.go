@@ -7,8 +7,9 @@
 //	read_cancelled {started} how many slow calls the client cancelled
 //	                        (started: how many slow calls began)
 //	crash {}                exits the process in the middle of the call
-//	fail {message}          an isError result
-//	count {}                counts the calls that reached this process
+//	fail {message}          an isError result (counted as count's calls are)
+//	count {}                counts the calls of count and fail that
+//	                        reached this process
 //	read_count {}           returns that count without adding to it
 //	mutate {description,    redefines echo (tools/list_changed): description
 //	  title, readOnly,      (default: the original one), title, readOnlyHint
@@ -244,6 +245,7 @@ func main() {
 		return nil, nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Always fails."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		calls.Add(1)
 		r := text("failed: %s", in.Message)
 		r.IsError = true
 		return r, nil, nil
