@@ -15,8 +15,8 @@ import (
 
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/records"
 	"github.com/evokore/evokore/internal/router"
-	"github.com/evokore/evokore/internal/server"
 	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/testutil/routertest"
@@ -90,7 +90,8 @@ func BenchmarkRecords(b *testing.B) {
 				Env: config.NewEnv(map[string]string{"GH_TOKEN": "ghp_benchsecret0123456789"})}
 			cfg := &config.MCPConfig{Servers: []config.Server{{ID: "github", Command: "github-mcp",
 				Env: map[string]string{"GITHUB_TOKEN": "${GH_TOKEN}"}}}}
-			recs, closeAll := server.OpenRecords(set, cfg)
+			rs := records.Open(records.Options{Settings: set, Config: cfg})
+			recs, closeAll := rs.Observers(), rs.Close
 			entry := &catalog.Entry{Name: "github_search", Server: "github", Source: catalog.SourceProxy}
 			sess := &session.Session{ID: "stdio-0b6f2c1e-bench", Role: "dev"}
 			stand := &mcp.CallToolResult{}

@@ -159,7 +159,7 @@ func (s *Server) Reload() (ReloadReport, error) {
 	rep := ReloadReport{Generation: g.number, Servers: change, Config: g.configSum != old.configSum, Permissions: g.permsSum != old.permsSum,
 		Read: read, Swap: time.Since(swapping)}
 	s.log.Info(reloadSummary(rep))
-	s.records.learnSecrets(g.config, settings.Env)
+	s.records.LearnSecrets(g.config, settings.Env)
 	s.RecordReload(reloadSummary(rep), nil)
 	return rep, nil
 }

@@ -17,11 +17,14 @@ import (
 
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/events"
+	"github.com/evokore/evokore/internal/lifecycle"
 	"github.com/evokore/evokore/internal/logging"
 	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/native/routing"
 	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/proxy"
+	"github.com/evokore/evokore/internal/records"
 	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/search"
 	"github.com/evokore/evokore/internal/session"
@@ -96,7 +99,7 @@ type Server struct {
 	// at start; it stays until a restart.
 	sharedProblem string
 	// records are the audit log, webhooks and session records.
-	records *records
+	records *records.Records
 	// tracing exports OTLP traces and metrics; nil unless an OTLP
 	// endpoint is set.
 	tracing *tracing.Exporter
@@ -107,17 +110,12 @@ type Server struct {
 	describeSeen  atomic.Bool
 	deferFallback atomic.Bool
 
-	// Lifecycle. starters run once, in construction order, at Start;
-	// closers run once, in reverse construction order, at Shutdown (as
-	// t.Cleanup does). Every goroutine the server starts is in wg.
-	startOnce    sync.Once
-	starters     []func(ctx context.Context)
-	closers      []func()
+	// parts start at Start, in construction order, and stop at
+	// Shutdown, in reverse; every goroutine the server starts is
+	// theirs.
+	parts        lifecycle.Group
 	shutdownOnce sync.Once
 	shutdownErr  error
-	bg           context.Context
-	stopBG       context.CancelFunc
-	wg           sync.WaitGroup
 	calls        inflight
 	flushers     []func(context.Context)
 	// afterHandshake run once, when a session's first request has been
@@ -141,7 +139,6 @@ func New(opts Options) *Server {
 		opts.Logger = logging.New(opts.Log, slog.LevelInfo)
 	}
 	s := &Server{opts: opts, log: opts.Logger, legacy: opts.Settings.DiscoveryMode == config.ModeLegacy}
-	s.bg, s.stopBG = context.WithCancel(context.Background())
 
 	g := &generation{number: 1, settings: opts.Settings, loaded: time.Now(), superseded: make(chan struct{})}
 	// The native entries' hashes are computed on another core while the
@@ -150,7 +147,9 @@ func New(opts Options) *Server {
 	g.config, g.configSum = s.loadConfig()
 	// Opened first so they close last, after every part that reports
 	// into them.
-	s.openRecords(g.config)
+	s.records = records.Open(records.Options{Settings: opts.Settings, Config: g.config, Log: s.log})
+	s.parts.OnStop(s.records.Close)
+	s.openTracing()
 	perms, failClosed := s.loadPermissions()
 	g.perms, g.permsSum = perms, fileSum(opts.Settings.PermissionsPath)
 	s.pins = s.openPins()
@@ -178,15 +177,19 @@ func New(opts Options) *Server {
 	}
 	contrib := registerManagers(table, host, s)
 	s.content = contrib.Content
-	s.starters = append(s.starters, contrib.Starters...)
+	for _, start := range contrib.Starters {
+		s.parts.OnStart(start)
+	}
 	s.afterHandshake = contrib.AfterHandshake
-	s.closers = append(s.closers, contrib.Closers...)
+	for _, stop := range contrib.Closers {
+		s.parts.OnStop(stop)
+	}
 	s.catalog.SetNatives(table.Entries())
 	po := s.policyOptions(g, failClosed)
 	po.Binders = contrib.Binders
 	s.policy = policy.New(po)
 	s.shareState(s.policy, g.config.Servers)
-	s.closers = append(s.closers, s.policy.Approvals.Close)
+	s.parts.OnStop(s.policy.Approvals.Close)
 	s.settle(g, s.policy.Rules().RBAC, failClosed)
 	g.profile = s.resolveProfile(g)
 	s.gen.Store(g)
@@ -206,11 +209,11 @@ func New(opts Options) *Server {
 		Pins:            s.quarantinePins(),
 		ResourceUpdated: s.resourceUpdated,
 	})
-	s.closers = append(s.closers, s.proxy.Close)
+	s.parts.OnStop(s.proxy.Close)
 	if s.pins != nil {
 		// `evokore pins accept` rewrites the file; re-admit the tools then.
-		s.starters = append(s.starters, func(ctx context.Context) {
-			s.goBackground(func() { s.pins.Watch(ctx, time.Second, s.proxy.Readmit) })
+		s.parts.OnStart(func(ctx context.Context) {
+			s.parts.Go(func() { s.pins.Watch(ctx, time.Second, s.proxy.Readmit) })
 		})
 	}
 
@@ -233,12 +236,12 @@ func New(opts Options) *Server {
 		},
 		// What enforces comes first (cooldowns, refunds), what only
 		// counts and records after.
-		Observers: slices.Concat(contrib.Observers, s.policy.Observers(), opts.Observers, s.records.recorders(s)),
+		Observers: slices.Concat(contrib.Observers, s.policy.Observers(), opts.Observers, s.records.Observers()),
 	})
 
 	if opts.Watch {
-		s.starters = append(s.starters, func(ctx context.Context) {
-			s.goBackground(func() { s.watchFiles(ctx) })
+		s.parts.OnStart(func(ctx context.Context) {
+			s.parts.Go(func() { s.watchFiles(ctx) })
 		})
 	}
 	return s
@@ -388,7 +391,7 @@ func (s *Server) shareState(p *policy.Policy, servers []config.Server) {
 		sharedstate.AttachUnavailable(p, servers, err)
 		return
 	}
-	s.closers = append(s.closers, func() { _ = sh.Close() })
+	s.parts.OnStop(func() { _ = sh.Close() })
 }
 
 func (s *Server) openPins() *policy.Pins {
@@ -403,13 +406,7 @@ func (s *Server) openPins() *policy.Pins {
 // Start begins the background work: the skills index and watcher, plugin
 // publication, the pins watcher. It is called by the first Connect if not
 // before, and does nothing the second time.
-func (s *Server) Start() {
-	s.startOnce.Do(func() {
-		for _, start := range s.starters {
-			start(s.bg)
-		}
-	})
-}
+func (s *Server) Start() { s.parts.Start() }
 
 // handshook runs the work deferred until a client was answered: the
 // first request of the first session. Only the first call does anything.
@@ -419,15 +416,6 @@ func (s *Server) handshook() {
 			start()
 		}
 	})
-}
-
-// goBackground runs fn on a goroutine the server joins at Shutdown.
-func (s *Server) goBackground(fn func()) {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		fn()
-	}()
 }
 
 // Shutdown stops the server: no new session is accepted, calls in flight
@@ -459,11 +447,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		for _, v := range views {
 			v.close()
 		}
-		s.stopBG()
-		for i := len(s.closers) - 1; i >= 0; i-- {
-			s.closers[i]()
-		}
-		s.wg.Wait()
+		s.parts.Stop()
 	})
 	return s.shutdownErr
 }
@@ -495,7 +479,7 @@ func (s *Server) quarantinePins() proxy.Pinner {
 	if s.pins == nil {
 		return nil
 	}
-	return &quarantinePinner{next: s.pins, s: s, seen: map[string]string{}}
+	return s.records.Pins(s.pins)
 }
 
 // Snapshot returns the current catalog.
@@ -644,3 +628,26 @@ func (s *Server) PendingApprovals() int { return s.policy.Approvals.PendingCount
 
 // OpenCalls reports how many calls are in flight to a child server.
 func (s *Server) OpenCalls(server string) int { return s.proxy.OpenCalls(server) }
+
+// approvalEvent records a step of an approval, with the role of the
+// session that asked.
+func (s *Server) approvalEvent(a policy.ApprovalEvent) {
+	role := ""
+	for _, v := range s.Sessions() {
+		if v.ID == a.Session {
+			role = v.Role
+		}
+	}
+	s.records.Approval(a, role)
+}
+
+// Events returns the bus the router's events go through, for parts that
+// report from outside the pipeline.
+func (s *Server) Events() *events.Bus { return s.records.Events() }
+
+// RecordReload records a reload of the router's configuration.
+func (s *Server) RecordReload(summary string, err error) { s.records.Reload(summary, err) }
+
+// RecordAuthFailure records a request the HTTP transport refused for its
+// credentials: the client's address and why (never the credential).
+func (s *Server) RecordAuthFailure(remote, reason string) { s.records.AuthFailure(remote, reason) }

@@ -104,7 +104,7 @@ func (s *Server) newView(so SessionOptions) *view {
 			client = ip.ClientInfo.Name
 		}
 		if v.started.CompareAndSwap(false, true) {
-			s.sessionEvent(events.SessionStart, v.sess, client)
+			s.records.Session(events.SessionStart, v.sess, client)
 		}
 	}
 	opts.GetSessionID = func() string {
@@ -139,7 +139,7 @@ func (v *view) bind(ss *mcp.ServerSession) bool {
 		if v.http != nil {
 			v.http.add(v)
 		}
-		v.srv.goBackground(func() { v.watch(ss) })
+		v.srv.parts.Go(func() { v.watch(ss) })
 	})
 	return v.bound
 }
@@ -166,7 +166,7 @@ func (v *view) close() {
 // ended records session_end once for a session that started.
 func (v *view) ended() {
 	if v.started.CompareAndSwap(true, false) {
-		v.srv.sessionEvent(events.SessionEnd, v.sess, "")
+		v.srv.records.Session(events.SessionEnd, v.sess, "")
 	}
 }
 

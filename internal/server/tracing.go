@@ -1,0 +1,48 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/proxy"
+	"github.com/evokore/evokore/internal/router"
+	"github.com/evokore/evokore/internal/tracing"
+)
+
+// exportGrace is how long shutdown waits for the last spans to export.
+const exportGrace = 2 * time.Second
+
+// openTracing starts OpenTelemetry export when an OTLP endpoint is set.
+func (s *Server) openTracing() {
+	set := s.opts.Settings
+	tel, err := tracing.New(tracing.Options{Endpoint: set.OTLPEndpoint, TracesEndpoint: set.OTLPTracesEndpoint,
+		MetricsEndpoint: set.OTLPMetricsEndpoint, Version: s.opts.Version, Getenv: set.Env.Get, Log: s.log})
+	if err != nil {
+		s.log.Info(fmt.Sprintf("[EVOKORE] OpenTelemetry export is off: %v", err))
+	}
+	if tel == nil {
+		return
+	}
+	s.tracing = tel
+	s.parts.OnStop(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), exportGrace)
+		defer cancel()
+		if err := tel.Shutdown(ctx); err != nil {
+			s.log.Info(fmt.Sprintf("[EVOKORE] OpenTelemetry export at shutdown failed: %v", s.records.Scrub(err.Error())))
+		}
+	})
+}
+
+// tracedProxy is the child supervisor with each upstream call in its own
+// span; the supervisor's other methods (Resolve) pass through.
+type tracedProxy struct {
+	*proxy.Supervisor
+	tel *tracing.Exporter
+}
+
+func (p tracedProxy) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToolResult, error) {
+	return p.tel.Upstream(ctx, c, func(ctx context.Context) (*mcp.CallToolResult, error) { return p.Supervisor.CallTool(ctx, c) })
+}
