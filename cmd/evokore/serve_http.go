@@ -16,6 +16,7 @@ import (
 	"github.com/evokore/evokore/internal/auth"
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/httpfront"
+	"github.com/evokore/evokore/internal/httpsession"
 	"github.com/evokore/evokore/internal/logging"
 	"github.com/evokore/evokore/internal/metrics"
 	"github.com/evokore/evokore/internal/router"
@@ -83,9 +84,11 @@ func serveHTTP(ctx context.Context, p *paths, s config.Settings, hs config.HTTPS
 	}
 	defer store.Close()
 
-	mcpHandler := srv.HTTPSessions(server.HTTPOptions{
+	mcpHandler := httpsession.New(srv, httpsession.Options{
 		Store:   store,
 		Refresh: refresh,
+		TTL:     s.SessionTTL,
+		Log:     log,
 		Identify: func(r *http.Request) server.SessionOptions {
 			p, _ := httpfront.PrincipalFrom(r.Context())
 			so := server.SessionOptions{Role: p.Role, Identity: session.Identity{Subject: p.Subject}}

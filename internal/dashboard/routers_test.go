@@ -37,7 +37,7 @@ func gatedRouter(t *testing.T) *routertest.Harness {
 func httpRouter(t *testing.T, h *routertest.Harness, authorize func(*http.Request) (string, bool)) string {
 	t.Helper()
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", h.Server.HTTPHandler(nil, nil))
+	mux.Handle("/mcp", h.HTTP(nil, nil))
 	mux.Handle("/ws/approvals", approvalfeed.Handler(approvalfeed.Options{Home: h.Dir + "/home", Authorize: authorize}))
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)

@@ -15,7 +15,7 @@ import (
 // session only, and its prompts and templates are served as over stdio.
 func TestChildContentOverHTTP(t *testing.T) {
 	h := routertest.New(t, map[string]any{"notes": contentChild(t, nil)}, nil)
-	ts := httptest.NewServer(h.Server.HTTPHandler(nil, nil))
+	ts := httptest.NewServer(h.HTTP(nil, nil))
 	t.Cleanup(ts.Close)
 	connect := func(n *notices) *mcp.ClientSession {
 		c := mcp.NewClient(&mcp.Implementation{Name: "http", Version: "1"}, n.options())

@@ -395,7 +395,7 @@ func testutilWriteJSON(t *testing.T, dir string, v any) string {
 // before.
 func TestReloadReachesHTTPSessions(t *testing.T) {
 	h := reloadHarness(t, map[string]any{"keep": rt.Fixture(t)}, "")
-	ts := httptest.NewServer(h.Server.HTTPHandler(nil, nil))
+	ts := httptest.NewServer(h.HTTP(nil, nil))
 	t.Cleanup(ts.Close)
 	var listChanged atomic.Int64
 	c := mcp.NewClient(&mcp.Implementation{Name: "http-reload", Version: "1"}, &mcp.ClientOptions{

@@ -441,7 +441,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		}
 		// A call's answer is written after its dispatch returns; let the
 		// transports that can tell finish writing before the sessions go.
-		for _, flush := range s.flushers {
+		s.mu.Lock()
+		flushers := slices.Clone(s.flushers)
+		s.mu.Unlock()
+		for _, flush := range flushers {
 			flush(ctx)
 		}
 		for _, v := range views {
@@ -543,6 +546,36 @@ func (s *Server) detach(v *view) {
 	s.views = slices.DeleteFunc(s.views, func(x *view) bool { return x == v })
 }
 
+// bootOnDiscover boots the children once a client discovered the
+// server: a client of the stateless protocol (2026-07-28, the go-sdk
+// client's default) on a connection of its own (stdio) sends no
+// initialize, so nothing else would boot them. They boot without client
+// capabilities, which such a client does not declare up front (no roots,
+// sampling or elicitation is offered to them).
+func bootOnDiscover(s *Server) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if err == nil && method == "server/discover" {
+				s.proxy.Start(nil)
+			}
+			return res, err
+		}
+	}
+}
+
+// Closing reports whether Shutdown began.
+func (s *Server) Closing() bool { return s.isClosing() }
+
+// OnShutdown registers fn to run at Shutdown once the calls in flight
+// ended (or were cancelled) and before the sessions close: a transport
+// finishes writing its answers there. fn gets Shutdown's context.
+func (s *Server) OnShutdown(fn func(context.Context)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.flushers = append(s.flushers, fn)
+}
+
 func (s *Server) isClosing() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -577,6 +610,7 @@ func (s *Server) connectView(ctx context.Context, t mcp.Transport, so SessionOpt
 	}
 	s.Start()
 	v := s.newView(so)
+	v.mcp.AddReceivingMiddleware(bootOnDiscover(s))
 	ss, err := v.mcp.Connect(ctx, t, nil)
 	if err != nil {
 		return nil, nil, err
@@ -597,7 +631,7 @@ func (s *Server) ServeStdio(ctx context.Context, t *stdio.Transport) error {
 	// A client that writes its requests and closes stdin at once is
 	// answered first, each within the per-call timeout.
 	t.Drain = s.opts.Settings.ProxyRequestTimeout + time.Second
-	s.flushers = append(s.flushers, t.Answered)
+	s.OnShutdown(t.Answered)
 	// ctx ends the serving, through Shutdown; the session must not die
 	// with it, or the answers of calls in flight are lost.
 	v, ss, err := s.connectView(context.WithoutCancel(ctx), t, SessionOptions{})

@@ -58,15 +58,55 @@ type view struct {
 	answeredOnce sync.Once
 	ss           *mcp.ServerSession
 
-	// http is set for a session served over streamable HTTP: it keeps
-	// the session's record in the session store. pinnedID is the id a
-	// resumed session must keep.
-	http     *httpSessions
+	// pinnedID is the id a resumed session must keep.
 	pinnedID string
-	saved    savedState
 	// started is set once session_start was recorded, so session_end is
 	// recorded for exactly the sessions that started.
 	started atomic.Bool
+	// onEnd run once when the session ends (see OnEnd).
+	endMu sync.Mutex
+	onEnd []func()
+}
+
+// View is one client session's view of the router, for a transport that
+// builds its sessions itself (streamable HTTP): NewView builds one, the
+// transport serves its MCP server, and the view binds to the session on
+// its first request.
+type View = view
+
+// NewView builds the view of a session acting as so; a non-empty id is
+// the session id it must keep (a resumed session). It starts and
+// connects nothing.
+func (s *Server) NewView(so SessionOptions, id string) *View {
+	v := s.newView(so)
+	v.pinnedID = id
+	return v
+}
+
+// MCP is the view's own MCP server.
+func (v *view) MCP() *mcp.Server { return v.mcp }
+
+// Session is the router's session the view serves.
+func (v *view) Session() *session.Session { return v.sess }
+
+// Close ends the view's session.
+func (v *view) Close() { v.close() }
+
+// InitializeParams are what the client sent in its initialize; nil
+// before the view bound to its session, and for a client that did not
+// initialize.
+func (v *view) InitializeParams() *mcp.InitializeParams {
+	if ss := v.ss; ss != nil {
+		return ss.InitializeParams()
+	}
+	return nil
+}
+
+// OnEnd registers fn to run once when the view's session ends.
+func (v *view) OnEnd(fn func()) {
+	v.endMu.Lock()
+	defer v.endMu.Unlock()
+	v.onEnd = append(v.onEnd, fn)
 }
 
 // mirrorTool is the registry's placeholder: replacing it makes the SDK
@@ -136,9 +176,6 @@ func (v *view) bind(ss *mcp.ServerSession) bool {
 			return
 		}
 		v.bound = true
-		if v.http != nil {
-			v.http.add(v)
-		}
 		v.srv.parts.Go(func() { v.watch(ss) })
 	})
 	return v.bound
@@ -175,17 +212,7 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if method == "server/discover" {
 			// A streamable HTTP client asks this on a throwaway session
 			// before it initialises: it is no session of the router's.
-			// Over stdio, a client that discovered the server speaks the
-			// stateless protocol (2026-07-28, the go-sdk client's default)
-			// and sends no initialize: the children boot now, or nothing
-			// would boot them, and without client capabilities, which
-			// such a client does not declare up front (no roots,
-			// sampling or elicitation is offered to them).
-			res, err := next(ctx, method, req)
-			if err == nil && v.http == nil {
-				v.srv.proxy.Start(nil)
-			}
-			return res, err
+			return next(ctx, method, req)
 		}
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && !v.bind(ss) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "evokore is shutting down"}
@@ -194,26 +221,6 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		// what a client waits on at start (docs/decisions.md, "Startup").
 		defer v.answer()
 		v.sess.Touch()
-		if method == "initialize" && v.http != nil {
-			// Saved once the client's parameters are known and before the
-			// answer leaves, so the session's next request finds it on
-			// any replica.
-			res, err := next(ctx, method, req)
-			if err == nil {
-				v.http.save(ctx, v)
-				// Behind a round-robin proxy the session's initialized
-				// notification may reach another replica: this one would
-				// then never boot its children, and its calls would wait
-				// for them. Over HTTP they boot once the initialize is
-				// answered (and a resume replays one).
-				var caps *mcp.ClientCapabilities
-				if p, ok := req.GetParams().(*mcp.InitializeParams); ok && p != nil {
-					caps = p.Capabilities
-				}
-				v.srv.proxy.Start(caps)
-			}
-			return res, err
-		}
 		switch method {
 		case "tools/list":
 			return v.listTools(req.(*mcp.ListToolsRequest)), nil
@@ -223,11 +230,6 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				v.srv.describeSeen.Store(true)
 			}
 			res, err := v.srv.router.Call(ctx, v.sess, params)
-			if v.http != nil {
-				// Saved before the answer leaves, so that the session's
-				// next request finds its activations on any replica.
-				v.http.saveIfChanged(ctx, v)
-			}
 			if err != nil {
 				return nil, err
 			}
@@ -337,8 +339,12 @@ func (v *view) watch(ss *mcp.ServerSession) {
 func (v *view) left() {
 	v.srv.detach(v)
 	v.srv.proxy.DropSession(v.sess)
-	if v.http != nil {
-		v.http.remove(v)
-	}
 	v.ended()
+	v.endMu.Lock()
+	fns := v.onEnd
+	v.onEnd = nil
+	v.endMu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
 }

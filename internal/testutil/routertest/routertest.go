@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"regexp"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/httpsession"
 	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/procgroup"
 	"github.com/evokore/evokore/internal/server"
@@ -49,6 +51,8 @@ type Harness struct {
 	Dir    string
 	Server *server.Server
 	Stderr *Buffer
+	// Settings are what the router was built with.
+	Settings config.Settings
 }
 
 // Fixture is the mcp.config.json entry of a fixture child with args.
@@ -99,7 +103,7 @@ func NewWithServerOptions(t testing.TB, dir, configPath string, env map[string]s
 	}
 	settings, _ := config.ReadSettings(config.NewEnv(vars), server.ShippedDefaults)
 	settings.ShutdownGrace = 500 * time.Millisecond
-	h := &Harness{t: t, Dir: dir, Stderr: &Buffer{}}
+	h := &Harness{t: t, Dir: dir, Stderr: &Buffer{}, Settings: settings}
 	opts := server.Options{Settings: settings, Version: "test", Log: h.Stderr}
 	if adjust != nil {
 		adjust(&opts)
@@ -107,6 +111,13 @@ func NewWithServerOptions(t testing.TB, dir, configPath string, env map[string]s
 	h.Server = server.New(opts)
 	t.Cleanup(func() { _ = h.Server.Close() })
 	return h
+}
+
+// HTTP serves the router's sessions over streamable HTTP as `serve
+// --http` does, with identify (nil: the router's role, no identity) and
+// the SDK handler's options sdk (nil: the defaults).
+func (h *Harness) HTTP(identify func(*http.Request) server.SessionOptions, sdk *mcp.StreamableHTTPOptions) *httpsession.Handler {
+	return httpsession.New(h.Server, httpsession.Options{Identify: identify, SDK: sdk, TTL: h.Settings.SessionTTL})
 }
 
 // Connect opens an in-memory client session; opts may be nil.

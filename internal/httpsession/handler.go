@@ -1,4 +1,10 @@
-package server
+// Package httpsession serves the router's sessions over streamable HTTP:
+// one session view per MCP session (the same views stdio gets), its
+// record kept in a session store so that another replica can resume it.
+// It knows the router only through Router, as the go-sdk's HTTP handler
+// knows its servers through getServer, and keeps a session's record with
+// a receiving middleware on that session's view.
+package httpsession
 
 import (
 	"bytes"
@@ -7,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -15,11 +22,12 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/httpfront"
+	"github.com/evokore/evokore/internal/server"
 	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/sessionstore"
 )
 
-// HTTP sessions.
+// Resuming sessions.
 //
 // The go-sdk's StreamableHTTPHandler keeps its sessions in a map of its
 // own and answers a session id it does not hold with 404; v1.8.0 has no
@@ -44,17 +52,36 @@ import (
 // it. A session idle for the session TTL is closed here by the handler
 // and expires in the store on its own.
 
-// HTTPOptions configure HTTPSessions.
-type HTTPOptions struct {
+// Router is what the handler needs of the router.
+type Router interface {
+	// NewView builds the view of a new session acting as so; a non-empty
+	// id is the session id it must keep (a resumed session).
+	NewView(so server.SessionOptions, id string) *server.View
+	// Start starts the router's background work, once.
+	Start()
+	// StartChildren boots the child servers, once.
+	StartChildren(*mcp.ClientCapabilities)
+	// Closing reports whether the router is shutting down.
+	Closing() bool
+	// OnShutdown registers what the router runs when it shuts down,
+	// after the calls in flight ended and before the sessions close.
+	OnShutdown(func(context.Context))
+}
+
+// Options configure a Handler.
+type Options struct {
 	// Identify says who a request acts for: its role and identity. A new
 	// session takes them; a request for an existing session of another
 	// tenant is answered as if the session did not exist, and one whose
 	// explicit role differs from the session's is refused. nil gives
 	// every session the server's role and no identity.
-	Identify func(*http.Request) SessionOptions
-	// Store keeps the sessions; nil is an in-process store with the
-	// session TTL.
+	Identify func(*http.Request) server.SessionOptions
+	// Store keeps the sessions; nil is an in-process store with TTL.
 	Store sessionstore.Store
+	// TTL is how long an idle session lives; zero is forever.
+	TTL time.Duration
+	// Log receives what the handler reports; nil discards it.
+	Log *slog.Logger
 	// Refresh re-reads, on every request, the record of a session this
 	// process serves: needed when replicas share the store, so that an
 	// activation made through another replica is seen, and a session
@@ -63,68 +90,111 @@ type HTTPOptions struct {
 	// (idle, DELETE) is deleted from it.
 	Refresh bool
 	// SDK are the streamable handler's options; SessionTimeout defaults
-	// to the session TTL.
+	// to TTL.
 	SDK *mcp.StreamableHTTPOptions
 }
 
-// HTTPHandler serves MCP over streamable HTTP with the default session
-// options: one session view per MCP session, kept in an in-process store.
-func (s *Server) HTTPHandler(identify func(*http.Request) SessionOptions, opts *mcp.StreamableHTTPOptions) http.Handler {
-	return s.HTTPSessions(HTTPOptions{Identify: identify, SDK: opts})
-}
-
-// HTTPSessions serves MCP over streamable HTTP: one session view per MCP
-// session, built by the same code Connect uses, its record kept in the
-// session store so that another process can resume it (see above).
-func (s *Server) HTTPSessions(o HTTPOptions) http.Handler {
-	h := &httpSessions{srv: s, opts: o, store: o.Store, live: map[string]*view{}}
+// New serves rt's sessions over streamable HTTP: one session view per MCP
+// session, its record kept in the session store so that another process
+// can resume it (see above). It starts nothing.
+func New(rt Router, o Options) *Handler {
+	h := &Handler{rt: rt, opts: o, store: o.Store, live: map[string]*entry{}, log: o.Log}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
 	if h.store == nil {
-		h.store = sessionstore.NewMemory(s.opts.Settings.SessionTTL)
+		h.store = sessionstore.NewMemory(o.TTL)
 	}
 	h.saveEvery = 30 * time.Second
-	if ttl := s.opts.Settings.SessionTTL; ttl > 0 && ttl/10 < h.saveEvery {
-		h.saveEvery = ttl / 10
+	if o.TTL > 0 && o.TTL/10 < h.saveEvery {
+		h.saveEvery = o.TTL / 10
 	}
 	sdk := mcp.StreamableHTTPOptions{}
 	if o.SDK != nil {
 		sdk = *o.SDK
 	}
 	if sdk.SessionTimeout == 0 {
-		sdk.SessionTimeout = s.opts.Settings.SessionTTL
+		sdk.SessionTimeout = o.TTL
 	}
 	// The SDK also asks for a server on requests of existing sessions,
 	// only to read the protocol versions it supports: one shared view
 	// answers those without building a session's.
-	probe := s.newView(SessionOptions{}).mcp
+	var probe *mcp.Server
+	var probeOnce sync.Once
 	h.sdk = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		if s.isClosing() {
+		if rt.Closing() {
 			return nil
 		}
-		if v, ok := r.Context().Value(resumeKey{}).(*view); ok {
-			return v.mcp
+		if e, ok := r.Context().Value(resumeKey{}).(*entry); ok {
+			return e.v.MCP()
 		}
 		if r.Header.Get(sessionHeader) != "" {
+			probeOnce.Do(func() { probe = rt.NewView(server.SessionOptions{}, "").MCP() })
 			return probe
 		}
 		// The handler asks twice for one new session; build one view.
 		slot, _ := r.Context().Value(newViewKey{}).(*newViewSlot)
-		if slot != nil && slot.v != nil {
-			return slot.v.mcp
+		if slot != nil && slot.e != nil {
+			return slot.e.v.MCP()
 		}
-		s.Start()
-		var so SessionOptions
+		rt.Start()
+		var so server.SessionOptions
 		if o.Identify != nil {
 			so = o.Identify(r)
 		}
-		v := s.newView(so)
-		v.http = h
+		e := h.adopt(rt.NewView(so, ""))
 		if slot != nil {
-			slot.v = v
+			slot.e = e
 		}
-		return v.mcp
+		return e.v.MCP()
 	}, &sdk)
-	s.flushers = append(s.flushers, h.flush)
+	rt.OnShutdown(h.flush)
 	return h
+}
+
+// adopt makes v one of the handler's sessions: its record is saved by a
+// receiving middleware on its view, and forgotten when it ends.
+func (h *Handler) adopt(v *server.View) *entry {
+	e := &entry{v: v}
+	v.MCP().AddReceivingMiddleware(h.keep(e))
+	v.OnEnd(func() { h.remove(e) })
+	return e
+}
+
+// keep is the middleware that keeps a session's record: added to the
+// session's view, outermost, so it sees each request's answer.
+func (h *Handler) keep(e *entry) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if err != nil {
+				return res, err
+			}
+			switch method {
+			case "initialize":
+				h.add(e)
+				// Saved once the client's parameters are known and before
+				// the answer leaves, so the session's next request finds
+				// it on any replica.
+				h.save(ctx, e)
+				// Behind a round-robin proxy the session's initialized
+				// notification may reach another replica: this one would
+				// then never boot its children, and its calls would wait
+				// for them. Over HTTP they boot once the initialize is
+				// answered (and a resume replays one).
+				var caps *mcp.ClientCapabilities
+				if p, ok := req.GetParams().(*mcp.InitializeParams); ok && p != nil {
+					caps = p.Capabilities
+				}
+				h.rt.StartChildren(caps)
+			case "tools/call":
+				// Saved before the answer leaves, so that the session's
+				// next request finds its activations on any replica.
+				h.saveIfChanged(ctx, e)
+			}
+			return res, err
+		}
+	}
 }
 
 const sessionHeader = "Mcp-Session-Id"
@@ -138,22 +208,26 @@ const (
 
 type resumeKey struct{}
 type newViewKey struct{}
-type newViewSlot struct{ v *view }
+type newViewSlot struct{ e *entry }
 
-// savedState is what a view last saved, so that unchanged sessions are
-// not written on every request.
-type savedState struct {
+// entry is one session the handler serves: its view and what it last
+// saved, so that unchanged sessions are not written on every request.
+type entry struct {
+	v *server.View
+
 	mu         sync.Mutex
 	generation uint64
 	at         time.Time
 }
 
-type httpSessions struct {
-	srv       *Server
-	opts      HTTPOptions
+// Handler serves MCP over streamable HTTP (see New).
+type Handler struct {
+	rt        Router
+	opts      Options
 	store     sessionstore.Store
 	sdk       *mcp.StreamableHTTPHandler
 	saveEvery time.Duration
+	log       *slog.Logger
 
 	// posts counts the POSTs being served, so Shutdown can let their
 	// answers be written before the sessions close.
@@ -162,49 +236,50 @@ type httpSessions struct {
 	postsMu   sync.Mutex
 
 	mu       sync.Mutex
-	live     map[string]*view
+	live     map[string]*entry
 	resuming sync.Mutex
 }
 
-// add registers a view bound to its session; its record is saved when
-// its initialize is answered.
-func (h *httpSessions) add(v *view) {
+// add registers a session once its id is known (its initialize).
+func (h *Handler) add(e *entry) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.live[v.sess.ID] = v
+	h.live[e.v.Session().ID] = e
 }
 
-// remove forgets a view whose session closed (idle, DELETE, shutdown).
-// A store this process alone uses forgets it too, or records no one
-// will ask for again would pile up; a shared store keeps it for the other
+// remove forgets a session that closed (idle, DELETE, shutdown). A
+// store this process alone uses forgets it too, or records no one will
+// ask for again would pile up; a shared store keeps it for the other
 // replicas, and lets it expire.
-func (h *httpSessions) remove(v *view) {
+func (h *Handler) remove(e *entry) {
+	id := e.v.Session().ID
 	h.mu.Lock()
-	gone := h.live[v.sess.ID] == v
+	gone := h.live[id] == e
 	if gone {
-		delete(h.live, v.sess.ID)
+		delete(h.live, id)
 	}
 	h.mu.Unlock()
-	if gone && !h.opts.Refresh && !h.srv.isClosing() {
-		h.delete(context.Background(), v.sess.ID)
+	if gone && !h.opts.Refresh && !h.rt.Closing() {
+		h.delete(context.Background(), id)
 	}
 }
 
-func (h *httpSessions) lookup(id string) *view {
+func (h *Handler) lookup(id string) *entry {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.live[id]
 }
 
-func (h *httpSessions) identify(r *http.Request) SessionOptions {
+func (h *Handler) identify(r *http.Request) server.SessionOptions {
 	if h.opts.Identify == nil {
-		return SessionOptions{}
+		return server.SessionOptions{}
 	}
 	return h.opts.Identify(r)
 }
 
-func (h *httpSessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h.srv.isClosing() {
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.rt.Closing() {
 		httpfront.WriteRPCError(w, http.StatusServiceUnavailable, -32000, "evokore is shutting down", nil)
 		return
 	}
@@ -229,9 +304,10 @@ func (h *httpSessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	who := h.identify(r)
-	v := h.lookup(sid)
-	if v != nil {
-		if v.sess.Identity.Tenant != who.Identity.Tenant {
+	e := h.lookup(sid)
+	if e != nil {
+		sess := e.v.Session()
+		if sess.Identity.Tenant != who.Identity.Tenant {
 			sessionNotFound(w, sid)
 			return
 		}
@@ -239,7 +315,7 @@ func (h *httpSessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			rec, err := h.store.Load(r.Context(), sid)
 			if errors.Is(err, sessionstore.ErrNotFound) {
 				// Deleted or expired through another replica.
-				v.close()
+				e.v.Close()
 				sessionNotFound(w, sid)
 				return
 			}
@@ -247,10 +323,10 @@ func (h *httpSessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				h.storeUnavailable(w, err)
 				return
 			}
-			if v.sess.SetActivations(rec.Activations) {
-				v.saved.mu.Lock()
-				v.saved.generation = v.sess.Generation()
-				v.saved.mu.Unlock()
+			if sess.SetActivations(rec.Activations) {
+				e.mu.Lock()
+				e.generation = sess.Generation()
+				e.mu.Unlock()
 			}
 		}
 	} else {
@@ -270,32 +346,32 @@ func (h *httpSessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		var initialized bool
 		r, initialized = peekInitialized(r)
-		if v, err = h.resume(r, rec, initialized); err != nil {
-			h.srv.log.Warn(fmt.Sprintf("[EVOKORE] Could not resume HTTP session %s: %v", sid, err))
+		if e, err = h.resume(r, rec, initialized); err != nil {
+			h.log.Warn("[EVOKORE] Could not resume an HTTP session", "session", sid, "err", err)
 			httpfront.WriteRPCError(w, http.StatusServiceUnavailable, -32603, "Session could not be resumed", nil)
 			return
 		}
 	}
-	if who.Role != "" && who.Role != v.sess.Role {
+	if role := e.v.Session().Role; who.Role != "" && who.Role != role {
 		httpfront.WriteRPCError(w, http.StatusForbidden, -32001, "Forbidden",
-			map[string]any{"detail": fmt.Sprintf("the session runs under role '%s'; start a new session for role '%s'", v.sess.Role, who.Role)})
+			map[string]any{"detail": fmt.Sprintf("the session runs under role '%s'; start a new session for role '%s'", role, who.Role)})
 		return
 	}
 	if r.Method == http.MethodDelete {
 		h.delete(r.Context(), sid)
 	} else {
-		h.touch(r.Context(), v)
+		h.touch(r.Context(), e)
 	}
 	h.sdk.ServeHTTP(w, r)
 }
 
 // resume builds a view for a stored session and has the SDK handler
 // adopt it under its id (see the package notes above).
-func (h *httpSessions) resume(r *http.Request, rec sessionstore.Record, initialized bool) (*view, error) {
+func (h *Handler) resume(r *http.Request, rec sessionstore.Record, initialized bool) (*entry, error) {
 	h.resuming.Lock()
 	defer h.resuming.Unlock()
-	if v := h.lookup(rec.ID); v != nil {
-		return v, nil
+	if e := h.lookup(rec.ID); e != nil {
+		return e, nil
 	}
 	var ip mcp.InitializeParams
 	if raw := rec.Metadata[metaInitialize]; raw != "" {
@@ -312,15 +388,14 @@ func (h *httpSessions) resume(r *http.Request, rec sessionstore.Record, initiali
 	if ip.ClientInfo == nil {
 		ip.ClientInfo = &mcp.Implementation{Name: "resumed", Version: "0"}
 	}
-	h.srv.Start()
-	v := h.srv.newView(SessionOptions{Role: rec.Role, Identity: session.Identity{Subject: rec.Subject, Tenant: rec.Tenant}})
-	v.http = h
-	v.pinnedID = rec.ID
+	h.rt.Start()
+	e := h.adopt(h.rt.NewView(server.SessionOptions{Role: rec.Role, Identity: session.Identity{Subject: rec.Subject, Tenant: rec.Tenant}}, rec.ID))
+	sess := e.v.Session()
 	if !rec.Created.IsZero() {
-		v.sess.Created = rec.Created
+		sess.Created = rec.Created
 	}
-	v.sess.SetActivations(rec.Activations)
-	ctx := context.WithValue(r.Context(), resumeKey{}, v)
+	sess.SetActivations(rec.Activations)
+	ctx := context.WithValue(r.Context(), resumeKey{}, e)
 
 	params, err := json.Marshal(&ip)
 	if err != nil {
@@ -338,10 +413,10 @@ func (h *httpSessions) resume(r *http.Request, rec sessionstore.Record, initiali
 			return nil, fmt.Errorf("notifications/initialized answered %d", code)
 		}
 	}
-	if h.lookup(rec.ID) != v {
+	if h.lookup(rec.ID) != e {
 		return nil, errors.New("the resumed session did not bind")
 	}
-	return v, nil
+	return e, nil
 }
 
 // peekLimit bounds what peekInitialized reads of a body: an initialized
@@ -377,7 +452,7 @@ func peekInitialized(r *http.Request) (*http.Request, bool) {
 // replay sends one JSON-RPC message through the SDK handler as the
 // client's request r would, and returns the status and session id of
 // the answer.
-func (h *httpSessions) replay(ctx context.Context, r *http.Request, sid, body string) (int, string) {
+func (h *Handler) replay(ctx context.Context, r *http.Request, sid, body string) (int, string) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL.String(), bytes.NewBufferString(body))
 	if err != nil {
 		return 0, ""
@@ -416,76 +491,76 @@ func (d *discardWriter) WriteHeader(code int) {
 }
 func (d *discardWriter) Flush() {}
 
-// record is the view's session as the store keeps it.
-func (h *httpSessions) record(v *view) sessionstore.Record {
+// record is the session as the store keeps it.
+func record(v *server.View) sessionstore.Record {
+	sess := v.Session()
 	r := sessionstore.Record{
-		ID: v.sess.ID, Role: v.sess.Role, Subject: v.sess.Identity.Subject, Tenant: v.sess.Identity.Tenant,
-		Activations: v.sess.Activations(), Created: v.sess.Created, LastSeen: time.Now(),
+		ID: sess.ID, Role: sess.Role, Subject: sess.Identity.Subject, Tenant: sess.Identity.Tenant,
+		Activations: sess.Activations(), Created: sess.Created, LastSeen: time.Now(),
 		Metadata: map[string]string{metaTransport: "streamable-http"},
 	}
-	if v.ss != nil {
-		if ip := v.ss.InitializeParams(); ip != nil {
-			if raw, err := json.Marshal(ip); err == nil {
-				r.Metadata[metaInitialize] = string(raw)
-			}
-			if ci := ip.ClientInfo; ci != nil {
-				r.Metadata[metaClient] = ci.Name + " " + ci.Version
-			}
+	if ip := v.InitializeParams(); ip != nil {
+		if raw, err := json.Marshal(ip); err == nil {
+			r.Metadata[metaInitialize] = string(raw)
+		}
+		if ci := ip.ClientInfo; ci != nil {
+			r.Metadata[metaClient] = ci.Name + " " + ci.Version
 		}
 	}
 	return r
 }
 
-// save writes the view's record now.
-func (h *httpSessions) save(ctx context.Context, v *view) {
-	if v.sess.ID == "" {
+// save writes the session's record now.
+func (h *Handler) save(ctx context.Context, e *entry) {
+	sess := e.v.Session()
+	if sess.ID == "" {
 		return
 	}
-	v.saved.mu.Lock()
-	defer v.saved.mu.Unlock()
-	gen := v.sess.Generation()
-	if err := h.store.Save(context.WithoutCancel(ctx), h.record(v)); err != nil {
-		h.srv.log.Warn(fmt.Sprintf("[EVOKORE] Could not save HTTP session %s: %v", v.sess.ID, err))
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	gen := sess.Generation()
+	if err := h.store.Save(context.WithoutCancel(ctx), record(e.v)); err != nil {
+		h.log.Warn("[EVOKORE] Could not save an HTTP session", "session", sess.ID, "err", err)
 		return
 	}
-	v.saved.generation, v.saved.at = gen, time.Now()
+	e.generation, e.at = gen, time.Now()
 }
 
 // saveIfChanged saves the record when what the session lists changed
 // since the last save.
-func (h *httpSessions) saveIfChanged(ctx context.Context, v *view) {
-	v.saved.mu.Lock()
-	changed := v.saved.generation != v.sess.Generation()
-	v.saved.mu.Unlock()
+func (h *Handler) saveIfChanged(ctx context.Context, e *entry) {
+	e.mu.Lock()
+	changed := e.generation != e.v.Session().Generation()
+	e.mu.Unlock()
 	if changed {
-		h.save(ctx, v)
+		h.save(ctx, e)
 	}
 }
 
 // touch refreshes the record's expiry at most every saveEvery.
-func (h *httpSessions) touch(ctx context.Context, v *view) {
-	v.saved.mu.Lock()
-	due := time.Since(v.saved.at) >= h.saveEvery
-	v.saved.mu.Unlock()
+func (h *Handler) touch(ctx context.Context, e *entry) {
+	e.mu.Lock()
+	due := time.Since(e.at) >= h.saveEvery
+	e.mu.Unlock()
 	if due {
-		h.save(ctx, v)
+		h.save(ctx, e)
 	} else {
-		h.saveIfChanged(ctx, v)
+		h.saveIfChanged(ctx, e)
 	}
 }
 
-func (h *httpSessions) delete(ctx context.Context, id string) {
+func (h *Handler) delete(ctx context.Context, id string) {
 	if err := h.store.Delete(context.WithoutCancel(ctx), id); err != nil {
-		h.srv.log.Warn(fmt.Sprintf("[EVOKORE] Could not delete HTTP session %s from the session store: %v", id, err))
+		h.log.Warn("[EVOKORE] Could not delete an HTTP session from the session store", "session", id, "err", err)
 	}
 }
 
-func (h *httpSessions) storeUnavailable(w http.ResponseWriter, err error) {
-	h.srv.log.Warn(fmt.Sprintf("[EVOKORE] Session store unavailable: %v", err))
+func (h *Handler) storeUnavailable(w http.ResponseWriter, err error) {
+	h.log.Warn("[EVOKORE] Session store unavailable", "err", err)
 	httpfront.WriteRPCError(w, http.StatusServiceUnavailable, -32603, "Session store unavailable", nil)
 }
 
-func (h *httpSessions) postStarted() {
+func (h *Handler) postStarted() {
 	h.postsMu.Lock()
 	defer h.postsMu.Unlock()
 	if h.posts.Add(1) == 1 {
@@ -493,7 +568,7 @@ func (h *httpSessions) postStarted() {
 	}
 }
 
-func (h *httpSessions) postDone() {
+func (h *Handler) postDone() {
 	h.postsMu.Lock()
 	defer h.postsMu.Unlock()
 	if h.posts.Add(-1) == 0 && h.postsIdle != nil {
@@ -504,7 +579,7 @@ func (h *httpSessions) postDone() {
 
 // flush waits, until ctx ends, for the POSTs being served to finish
 // writing their answers.
-func (h *httpSessions) flush(ctx context.Context) {
+func (h *Handler) flush(ctx context.Context) {
 	for {
 		h.postsMu.Lock()
 		idle := h.postsIdle

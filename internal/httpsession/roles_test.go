@@ -1,4 +1,4 @@
-package server_test
+package httpsession_test
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // stdio: each with its own id and the role its request was given.
 func TestHTTPHandlerServesSessionsWithTheirOwnRoles(t *testing.T) {
 	h := routertest.New(t, map[string]any{}, nil)
-	handler := h.Server.HTTPHandler(func(r *http.Request) server.SessionOptions {
+	handler := h.HTTP(func(r *http.Request) server.SessionOptions {
 		return server.SessionOptions{Role: r.Header.Get("X-Test-Role")}
 	}, nil)
 	ts := httptest.NewServer(handler)

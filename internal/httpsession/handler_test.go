@@ -1,4 +1,4 @@
-package server_test
+package httpsession_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/httpsession"
 	"github.com/evokore/evokore/internal/server"
 	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/sessionstore"
@@ -54,7 +55,7 @@ func coldHTTPRouter(t *testing.T, store sessionstore.Store, refresh bool) (*rout
 	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{"fx": routertest.Fixture(t, "-extra", "20")}})
 	testutil.WriteFile(t, dir, "permissions.yml", twoRoles)
 	h := routertest.NewWithConfig(t, dir, cfg, map[string]string{"EVOKORE_APPROVALS_MODE": "token", "EVOKORE_SESSION_TTL_MS": "60000"})
-	handler := h.Server.HTTPSessions(server.HTTPOptions{Store: store, Refresh: refresh, Identify: func(r *http.Request) server.SessionOptions {
+	handler := httpsession.New(h.Server, httpsession.Options{TTL: h.Settings.SessionTTL, Store: store, Refresh: refresh, Identify: func(r *http.Request) server.SessionOptions {
 		return server.SessionOptions{Role: r.Header.Get("X-Test-Role"), Identity: session.Identity{Tenant: r.Header.Get("X-Test-Tenant")}}
 	}})
 	return h, handler
