@@ -32,11 +32,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/evokore/evokore/internal/httpguard"
 	"github.com/evokore/evokore/internal/policy"
 )
 
@@ -98,6 +100,28 @@ func Pending(home string, now time.Time) ([]policy.PendingApproval, error) {
 	return list, err
 }
 
+// Visible keeps the approvals who may see: those of its own tenant.
+func Visible(list []policy.PendingApproval, who httpguard.Caller) []policy.PendingApproval {
+	out := []policy.PendingApproval{}
+	for _, p := range list {
+		if who.Owns(p.Tenant) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// owned reports whether approval id is live under home and who's to
+// decide.
+func owned(home string, now time.Time, id string, who httpguard.Caller) bool {
+	list, err := policy.ListPending(home, now)
+	if err != nil {
+		// Decide reports the unreadable file itself.
+		return true
+	}
+	return slices.ContainsFunc(Visible(list, who), func(p policy.PendingApproval) bool { return p.ID == id })
+}
+
 // Changes reports, coalesced, every change to the approval files under
 // home, plus a tick every interval so expiries and routers that died
 // without a word are noticed too. The channel closes when ctx ends. The
@@ -156,8 +180,9 @@ func Changes(ctx context.Context, home string, interval time.Duration) (<-chan s
 // snapshotBytes encodes a snapshot, or the error frame when the
 // approvals cannot be read (an unreadable decisions file fails closed in
 // the routers too, so the operator must see it).
-func snapshotBytes(home string, now time.Time) []byte {
+func snapshotBytes(home string, now time.Time, who httpguard.Caller) []byte {
 	list, err := Pending(home, now)
+	list = Visible(list, who)
 	var b []byte
 	if err != nil {
 		b, _ = json.Marshal(Message{Type: "error", Message: err.Error()})
