@@ -14,8 +14,8 @@ import (
 
 	"github.com/evokore/evokore/internal/approvalfeed"
 	"github.com/evokore/evokore/internal/auth"
-	"github.com/evokore/evokore/internal/httpguard"
 	"github.com/evokore/evokore/internal/dashboard"
+	"github.com/evokore/evokore/internal/httpguard"
 	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/testutil/routertest"
