@@ -89,7 +89,7 @@ EVOKORE_DASHBOARD_APPROVAL_WS_TOKEN. It stops on SIGINT or SIGTERM.`,
 			if err != nil {
 				return &exitError{1, fmt.Errorf("dashboard: %w", err)}
 			}
-			srv := httpguard.NewServer(d.Handler())
+			srv := httpguard.NewServer(d.Handler(), httpguard.Timeouts{})
 			ln = httpguard.Listener(ln, 0)
 			fmt.Fprintf(cmd.ErrOrStderr(), "[EVOKORE] Dashboard listening on http://%s (role %s)\n", ln.Addr(), d.Role())
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -12,9 +12,10 @@
 //  4. The bearer token, with Options.Auth: the principal it names becomes
 //     the request's Caller (its role and tenant).
 //
-// and it sets the security headers on every response and the per-request
-// deadlines (see deadline.go). The zero Options are the safest: loopback
-// names and origins only, no wildcard.
+// and it sets the security headers on every response. NewServer and
+// Listener (server.go) bound the connections: timeouts that never cut a
+// live stream, and a cap per client address. The zero Options are the
+// safest: loopback names and origins only, no wildcard.
 //
 // # Tenancy
 //
@@ -112,9 +113,6 @@ type Options struct {
 	// CSP is the Content-Security-Policy of every response; "" is
 	// DefaultCSP.
 	CSP string
-	// Deadlines bound reading a request and writing its response; the
-	// zero value is DefaultDeadlines.
-	Deadlines Deadlines
 }
 
 // Guard checks every request before its handler.
@@ -128,15 +126,12 @@ func New(o Options) *Guard {
 	if o.Identify == nil {
 		o.Identify = func(p auth.Principal) Caller { return Caller{Subject: p.Subject, Role: p.Role, Claim: p.Role} }
 	}
-	o.Deadlines = o.Deadlines.orDefault()
 	return &Guard{o: o}
 }
 
 // Wrap puts the guard in front of next.
 func (g *Guard) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w, r, done := g.o.Deadlines.apply(w, r)
-		defer done()
 		headers(w.Header(), g.o.CSP)
 		r, ok := g.check(w, r)
 		if ok {
