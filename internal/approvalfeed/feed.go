@@ -3,9 +3,11 @@
 // dashboard cannot read (another host, another user, a container).
 //
 // The router side is Handler, mounted by the HTTP router at
-// /ws/approvals: it streams the pending approvals of every router under
-// its EVOKORE_HOME and records the approve and deny decisions a client
-// sends, the same way `evokore approvals approve|deny` does. The
+// /ws/approvals behind the guard (package httpguard): it streams the
+// pending approvals of every router under its EVOKORE_HOME that belong to
+// the caller's tenant, and records the approve and deny decisions the
+// caller's role allows, the same way `evokore approvals approve|deny`
+// does. The
 // dashboard side is Dial. Routers on the dashboard's own machine need
 // neither: the dashboard reads their approval files directly.
 //
