@@ -21,6 +21,7 @@ import (
 
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/dashboard"
+	"github.com/evokore/evokore/internal/httpguard"
 	"github.com/evokore/evokore/internal/trust"
 )
 
@@ -88,8 +89,8 @@ EVOKORE_DASHBOARD_APPROVAL_WS_TOKEN. It stops on SIGINT or SIGTERM.`,
 			if err != nil {
 				return &exitError{1, fmt.Errorf("dashboard: %w", err)}
 			}
-			srv := &http.Server{Handler: d.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
-				IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 64 << 10}
+			srv := httpguard.NewServer(d.Handler(), httpguard.Timeouts{})
+			ln = httpguard.Listener(ln, 0)
 			fmt.Fprintf(cmd.ErrOrStderr(), "[EVOKORE] Dashboard listening on http://%s (role %s)\n", ln.Addr(), d.Role())
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()

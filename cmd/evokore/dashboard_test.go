@@ -91,7 +91,7 @@ func TestDashboardProcessDeniesARealRoutersCall(t *testing.T) {
 	}
 	req, _ := http.NewRequest("GET", base+"/api/auth/status", nil)
 	req.Host = "rebind.example:8899"
-	if res3, err := http.DefaultClient.Do(req); err != nil || res3.StatusCode != http.StatusMisdirectedRequest {
+	if res3, err := http.DefaultClient.Do(req); err != nil || res3.StatusCode != http.StatusForbidden {
 		t.Errorf("a foreign Host header: %v %v", res3.StatusCode, err)
 	}
 	var st map[string]any

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/evokore/evokore/internal/approvalfeed"
 	"log/slog"
 	"net"
 	"net/http"
@@ -13,9 +12,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/approvalfeed"
 	"github.com/evokore/evokore/internal/auth"
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/httpfront"
+	"github.com/evokore/evokore/internal/httpguard"
 	"github.com/evokore/evokore/internal/httpsession"
 	"github.com/evokore/evokore/internal/logging"
 	"github.com/evokore/evokore/internal/metrics"
@@ -48,7 +49,7 @@ func serveHTTP(ctx context.Context, p *paths, s config.Settings, hs config.HTTPS
 	if err != nil {
 		return &exitError{2, fmt.Errorf("--http %s: want host:port", addr)}
 	}
-	if !httpfront.IsLoopback(host) && !hs.AuthRequired && !f.insecure {
+	if !httpguard.IsLoopback(host) && !hs.AuthRequired && !f.insecure {
 		return &exitError{1, fmt.Errorf("refusing to serve HTTP on %s without authentication: anyone who can reach it could call every tool. Set EVOKORE_AUTH_REQUIRED=true (with EVOKORE_AUTH_TOKEN or EVOKORE_AUTH_MODE=jwt), listen on 127.0.0.1, or pass --insecure", addr)}
 	}
 	log := logging.New(os.Stderr, slog.LevelInfo)
@@ -90,40 +91,49 @@ func serveHTTP(ctx context.Context, p *paths, s config.Settings, hs config.HTTPS
 		TTL:     s.SessionTTL,
 		Log:     log,
 		Identify: func(r *http.Request) server.SessionOptions {
-			p, _ := httpfront.PrincipalFrom(r.Context())
-			so := server.SessionOptions{Role: p.Role, Identity: session.Identity{Subject: p.Subject}}
-			if hs.TenantScoping {
-				so.Identity.Tenant = p.Subject
-			}
-			return so
+			who, _ := httpguard.CallerFrom(r.Context())
+			return server.SessionOptions{Role: who.Claim, Identity: session.Identity{Subject: who.Subject, Tenant: who.Tenant}}
 		},
 		// The front checks Host against its own list, which operators
 		// can extend; the SDK's fixed check would refuse those hosts.
 		SDK: &mcp.StreamableHTTPOptions{DisableLocalhostProtection: true, Logger: logging.AtLeast(log, slog.LevelWarn)},
 	})
 	allowed := hs.AllowedHosts
-	if host != "" && !httpfront.IsLoopback(host) && net.ParseIP(host) != nil && !net.ParseIP(host).IsUnspecified() {
+	if host != "" && !httpguard.IsLoopback(host) && net.ParseIP(host) != nil && !net.ParseIP(host).IsUnspecified() {
 		allowed = append(allowed, host)
 	}
 	var servers []string
 	if hs.Issuer != "" {
 		servers = []string{hs.Issuer}
 	}
-	front := httpfront.New(httpfront.Options{
-		MCP: mcpHandler, Metrics: m.Handler(), Auth: authn, Health: srv.Problems,
-		OnAuthFailure: func(r *http.Request, reason string) { srv.RecordAuthFailure(r.RemoteAddr, reason) },
-		Approvals:     approvalfeed.Handler(approvalfeed.Options{Home: s.Home, Authorize: feedRole(authn)}),
-		AllowedHosts:  allowed, AllowedOrigins: hs.AllowedOrigins,
-		Resource: hs.Resource, AuthorizationServers: servers,
-	})
 
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		_ = srv.Close()
 		return &exitError{1, fmt.Errorf("listen on %s: %w", addr, err)}
 	}
+	// The resource is named by configuration, never by a request's Host:
+	// EVOKORE_OAUTH_RESOURCE, else the address evokore listens on.
+	resource := hs.Resource
+	if resource == "" {
+		resource = "http://" + ln.Addr().String() + "/mcp"
+		if ip := net.ParseIP(host); authn != nil && ip != nil && ip.IsUnspecified() {
+			log.Warn("[EVOKORE] Set EVOKORE_OAUTH_RESOURCE to the URL clients reach /mcp at: on a wildcard address the protected-resource metadata can only name " + resource)
+		}
+	}
+	front := httpfront.New(httpfront.Options{
+		MCP: mcpHandler, Metrics: m.Handler(), Health: srv.Problems,
+		Approvals: approvalfeed.Handler(approvalfeed.Options{Home: s.Home}),
+		Guard: httpguard.Options{
+			Hosts: allowed, Origins: hs.AllowedOrigins, Auth: authn,
+			Identify:      identify(hs, srv.Role),
+			OnAuthFailure: func(r *http.Request, reason string) { srv.RecordAuthFailure(r.RemoteAddr, reason) },
+		},
+		Resource: resource, AuthorizationServers: servers,
+	})
 	log.Info(srv.Banner(fmt.Sprintf("streamable HTTP at http://%s/mcp", ln.Addr())))
-	hsrv := &http.Server{Handler: front, ReadHeaderTimeout: 10 * time.Second}
+	hsrv := httpguard.NewServer(front, httpguard.Timeouts{})
+	ln = httpguard.Listener(ln, 0)
 	served := make(chan error, 1)
 	go func() { served <- hsrv.Serve(ln) }()
 	var serveErr error
@@ -192,22 +202,25 @@ func sessionStore(s config.Settings) (sessionstore.Store, bool, error) {
 	return store, sessionstore.Kind(s) != sessionstore.KindMemory, nil
 }
 
-// feedRole is the approvals feed's view of a caller the front already
-// authenticated: a JWT's role claim, else admin (a static token, or no
-// auth at all, already lets its holder call every tool the router
-// serves). nil authentication leaves Authorize nil: everyone is admin.
-func feedRole(authn auth.Authenticator) func(*http.Request) (string, bool) {
-	if authn == nil {
-		return nil
-	}
-	return func(r *http.Request) (string, bool) {
-		p, ok := httpfront.PrincipalFrom(r.Context())
-		if !ok {
-			return "", false
+// identify is who an HTTP caller is, for the MCP session it opens and the
+// approvals feed alike (httpguard's tenancy rule). Role: a JWT's role
+// claim, else the role the configuration gives new sessions (EVOKORE_ROLE,
+// else permissions.yml's active_role): a static token has exactly that
+// role, never more. With no role configured, sessions run unrestricted,
+// and so the caller is admin. Tenant: the JWT's subject with
+// EVOKORE_TENANT_SCOPING, else "" (one tenant).
+func identify(hs config.HTTPSettings, configured func() string) func(auth.Principal) httpguard.Caller {
+	return func(p auth.Principal) httpguard.Caller {
+		c := httpguard.Caller{Subject: p.Subject, Role: p.Role, Claim: p.Role}
+		if c.Role == "" {
+			c.Role = configured()
 		}
-		if p.Role != "" {
-			return p.Role, true
+		if c.Role == "" {
+			c.Role = approvalfeed.RoleAdmin
 		}
-		return "admin", true
+		if hs.TenantScoping {
+			c.Tenant = p.Subject
+		}
+		return c
 	}
 }

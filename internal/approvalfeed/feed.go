@@ -3,9 +3,11 @@
 // dashboard cannot read (another host, another user, a container).
 //
 // The router side is Handler, mounted by the HTTP router at
-// /ws/approvals: it streams the pending approvals of every router under
-// its EVOKORE_HOME and records the approve and deny decisions a client
-// sends, the same way `evokore approvals approve|deny` does. The
+// /ws/approvals behind the guard (package httpguard): it streams the
+// pending approvals of every router under its EVOKORE_HOME that belong to
+// the caller's tenant, and records the approve and deny decisions the
+// caller's role allows, the same way `evokore approvals approve|deny`
+// does. The
 // dashboard side is Dial. Routers on the dashboard's own machine need
 // neither: the dashboard reads their approval files directly.
 //
@@ -32,11 +34,13 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/evokore/evokore/internal/httpguard"
 	"github.com/evokore/evokore/internal/policy"
 )
 
@@ -98,6 +102,28 @@ func Pending(home string, now time.Time) ([]policy.PendingApproval, error) {
 	return list, err
 }
 
+// Visible keeps the approvals who may see: those of its own tenant.
+func Visible(list []policy.PendingApproval, who httpguard.Caller) []policy.PendingApproval {
+	out := []policy.PendingApproval{}
+	for _, p := range list {
+		if who.Owns(p.Tenant) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// owned reports whether approval id is live under home and who's to
+// decide.
+func owned(home string, now time.Time, id string, who httpguard.Caller) bool {
+	list, err := policy.ListPending(home, now)
+	if err != nil {
+		// Decide reports the unreadable file itself.
+		return true
+	}
+	return slices.ContainsFunc(Visible(list, who), func(p policy.PendingApproval) bool { return p.ID == id })
+}
+
 // Changes reports, coalesced, every change to the approval files under
 // home, plus a tick every interval so expiries and routers that died
 // without a word are noticed too. The channel closes when ctx ends. The
@@ -156,8 +182,9 @@ func Changes(ctx context.Context, home string, interval time.Duration) (<-chan s
 // snapshotBytes encodes a snapshot, or the error frame when the
 // approvals cannot be read (an unreadable decisions file fails closed in
 // the routers too, so the operator must see it).
-func snapshotBytes(home string, now time.Time) []byte {
+func snapshotBytes(home string, now time.Time, who httpguard.Caller) []byte {
 	list, err := Pending(home, now)
+	list = Visible(list, who)
 	var b []byte
 	if err != nil {
 		b, _ = json.Marshal(Message{Type: "error", Message: err.Error()})

@@ -13,6 +13,8 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/evokore/evokore/internal/approvalfeed"
+	"github.com/evokore/evokore/internal/auth"
+	"github.com/evokore/evokore/internal/httpguard"
 	"github.com/evokore/evokore/internal/policy"
 )
 
@@ -32,6 +34,18 @@ func writePending(t *testing.T, home, id string) {
 	}
 }
 
+// serveFeed serves the feed over home behind the guard, every caller
+// admin of the tenant "" (as `serve --http` without authentication).
+func serveFeed(t *testing.T, home string) *httptest.Server {
+	t.Helper()
+	g := httpguard.New(httpguard.Options{Identify: func(auth.Principal) httpguard.Caller {
+		return httpguard.Caller{Role: approvalfeed.RoleAdmin}
+	}})
+	ts := httptest.NewServer(g.Wrap(approvalfeed.Handler(approvalfeed.Options{Home: home})))
+	t.Cleanup(ts.Close)
+	return ts
+}
+
 func read(t *testing.T, ctx context.Context, c *websocket.Conn) approvalfeed.Message {
 	t.Helper()
 	_, data, err := c.Read(ctx)
@@ -49,8 +63,7 @@ func read(t *testing.T, ctx context.Context, c *websocket.Conn) approvalfeed.Mes
 // malformed frames ignored, ping answered, a decision answered and shown.
 func TestFeedProtocol(t *testing.T) {
 	home := t.TempDir()
-	ts := httptest.NewServer(approvalfeed.Handler(approvalfeed.Options{Home: home}))
-	t.Cleanup(ts.Close)
+	ts := serveFeed(t, home)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.URL, "http"), nil)
@@ -100,8 +113,7 @@ func TestFeedProtocol(t *testing.T) {
 
 // A browser page of another origin cannot open the feed.
 func TestFeedRefusesCrossOriginBrowsers(t *testing.T) {
-	ts := httptest.NewServer(approvalfeed.Handler(approvalfeed.Options{Home: t.TempDir()}))
-	t.Cleanup(ts.Close)
+	ts := serveFeed(t, t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	h := map[string][]string{"Origin": {"http://evil.example"}}

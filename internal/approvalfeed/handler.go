@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/evokore/evokore/internal/httpguard"
 	"github.com/evokore/evokore/internal/policy"
 )
 
@@ -17,10 +19,6 @@ import (
 type Options struct {
 	// Home is the EVOKORE_HOME whose routers' approvals are served.
 	Home string
-	// Authorize returns the role of the request's caller, or false to
-	// refuse the connection (401). Nil means the HTTP router runs without
-	// auth, and every caller is admin, as every caller may then call tools.
-	Authorize func(*http.Request) (role string, ok bool)
 	// OriginPatterns are the browser origins allowed besides the
 	// request's own host (see websocket.AcceptOptions). The dashboard
 	// connects from Go, without an Origin, so none are needed for it.
@@ -37,7 +35,10 @@ type Options struct {
 // maxFrame bounds a client frame: decisions are tiny.
 const maxFrame = 4096
 
-// Handler serves the feed at whatever path it is mounted on.
+// Handler serves the feed at whatever path it is mounted on, behind the
+// guard (package httpguard): the guard's Caller is who connects, and a
+// request without one is refused. A caller sees and decides only the
+// approvals of its own tenant, with its own role.
 func Handler(opts Options) http.Handler {
 	if opts.MaxClients <= 0 {
 		opts.MaxClients = 16
@@ -50,16 +51,13 @@ func Handler(opts Options) http.Handler {
 	}
 	var clients atomic.Int64
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		role := RoleAdmin
-		if opts.Authorize != nil {
-			var ok bool
-			if role, ok = opts.Authorize(r); !ok {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="evokore approvals"`)
-				http.Error(w, "unauthorized", http.StatusUnauthorized)
-				return
-			}
+		who, ok := httpguard.CallerFrom(r.Context())
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="evokore approvals"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
 		}
-		if RoleRank(role) < RoleRank(RoleDeveloper) {
+		if RoleRank(who.Role) < RoleRank(RoleDeveloper) {
 			http.Error(w, "the approvals feed needs the developer role", http.StatusForbidden)
 			return
 		}
@@ -75,11 +73,11 @@ func Handler(opts Options) http.Handler {
 		}
 		defer c.CloseNow()
 		c.SetReadLimit(maxFrame)
-		serve(r.Context(), c, opts, role)
+		serve(r.Context(), c, opts, who)
 	})
 }
 
-func serve(ctx context.Context, c *websocket.Conn, opts Options, role string) {
+func serve(ctx context.Context, c *websocket.Conn, opts Options, who httpguard.Caller) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	changes, err := Changes(ctx, opts.Home, opts.Interval)
@@ -103,7 +101,7 @@ func serve(ctx context.Context, c *websocket.Conn, opts Options, role string) {
 			if json.Unmarshal(data, &m) != nil {
 				continue // malformed frames are ignored, as in EVOKORE-MCP
 			}
-			reply := handle(m, opts, role)
+			reply := handle(m, opts, who)
 			if reply == nil {
 				continue
 			}
@@ -122,7 +120,7 @@ func serve(ctx context.Context, c *websocket.Conn, opts Options, role string) {
 		return c.Write(wctx, websocket.MessageText, b) == nil
 	}
 	sendSnapshot := func() bool {
-		b := snapshotBytes(opts.Home, opts.Now())
+		b := snapshotBytes(opts.Home, opts.Now(), who)
 		if bytes.Equal(b, last) {
 			return true
 		}
@@ -154,7 +152,7 @@ func serve(ctx context.Context, c *websocket.Conn, opts Options, role string) {
 }
 
 // handle answers one client frame; nil means no reply.
-func handle(m Message, opts Options, role string) *Message {
+func handle(m Message, opts Options, who httpguard.Caller) *Message {
 	switch m.Type {
 	case "ping":
 		return &Message{Type: "pong"}
@@ -167,8 +165,12 @@ func handle(m Message, opts Options, role string) *Message {
 		switch {
 		case !ValidID(m.ID):
 			res.Error = "invalid approval id (want the full 16 hex characters)"
-		case RoleRank(role) < RoleRank(VerdictRole(verdict)):
+		case RoleRank(who.Role) < RoleRank(VerdictRole(verdict)):
 			res.Error = m.Type + " needs the " + VerdictRole(verdict) + " role"
+		case !owned(opts.Home, opts.Now(), m.ID, who):
+			// Another tenant's approval is answered as one that does not
+			// exist: its existence is not the caller's to learn.
+			res.Error = fmt.Sprintf("no pending approval %q", m.ID)
 		default:
 			if err := policy.Decide(opts.Home, m.ID, verdict, opts.Now()); err != nil {
 				res.Error = err.Error()

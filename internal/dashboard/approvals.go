@@ -139,6 +139,9 @@ func (h *hub) current() ApprovalsView {
 	v := ApprovalsView{Approvals: []Approval{}, Sources: []Source{{Name: "local", Connected: h.localErr == "", Error: h.localErr}}}
 	seen := map[string]bool{}
 	for _, p := range h.local {
+		if !operator.Owns(p.Tenant) {
+			continue
+		}
 		seen[p.ID] = true
 		v.Approvals = append(v.Approvals, Approval{p, "local"})
 	}
@@ -205,7 +208,7 @@ var errNoApproval = errors.New("no pending approval with that id")
 func (h *hub) decide(ctx context.Context, id, verdict string) error {
 	h.refreshLocal()
 	h.mu.Lock()
-	local := slices.ContainsFunc(h.local, func(p policy.PendingApproval) bool { return p.ID == id })
+	local := slices.ContainsFunc(h.local, func(p policy.PendingApproval) bool { return p.ID == id && operator.Owns(p.Tenant) })
 	h.mu.Unlock()
 	if local {
 		var err error

@@ -13,16 +13,24 @@
 // full id everywhere, so Deny works from the page (EVOKORE-MCP's page
 // knew only an 8-character prefix and its Deny always failed).
 //
-// Security: every page is rendered by html/template (every value is
-// escaped in its context), the script and style are files embedded in
-// the binary (no CDN, no build step, no inline script; the CSP forbids
-// it), and every response carries the security headers. With
-// EVOKORE_DASHBOARD_TOKEN set, requests need the token (a bearer header,
-// or a login that sets an HttpOnly SameSite=Strict cookie); five wrong
-// tokens from one address in 60 s lock it out for 5 minutes. Roles
-// readonly < developer < admin gate each route. Every state-changing
-// request made with a cookie must carry the session's CSRF token and, if
-// the browser sent an Origin, the dashboard's own.
+// Security: every request passes the guard every HTTP surface of evokore
+// shares (package httpguard: Host, Origin, bearer token, lockout,
+// security headers, deadlines). Every page is rendered by html/template
+// (every value is escaped in its context), the script and style are
+// files embedded in the binary (no CDN, no build step, no inline script;
+// the CSP forbids it). With EVOKORE_DASHBOARD_TOKEN set, requests need
+// the token (a bearer header, or a login that sets an HttpOnly
+// SameSite=Strict cookie); five wrong tokens from one address in 60 s
+// lock it out for 5 minutes. Roles readonly < developer < admin gate each
+// route. Every state-changing request made with a cookie must carry the
+// session's CSRF token and, if the browser sent an Origin, the
+// dashboard's own.
+//
+// Tenancy (httpguard's rule): the dashboard's credentials are static, so
+// its callers are of the tenant "" (stdio sessions, hooks, routers
+// without tenant scoping). Sessions, replays, approvals and audit records
+// of a tenant-scoped HTTP session are not theirs to see or decide; a
+// remote router's feed scopes what it sends by the feed token's tenant.
 package dashboard
 
 import (
@@ -36,13 +44,14 @@ import (
 	"io/fs"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/evokore/evokore/internal/approvalfeed"
+	"github.com/evokore/evokore/internal/auth"
+	"github.com/evokore/evokore/internal/httpguard"
 	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/sessionstore"
 )
@@ -79,9 +88,9 @@ type Options struct {
 	// elsewhere; FeedToken is sent to them as a bearer token.
 	Feeds     []string
 	FeedToken string
-	// AllowedHosts, when set, are the only Host headers served (with any
-	// port): a loopback dashboard refuses other names, so a web page
-	// cannot reach it through DNS rebinding.
+	// AllowedHosts are Host headers served beyond loopback names ("*":
+	// any); none serves loopback names only, so a web page cannot reach
+	// the dashboard through DNS rebinding.
 	AllowedHosts []string
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
@@ -92,8 +101,10 @@ type Dashboard struct {
 	opts     Options
 	role     string
 	hub      *hub
-	lock     lockout
+	lock     httpguard.Lockout
+	token    *auth.Static // nil without a token
 	browsers browsers
+	guard    *httpguard.Guard
 	pages    map[string]*template.Template
 	mux      *http.ServeMux
 	streams  atomic.Int64 // live approval streams open
@@ -114,7 +125,15 @@ func New(opts Options) (*Dashboard, error) {
 		}
 	}
 	d := &Dashboard{opts: opts, role: role, hub: newHub(opts.Home, opts.Approvals, opts.Now)}
-	d.lock.now, d.browsers.now = opts.Now, opts.Now
+	d.lock.Now, d.browsers.now = opts.Now, opts.Now
+	g := httpguard.Options{Hosts: opts.AllowedHosts, Lockout: &d.lock, CSP: csp, Optional: true,
+		Identify:     func(auth.Principal) httpguard.Caller { return httpguard.Caller{Role: role} },
+		Unauthorized: func(w http.ResponseWriter, _ *http.Request, _ error) { unauthorized(w) }}
+	if opts.Token != "" {
+		d.token = auth.NewStatic([]string{opts.Token})
+		g.Auth = d.token
+	}
+	d.guard = httpguard.New(g)
 	for _, u := range opts.Feeds {
 		d.hub.addFeed(u, opts.FeedToken)
 	}
@@ -139,7 +158,7 @@ func (d *Dashboard) Close() { d.cancel() }
 func (d *Dashboard) Role() string { return d.role }
 
 // Handler serves the dashboard.
-func (d *Dashboard) Handler() http.Handler { return http.HandlerFunc(d.serve) }
+func (d *Dashboard) Handler() http.Handler { return d.guard.Wrap(http.HandlerFunc(d.serve)) }
 
 func (d *Dashboard) parse() error {
 	funcs := template.FuncMap{
@@ -185,39 +204,12 @@ func (d *Dashboard) parse() error {
 	return nil
 }
 
-// securityHeaders go on every response.
-func securityHeaders(h http.Header) {
-	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "+
-		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Frame-Options", "DENY")
-	// same-origin, not no-referrer: with no-referrer Chromium sends
-	// "Origin: null" on form posts, which the CSRF check must refuse.
-	h.Set("Referrer-Policy", "same-origin")
-	h.Set("Cross-Origin-Opener-Policy", "same-origin")
-	h.Set("Cross-Origin-Resource-Policy", "same-origin")
-	h.Set("Permissions-Policy", "camera=(), microphone=(), geolocation=()")
-}
+// csp lets the pages load their own script, style and images only.
+const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
+	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-func (d *Dashboard) hostAllowed(host string) bool {
-	if len(d.opts.AllowedHosts) == 0 {
-		return true
-	}
-	name := host
-	if h, _, ok := strings.Cut(host, ":"); ok && !strings.HasPrefix(host, "[") {
-		name = h
-	} else if strings.HasPrefix(host, "[") {
-		name, _, _ = strings.Cut(strings.TrimPrefix(host, "["), "]")
-	}
-	return slices.Contains(d.opts.AllowedHosts, strings.ToLower(name))
-}
-
+// serve runs behind the guard.
 func (d *Dashboard) serve(w http.ResponseWriter, r *http.Request) {
-	securityHeaders(w.Header())
-	if !d.hostAllowed(r.Host) {
-		writeJSON(w, http.StatusMisdirectedRequest, map[string]string{"error": "Host not allowed"})
-		return
-	}
 	defer func() {
 		// One bad request must not take the dashboard down.
 		if v := recover(); v != nil {
@@ -233,11 +225,6 @@ func (d *Dashboard) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Cache-Control", "no-store")
-	if d.lock.locked(clientAddr(r)) {
-		w.Header().Set("Retry-After", strconv.Itoa(int(lockoutFor/time.Second)))
-		writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": "Too many failed attempts; try again later"})
-		return
-	}
 	d.mux.ServeHTTP(w, r)
 }
 
@@ -249,7 +236,8 @@ func mustSub(f fs.FS, dir string) fs.FS {
 	return s
 }
 
-// caller is who a request comes from.
+// caller is who a request comes from. Its tenant is always "": the
+// dashboard's credentials are static (see the package doc).
 type caller struct {
 	role    string
 	bearer  bool   // authenticated by the Authorization header: no CSRF possible
@@ -291,15 +279,9 @@ func (d *Dashboard) route(pattern, need string, h handler) {
 // authenticate finds the caller. With required set, a caller without a
 // valid credential is answered (302 to /login or 401) and ok is false.
 func (d *Dashboard) authenticate(w http.ResponseWriter, r *http.Request, required bool) (caller, bool) {
-	addr := clientAddr(r)
-	if tok, ok := bearer(r); ok && d.opts.Token != "" {
-		if tokenEqual(tok, d.opts.Token) {
-			d.lock.succeed(addr)
-			return caller{role: d.role, bearer: true}, true
-		}
-		d.lock.fail(addr)
-		d.unauthorized(w, r)
-		return caller{}, false
+	if who, ok := httpguard.CallerFrom(r.Context()); ok && d.token != nil {
+		// The guard checked the bearer token.
+		return caller{role: who.Role, bearer: true}, true
 	}
 	id, b := d.browsers.get(r)
 	if d.opts.Token == "" {
@@ -331,11 +313,11 @@ func (d *Dashboard) authenticate(w http.ResponseWriter, r *http.Request, require
 		http.Redirect(w, r, "/login", http.StatusFound)
 		return caller{}, false
 	}
-	d.unauthorized(w, r)
+	unauthorized(w)
 	return caller{}, false
 }
 
-func (d *Dashboard) unauthorized(w http.ResponseWriter, _ *http.Request) {
+func unauthorized(w http.ResponseWriter) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="evokore dashboard"`)
 	writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "Unauthorized"})
 }
@@ -441,12 +423,12 @@ func (d *Dashboard) login(w http.ResponseWriter, r *http.Request, c caller) {
 		writeJSON(w, http.StatusForbidden, map[string]string{"error": "CSRF check failed"})
 		return
 	}
-	if !tokenEqual(r.PostFormValue("token"), d.opts.Token) {
-		d.lock.fail(clientAddr(r))
+	if !d.token.Match(r.PostFormValue("token")) {
+		d.lock.Fail(r)
 		d.render(w, r, http.StatusUnauthorized, "login", c, "Sign in", "Invalid token.")
 		return
 	}
-	d.lock.succeed(clientAddr(r))
+	d.lock.Succeed(r)
 	d.browsers.start(w, r, c.browser, true)
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
@@ -476,7 +458,7 @@ func (d *Dashboard) sessionQuery(r *http.Request) ([]Session, url.Values, string
 	if !ok {
 		return nil, q, "Invalid since (use a duration such as 24h or 7d, RFC 3339, or Unix milliseconds)"
 	}
-	all := listSessions(r.Context(), d.opts.Home, d.opts.Store, d.opts.SessionTTL, d.opts.Now())
+	all := d.sessions(r.Context())
 	return filterSessions(all, q.Get("type"), q.Get("status"), since), q, ""
 }
 
@@ -491,7 +473,7 @@ func (d *Dashboard) apiSessions(w http.ResponseWriter, r *http.Request, _ caller
 
 func (d *Dashboard) apiSessionTypes(w http.ResponseWriter, r *http.Request, _ caller) {
 	counts := map[string]int{"hook": 0, "router": 0, "http": 0, "total": 0}
-	for _, s := range listSessions(r.Context(), d.opts.Home, d.opts.Store, d.opts.SessionTTL, d.opts.Now()) {
+	for _, s := range d.sessions(r.Context()) {
 		counts[s.Type]++
 		counts["total"]++
 	}
@@ -527,18 +509,23 @@ func (d *Dashboard) replayPage(w http.ResponseWriter, r *http.Request, c caller)
 	if !ok {
 		return
 	}
+	if d.foreign(r.Context())[id] {
+		// Another tenant's session reads as one with no records.
+		d.render(w, r, http.StatusOK, "replay", c, "Session "+id, Replay{ID: id})
+		return
+	}
 	d.render(w, r, http.StatusOK, "replay", c, "Session "+id, loadReplay(r.Context(), d.opts.Home, id))
 }
 
 func (d *Dashboard) apiReplay(w http.ResponseWriter, r *http.Request, _ caller) {
 	if id, ok := sessionID(w, r); ok {
-		writeJSON(w, http.StatusOK, readLines(r.Context(), replayPath(d.opts.Home, id)))
+		writeJSON(w, http.StatusOK, d.sessionLines(r.Context(), id, replayPath(d.opts.Home, id)))
 	}
 }
 
 func (d *Dashboard) apiEvidence(w http.ResponseWriter, r *http.Request, _ caller) {
 	if id, ok := sessionID(w, r); ok {
-		writeJSON(w, http.StatusOK, readLines(r.Context(), evidencePath(d.opts.Home, id)))
+		writeJSON(w, http.StatusOK, d.sessionLines(r.Context(), id, evidencePath(d.opts.Home, id)))
 	}
 }
 
@@ -672,7 +659,7 @@ func (d *Dashboard) apiAudit(w http.ResponseWriter, r *http.Request, _ caller) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": bad})
 		return
 	}
-	hit, total := pageOf(readAudit(r.Context(), d.opts.Home), f, limit, offset)
+	hit, total := pageOf(d.audit(r.Context()), f, limit, offset)
 	entries := make([]map[string]any, 0, len(hit))
 	for _, e := range hit {
 		entries = append(entries, e.Raw)
@@ -681,7 +668,7 @@ func (d *Dashboard) apiAudit(w http.ResponseWriter, r *http.Request, _ caller) {
 }
 
 func (d *Dashboard) apiAuditSummary(w http.ResponseWriter, r *http.Request, _ caller) {
-	all := readAudit(r.Context(), d.opts.Home)
+	all := d.audit(r.Context())
 	counts := map[string]int{}
 	for _, c := range summarize(all) {
 		counts[c.Event] = c.Count
@@ -691,7 +678,7 @@ func (d *Dashboard) apiAuditSummary(w http.ResponseWriter, r *http.Request, _ ca
 
 func (d *Dashboard) auditPage(w http.ResponseWriter, r *http.Request, c caller) {
 	f, limit, offset, bad := d.auditQuery(r)
-	all := readAudit(r.Context(), d.opts.Home)
+	all := d.audit(r.Context())
 	data := struct {
 		Entries []AuditEntry
 		Summary []EventCount
@@ -722,4 +709,61 @@ func (d *Dashboard) auditPage(w http.ResponseWriter, r *http.Request, c caller) 
 		}
 	}
 	d.render(w, r, http.StatusOK, "audit", c, "Audit log", data)
+}
+
+// operator is every dashboard caller as the tenancy rule sees it: of the
+// tenant "" (see the package doc).
+var operator = httpguard.Caller{}
+
+// foreign names the sessions of other tenants: those the session store
+// holds under a tenant the operator does not own.
+func (d *Dashboard) foreign(ctx context.Context) map[string]bool {
+	var recs []sessionstore.Record
+	if d.opts.Store != nil {
+		recs, _ = d.opts.Store.List(ctx)
+	} else {
+		recs = storedSessions(ctx, d.opts.Home)
+	}
+	out := map[string]bool{}
+	for _, r := range recs {
+		if !operator.Owns(r.Tenant) {
+			out[r.ID] = true
+		}
+	}
+	return out
+}
+
+// sessions are the sessions the operator may see.
+func (d *Dashboard) sessions(ctx context.Context) []Session {
+	all := listSessions(ctx, d.opts.Home, d.opts.Store, d.opts.SessionTTL, d.opts.Now())
+	foreign := d.foreign(ctx)
+	out := all[:0]
+	for _, s := range all {
+		if !foreign[s.ID] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// sessionLines reads a session's record file, none for another tenant's
+// session (it reads as one with no records).
+func (d *Dashboard) sessionLines(ctx context.Context, id, path string) []map[string]any {
+	if d.foreign(ctx)[id] {
+		return []map[string]any{}
+	}
+	return readLines(ctx, path)
+}
+
+// audit is the audit log without the records of other tenants' sessions.
+func (d *Dashboard) audit(ctx context.Context) []AuditEntry {
+	all := readAudit(ctx, d.opts.Home)
+	foreign := d.foreign(ctx)
+	out := all[:0]
+	for _, e := range all {
+		if !foreign[e.Session] {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/evokore/evokore/internal/approvalfeed"
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/httpguard"
 )
 
 // DefaultPort is EVOKORE-MCP's dashboard port.
@@ -43,10 +44,17 @@ func ReadOptions(env config.Env, home string) (Options, string, []string, error)
 		}
 		port = n
 	}
-	if isLoopback(host) {
-		o.AllowedHosts = []string{"127.0.0.1", "localhost", "::1"}
-	} else if o.Token == "" {
-		return o, "", warnings, errors.New("the dashboard listens beyond loopback only with EVOKORE_DASHBOARD_TOKEN set")
+	if !httpguard.IsLoopback(host) {
+		if o.Token == "" {
+			return o, "", warnings, errors.New("the dashboard listens beyond loopback only with EVOKORE_DASHBOARD_TOKEN set")
+		}
+		// Beyond loopback the token guards every route, so a rebound name
+		// gains nothing: a specific address is accepted as the Host, and
+		// on a wildcard address (whose names no setting lists) any Host.
+		o.AllowedHosts = []string{host}
+		if ip := net.ParseIP(strings.Trim(host, "[]")); ip != nil && ip.IsUnspecified() {
+			o.AllowedHosts = []string{"*"}
+		}
 	}
 	for _, u := range strings.Split(env.Get("EVOKORE_DASHBOARD_APPROVAL_WS_URL"), ",") {
 		if u = strings.TrimSpace(u); u == "" {
@@ -62,12 +70,4 @@ func ReadOptions(env config.Env, home string) (Options, string, []string, error)
 	// router: a secret of one service is not handed to another.
 	o.FeedToken = strings.TrimSpace(env.Get("EVOKORE_DASHBOARD_APPROVAL_WS_TOKEN"))
 	return o, net.JoinHostPort(host, strconv.Itoa(port)), warnings, nil
-}
-
-func isLoopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	return ip != nil && ip.IsLoopback()
 }

@@ -13,7 +13,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/approvalfeed"
+	"github.com/evokore/evokore/internal/auth"
 	"github.com/evokore/evokore/internal/dashboard"
+	"github.com/evokore/evokore/internal/httpguard"
 	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/testutil/routertest"
@@ -32,13 +34,30 @@ func gatedRouter(t *testing.T) *routertest.Harness {
 	return h
 }
 
+// roleTokens authenticates a bearer token as the role it maps to.
+type roleTokens map[string]string
+
+func (m roleTokens) Authenticate(r *http.Request) (auth.Principal, error) {
+	tok, _ := auth.Bearer(r)
+	role, ok := m[tok]
+	if !ok {
+		return auth.Principal{}, auth.ErrInvalid
+	}
+	return auth.Principal{Role: role}, nil
+}
+
 // httpRouter serves h over streamable HTTP with the approvals feed at
-// /ws/approvals, as the HTTP router mounts it, and returns its URL.
-func httpRouter(t *testing.T, h *routertest.Harness, authorize func(*http.Request) (string, bool)) string {
+// /ws/approvals behind the guard, as the HTTP router mounts it, and
+// returns its URL. Without tokens every caller is admin.
+func httpRouter(t *testing.T, h *routertest.Harness, tokens roleTokens) string {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", h.HTTP(nil, nil))
-	mux.Handle("/ws/approvals", approvalfeed.Handler(approvalfeed.Options{Home: h.Dir + "/home", Authorize: authorize}))
+	g := httpguard.Options{Identify: func(auth.Principal) httpguard.Caller { return httpguard.Caller{Role: approvalfeed.RoleAdmin} }}
+	if tokens != nil {
+		g = httpguard.Options{Auth: tokens}
+	}
+	mux.Handle("/ws/approvals", httpguard.New(g).Wrap(approvalfeed.Handler(approvalfeed.Options{Home: h.Dir + "/home"})))
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
 	return ts.URL
@@ -145,11 +164,7 @@ func TestTwoRoutersFeedOneDashboard(t *testing.T) {
 // The feed refuses callers without a role and decisions beyond theirs.
 func TestApprovalFeedAuthorization(t *testing.T) {
 	h := gatedRouter(t)
-	roles := map[string]string{"dev-token": "developer", "ro-token": "readonly"}
-	base := httpRouter(t, h, func(r *http.Request) (string, bool) {
-		role, ok := roles[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")]
-		return role, ok
-	})
+	base := httpRouter(t, h, roleTokens{"dev-token": "developer", "ro-token": "readonly"})
 	model := httpClient(t, base)
 	h.Booted()
 	id := routertest.HeldApproval(t, routertest.Call(t, model, "fx_count", map[string]any{}))

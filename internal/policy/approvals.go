@@ -111,6 +111,7 @@ type approval struct {
 	id      string
 	tool    string
 	session string
+	tenant  string
 	binding string
 	summary string
 	created time.Time
@@ -164,6 +165,9 @@ func Binding(session string, e *catalog.Entry, args json.RawMessage, extra strin
 // Request is one gated call asking to run.
 type Request struct {
 	Session string
+	// Tenant is the session's tenant: the approval is shown to, and
+	// decided by, callers of that tenant only (httpguard's tenancy rule).
+	Tenant  string
 	Tool    string
 	Binding string
 	// Summary is a readable, redacted summary of the arguments for the
@@ -198,7 +202,7 @@ func (a *Approvals) Ask(r Request) (Outcome, error) {
 	if ap, ok := a.byBinding[r.Binding]; ok {
 		return Outcome{ID: ap.id, State: ap.state}, nil
 	}
-	ap := &approval{id: randomHex(idBytes), tool: r.Tool, session: r.Session, binding: r.Binding, summary: r.Summary,
+	ap := &approval{id: randomHex(idBytes), tool: r.Tool, session: r.Session, tenant: r.Tenant, binding: r.Binding, summary: r.Summary,
 		created: now, expires: now.Add(a.ttl), state: StatePending}
 	a.addLocked(ap)
 	a.persistLocked()
@@ -271,7 +275,7 @@ func (a *Approvals) mintLocal(r Request) string {
 	a.purgeLocked(now)
 	// Every token stands alone, as in EVOKORE-MCP: intercepting the same
 	// call again does not void the token the model already holds.
-	a.addLocked(&approval{id: id, tool: r.Tool, session: r.Session, binding: r.Binding, summary: r.Summary,
+	a.addLocked(&approval{id: id, tool: r.Tool, session: r.Session, tenant: r.Tenant, binding: r.Binding, summary: r.Summary,
 		created: now, expires: expires, state: StateApproved, prefix: token[:8] + "...", token: true})
 	a.persistLocked()
 	return token
@@ -392,10 +396,12 @@ type routerFile struct {
 // PendingApproval is an approval as operators see it. It never carries a
 // usable secret: in token mode only the token's first 8 characters.
 type PendingApproval struct {
-	ID        string `json:"id"`
-	Token     string `json:"token,omitempty"`
-	ToolName  string `json:"toolName"`
-	Session   string `json:"session"`
+	ID       string `json:"id"`
+	Token    string `json:"token,omitempty"`
+	ToolName string `json:"toolName"`
+	Session  string `json:"session"`
+	// Tenant is the session's tenant ("" without tenant scoping).
+	Tenant    string `json:"tenant,omitempty"`
 	Arguments string `json:"arguments,omitempty"`
 	State     string `json:"state"`
 	CreatedAt int64  `json:"createdAt"`
@@ -410,7 +416,7 @@ func (a *Approvals) persistLocked() {
 	}
 	f := routerFile{PID: os.Getpid(), Router: a.router, Approvals: make([]PendingApproval, 0, len(a.order))}
 	for _, ap := range a.order {
-		f.Approvals = append(f.Approvals, PendingApproval{ID: ap.id, Token: ap.prefix, ToolName: ap.tool, Session: ap.session,
+		f.Approvals = append(f.Approvals, PendingApproval{ID: ap.id, Token: ap.prefix, ToolName: ap.tool, Session: ap.session, Tenant: ap.tenant,
 			Arguments: ap.summary, State: ap.state, CreatedAt: ap.created.UnixMilli(), ExpiresAt: ap.expires.UnixMilli(), Router: a.router})
 	}
 	// Best effort: a full disk must not block the call path; the file is

@@ -22,6 +22,7 @@ type ApprovalRecord struct {
 	ID      string `json:"id"`
 	Tool    string `json:"tool"`
 	Session string `json:"session"`
+	Tenant  string `json:"tenant,omitempty"`
 	Binding string `json:"binding"`
 	Summary string `json:"summary,omitempty"`
 	State   string `json:"state"`
@@ -89,7 +90,7 @@ func (a *Approvals) askShared(r Request) (Outcome, error) {
 	ctx, cancel := sharedCtx()
 	defer cancel()
 	now := a.now()
-	rec, err := a.shared.File(ctx, ApprovalRecord{ID: randomHex(idBytes), Tool: r.Tool, Session: r.Session, Binding: r.Binding,
+	rec, err := a.shared.File(ctx, ApprovalRecord{ID: randomHex(idBytes), Tool: r.Tool, Session: r.Session, Tenant: r.Tenant, Binding: r.Binding,
 		Summary: r.Summary, State: StatePending, Created: now, Expires: now.Add(a.ttl), Router: a.router})
 	if err != nil {
 		return Outcome{}, sharedError(err)
@@ -104,7 +105,7 @@ func (a *Approvals) mintShared(r Request) (string, error) {
 	id := randomHex(idBytes)
 	expires := now.Add(a.ttl)
 	token := id + hex.EncodeToString(a.mac(id, r.Binding, expires))
-	_, err := a.shared.File(ctx, ApprovalRecord{ID: id, Tool: r.Tool, Session: r.Session, Binding: r.Binding, Summary: r.Summary,
+	_, err := a.shared.File(ctx, ApprovalRecord{ID: id, Tool: r.Tool, Session: r.Session, Tenant: r.Tenant, Binding: r.Binding, Summary: r.Summary,
 		State: StateApproved, Prefix: token[:8] + "...", Token: true, Created: now, Expires: expires, Router: a.router})
 	if err != nil {
 		return "", sharedError(err)
@@ -171,7 +172,7 @@ func ListShared(ctx context.Context, backend ApprovalBackend) ([]PendingApproval
 	}
 	out := make([]PendingApproval, 0, len(recs))
 	for _, r := range recs {
-		out = append(out, PendingApproval{ID: r.ID, Token: r.Prefix, ToolName: r.Tool, Session: r.Session, Arguments: r.Summary,
+		out = append(out, PendingApproval{ID: r.ID, Token: r.Prefix, ToolName: r.Tool, Session: r.Session, Tenant: r.Tenant, Arguments: r.Summary,
 			State: r.State, CreatedAt: r.Created.UnixMilli(), ExpiresAt: r.Expires.UnixMilli(), Router: r.Router})
 	}
 	return out, nil

@@ -318,3 +318,7 @@ func reloadSummary(r ReloadReport) string {
 	}
 	return fmt.Sprintf("[EVOKORE] Configuration reloaded (generation %d): %s.", r.Generation, strings.Join(parts, "; "))
 }
+
+// Role is the RBAC role new sessions run under unless their transport
+// says otherwise ("" for none): the role a static HTTP token has.
+func (s *Server) Role() string { return s.gen.Load().role }
