@@ -13,19 +13,19 @@ LDFLAGS := -X main.version=$(VERSION)
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := bin/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: all build cross generate generate-check wordnet-check lint test test-short bench bench-proxy run npm-deps conformance conformance-deps mutate clean
+.PHONY: all build cross generate generate-check wordnet-check lint test test-short bench bench-proxy run npm-deps services conformance conformance-deps mutate clean
 
 # Mutation testing (not in CI: one package takes tens of minutes on two
-# cores). internal/proxy is left out while it is being rewritten.
+# cores): the decision packages, and the proxy and server the call path
+# runs through.
 GREMLINS_VERSION := v0.6.0
 GREMLINS        := bin/gremlins
-MUTATE_PKGS     ?= ./internal/policy ./internal/router ./internal/catalog
+MUTATE_PKGS     ?= ./internal/policy ./internal/router ./internal/catalog ./internal/proxy ./internal/server
 
 all: build
 
-build: ## Build bin/evokore and, beside it, its stdio front bin/evokore-mcp.
+build: ## Build bin/evokore.
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/evokore
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(dir $(BIN))evokore-mcp ./cmd/evokore-mcp
 
 cross: ## Build (not test) for Windows and macOS, so platform-specific paths keep compiling.
 	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null ./...
@@ -78,10 +78,16 @@ bin/everything-server: go.mod go.sum
 conformance: build conformance-deps bin/everything-server ## MCP conformance suite: the go-sdk server directly and through `evokore serve --http`, side by side.
 	.ci/conformance
 
-# In CI mode a missing npm server or python3 fails its tests instead of
-# skipping them, so a green run cannot hide an untested claim.
-test: generate-check lint npm-deps ## Everything CI runs.
-	EVOKORE_REQUIRE_NPM=1 EVOKORE_REQUIRE_PYTHON=1 $(GO) test -race -timeout 12m $(PKGS)
+services: ## Install the programs the tests start (Redis, nginx, Chromium) as root; otherwise say what to install.
+	.ci/deps
+
+# A missing npm server or python3 fails its tests instead of skipping
+# them, and so does a missing Redis, nginx or Chromium in CI mode (CI=true
+# or EVOKORE_REQUIRE_SERVICES=1): a green run cannot hide an untested
+# claim. testreport prints what go test would, then the skipped tests and
+# why, and exits with go test's code.
+test: generate-check lint npm-deps services ## Everything CI runs.
+	EVOKORE_REQUIRE_NPM=1 EVOKORE_REQUIRE_PYTHON=1 $(GO) run ./internal/testutil/testreport $(GO) test -json -race -timeout 12m $(PKGS)
 
 test-short: ## Unit tests only: no npm servers, no slow integration tests.
 	$(GO) test -short $(PKGS)

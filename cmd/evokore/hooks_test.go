@@ -339,9 +339,7 @@ func TestHookPurposeRemindersAreDeduplicated(t *testing.T) {
 }
 
 func TestHookRepoAuditRunsOncePerSession(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed: the repo audit needs it")
-	}
+	testutil.Require(t, "git")
 	c := newClaude(t)
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"config", "user.email", "t@example.com"}, {"config", "user.name", "t"}} {
 		if out, err := exec.Command("git", append([]string{"-C", c.project}, args...)...).CombinedOutput(); err != nil {

@@ -103,6 +103,19 @@ func (r *router) pids(t *testing.T, files ...string) []int {
 	return pids
 }
 
+// killSurvivors kills, when the test ends, those of pids that outlived a
+// failure (they ignore stdin EOF and would run forever), checking first
+// that each pid is still one of this router's children.
+func (r *router) killSurvivors(t *testing.T, pids []int) {
+	t.Cleanup(func() {
+		for _, p := range pids {
+			if b, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline"); err == nil && strings.Contains(string(b), r.dir) {
+				_ = syscall.Kill(p, syscall.SIGKILL)
+			}
+		}
+	})
+}
+
 // misbehaving are children that make containment hard: one ignores stdin
 // EOF and SIGTERM and has a helper in its group, one has a helper that
 // called setsid.
@@ -120,6 +133,7 @@ var misbehavingPids = []string{"stubborn.pid", "helper.pid", "escaper.pid", "set
 func TestSIGKILLOfRouterLeavesNoDescendant(t *testing.T) {
 	r := startRouterWith(t, misbehaving)
 	pids := r.pids(t, misbehavingPids...)
+	r.killSurvivors(t, pids)
 	for _, p := range pids {
 		if !procgroup.Alive(p) {
 			t.Fatalf("process %d should be running before the kill", p)
@@ -165,9 +179,18 @@ func TestStdinEOFExitsCleanlyAndStopsChildren(t *testing.T) {
 	}
 }
 
+// The children ignore stdin EOF, so only the parent-death signal or the
+// watchdog can end them when the router is killed (a child that exits on
+// EOF would leave by itself and prove nothing).
 func TestSIGKILLOfRouterLeavesNoChild(t *testing.T) {
-	r := startRouter(t)
+	r := startRouterWith(t, func(dir, fx string) map[string]any {
+		return map[string]any{
+			"one": map[string]any{"command": fx, "args": []string{"-pidfile", filepath.Join(dir, "one.pid"), "-ignore-eof"}},
+			"two": map[string]any{"command": fx, "args": []string{"-pidfile", filepath.Join(dir, "two.pid"), "-ignore-eof"}},
+		}
+	})
 	pids := r.childPids(t)
+	r.killSurvivors(t, pids)
 	if err := r.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}

@@ -39,9 +39,6 @@ import (
 //     through another, and is refused on every replica after.
 func TestScaleOutThreeReplicasBehindAProxy(t *testing.T) {
 	bin := testutil.Evokore(t)
-	if out, _ := exec.Command(bin, "serve", "--help").CombinedOutput(); !strings.Contains(string(out), "--http") {
-		t.Skip("this evokore has no 'serve --http' yet")
-	}
 	redisURL := testutil.RedisServer(t)
 	const limit = 5
 	dir := t.TempDir()
@@ -200,11 +197,16 @@ func waitHealthy(t *testing.T, base string, log *routertest.Buffer) {
 }
 
 // startProxy puts a round-robin proxy in front of the replicas: nginx
-// from the distribution when installed, else httputil.ReverseProxy.
+// from the distribution when installed, else httputil.ReverseProxy. In CI
+// mode nginx is required: the claim is about a real balancer.
 func startProxy(t *testing.T, dir string, replicas []*replica) string {
 	t.Helper()
 	addr := freeAddr(t)
-	if nginx, err := exec.LookPath("nginx"); err == nil {
+	nginx, ok := testutil.Find("nginx")
+	if !ok && testutil.CIMode() {
+		testutil.Require(t, "nginx")
+	}
+	if ok {
 		pdir := filepath.Join(dir, "nginx")
 		if err := os.MkdirAll(filepath.Join(pdir, "tmp"), 0o700); err != nil {
 			t.Fatal(err)

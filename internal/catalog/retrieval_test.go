@@ -277,3 +277,29 @@ func TestRetrievalExtra(t *testing.T) {
 		t.Error(msg)
 	}
 }
+
+// A question no tool of the corpus answers gets no tools and the reason,
+// for each floor that can stop it: no word indexed, too little of the
+// query covered, too few distinctive words. A question a tool answers
+// still gets it first.
+func TestFindAbstainsWhenNothingSpecificMatches(t *testing.T) {
+	snap, _ := loadRetrieval(t)
+	for query, why := range map[string]string{
+		"transcode this video to h264":             "no indexed word matches",
+		"play my favourite playlist on spotify":    "under the 30% floor",
+		"book a flight to Lisbon for next Tuesday": "too few distinctive words",
+		"convert celsius to fahrenheit":            "too few distinctive words",
+	} {
+		f := snap.Find(query, 10)
+		if len(f.Matches) != 0 || !strings.Contains(f.Why, why) {
+			names := make([]string, len(f.Matches))
+			for i, m := range f.Matches {
+				names[i] = m.Entry.Name
+			}
+			t.Errorf("%q: %v, why %q; want no tools because %q", query, names, f.Why, why)
+		}
+	}
+	if f := snap.Find("read a file", 10); len(f.Matches) == 0 || f.Matches[0].Entry.Name != "fs_read_file" || f.Why != "" {
+		t.Errorf("read a file: %+v", f)
+	}
+}

@@ -3,7 +3,6 @@ package dashboard_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/evokore/evokore/internal/dashboard"
 	"github.com/evokore/evokore/internal/policy"
+	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
@@ -22,22 +22,11 @@ import (
 // keep. docs/screenshots holds a copy taken from one run, for the README.
 const screenshots = "../../test-artifacts/dashboard"
 
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("chromium not installed: the browser test needs it (.ci/deps installs Debian's chromium)")
-	return ""
-}
-
 // browser starts headless Chromium with a fresh profile.
 func browser(t *testing.T) context.Context {
 	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.ExecPath(testutil.Require(t, "chromium", "chromium-browser", "google-chrome")),
 		chromedp.Flag("headless", true),
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,

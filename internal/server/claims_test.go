@@ -20,11 +20,19 @@ func TestPerServerTimeouts(t *testing.T) {
 	if !res.IsError || routertest.Text(res) != "Proxied tool 'slow' on server 'fx' timed out after 300ms" {
 		t.Errorf("requestMs: isError=%v %q", res.IsError, routertest.Text(res))
 	}
+	found := false
 	for _, s := range routertest.Status(t, cs).Servers {
+		if s.ID != "slowboot" {
+			continue
+		}
+		found = true
 		// After the failed boot the supervisor may already be booting it
 		// again: the status is error or booting, never connected.
-		if s.ID == "slowboot" && (s.Status == "connected" || s.LastError != "Timed out connecting to child server 'slowboot' after 700ms") {
+		if s.Status == "connected" || s.LastError != "Timed out connecting to child server 'slowboot' after 700ms" {
 			t.Errorf("bootMs: %+v", s)
 		}
+	}
+	if !found {
+		t.Error("bootMs: slowboot is missing from the status")
 	}
 }

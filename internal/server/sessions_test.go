@@ -4,6 +4,8 @@ package server_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -83,4 +85,40 @@ func TestSamplingRefusedWhenTwoSessionsHaveCallsOpen(t *testing.T) {
 	}
 	cancel()
 	<-slow
+}
+
+// Outside any call, a child's sampling or elicitation request reaches no
+// one, even with exactly one session connected: that session did not
+// cause it, and asking its user to approve a completion or fill a form
+// for someone else is worse than not asking. (Roots and log messages,
+// which ask no one anything, do go to the lone session.)
+func TestRequestsOutsideACallReachNoSessionEvenALoneOne(t *testing.T) {
+	for _, kind := range []string{"sampling", "elicitation"} {
+		t.Run(kind, func(t *testing.T) {
+			h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, nil)
+			var n atomic.Int32
+			opts := sampler("A", &n)
+			opts.ElicitationHandler = func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				n.Add(1)
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "A"}}, nil
+			}
+			a := h.Connect(opts)
+			h.Booted()
+			file := filepath.Join(t.TempDir(), "ask")
+			routertest.Call(t, a, "fx_ask_later", map[string]any{"kind": kind, "file": file})
+			routertest.WaitFor(t, "the call to end", func() bool { return h.Server.OpenCalls("fx") == 0 })
+			if err := os.WriteFile(file, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var outcome string
+			routertest.WaitFor(t, "the child's request to be answered", func() bool {
+				b, err := os.ReadFile(file + ".out")
+				outcome = string(b)
+				return err == nil
+			})
+			if n.Load() != 0 || !strings.Contains(outcome, "cannot tell which client session") {
+				t.Errorf("the lone session's client was asked %d times; the child got %q", n.Load(), outcome)
+			}
+		})
+	}
 }

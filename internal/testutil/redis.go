@@ -13,14 +13,11 @@ import (
 
 // RedisServer starts a throwaway redis-server on a free loopback port,
 // without persistence, stopped when the test ends, and returns its URL.
-// The test is skipped when redis-server is not installed (.ci/deps
-// installs it).
+// Without redis-server the test is skipped, or failed in CI mode (see
+// Require).
 func RedisServer(t testing.TB) string {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server not installed: " + err.Error())
-	}
+	bin := Require(t, "redis-server")
 	var last string
 	for range 5 {
 		port, err := freePort()

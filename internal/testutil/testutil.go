@@ -81,8 +81,8 @@ func ContentServer(t testing.TB) string {
 
 // NPMServer returns the entry script of an npm reference server installed
 // by `make npm-deps` (name as in "server-everything"). Without the npm
-// packages the test is skipped, unless EVOKORE_REQUIRE_NPM=1 (set by
-// `make test`), in which case it fails.
+// packages the test is skipped, or failed in CI mode or with
+// EVOKORE_REQUIRE_NPM=1 (set by `make test`); see Unavailable.
 func NPMServer(t testing.TB, name string) string {
 	t.Helper()
 	return npmFile(t, "@modelcontextprotocol/"+name, "dist/index.js")
@@ -98,16 +98,13 @@ func TSClientScript(t testing.TB) string {
 }
 
 // npmFile returns the path of file in a package `make npm-deps`
-// installed. Missing, it skips the test, or fails it when
-// EVOKORE_REQUIRE_NPM=1 (CI); node missing from PATH fails it.
+// installed. Missing, it skips the test, or fails it in CI mode or with
+// EVOKORE_REQUIRE_NPM=1; node missing from PATH fails it.
 func npmFile(t testing.TB, pkg, file string) string {
 	t.Helper()
 	p := filepath.Join(Root(t), "testdata", "npm", "node_modules", filepath.FromSlash(pkg), filepath.FromSlash(file))
 	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("EVOKORE_REQUIRE_NPM") == "1" {
-			t.Fatalf("%s is not installed: run `make npm-deps`", pkg)
-		}
-		t.Skipf("%s is not installed: run `make npm-deps`", pkg)
+		Unavailable(t, "EVOKORE_REQUIRE_NPM", pkg+" is not installed: run `make npm-deps`")
 	}
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatalf("node is not on PATH")
@@ -121,10 +118,7 @@ func InspectorCLI(t testing.TB) string {
 	t.Helper()
 	p := filepath.Join(Root(t), "testdata", "npm", "node_modules", ".bin", "mcp-inspector")
 	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("EVOKORE_REQUIRE_NPM") == "1" {
-			t.Fatalf("the MCP Inspector is not installed: run `make npm-deps`")
-		}
-		t.Skipf("the MCP Inspector is not installed: run `make npm-deps`")
+		Unavailable(t, "EVOKORE_REQUIRE_NPM", "the MCP Inspector is not installed: run `make npm-deps`")
 	}
 	return p
 }
@@ -153,9 +147,8 @@ func WriteFile(t testing.TB, dir, name, text string) string {
 }
 
 // Python returns the python3 (or python) interpreter on PATH. Without one
-// the test is skipped, unless EVOKORE_REQUIRE_PYTHON=1 (set by `make
-// test`, so CI cannot pass by skipping the sandbox's python tests), in
-// which case it fails.
+// the test is skipped, or failed in CI mode or with
+// EVOKORE_REQUIRE_PYTHON=1 (set by `make test`); see Unavailable.
 func Python(t testing.TB) string {
 	t.Helper()
 	for _, name := range []string{"python3", "python"} {
@@ -163,9 +156,6 @@ func Python(t testing.TB) string {
 			return p
 		}
 	}
-	if os.Getenv("EVOKORE_REQUIRE_PYTHON") == "1" {
-		t.Fatal("python3 is not on PATH (EVOKORE_REQUIRE_PYTHON=1)")
-	}
-	t.Skip("python3 is not on PATH")
+	Unavailable(t, "EVOKORE_REQUIRE_PYTHON", "python3 is not on PATH")
 	return ""
 }

@@ -2,6 +2,9 @@ package webhook_test
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -54,6 +57,49 @@ func closeNow(s *webhook.Sender) {
 	s.Close(ctx)
 }
 
+// receiverSignature is the X-EVOKORE-Signature a receiver expects, written
+// from the package doc, not from Sign: "sha256=" and the hex HMAC-SHA256
+// under the secret of `<timestamp>.<nonce>.<body>`.
+func receiverSignature(secret, timestamp, nonce string, body []byte) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(timestamp + "." + nonce + "." + string(body)))
+	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// The signature of fixed parts is a known answer: the hex was computed
+// outside Go, with
+//
+//	printf '%s' '1767225600.n0nce-4f2a.{"id":"n0nce-4f2a","event":"tool.called"}' |
+//	  openssl dgst -sha256 -hmac 'k3y-for-the-record'
+//
+// and Verify accepts exactly it.
+func TestSignatureKnownAnswer(t *testing.T) {
+	const (
+		key, ts, nonce = "k3y-for-the-record", "1767225600", "n0nce-4f2a"
+		body           = `{"id":"n0nce-4f2a","event":"tool.called"}`
+		want           = "sha256=5002998ca981b104daf6d3558aa8428ae5e6df97b65d47dad42d8c2b0619917d"
+	)
+	if got := receiverSignature(key, ts, nonce, []byte(body)); got != want {
+		t.Fatalf("the test's own HMAC = %q, openssl's = %q", got, want)
+	}
+	if got := webhook.Sign(key, ts, nonce, []byte(body)); got != want {
+		t.Errorf("Sign = %q, want %q", got, want)
+	}
+	if !webhook.Verify(key, ts, nonce, []byte(body), want) {
+		t.Error("Verify refuses the known answer")
+	}
+	for name, v := range map[string]bool{
+		"another key":       webhook.Verify("other", ts, nonce, []byte(body), want),
+		"another timestamp": webhook.Verify(key, "1767225601", nonce, []byte(body), want),
+		"another nonce":     webhook.Verify(key, ts, "n0nce-4f2b", []byte(body), want),
+		"another body":      webhook.Verify(key, ts, nonce, []byte(body+" "), want),
+	} {
+		if v {
+			t.Errorf("Verify accepts the signature with %s", name)
+		}
+	}
+}
+
 func TestDeliveriesAreSignedAndFiltered(t *testing.T) {
 	only, all := newCollector(), newCollector()
 	a, b := httptest.NewServer(only), httptest.NewServer(all)
@@ -73,11 +119,9 @@ func TestDeliveriesAreSignedAndFiltered(t *testing.T) {
 		t.Fatalf("the tool_call webhook got %d posts", len(posts))
 	}
 	p := posts[0]
-	if !webhook.Verify("s3cret-value", p.header.Get(webhook.HeaderTimestamp), p.header.Get(webhook.HeaderNonce), p.body, p.header.Get(webhook.HeaderSignature)) {
-		t.Errorf("signature %q does not verify", p.header.Get(webhook.HeaderSignature))
-	}
-	if webhook.Verify("other", p.header.Get(webhook.HeaderTimestamp), p.header.Get(webhook.HeaderNonce), p.body, p.header.Get(webhook.HeaderSignature)) {
-		t.Error("a signature verifies under another secret")
+	// What a receiver does, from the documented format alone.
+	if got, want := p.header.Get(webhook.HeaderSignature), receiverSignature("s3cret-value", p.header.Get(webhook.HeaderTimestamp), p.header.Get(webhook.HeaderNonce), p.body); got != want {
+		t.Errorf("signature %q, a receiver computes %q", got, want)
 	}
 	var body webhook.Body
 	if err := json.Unmarshal(p.body, &body); err != nil {

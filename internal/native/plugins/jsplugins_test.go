@@ -3,7 +3,6 @@ package plugins_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
@@ -35,9 +35,7 @@ func installJS(t *testing.T) string {
 }
 
 func TestTheOriginalsJavaScriptPluginLoadsAndAnswers(t *testing.T) {
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not on PATH: JavaScript plugins cannot run here")
-	}
+	testutil.Require(t, "node")
 	dir := installJS(t)
 	h := routertest.New(t, map[string]any{}, map[string]string{"EVOKORE_PLUGINS_DIR": dir, "EVOKORE_TOOL_DISCOVERY_MODE": "legacy"})
 	cs := h.Connect(nil)

@@ -19,6 +19,10 @@
 //	sample {prompt}         asks the client for a sampling completion
 //	elicit {message}        asks the client to fill in a one-field form
 //	roots {}                asks the client for its roots
+//	ask_later {kind, file}  answers at once; once file exists (the test
+//	                        creates it after the call ended) asks the
+//	                        client for "sampling" or "elicitation" outside
+//	                        any call, and writes the outcome to file.out
 //	log {message}           sends a log message to the client
 //	env {name}              the value of an environment variable
 //	untyped {}              listed with an input schema lacking "type"
@@ -114,6 +118,11 @@ type nameIn struct {
 
 type promptIn struct {
 	Prompt string `json:"prompt"`
+}
+
+type askLaterIn struct {
+	Kind string `json:"kind"`
+	File string `json:"file"`
 }
 
 type mutateIn struct {
@@ -292,6 +301,10 @@ func main() {
 		}
 		return text("sampled: %s", t.Text), nil, nil
 	})
+	mcp.AddTool(s, &mcp.Tool{Name: "ask_later", Description: "Asks the client for sampling or elicitation after the call."}, func(_ context.Context, req *mcp.CallToolRequest, in askLaterIn) (*mcp.CallToolResult, any, error) {
+		go askLater(req.Session, in)
+		return text("asking once %s exists", in.File), nil, nil
+	})
 	mcp.AddTool(s, &mcp.Tool{Name: "roots", Description: "Lists the client's roots."}, func(ctx context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
 		res, err := req.Session.ListRoots(ctx, nil)
 		if err != nil {
@@ -382,11 +395,55 @@ func main() {
 	}
 }
 
+// askLater waits (two minutes at most) for in.File, then asks the client
+// outside any call and writes what came back to in.File + ".out".
+func askLater(ss *mcp.ServerSession, in askLaterIn) {
+	for range 12000 {
+		if _, err := os.Stat(in.File); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var outcome string
+	switch in.Kind {
+	case "sampling":
+		res, err := ss.CreateMessage(ctx, &mcp.CreateMessageParams{
+			MaxTokens: 50,
+			Messages:  []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "asked outside a call"}}},
+		})
+		if err != nil {
+			outcome = fmt.Sprintf("sampling failed: %v", err)
+		} else if t, ok := res.Content.(*mcp.TextContent); ok {
+			outcome = "sampled: " + t.Text
+		} else {
+			outcome = "sampled: (no text)"
+		}
+	case "elicitation":
+		res, err := ss.Elicit(ctx, &mcp.ElicitParams{Message: "asked outside a call", RequestedSchema: map[string]any{
+			"type": "object", "properties": map[string]any{"answer": map[string]any{"type": "string"}},
+		}})
+		if err != nil {
+			outcome = fmt.Sprintf("elicitation failed: %v", err)
+		} else {
+			outcome = fmt.Sprintf("%s: %v", res.Action, res.Content["answer"])
+		}
+	default:
+		outcome = "unknown kind " + in.Kind
+	}
+	_ = writeAtomic(in.File+".out", outcome)
+}
+
 // writePid writes the pid atomically, so a reader never sees it half
 // written.
 func writePid(path string) error {
+	return writeAtomic(path, fmt.Sprint(os.Getpid()))
+}
+
+func writeAtomic(path, text string) error {
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(fmt.Sprint(os.Getpid())), 0o644); err != nil {
+	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp, path)
