@@ -6,7 +6,7 @@
 // Routes:
 //
 //	/mcp                                    MCP streamable HTTP (any query string)
-//	GET /health                             {"status":"ok","transport":"streamable-http"}, public
+//	GET /health                             {"status":"ok"|"degraded","transport":"streamable-http"}, public
 //	/metrics, /metrics/                     Prometheus text
 //	GET /.well-known/oauth-protected-resource[/mcp]
 //	                                        RFC 9728 metadata, public, with auth on
@@ -54,6 +54,11 @@ type Options struct {
 	// Health lists what keeps the router from serving as configured; it
 	// appears as /health's details.
 	Health func() []string
+	// Degraded lists what this replica is serving without (the shared
+	// session store, say); when it lists anything, /health's status is
+	// "degraded", still with 200: the replica serves what needs no shared
+	// state, and a balancer must not pull every replica at once.
+	Degraded func() []string
 	// AllowedHosts are Host values accepted beyond loopback names, as
 	// "name" or "name:port"; "*" accepts any.
 	AllowedHosts []string
@@ -146,6 +151,12 @@ func (f *front) health(w http.ResponseWriter, r *http.Request) {
 	}{Status: "ok", Transport: "streamable-http"}
 	if f.o.Health != nil {
 		body.Details = f.o.Health()
+	}
+	if f.o.Degraded != nil {
+		if d := f.o.Degraded(); len(d) > 0 {
+			body.Status = "degraded"
+			body.Details = append(body.Details, d...)
+		}
 	}
 	writeJSON(w, http.StatusOK, body)
 }

@@ -244,10 +244,11 @@ func (h *httpSessions) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			if err != nil {
-				h.storeUnavailable(w, err)
-				return
-			}
-			if v.sess.SetActivations(rec.Activations) {
+				// This process still holds the session: serve it from the
+				// live view (activations as last seen); only the stages
+				// that need shared state refuse while the store is down.
+				h.srv.log.Warn(fmt.Sprintf("[EVOKORE] Session store unavailable; serving session %s from this replica: %v", sid, err))
+			} else if v.sess.SetActivations(rec.Activations) {
 				v.saved.mu.Lock()
 				v.saved.generation = v.sess.Generation()
 				v.saved.mu.Unlock()
