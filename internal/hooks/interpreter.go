@@ -151,7 +151,7 @@ var calls = map[string]map[string]operation{
 	},
 	"perl": {
 		"system": opArgv, "exec": opArgv, "qx": opShell,
-		"eval": opEval,
+		"eval":   opEval,
 		"rmtree": opRemoveAll, "remove_tree": opRemoveAll, "unlink": opRemove, "rmdir": opRemove,
 		"open": opWriteMode, "sysopen": opWriteMode, "truncate": opWrite,
 		"copy": opWriteLast, "move": opMove, "rename": opMove,
@@ -169,7 +169,7 @@ var calls = map[string]map[string]operation{
 	},
 	"php": {
 		"system": opShell, "exec": opShell, "shell_exec": opShell, "passthru": opShell, "popen": opShell, "proc_open": opShell,
-		"eval": opEval,
+		"eval":   opEval,
 		"unlink": opRemove, "rmdir": opRemove,
 		"file_put_contents": opWrite, "fopen": opWriteMode, "copy": opWriteLast, "rename": opMove,
 	},
