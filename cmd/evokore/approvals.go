@@ -1,15 +1,20 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"github.com/evokore/evokore/internal/audit"
+	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/evokore/evokore/internal/audit"
 
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/policy"
@@ -58,6 +63,51 @@ func decideApprovalWhere(ctx context.Context, s config.Settings, id, verdict str
 	}
 	return err
 }
+
+// unsafeNoTTYFlag lets approve and deny run without a terminal.
+const unsafeNoTTYFlag = "unsafe-no-tty"
+
+// confirmDecision shows the held call on the operator's terminal and asks
+// to confirm the verdict. Without a terminal it refuses: the shell of an
+// AI agent has none, and the agent is the party the approval gates.
+func confirmDecision(cmd *cobra.Command, s config.Settings, id, verdict string) error {
+	in, ok := cmd.InOrStdin().(*os.File)
+	if !ok || !term.IsTerminal(int(in.Fd())) {
+		return fmt.Errorf("refusing to %s approval %s without an interactive terminal: an operator confirms each decision at a terminal "+
+			"(an AI agent's shell has none); --%s skips this and is unsafe (see docs/security.md)", verbOf(verdict), id, unsafeNoTTYFlag)
+	}
+	pending, err := listApprovals(cmd.Context(), s)
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(pending, func(a policy.PendingApproval) bool { return a.ID == id })
+	if i < 0 {
+		return fmt.Errorf("no pending approval %q (see 'evokore approvals list')", id)
+	}
+	a := pending[i]
+	args := a.Arguments
+	if args == "" {
+		args = "(none)"
+	}
+	out := cmd.ErrOrStderr()
+	fmt.Fprintf(out, "Held call %s\n  tool:      %s\n  arguments: %s\n  session:   %s\n  state:     %s\n  expires:   %s\n",
+		a.ID, a.ToolName, args, a.Session, a.State, time.UnixMilli(a.ExpiresAt).Format(time.RFC3339))
+	fmt.Fprintf(out, "%s it? Type yes to confirm: ", capitalized(verbOf(verdict)))
+	line, _ := bufio.NewReader(in).ReadString('\n')
+	if answer := strings.ToLower(strings.TrimSpace(line)); answer != "yes" && answer != "y" {
+		return fmt.Errorf("not confirmed; approval %s is unchanged", id)
+	}
+	return nil
+}
+
+func verbOf(verdict string) string {
+	if verdict == policy.StateApproved {
+		return "approve"
+	}
+	return "deny"
+}
+
+func capitalized(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
 
 func contextOr(ctx context.Context) context.Context {
 	if ctx == nil {
@@ -109,13 +159,27 @@ when the model retries it, 'approvals deny ID' makes sure it never runs.`,
 	}
 	list.Flags().StringVar(&format, "format", "text", "text or json")
 	decide := func(use, short, verdict, done string) *cobra.Command {
-		return &cobra.Command{
+		var unsafeNoTTY bool
+		c := &cobra.Command{
 			Use:   use + " ID",
 			Short: short,
-			Args:  cobra.ExactArgs(1),
+			Long: short + `.
+
+On an interactive terminal it shows the held call (tool, arguments,
+session) and asks for confirmation. Without a terminal it refuses: an AI
+agent's shell has none, and an agent must not decide its own approvals.
+--` + unsafeNoTTYFlag + ` skips both; it is unsafe, because then any
+process of this user that can run evokore decides approvals (see
+docs/security.md). Use it only from a script no agent can run.`,
+			Args: cobra.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				s, _ := p.servingSettings()
 				id := strings.TrimSpace(args[0])
+				if !unsafeNoTTY {
+					if err := confirmDecision(cmd, s, id, verdict); err != nil {
+						return &exitError{1, err}
+					}
+				}
 				if err := decideApproval(cmd.Context(), s, id, verdict); err != nil {
 					return &exitError{1, err}
 				}
@@ -123,6 +187,8 @@ when the model retries it, 'approvals deny ID' makes sure it never runs.`,
 				return nil
 			},
 		}
+		c.Flags().BoolVar(&unsafeNoTTY, unsafeNoTTYFlag, false, "decide without a terminal and without confirmation (unsafe: any same-user process could then approve)")
+		return c
 	}
 	cmd.AddCommand(list,
 		decide("approve", "Approve a held call: it runs once when the model retries it", policy.StateApproved, "Approved"),

@@ -47,14 +47,14 @@ func TestApprovalsCommandReachesSharedApprovals(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &pending); code != 0 || err != nil || len(pending) != 1 || pending[0].ID != id || pending[0].State != policy.StatePending {
 		t.Fatalf("approvals list (exit %d): %s", code, out)
 	}
-	if out, code := run("approvals", "approve", id); code != 0 || !strings.Contains(out, "Approved approval "+id) {
+	if out, code := run("approvals", "approve", "--unsafe-no-tty", id); code != 0 || !strings.Contains(out, "Approved approval "+id) {
 		t.Fatalf("approvals approve (exit %d): %s", code, out)
 	}
 	if text, isErr := routertest.CallText(t, cs, "fx_count", map[string]any{}); isErr {
 		t.Fatalf("the approved call did not run: %s", text)
 	}
 	routertest.HeldApproval(t, routertest.Call(t, cs, "fx_count", map[string]any{}))
-	if out, code := run("approvals", "approve", "0123456789abcdef"); code == 0 || !strings.Contains(out, "no pending approval") {
+	if out, code := run("approvals", "approve", "--unsafe-no-tty", "0123456789abcdef"); code == 0 || !strings.Contains(out, "no pending approval") {
 		t.Fatalf("approving an unknown id (exit %d): %s", code, out)
 	}
 }

@@ -57,6 +57,7 @@ func heldID(t *testing.T, r *mcp.CallToolResult) string {
 	if strings.Contains(routertest.Text(r), policy.TokenField) {
 		t.Fatalf("the interception offers the model a token: %q", routertest.Text(r))
 	}
+	routertest.SaysNotHowToApprove(t, r)
 	return m[1]
 }
 
@@ -85,7 +86,7 @@ func TestOperatorApprovesFromTheCommandLine(t *testing.T) {
 	if len(pending) != 1 || pending[0].ID != id || pending[0].ToolName != "fx_count" || pending[0].State != policy.StatePending {
 		t.Fatalf("pending: %+v", pending)
 	}
-	if out, code := operator(t, home, "approvals", "approve", id); code != 0 || !strings.Contains(out, "Approved approval "+id) {
+	if out, code := operator(t, home, "approvals", "approve", "--unsafe-no-tty", id); code != 0 || !strings.Contains(out, "Approved approval "+id) {
 		t.Fatalf("approvals approve (exit %d): %s", code, out)
 	}
 	if res := routertest.Call(t, cs, "fx_count", map[string]any{}); res.IsError {
@@ -98,7 +99,7 @@ func TestOperatorApprovesFromTheCommandLine(t *testing.T) {
 	if got := routertest.Text(routertest.Call(t, cs, "fx_read_count", map[string]any{})); got != "calls: 1" {
 		t.Errorf("the child counted %s", got)
 	}
-	if _, code := operator(t, home, "approvals", "approve", "0123456789abcdef"); code != 1 {
+	if _, code := operator(t, home, "approvals", "approve", "--unsafe-no-tty", "0123456789abcdef"); code != 1 {
 		t.Errorf("approving an unknown id: exit %d", code)
 	}
 }
@@ -131,7 +132,7 @@ func TestOperatorDeniesFromTheCommandLine(t *testing.T) {
 	var wg sync.WaitGroup
 	codes := make([]int, len(ids))
 	for k, id := range ids {
-		wg.Go(func() { _, codes[k] = operator(t, home, "approvals", "deny", id) })
+		wg.Go(func() { _, codes[k] = operator(t, home, "approvals", "deny", "--unsafe-no-tty", id) })
 	}
 	wg.Wait()
 	for k, code := range codes {
@@ -148,7 +149,7 @@ func TestOperatorDeniesFromTheCommandLine(t *testing.T) {
 			}
 		}
 	}
-	if out, code := operator(t, home, "approvals", "approve", ids[0]); code != 1 || !strings.Contains(out, "was denied") {
+	if out, code := operator(t, home, "approvals", "approve", "--unsafe-no-tty", ids[0]); code != 1 || !strings.Contains(out, "was denied") {
 		t.Errorf("approving a denied call (exit %d): %s", code, out)
 	}
 	// The operator's verdicts are in the audit log, as given.
@@ -192,7 +193,7 @@ func TestCorruptDecisionsFailClosed(t *testing.T) {
 	h.Booted()
 	home := filepath.Join(dir, "home")
 	id := heldID(t, routertest.Call(t, cs, "fx_count", map[string]any{}))
-	if _, code := operator(t, home, "approvals", "approve", id); code != 0 {
+	if _, code := operator(t, home, "approvals", "approve", "--unsafe-no-tty", id); code != 0 {
 		t.Fatal("approve failed")
 	}
 	f, err := os.OpenFile(filepath.Join(home, "approvals", "decisions.jsonl"), os.O_APPEND|os.O_WRONLY, 0)
@@ -233,7 +234,7 @@ func TestTokenModeDenyFromTheCommandLine(t *testing.T) {
 	if strings.Contains(out, token[8:]) {
 		t.Fatal("the listing must not reveal the token")
 	}
-	if out, code := operator(t, home, "approvals", "deny", pending[0].ID); code != 0 || !strings.Contains(out, "Denied approval "+pending[0].ID) {
+	if out, code := operator(t, home, "approvals", "deny", "--unsafe-no-tty", pending[0].ID); code != 0 || !strings.Contains(out, "Denied approval "+pending[0].ID) {
 		t.Fatalf("approvals deny (exit %d): %s", code, out)
 	}
 	res := routertest.Call(t, cs, "fx_count", map[string]any{"_evokore_approval_token": token})
@@ -243,7 +244,7 @@ func TestTokenModeDenyFromTheCommandLine(t *testing.T) {
 	if got := routertest.Text(routertest.Call(t, cs, "fx_read_count", map[string]any{})); got != "calls: 0" {
 		t.Errorf("a denied approval ran: %s", got)
 	}
-	if _, code := operator(t, home, "approvals", "deny", "0123456789abcdef"); code != 1 {
+	if _, code := operator(t, home, "approvals", "deny", "--unsafe-no-tty", "0123456789abcdef"); code != 1 {
 		t.Errorf("denying an unknown id: exit %d", code)
 	}
 }

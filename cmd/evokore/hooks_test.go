@@ -184,6 +184,55 @@ func TestHookDamageControlDecisions(t *testing.T) {
 	}
 }
 
+// Damage-control, run as Claude Code runs it, blocks interpreter
+// one-liners that do what it blocks in shell, the approvals CLI, and
+// writes to EVOKORE_HOME's approval, pin and trust state; it leaves
+// harmless one-liners and reads of that state alone. A user's own rules
+// file does not switch the EVOKORE_HOME guards off.
+func TestHookDamageControlSeesThroughInterpretersAndGuardsApprovals(t *testing.T) {
+	c := newClaude(t)
+	decisions := filepath.Join(c.home, "approvals", "decisions.jsonl")
+	interpreters := []string{
+		`python3 -c "import shutil;shutil.rmtree('/')"`,
+		`node -e "require('fs').rmSync(require('os').homedir(), {recursive: true})"`,
+		`perl -e 'system("rm -rf /")'`,
+		`ruby -e 'require "fileutils"; FileUtils.rm_rf("/")'`,
+		`sh -c "python3 -c \"import os; os.system('rm -rf ~')\""`,
+	}
+	guarded := []string{
+		"evokore approvals approve 0123456789abcdef",
+		"EVOKORE_HOME=" + c.home + " " + testutil.Evokore(t) + " approvals approve --unsafe-no-tty 0123456789abcdef",
+		"go run ./cmd/evokore approvals deny 0123456789abcdef",
+		`echo '{"id":"0123456789abcdef","decision":"approved"}' >> ` + decisions,
+		`echo x >> $EVOKORE_HOME/approvals/decisions.jsonl`,
+		"tee -a " + decisions + " < /tmp/line",
+		"cp /tmp/pins.json " + filepath.Join(c.home, "pins.json"),
+		"sed -i s/a/b/ " + filepath.Join(c.home, "trusted.json"),
+		`python3 -c "open('` + decisions + `', 'a').write('x')"`,
+	}
+	check := func(t *testing.T, blocked []string) {
+		for _, cmd := range blocked {
+			if r := c.hook("damage-control", bash("s1", cmd)); r.code != 2 || !strings.HasPrefix(r.stderr, "Blocked by evokore damage-control") {
+				t.Errorf("%s: exit %d, stderr %q", cmd, r.code, r.stderr)
+			}
+		}
+		for _, tool := range []string{"Write", "Edit"} {
+			in := map[string]any{"session_id": "s1", "tool_name": tool, "tool_input": map[string]any{"file_path": decisions}}
+			if r := c.hook("damage-control", in); r.code != 2 {
+				t.Errorf("%s %s: %+v", tool, decisions, r)
+			}
+		}
+		for _, cmd := range []string{`python3 -c "print('rm -rf /')"`, `node -e "console.log(1)"`, "evokore approvals list", "cat " + decisions} {
+			if r := c.hook("damage-control", bash("s1", cmd)); r.code != 0 || r.stdout != "" {
+				t.Errorf("%s: %+v", cmd, r)
+			}
+		}
+	}
+	check(t, append(interpreters, guarded...))
+	testutil.WriteFile(t, c.home, "damage-control-rules.yaml", "bashToolPatterns:\n  - pattern: '^echo\\s+forbidden'\n    reason: our own rule\n")
+	check(t, guarded)
+}
+
 // TestHookSessionLifecycle plays a whole Claude Code session through the
 // hooks and checks every file the reference describes.
 func TestHookSessionLifecycle(t *testing.T) {

@@ -122,7 +122,7 @@ func serveHTTP(ctx context.Context, p *paths, s config.Settings, hs config.HTTPS
 		}
 	}
 	front := httpfront.New(httpfront.Options{
-		MCP: mcpHandler, Metrics: m.Handler(), Health: srv.Problems,
+		MCP: mcpHandler, Metrics: m.Handler(), Health: srv.Problems, Degraded: storeHealth(store, refresh, log),
 		Approvals: approvalfeed.Handler(approvalfeed.Options{Home: s.Home}),
 		Guard: httpguard.Options{
 			Hosts: allowed, Origins: hs.AllowedOrigins, Auth: authn,
@@ -200,6 +200,24 @@ func sessionStore(s config.Settings) (sessionstore.Store, bool, error) {
 		return nil, false, err
 	}
 	return store, sessionstore.Kind(s) != sessionstore.KindMemory, nil
+}
+
+// storeHealth reports a shared session store this replica cannot reach.
+// The probe loads an id no session has: a store that answers says "not
+// found". /health is public, so it names the store and not the error.
+func storeHealth(store sessionstore.Store, shared bool, log *slog.Logger) func() []string {
+	if !shared {
+		return nil
+	}
+	return func() []string {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if _, err := store.Load(ctx, "health-probe"); err != nil && !errors.Is(err, sessionstore.ErrNotFound) {
+			log.Warn("health: the shared session store is unreachable", "err", err)
+			return []string{"session store unreachable: sessions are served by the replica that holds them; rate-limited and approval-gated calls are refused"}
+		}
+		return nil
+	}
 }
 
 // identify is who an HTTP caller is, for the MCP session it opens and the

@@ -86,9 +86,10 @@ func validMarker(home string, src []byte) string {
 }
 
 // judge is the decision of rules on a call of tool with input. home and
-// cwd resolve "~" and relative paths.
-func judge(rules *config.DamageControlRules, tool string, input map[string]any, home, cwd string) Decision {
-	m := &matcher{rules: rules, home: home, cwd: cwd}
+// cwd resolve "~" and relative paths; evokoreHome is EVOKORE_HOME, whose
+// approval, pin and trust state no tool may change (see guardedState).
+func judge(rules *config.DamageControlRules, tool string, input map[string]any, home, cwd, evokoreHome string) Decision {
+	m := &matcher{rules: rules, home: home, cwd: cwd, evokoreHome: evokoreHome}
 	var ds []Decision
 	switch tool {
 	case "Bash":
@@ -120,8 +121,8 @@ func worst(ds []Decision) Decision {
 }
 
 type matcher struct {
-	rules     *config.DamageControlRules
-	home, cwd string
+	rules                  *config.DamageControlRules
+	home, cwd, evokoreHome string
 }
 
 // deletes are the commands that remove their arguments.
@@ -150,6 +151,9 @@ func (m *matcher) bash(cmd string) []Decision {
 		}
 	}
 	for _, c := range p.commands() {
+		if d := approvalsDecision(c.words); d.Action != Allow {
+			ds = append(ds, d)
+		}
 		name := c.name()
 		redirect := false
 		for i, w := range c.words {
@@ -215,6 +219,9 @@ func pathsIn(w string) []string {
 // path judges one path a tool touches.
 func (m *matcher) path(p string, write, del bool) Decision {
 	r := m.rules
+	if (write || del) && m.evokoreState(p) {
+		return Decision{Block, fmt.Sprintf("%s is evokore's approval, pin or trust state: only evokore and an operator at a terminal change it, never an agent's tool", p)}
+	}
 	if m.any(r.ZeroAccessPaths, p, true) && !m.any(r.ZeroAccessExceptions, p, false) {
 		return Decision{Block, fmt.Sprintf("%s is a zero-access path: no tool may read or write it", p)}
 	}
@@ -323,7 +330,7 @@ func damageControl(r *run) (int, error) {
 	if h := r.getenv("HOME"); h != "" {
 		home = h
 	}
-	d := judge(rules, r.p.ToolName, r.p.ToolInput, home, r.cwd())
+	d := judge(rules, r.p.ToolName, r.p.ToolInput, home, r.cwd(), r.Home)
 	if d.Action == Allow {
 		return ExitOK, nil
 	}
@@ -346,3 +353,99 @@ func damageControl(r *run) (int, error) {
 func appendText(path, line string) error {
 	return replay.AppendRotating(path, []byte(strings.ReplaceAll(line, "\n", " ")), replay.LogMaxBytes, replay.LogKeep)
 }
+
+// guardedState are the files under EVOKORE_HOME that decide what runs:
+// approvals (pending calls and the operators' decisions), tool pins, the
+// trusted projects, and damage-control's own rules. These guards are
+// built in, not rules: a user's rules file replaces the shipped one whole
+// and must not drop them. A trailing "/" names a directory.
+var guardedState = []string{"approvals/", "pins.json", "trusted.json", RulesFile, "cache/"}
+
+// evokoreState reports whether path p (as written, or through symlinks)
+// is one of EVOKORE_HOME's guarded files.
+func (m *matcher) evokoreState(p string) bool {
+	if m.evokoreHome == "" {
+		return false
+	}
+	p = expandEvokoreHome(p, m.evokoreHome)
+	for _, home := range []string{filepath.Clean(m.evokoreHome), resolved(m.evokoreHome)} {
+		if !filepath.IsAbs(home) {
+			continue
+		}
+		for _, g := range guardedState {
+			pat := filepath.Join(home, g)
+			if strings.HasSuffix(g, "/") {
+				pat += "/"
+			}
+			if matchPath(pat, p, m.home, m.cwd, true) {
+				return true
+			}
+			if r := resolved(absolute(expandHome(p, m.home), m.cwd)); r != "" && matchPath(pat, r, m.home, m.cwd, false) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// expandEvokoreHome turns a leading $EVOKORE_HOME or ${EVOKORE_HOME} into
+// home.
+func expandEvokoreHome(p, home string) string {
+	for _, pre := range []string{"$EVOKORE_HOME", "${EVOKORE_HOME}"} {
+		if p == pre || strings.HasPrefix(p, pre+"/") {
+			return home + p[len(pre):]
+		}
+	}
+	return p
+}
+
+func absolute(p, cwd string) string {
+	if !filepath.IsAbs(p) && cwd != "" {
+		p = filepath.Join(cwd, p)
+	}
+	return filepath.Clean(p)
+}
+
+// resolved is p with the symlinks of its longest existing prefix
+// resolved, so a link into EVOKORE_HOME is judged as its target.
+func resolved(p string) string {
+	p = filepath.Clean(p)
+	rest := ""
+	for range 64 {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return ""
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+	return ""
+}
+
+// approvalsDecision blocks a command that decides approvals: `evokore
+// approvals approve|deny` however it is started (a path to the binary,
+// go run, a wrapper, env assignments: the parser has peeled those), and
+// an HTTP client calling the approvals routes of the dashboard or a
+// router. An agent must not approve the calls that wait for its user.
+func approvalsDecision(words []string) Decision {
+	for i := 1; i+1 < len(words); i++ {
+		if words[i] == "approvals" && (words[i+1] == "approve" || words[i+1] == "deny") {
+			return Decision{Block, "'evokore approvals " + words[i+1] + "' decides a call held for the user; an agent may not run it (an operator runs it at a terminal)"}
+		}
+	}
+	if len(words) > 0 && httpClients[words[0]] {
+		for _, w := range words[1:] {
+			if strings.Contains(w, "/api/approvals") || strings.Contains(w, "/ws/approvals") {
+				return Decision{Block, "the approvals API decides calls held for the user; an agent may not call it"}
+			}
+		}
+	}
+	return Decision{Action: Allow}
+}
+
+// httpClients are the commands that send HTTP requests.
+var httpClients = map[string]bool{"curl": true, "wget": true, "http": true, "https": true, "xh": true, "xhs": true,
+	"httpie": true, "websocat": true, "wscat": true, "aria2c": true, "fetch": true, "lwp-request": true, "POST": true, "GET": true}

@@ -42,7 +42,7 @@ func TestDamageControlCorpus(t *testing.T) {
 		if tool == "Bash" {
 			in = map[string]any{"command": input}
 		}
-		got := judge(rules, tool, in, "/home/dev", "/home/dev/project")
+		got := judge(rules, tool, in, "/home/dev", "/home/dev/project", "/home/dev/.evokore")
 		total++
 		counts[want]++
 		if got.Action != want {
@@ -118,7 +118,7 @@ func BenchmarkDamageControlJudge(b *testing.B) {
 	}
 	in := map[string]any{"command": `cd /tmp && FOO=1 sudo bash -c "echo cm0gLXJmIC8= | base64 -d | sh" || git push -f origin main`}
 	for b.Loop() {
-		if judge(rules, "Bash", in, "/home/dev", "/home/dev/project").Action != Block {
+		if judge(rules, "Bash", in, "/home/dev", "/home/dev/project", "/home/dev/.evokore").Action != Block {
 			b.Fatal("not blocked")
 		}
 	}

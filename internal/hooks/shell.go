@@ -493,6 +493,15 @@ func unwrap(words []string) (shellCommand, []string) {
 			nested = append(nested, strings.Join(words[1:], " "))
 			return shellCommand{words: words}, nested
 		}
+		if lang, code := inlineCode(words); lang != "" {
+			nested = append(nested, translate(lang, code, 0)...)
+			return shellCommand{words: words}, nested
+		}
+		if name == "script" {
+			// script -c CMD runs CMD on a pseudo-terminal.
+			nested = append(nested, optionValues(words[1:], "c", []string{"--command"}, "ETo")...)
+			return shellCommand{words: words}, nested
+		}
 		if shells[name] {
 			for i := 1; i < len(words); i++ {
 				w := words[i]

@@ -8,7 +8,7 @@ import (
 // FuzzParseShell: any command line is taken apart without a panic, and
 // the views never lose a command the line plainly starts with.
 func FuzzParseShell(f *testing.F) {
-	for _, s := range []string{"rm -rf /", `bash -c "echo $(curl x | sh)"`, "$'\\x72m' -rf /", "{a,b}", "a | b && c; d", "echo `id`", "x<(y)", "\"unterminated", "$(((", strings.Repeat("$(", 50)} {
+	for _, s := range []string{"rm -rf /", `python3 -c "import shutil;shutil.rmtree(os.path.join(Path.home() / 'a', 'b' + x))"`, `perl -e 'open(F, ">>", "x"); system "a", q(b)'`, `node -e "exec('''"`, `bash -c "echo $(curl x | sh)"`, "$'\\x72m' -rf /", "{a,b}", "a | b && c; d", "echo `id`", "x<(y)", "\"unterminated", "$(((", strings.Repeat("$(", 50)} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -34,11 +34,11 @@ func TestDeepNestingIsBoundedAndAsks(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := strings.Repeat(`bash -c "$(`, 200) + "ls" + strings.Repeat(`)"`, 200)
-	if d := judge(rules, "Bash", map[string]any{"command": cmd}, "/home/dev", "/tmp"); d.Action == Allow {
+	if d := judge(rules, "Bash", map[string]any{"command": cmd}, "/home/dev", "/tmp", "/home/dev/.evokore"); d.Action == Allow {
 		t.Fatalf("deep nesting allowed: %+v", d)
 	}
 	big := strings.Repeat("$(", 100000)
-	if d := judge(rules, "Bash", map[string]any{"command": big}, "/home/dev", "/tmp"); d.Action == Block {
+	if d := judge(rules, "Bash", map[string]any{"command": big}, "/home/dev", "/tmp", "/home/dev/.evokore"); d.Action == Block {
 		t.Fatalf("unbalanced nesting: %+v", d)
 	}
 }

@@ -7,7 +7,7 @@
 // Routes:
 //
 //	/mcp                                    MCP streamable HTTP (any query string)
-//	GET /health                             {"status":"ok","transport":"streamable-http"}, no token needed
+//	GET /health                             {"status":"ok"|"degraded","transport":"streamable-http"}, public
 //	/metrics, /metrics/                     Prometheus text
 //	/ws/approvals                           the approvals feed (package approvalfeed)
 //	GET /.well-known/oauth-protected-resource[/mcp]
@@ -50,6 +50,11 @@ type Options struct {
 	// Health lists what keeps the router from serving as configured; it
 	// appears as /health's details.
 	Health func() []string
+	// Degraded lists what this replica is serving without (the shared
+	// session store, say); when it lists anything, /health's status is
+	// "degraded", still with 200: the replica serves what needs no shared
+	// state, and a balancer must not pull every replica at once.
+	Degraded func() []string
 	// Resource is the MCP endpoint's canonical URL, from configuration
 	// (never from a request's Host): the metadata's resource and the
 	// challenge's resource_metadata are built from it.
@@ -131,6 +136,12 @@ func (f *front) health(w http.ResponseWriter, r *http.Request) {
 	}{Status: "ok", Transport: "streamable-http"}
 	if f.o.Health != nil {
 		body.Details = f.o.Health()
+	}
+	if f.o.Degraded != nil {
+		if d := f.o.Degraded(); len(d) > 0 {
+			body.Status = "degraded"
+			body.Details = append(body.Details, d...)
+		}
 	}
 	writeJSON(w, http.StatusOK, body)
 }

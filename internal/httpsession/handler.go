@@ -320,10 +320,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			if err != nil {
-				h.storeUnavailable(w, err)
-				return
-			}
-			if sess.SetActivations(rec.Activations) {
+				// This process still holds the session: serve it from the
+				// live view (activations as last seen); only the stages
+				// that need shared state refuse while the store is down.
+				h.log.Warn("[EVOKORE] Session store unavailable; serving the session from this replica", "session", sid, "err", err)
+			} else if sess.SetActivations(rec.Activations) {
 				e.mu.Lock()
 				e.generation = sess.Generation()
 				e.mu.Unlock()

@@ -60,12 +60,14 @@ func InterceptionText(tool, token string) string {
 }
 
 // OperatorInterceptionText tells the model a call waits for an operator.
-// It holds nothing the model could use to approve the call itself.
+// It names the approval and says who decides it, never how: the model
+// may hold a shell, and a command line in its channel would be one it can
+// run (docs/security.md).
 func OperatorInterceptionText(tool, id string) string {
 	return "[EVOKORE-MCP SECURITY INTERCEPTOR] ACTION REQUIRES HUMAN APPROVAL.\n\n" +
-		"You attempted to call '" + tool + "'. It is waiting for operator approval (approval id " + id + "). " +
-		"Tell the user that an operator must approve it, for example with `evokore approvals approve " + id + "` " +
-		"(or deny it with `evokore approvals deny " + id + "`). Once it is approved, retry this exact same tool call with the same arguments; " +
+		"You attempted to call '" + tool + "'. It is waiting for operator approval (approval id " + id + "): " +
+		"the user or an operator decides it, outside this conversation. " +
+		"Once it is approved, retry this exact same tool call with the same arguments; " +
 		"it will run once. Until then a retry returns this message."
 }
 

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -16,6 +17,14 @@ import (
 // Without redis-server the test is skipped, or failed in CI mode (see
 // Require).
 func RedisServer(t testing.TB) string {
+	t.Helper()
+	url, _ := RedisServerWithStop(t)
+	return url
+}
+
+// RedisServerWithStop is RedisServer, and a function that stops the
+// server (an outage) before the test ends.
+func RedisServerWithStop(t testing.TB) (string, func()) {
 	t.Helper()
 	bin := Require(t, "redis-server")
 	var last string
@@ -56,11 +65,15 @@ func RedisServer(t testing.TB) string {
 		select {
 		case ok := <-ready:
 			if ok {
-				t.Cleanup(func() {
-					_ = cmd.Process.Kill()
-					_ = cmd.Wait()
-				})
-				return fmt.Sprintf("redis://127.0.0.1:%d/0", port)
+				var once sync.Once
+				stop := func() {
+					once.Do(func() {
+						_ = cmd.Process.Kill()
+						_ = cmd.Wait()
+					})
+				}
+				t.Cleanup(stop)
+				return fmt.Sprintf("redis://127.0.0.1:%d/0", port), stop
 			}
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()
@@ -72,7 +85,7 @@ func RedisServer(t testing.TB) string {
 		last = log.String() // the port was taken meanwhile, most likely
 	}
 	t.Fatalf("redis-server did not start:\n%s", last)
-	return ""
+	return "", nil
 }
 
 func freePort() (int, error) {

@@ -136,7 +136,7 @@ func (c *connection) work(messages <-chan inbound, log *slog.Logger) {
 					st, err := c.s.opts.TTS.Open(ctx, voice)
 					cancel()
 					if err != nil {
-						log.Warn("cannot start an utterance", "err", err)
+						log.Warn("cannot start an utterance", logDetail(err)...)
 						c.reply(errorReply{Error: err.Error()})
 						return
 					}
@@ -146,7 +146,7 @@ func (c *connection) work(messages <-chan inbound, log *slog.Logger) {
 				err := stream.Send(ctx, m.text)
 				cancel()
 				if err != nil {
-					log.Warn("cannot send text to the provider", "err", err)
+					log.Warn("cannot send text to the provider", logDetail(err)...)
 					c.reply(errorReply{Error: err.Error()})
 					stream.Close()
 					stream = nil
@@ -160,7 +160,7 @@ func (c *connection) work(messages <-chan inbound, log *slog.Logger) {
 				defer cancel()
 				audio, err := st.Finish(ctx)
 				if err != nil {
-					log.Warn("the provider returned no audio", "err", err)
+					log.Warn("the provider returned no audio", logDetail(err)...)
 					c.reply(errorReply{Error: err.Error()})
 					return
 				}
@@ -182,7 +182,7 @@ func (c *connection) transcribe(m inbound, log *slog.Logger) {
 	defer cancel()
 	t, err := c.s.opts.STT.Transcribe(ctx, m.audio, m.language, m.model)
 	if err != nil {
-		log.Warn("transcription failed", "err", err)
+		log.Warn("transcription failed", logDetail(err)...)
 		c.reply(sttError{Type: "stt_error", Error: err.Error()})
 		return
 	}

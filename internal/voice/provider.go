@@ -2,9 +2,15 @@ package voice
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/redact"
 )
 
 // Provider turns text into speech. One Stream is one utterance.
@@ -47,4 +53,62 @@ func formatExt(outputFormat string) string {
 		return prefix
 	}
 	return "mp3"
+}
+
+// ProviderError is a refusal from a speech provider. Its Error names the
+// provider, the status and a generic reason only: provider bodies are
+// not ours to repeat (one that echoes the request repeats the API key),
+// so clients never see them. Detail holds the body scrubbed of the
+// provider's key and bounded, for the sidecar's own log.
+type ProviderError struct {
+	Provider string
+	// Status is the HTTP status, 0 for an error message on a stream.
+	Status int
+	Detail string
+}
+
+// maxDetail bounds a provider's error body in the log.
+const maxDetail = 300
+
+// providerError builds the refusal of a provider whose body was body,
+// scrubbing the secrets the provider was given.
+func providerError(provider string, status int, body []byte, secrets ...string) *ProviderError {
+	detail := strings.Join(strings.Fields(string(body)), " ")
+	return &ProviderError{Provider: provider, Status: status, Detail: scrubDetail(detail, secrets...)}
+}
+
+// scrubDetail hides secrets (and anything shaped like a bearer token or
+// an API key, for keys the sidecar does not hold) and bounds the text.
+func scrubDetail(text string, secrets ...string) string {
+	text = redact.NewScrubber(nil, secrets...).Bounded(text, 4*maxDetail)
+	text = tokenShaped().ReplaceAllString(text, "$1"+redact.Mask)
+	return redact.Truncate(text, maxDetail)
+}
+
+var tokenShaped = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(bearer\s+|basic\s+|(?:api[-_]?key|xi[-_]api[-_]key|token|secret|authorization)["']?\s*[:=]\s*["']?)[^\s"',;}]+|()\b(?:sk|pk|rk|xi)[-_][A-Za-z0-9_\-]{8,}`)
+})
+
+func (e *ProviderError) Error() string {
+	switch {
+	case e.Status == 0:
+		return e.Provider + ": the provider reported an error"
+	case e.Status == http.StatusUnauthorized || e.Status == http.StatusForbidden:
+		return fmt.Sprintf("%s: the provider answered %d: it refused the credentials", e.Provider, e.Status)
+	case e.Status == http.StatusTooManyRequests:
+		return fmt.Sprintf("%s: the provider answered %d: rate limited, retry later", e.Provider, e.Status)
+	case e.Status >= 500:
+		return fmt.Sprintf("%s: the provider answered %d: it failed", e.Provider, e.Status)
+	}
+	return fmt.Sprintf("%s: the provider answered %d: it rejected the request", e.Provider, e.Status)
+}
+
+// logDetail is the attributes that explain err in the sidecar's log: a
+// provider's scrubbed, bounded body.
+func logDetail(err error) []any {
+	var pe *ProviderError
+	if errors.As(err, &pe) && pe.Detail != "" {
+		return []any{"err", err, "detail", pe.Detail}
+	}
+	return []any{"err", err}
 }

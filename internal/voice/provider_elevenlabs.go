@@ -230,7 +230,7 @@ func (s *elevenStream) Finish(ctx context.Context) (Audio, error) {
 	}
 	if len(s.audio) == 0 {
 		if s.problem != "" {
-			return Audio{}, errors.New("ElevenLabs: " + s.problem)
+			return Audio{}, providerError("ElevenLabs", 0, []byte(s.problem), s.p.APIKey)
 		}
 		return Audio{}, errors.New("ElevenLabs returned no audio")
 	}

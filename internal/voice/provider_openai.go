@@ -105,7 +105,7 @@ func (s *openaiStream) Finish(ctx context.Context) (Audio, error) {
 		return Audio{}, fmt.Errorf("openai-compat: read audio: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return Audio{}, fmt.Errorf("openai-compat: %s: %s", resp.Status, snippet(data))
+		return Audio{}, providerError("openai-compat", resp.StatusCode, data, s.p.APIKey)
 	}
 	if len(data) > maxAudio {
 		return Audio{}, fmt.Errorf("openai-compat: the audio exceeds %d bytes", maxAudio)
@@ -126,13 +126,4 @@ func firstNonEmpty(vs ...string) string {
 		}
 	}
 	return ""
-}
-
-// snippet shows the start of an error body, on one line.
-func snippet(b []byte) string {
-	s := strings.Join(strings.Fields(string(b)), " ")
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
 }

@@ -3,7 +3,10 @@ package voice
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -71,9 +74,10 @@ func TestOpenAICompatErrorLosesOnlyItsUtterance(t *testing.T) {
 	sc := startSidecar(t, Options{TTS: p})
 	c := dial(t, sc.url)
 	send(t, c, Speak{Text: "please FAIL", Flush: true})
-	if got := receive(t, c); !strings.Contains(got["error"].(string), "500") || !strings.Contains(got["error"].(string), "voice engine exploded") {
-		t.Errorf("error reply: %v", got)
+	if got := receive(t, c); !strings.Contains(got["error"].(string), "500") || strings.Contains(got["error"].(string), "voice engine exploded") {
+		t.Errorf("error reply (the status, never the provider's body): %v", got)
 	}
+	waitFor(t, "the provider's body in the log", func() bool { return strings.Contains(sc.log.String(), "voice engine exploded") })
 	send(t, c, Speak{Text: "fine", Flush: true})
 	waitArtefacts(t, sc.artifacts, 1)
 	calls := fake.calls()
@@ -191,5 +195,47 @@ func TestArtefactNamesNeverCollide(t *testing.T) {
 	}
 	if !seen[filepath.Join(dir, "evokore-voice-1700000000000.mp3")] || !seen[filepath.Join(dir, "evokore-voice-1700000000000-3.mp3")] {
 		t.Errorf("names: %v", seen)
+	}
+}
+
+// A provider that echoes the request into its error body (the API key
+// included) leaks nothing: TTS and STT clients get the status and a
+// generic reason, the log gets the body with the key hidden and cut to a
+// few hundred bytes.
+func TestProviderErrorBodiesNeverCarryTheKey(t *testing.T) {
+	const key = "sk-leakme0123456789abcdef"
+	filler := strings.Repeat("x", 64<<10)
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s","echo":{"Authorization":%q}},"pad":"%s"}`,
+			strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "), r.Header.Get("Authorization"), filler)
+	}))
+	t.Cleanup(echo.Close)
+	tts := &OpenAICompat{BaseURL: echo.URL, APIKey: key, Model: "m", Voice: "v", Client: echo.Client()}
+	stt := &WhisperAPI{BaseURL: echo.URL, APIKey: key, Model: "whisper-1", Client: echo.Client()}
+	sc := startSidecar(t, Options{TTS: tts, STT: stt})
+	c := dial(t, sc.url)
+
+	send(t, c, Speak{Text: "hello", Flush: true})
+	ttsErr := receive(t, c)
+	send(t, c, map[string]any{"type": "transcribe", "audio": "AAAA"})
+	sttErr := receive(t, c)
+	for _, got := range []map[string]any{ttsErr, sttErr} {
+		text, _ := got["error"].(string)
+		if !strings.Contains(text, "401") || strings.Contains(text, key) || strings.Contains(strings.ToLower(text), "bearer") || strings.Contains(text, "Incorrect") {
+			t.Errorf("a client was shown more than the status: %v", got)
+		}
+	}
+	if sttErr["type"] != "stt_error" {
+		t.Errorf("stt reply: %v", sttErr)
+	}
+	waitFor(t, "both failures logged", func() bool { return strings.Count(sc.log.String(), "Incorrect API key provided") >= 2 })
+	logs := sc.log.String()
+	if strings.Contains(logs, key) || strings.Contains(logs, key[3:]) {
+		t.Errorf("the key reached the log:\n%s", logs)
+	}
+	if strings.Contains(logs, filler[:maxDetail]) {
+		t.Error("a provider body reached the log unbounded")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -102,6 +103,47 @@ func TestConnectionCapClosesWith1013(t *testing.T) {
 	}
 	if n := sc.srv.Connections(); n != 2 {
 		t.Errorf("%d connections after the refusal, want 2", n)
+	}
+}
+
+// A burst of clients over the cap, each writing at once: every client
+// the sidecar does not admit is told so with 1013, none is dropped
+// without a close frame, and exactly the cap is admitted.
+func TestConnectionCapRefusesEveryClientOfABurstWith1013(t *testing.T) {
+	sc := startSidecar(t, Options{TTS: newFakeOpenAI(t).provider()})
+	const clients = 4 * DefaultMaxConnections
+	results := make([]error, clients)
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			c, _, err := websocket.Dial(ctx, sc.url, nil)
+			if err != nil {
+				results[i] = err
+				return
+			}
+			// Admitted clients stay until every client has been judged.
+			t.Cleanup(func() { c.CloseNow() })
+			_ = c.Write(ctx, websocket.MessageText, []byte(`{"text":"__health"}`))
+			_, _, results[i] = c.Read(ctx)
+		})
+	}
+	wg.Wait()
+	admitted, refused := 0, 0
+	for i, err := range results {
+		var ce websocket.CloseError
+		switch {
+		case err == nil:
+			admitted++
+		case asCloseError(err, &ce) && ce.Code == websocket.StatusTryAgainLater && ce.Reason == "Maximum connections reached":
+			refused++
+		default:
+			t.Errorf("client %d got neither a reply nor a 1013 close: %v", i, err)
+		}
+	}
+	if admitted != DefaultMaxConnections || refused != clients-DefaultMaxConnections {
+		t.Errorf("%d admitted and %d refused with 1013 of %d, want %d admitted", admitted, refused, clients, DefaultMaxConnections)
 	}
 }
 

@@ -120,7 +120,7 @@ func (w *WhisperAPI) Transcribe(ctx context.Context, audio []byte, language, mod
 		return Transcript{}, fmt.Errorf("whisper-api: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return Transcript{}, fmt.Errorf("whisper-api: %s: %s", resp.Status, snippet(data))
+		return Transcript{}, providerError("whisper-api", resp.StatusCode, data, w.APIKey)
 	}
 	var out whisperJSON
 	if err := json.Unmarshal(data, &out); err != nil {

@@ -275,7 +275,27 @@ func HeldApproval(t testing.TB, r *mcp.CallToolResult) string {
 	if !r.IsError || m == nil {
 		t.Fatalf("not an operator interception: %q", Text(r))
 	}
+	SaysNotHowToApprove(t, r)
 	return m[1]
+}
+
+// howToApprove matches what would tell a model how to approve its own
+// call: a command, the CLI's verbs next to the id, a token, the
+// dashboard's routes or the files approvals live in.
+var howToApprove = regexp.MustCompile(`(?i)evokore\s+approvals|approvals\s+(approve|deny)|_evokore_approval_token|/api/approvals|/ws/approvals|decisions\.jsonl|--unsafe`)
+
+// SaysNotHowToApprove fails unless the interception r names the approval
+// and that it waits for the user or an operator, and nothing a model with
+// a shell could use to approve it itself.
+func SaysNotHowToApprove(t testing.TB, r *mcp.CallToolResult) {
+	t.Helper()
+	text := Text(r)
+	if m := howToApprove.FindString(text); m != "" {
+		t.Fatalf("the interception tells the model how to approve (%q): %q", m, text)
+	}
+	if !strings.Contains(text, "the user or an operator") {
+		t.Fatalf("the interception does not say who decides: %q", text)
+	}
 }
 
 // Approve approves a held call as an operator would, by its id.
