@@ -39,6 +39,8 @@ var knownVariables = []string{
 	"EVOKORE_BIN", "EVOKORE_HANDOFF",
 	// Internal to the process launcher: marks the watchdog's own run.
 	"EVOKORE_PROCGROUP_WATCHDOG",
+	// Set by a router in its child servers' environment (config.DepthVar).
+	"EVOKORE_ROUTER_DEPTH",
 	// The benchmarks' allocation probe (cmd/evokore, SIGUSR1).
 	"EVOKORE_DEBUG_MEMSTATS",
 	// A CPU profile of the serve run (cmd/evokore), for performance work.
