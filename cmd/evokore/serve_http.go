@@ -53,6 +53,11 @@ func serveHTTP(ctx context.Context, p *paths, s config.Settings, hs config.HTTPS
 		return &exitError{1, fmt.Errorf("refusing to serve HTTP on %s without authentication: anyone who can reach it could call every tool. Set EVOKORE_AUTH_REQUIRED=true (with EVOKORE_AUTH_TOKEN or EVOKORE_AUTH_MODE=jwt), listen on 127.0.0.1, or pass --insecure", addr)}
 	}
 	log := logging.New(os.Stderr, slog.LevelInfo)
+	if hs.AuthRequired && hs.AuthMode == config.AuthJWT {
+		if hs, err = hs.ForJWT(addr); err != nil {
+			return &exitError{1, err}
+		}
+	}
 	authn, closeAuth, err := authenticator(hs, log)
 	if err != nil {
 		return &exitError{1, err}
@@ -181,7 +186,10 @@ func authenticator(hs config.HTTPSettings, log *slog.Logger) (auth.Authenticator
 		}
 		return st, func() {}, nil
 	case config.AuthJWT:
-		j, err := auth.NewJWT(auth.JWTOptions{JWKSURL: hs.JWKSURI, Issuer: hs.Issuer, Audience: hs.Audience, Log: log})
+		if hs.Audience == "" && hs.AnyAudience {
+			log.Warn("[EVOKORE] " + config.AnyAudienceVar + "=unsafe: JWTs minted for any service are accepted here.")
+		}
+		j, err := auth.NewJWT(auth.JWTOptions{JWKSURL: hs.JWKSURI, Issuer: hs.Issuer, Audience: hs.Audience, AnyAudience: hs.AnyAudience, Log: log})
 		if err != nil {
 			return nil, nil, fmt.Errorf("EVOKORE_AUTH_MODE=jwt: %w (set EVOKORE_OAUTH_JWKS_URI)", err)
 		}

@@ -42,6 +42,8 @@ type Authenticator interface {
 var (
 	ErrMissing = errors.New("missing bearer token")
 	ErrInvalid = errors.New("invalid bearer token")
+	// ErrNoAudience is a JWT verifier asked for with no audience.
+	ErrNoAudience = errors.New("no audience to check JWTs against")
 )
 
 // Bearer returns the request's bearer token.
@@ -113,9 +115,14 @@ func (s *Static) Match(token string) bool {
 type JWTOptions struct {
 	// JWKSURL is where the signing keys are published.
 	JWKSURL string
-	// Issuer and Audience, when set, must match the iss and aud claims.
-	Issuer   string
+	// Issuer, when set, must match the iss claim.
+	Issuer string
+	// Audience must be among the aud claim's values. It is required: a
+	// token minted for another service is not one for this server.
 	Audience string
+	// AnyAudience lets an empty Audience accept every aud, for the
+	// operator who explicitly chose that risk.
+	AnyAudience bool
 	// Leeway tolerates clock skew on exp and nbf; zero means 30 s.
 	Leeway time.Duration
 	// Client fetches the JWKS; nil is a client with a 10 s timeout.
@@ -145,6 +152,9 @@ type jwtClaims struct {
 func NewJWT(o JWTOptions) (*JWT, error) {
 	if strings.TrimSpace(o.JWKSURL) == "" {
 		return nil, errors.New("no JWKS URL")
+	}
+	if o.Audience == "" && !o.AnyAudience {
+		return nil, ErrNoAudience
 	}
 	if o.Leeway == 0 {
 		o.Leeway = 30 * time.Second

@@ -80,3 +80,51 @@ func TestJWTRefusesAlgorithmConfusion(t *testing.T) {
 		}
 	}
 }
+
+// A verifier without an audience is refused unless the caller opted out
+// explicitly; with one, a token for another audience, or with none, fails.
+func TestJWTRequiresAnAudience(t *testing.T) {
+	key, _ := rsa.GenerateKey(rand.Reader, 2048)
+	b64 := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+	set, _ := json.Marshal(map[string]any{"keys": []map[string]any{{"kty": "RSA", "kid": "k1", "use": "sig", "alg": "RS256", "n": b64(key.N.Bytes()), "e": b64(big.NewInt(int64(key.E)).Bytes())}}})
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(set) }))
+	defer ts.Close()
+	if j, err := auth.NewJWT(auth.JWTOptions{JWKSURL: ts.URL}); !errors.Is(err, auth.ErrNoAudience) {
+		if j != nil {
+			j.Close()
+		}
+		t.Fatalf("no audience: %v; want ErrNoAudience", err)
+	}
+	sign := func(c jwt.MapClaims) string {
+		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, c)
+		tok.Header["kid"] = "k1"
+		s, _ := tok.SignedString(key)
+		return s
+	}
+	exp := time.Now().Add(time.Hour).Unix()
+	j, err := auth.NewJWT(auth.JWTOptions{JWKSURL: ts.URL, Audience: "http://127.0.0.1:3100/mcp", Issuer: "https://issuer.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	for name, c := range map[string]jwt.MapClaims{
+		"another audience": {"sub": "a", "aud": "https://other.example/mcp", "iss": "https://issuer.test", "exp": exp},
+		"no audience":      {"sub": "a", "iss": "https://issuer.test", "exp": exp},
+		"another issuer":   {"sub": "a", "aud": "http://127.0.0.1:3100/mcp", "iss": "https://evil.test", "exp": exp},
+	} {
+		if _, err := j.Authenticate(request(sign(c))); !errors.Is(err, auth.ErrInvalid) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := j.Authenticate(request(sign(jwt.MapClaims{"sub": "a", "aud": []string{"x", "http://127.0.0.1:3100/mcp"}, "iss": "https://issuer.test", "exp": exp}))); err != nil {
+		t.Errorf("this server's audience: %v", err)
+	}
+	open, err := auth.NewJWT(auth.JWTOptions{JWKSURL: ts.URL, AnyAudience: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer open.Close()
+	if _, err := open.Authenticate(request(sign(jwt.MapClaims{"sub": "a", "aud": "anything", "exp": exp}))); err != nil {
+		t.Errorf("the unsafe opt-out refused a token: %v", err)
+	}
+}

@@ -74,12 +74,14 @@ func IsSecurityKey(key string) bool {
 // returned, so the caller can say they were ignored.
 func LoadProjectEnv(path string, trusted bool) (Env, Diagnostics, []string) {
 	env := ProcessEnv()
-	src, err := os.ReadFile(path)
+	src, err := ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return env, nil, nil
 	}
 	if err != nil {
-		return env, Diagnostics{warnAt(Position{File: path}, "dotenv", "%v", err)}, nil
+		d := ReadProblem(path, err)
+		d.Severity, d.Code = SeverityWarning, "dotenv"
+		return env, Diagnostics{d}, nil
 	}
 	vars, ds := ParseDotEnv(path, src)
 	var ignored []string

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"net"
 	"strconv"
 	"strings"
@@ -27,6 +28,10 @@ type HTTPSettings struct {
 	// Resource is EVOKORE_OAUTH_RESOURCE, the MCP endpoint's public URL
 	// announced in the protected-resource metadata.
 	Resource string
+	// AnyAudience is EVOKORE_OAUTH_ALLOW_ANY_AUDIENCE=unsafe: JWT mode
+	// then accepts a token minted for any audience. Only that exact
+	// value counts.
+	AnyAudience bool
 	// TenantScoping (EVOKORE_TENANT_SCOPING) scopes sessions to the JWT sub.
 	TenantScoping bool
 
@@ -69,6 +74,7 @@ func ReadHTTPSettings(env Env) (HTTPSettings, []string) {
 		Issuer:         strings.TrimSpace(env.Get("EVOKORE_OAUTH_ISSUER")),
 		Audience:       strings.TrimSpace(env.Get("EVOKORE_OAUTH_AUDIENCE")),
 		Resource:       strings.TrimSpace(env.Get("EVOKORE_OAUTH_RESOURCE")),
+		AnyAudience:    strings.TrimSpace(env.Get(AnyAudienceVar)) == unsafeValue,
 		TenantScoping:  boolean("EVOKORE_TENANT_SCOPING"),
 		AllowedHosts:   list("EVOKORE_HTTP_ALLOWED_HOSTS"),
 		AllowedOrigins: list("EVOKORE_HTTP_ALLOWED_ORIGINS"),
@@ -80,6 +86,9 @@ func ReadHTTPSettings(env Env) (HTTPSettings, []string) {
 			warnings = append(warnings, "Ignoring EVOKORE_HTTP_PORT="+strconv.Quote(raw)+": want a port number.")
 		}
 	}
+	if raw := strings.TrimSpace(env.Get(AnyAudienceVar)); raw != "" && raw != unsafeValue {
+		warnings = append(warnings, "Ignoring "+AnyAudienceVar+"="+strconv.Quote(raw)+": only the value unsafe turns the audience check off.")
+	}
 	switch h.AuthMode {
 	case "":
 		h.AuthMode = AuthStatic
@@ -90,4 +99,42 @@ func ReadHTTPSettings(env Env) (HTTPSettings, []string) {
 		warnings = append(warnings, "Unknown EVOKORE_AUTH_MODE '"+h.AuthMode+"': every request will be refused. Use static or jwt.")
 	}
 	return h, warnings
+}
+
+// AnyAudienceVar turns JWT mode's audience check off when set to
+// unsafe; any other value is ignored, so a "true" copied from another
+// flag cannot switch it off by accident.
+const AnyAudienceVar = "EVOKORE_OAUTH_ALLOW_ANY_AUDIENCE"
+
+const unsafeValue = "unsafe"
+
+// ErrNoAudience is JWT mode with no audience to require.
+var ErrNoAudience = errors.New("JWT mode needs an audience to check tokens against: set EVOKORE_OAUTH_AUDIENCE or EVOKORE_OAUTH_RESOURCE (this server's public URL, e.g. https://mcp.example.com/mcp), or " + AnyAudienceVar + "=unsafe to accept tokens minted for any service")
+
+// ForJWT returns h with the audience JWT mode requires when serving on
+// listen: EVOKORE_OAUTH_AUDIENCE, else the resource URL (the MCP
+// authorization spec has the resource server check that a token was
+// issued for it): EVOKORE_OAUTH_RESOURCE, else http://<listen>/mcp when
+// listen names one host and port, which then also becomes the Resource
+// the metadata announces. With none of them and no unsafe opt-out it
+// returns ErrNoAudience.
+func (h HTTPSettings) ForJWT(listen string) (HTTPSettings, error) {
+	switch {
+	case h.Audience != "":
+		return h, nil
+	case h.Resource != "":
+		h.Audience = h.Resource
+		return h, nil
+	case h.AnyAudience:
+		return h, nil
+	}
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil || host == "" || port == "0" || net.ParseIP(host) != nil && net.ParseIP(host).IsUnspecified() {
+		// Clients reach a wildcard or ephemeral listener at an address
+		// this process cannot know.
+		return h, ErrNoAudience
+	}
+	h.Resource = "http://" + net.JoinHostPort(host, port) + "/mcp"
+	h.Audience = h.Resource
+	return h, nil
 }

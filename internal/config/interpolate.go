@@ -60,7 +60,8 @@ func (s Server) Placeholders() []Placeholder {
 }
 
 // Resolve returns a copy of s with every placeholder replaced from env,
-// and Dir set from the resolved cwd. A
+// and Dir set from the resolved cwd; a stdio server that would start a
+// router inside this one is refused (see [Server.SelfReference]). A
 // variable that is unset (an empty value counts as set) fails the server
 // with EVOKORE-MCP's message, naming the first key that needs it.
 func (s Server) Resolve(env Env) (Server, error) {
@@ -111,6 +112,11 @@ func (s Server) Resolve(env Env) (Server, error) {
 		if r.Env[k], err = resolve(k, r.Env[k]); err != nil {
 			return Server{}, err
 		}
+	}
+	// Refused here, where the command is final, so no boot path can
+	// start a router inside this one.
+	if err := r.SelfReference(env); err != nil {
+		return Server{}, err
 	}
 	return r, nil
 }

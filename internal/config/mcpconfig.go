@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -375,12 +374,12 @@ func LoadMCPConfig(file string) (*MCPConfig, error) {
 // ReadMCPConfig is LoadMCPConfig that also returns the bytes it read (nil
 // when the file is missing), for a digest of exactly what was parsed.
 func ReadMCPConfig(file string) (*MCPConfig, []byte, error) {
-	src, err := os.ReadFile(file)
+	src, err := ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &MCPConfig{File: file, Missing: true}, nil, nil
 	}
 	if err != nil {
-		return nil, nil, Diagnostics{errAt(Position{File: file}, "read", "%v", err)}
+		return nil, nil, Diagnostics{ReadProblem(file, err)}
 	}
 	cfg, ds := ParseMCPConfig(file, src)
 	if ds != nil {
@@ -394,12 +393,12 @@ func ReadMCPConfig(file string) (*MCPConfig, []byte, error) {
 // those of single servers included. cfg is nil only when the file could
 // not be read or parsed at all.
 func CheckMCPConfig(file string) (*MCPConfig, Diagnostics) {
-	src, err := os.ReadFile(file)
+	src, err := ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &MCPConfig{File: file, Missing: true}, nil
 	}
 	if err != nil {
-		return nil, Diagnostics{errAt(Position{File: file}, "read", "%v", err)}
+		return nil, Diagnostics{ReadProblem(file, err)}
 	}
 	cfg, ds := parseMCPConfig(file, src)
 	if cfg != nil {

@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"io/fs"
-	"os"
 
 	"cuelang.org/go/cue"
 
@@ -60,13 +59,13 @@ func (p *Permissions) KeyPos(path ...string) Position { return p.pos.key(path...
 // LoadPermissions reads permissions.yml. When the file does not exist it
 // returns shipped (the caller's compiled-in defaults) marked Missing.
 func LoadPermissions(file string, shipped Permissions) (*Permissions, error) {
-	src, err := os.ReadFile(file)
+	src, err := ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		shipped.File, shipped.Missing = file, true
 		return &shipped, nil
 	}
 	if err != nil {
-		return nil, Diagnostics{errAt(Position{File: file}, "read", "%v", err)}
+		return nil, Diagnostics{ReadProblem(file, err)}
 	}
 	p, ds := ParsePermissions(file, src)
 	if ds != nil {
@@ -111,13 +110,13 @@ func ParsePermissions(file string, src []byte) (*Permissions, Diagnostics) {
 // could not be read or parsed at all. The router itself uses
 // [LoadPermissions], which takes a file whole or not at all.
 func CheckPermissions(file string, shipped Permissions) (*Permissions, Diagnostics) {
-	src, err := os.ReadFile(file)
+	src, err := ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		shipped.File, shipped.Missing = file, true
 		return &shipped, nil
 	}
 	if err != nil {
-		return nil, Diagnostics{errAt(Position{File: file}, "read", "%v", err)}
+		return nil, Diagnostics{ReadProblem(file, err)}
 	}
 	var p *Permissions
 	ds := withEvaluator(file, func(ev *evaluator) Diagnostics {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strconv"
 
 	"github.com/evokore/evokore/schema"
@@ -51,12 +50,12 @@ type PluginAnnotations struct {
 // LoadPluginManifest reads and validates a plugin.json. Problems come back
 // as [Diagnostics] positioned in the file.
 func LoadPluginManifest(file string) (*PluginManifest, error) {
-	src, err := os.ReadFile(file)
+	src, err := ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, Diagnostics{errAt(Position{File: file}, "read", "no plugin.json")}
 	}
 	if err != nil {
-		return nil, Diagnostics{errAt(Position{File: file}, "read", "%v", err)}
+		return nil, Diagnostics{ReadProblem(file, err)}
 	}
 	m, ds := ParsePluginManifest(file, src)
 	if ds != nil {

@@ -3,7 +3,6 @@ package config
 import (
 	"encoding/json"
 	"errors"
-	"os"
 
 	"cuelang.org/go/cue"
 
@@ -58,9 +57,9 @@ type Timeouts struct {
 
 // LoadShipped reads and validates evokore.cue.
 func LoadShipped(file string) (*Shipped, error) {
-	src, err := os.ReadFile(file)
+	src, err := ReadFile(file)
 	if err != nil {
-		return nil, Diagnostics{errAt(Position{File: file}, "read", "%v", err)}
+		return nil, Diagnostics{ReadProblem(file, err)}
 	}
 	doc, ds := validate(file, src, formatCUE, schema.Shipped)
 	if ds != nil {

@@ -36,6 +36,8 @@ var knownVariables = []string{
 	"EVOKORE_TOOL_NAME", "EVOKORE_PLUGIN_DIR",
 	// Internal to the process launcher: marks the watchdog's own run.
 	"EVOKORE_PROCGROUP_WATCHDOG",
+	// Set by a router in its child servers' environment (config.DepthVar).
+	"EVOKORE_ROUTER_DEPTH",
 	// The benchmarks' allocation probe (cmd/evokore, SIGUSR1).
 	"EVOKORE_DEBUG_MEMSTATS",
 	// A CPU profile of the serve run (cmd/evokore), for performance work.
@@ -56,6 +58,7 @@ var knownVariables = []string{
 	"EVOKORE_HTTP_ALLOWED_HOSTS", "EVOKORE_HTTP_ALLOWED_ORIGINS",
 	"EVOKORE_AUTH_REQUIRED", "EVOKORE_AUTH_MODE", "EVOKORE_AUTH_TOKEN",
 	"EVOKORE_OAUTH_ISSUER", "EVOKORE_OAUTH_AUDIENCE", "EVOKORE_OAUTH_JWKS_URI", "EVOKORE_OAUTH_RESOURCE",
+	"EVOKORE_OAUTH_ALLOW_ANY_AUDIENCE",
 	"EVOKORE_TENANT_SCOPING",
 	// The session dashboard (evokore dashboard).
 	"EVOKORE_DASHBOARD_HOST", "EVOKORE_DASHBOARD_PORT", "EVOKORE_DASHBOARD_TOKEN", "EVOKORE_DASHBOARD_ROLE",

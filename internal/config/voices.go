@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io/fs"
-	"os"
 
 	"github.com/evokore/evokore/schema"
 )
@@ -51,12 +50,12 @@ type VoicePersona struct {
 // [Diagnostics] positioned in the file; a missing file is reported as
 // [fs.ErrNotExist] so the caller can fall back to the shipped voices.
 func LoadVoices(file string) (*Voices, error) {
-	src, err := os.ReadFile(file)
+	src, err := ReadFile(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	if err != nil {
-		return nil, Diagnostics{errAt(Position{File: file}, "read", "%v", err)}
+		return nil, Diagnostics{ReadProblem(file, err)}
 	}
 	v, ds := ParseVoices(file, src)
 	if ds != nil {

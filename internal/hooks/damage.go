@@ -13,6 +13,7 @@ import (
 
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/replay"
+	"github.com/evokore/evokore/internal/safefile"
 	"github.com/evokore/evokore/internal/statefile"
 	"github.com/evokore/evokore/schema"
 )
@@ -50,7 +51,7 @@ type Decision struct {
 // the schema by the tests.
 func LoadRules(home string) (*config.DamageControlRules, error) {
 	path := filepath.Join(home, RulesFile)
-	src, err := os.ReadFile(path)
+	src, err := safefile.Load(path, safefile.MaxConfigBytes)
 	if err == nil {
 		marker := validMarker(home, src)
 		if _, serr := os.Stat(marker); serr == nil {

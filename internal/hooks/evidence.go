@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/evokore/evokore/internal/replay"
+	"github.com/evokore/evokore/internal/safefile"
 	"github.com/evokore/evokore/internal/statefile"
 )
 
@@ -75,7 +76,7 @@ func (e *ChainError) Error() string { return fmt.Sprintf("evidence line %d: %s",
 // skipped. It returns how many links it checked; a tampered, removed or
 // reordered line gives a *ChainError.
 func VerifyEvidence(path string) (int, error) {
-	f, err := os.Open(path)
+	f, err := safefile.OpenOwn(path, safefile.MaxStateBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil
 	}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/evokore/evokore/internal/safefile"
 	"github.com/evokore/evokore/internal/statefile"
 )
 
@@ -83,7 +84,7 @@ func (s Settings) Install() (*Change, error) { return s.plan(true) }
 func (s Settings) Uninstall() (*Change, error) { return s.plan(false) }
 
 func (s Settings) plan(install bool) (*Change, error) {
-	before, err := os.ReadFile(s.Path)
+	before, err := safefile.Load(s.Path, safefile.MaxConfigBytes)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}

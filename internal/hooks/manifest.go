@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/evokore/evokore/internal/replay"
+	"github.com/evokore/evokore/internal/safefile"
 	"github.com/evokore/evokore/internal/statefile"
 )
 
@@ -139,7 +140,7 @@ func (s *State) apply(e Event) {
 // skipped, so one bad line never loses the rest.
 func Fold(home, sid string) (State, error) {
 	s := State{SessionID: replay.SafeID(sid)}
-	f, err := os.Open(ManifestPath(home, sid))
+	f, err := safefile.OpenOwn(ManifestPath(home, sid), safefile.MaxStateBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
 	}

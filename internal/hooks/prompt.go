@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/evokore/evokore/internal/safefile"
 	"github.com/evokore/evokore/internal/statefile"
 )
 
@@ -87,7 +88,7 @@ func purposeGate(r *run) (int, error) {
 	hashPath := r.file("-purpose-hash.txt")
 	sum := sha256.Sum256([]byte(reminder + fmt.Sprint(s.PromptCount/reminderEvery)))
 	h := hex.EncodeToString(sum[:])
-	prev, _ := os.ReadFile(hashPath)
+	prev, _ := safefile.Load(hashPath, safefile.MaxStateBytes)
 	if !due || strings.TrimSpace(string(prev)) == h {
 		_, err := r.record(EvTaskAction, map[string]any{"action": "prompt"})
 		return ExitOK, err

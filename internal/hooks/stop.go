@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/evokore/evokore/internal/replay"
+	"github.com/evokore/evokore/internal/safefile"
 	"github.com/evokore/evokore/internal/statefile"
 	"github.com/evokore/evokore/internal/voice"
 )
@@ -58,7 +58,7 @@ func (t Task) label() string {
 // readTasks reads the session's task list; a missing list has no tasks,
 // one that is not a task list is an error (and the hook fails safe).
 func readTasks(path string) ([]Task, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.Load(path, safefile.MaxStateBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

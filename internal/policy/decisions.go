@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/evokore/evokore/internal/procgroup"
+	"github.com/evokore/evokore/internal/safefile"
 	"github.com/evokore/evokore/internal/statefile"
 )
 
@@ -37,7 +38,7 @@ type decisionLog struct {
 }
 
 func (l *decisionLog) read() ([]decision, error) {
-	f, err := os.Open(l.path)
+	f, err := safefile.OpenOwn(l.path, safefile.MaxStateBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		l.offset, l.ident = 0, nil
 		return nil, nil
@@ -46,7 +47,7 @@ func (l *decisionLog) read() ([]decision, error) {
 		return nil, fmt.Errorf("approval decisions %s unreadable: %w", l.path, err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
+	st, err := f.Info()
 	if err != nil {
 		return nil, fmt.Errorf("approval decisions %s unreadable: %w", l.path, err)
 	}

@@ -15,9 +15,11 @@ import (
 )
 
 // childEnv is a stdio child's environment policy: the base allowlist
-// (or the whole environment with inheritEnv) plus the server's own env.
+// (or the whole environment with inheritEnv) plus the server's own env,
+// and the router's depth mark, so an evokore reached through a wrapper
+// starts no children of its own.
 func childEnv(s config.Server, env config.Env) procgroup.Env {
-	return procgroup.Env{Parent: env, Inherit: s.InheritEnv, Set: s.Env}
+	return procgroup.Env{Parent: env, Inherit: s.InheritEnv, Set: config.ChildMarker(s.Env, env)}
 }
 
 // resolveCommand maps `npx` to `npx.cmd` on Windows, as EVOKORE-MCP does;

@@ -259,3 +259,28 @@ func text(m *mcp.PromptMessage) string {
 	}
 	return ""
 }
+
+// docker-style -e NAME=value pairs pass values to a child whatever their
+// names, and a flag's inline JSON carries its secrets inside: both are
+// redacted in evokore://server/config, while what is not secret stays.
+func TestSanitizedConfigRedactsEnvPairsAndInlineJSON(t *testing.T) {
+	dir := t.TempDir()
+	cfg := `{"servers": {"docker": {"command": "docker", "disabled": true, "args": [
+	  "run", "-i", "--rm", "-e", "OPENAI=openai-env-value", "--env", "DB_URL=dburl-env-value", "--env=PLAIN_X=plain-env-value",
+	  "-e", "PASSTHROUGH", "--config={\"apiKey\":\"config-json-value\",\"region\":\"eu\"}",
+	  "--settings", "{\"nested\": {\"password\": \"settings-json-value\"}}", "image:latest"]}}}`
+	h := routertest.NewWithConfig(t, dir, testutil.WriteFile(t, dir, "mcp.config.json", cfg), nil)
+	var got resources.SanitizedConfig
+	text := readJSON(t, h.Connect(nil), resources.ConfigURI, &got)
+	for _, s := range []string{"openai-env-value", "dburl-env-value", "plain-env-value", "config-json-value", "settings-json-value"} {
+		if strings.Contains(text, s) {
+			t.Errorf("secret %q leaked:\n%s", s, text)
+		}
+	}
+	want := []string{"run", "-i", "--rm", "-e", "OPENAI=[REDACTED]", "--env", "DB_URL=[REDACTED]", "--env=PLAIN_X=[REDACTED]",
+		"-e", "PASSTHROUGH", `--config={"apiKey":"[REDACTED]","region":"eu"}`,
+		"--settings", `{"nested":{"password":"[REDACTED]"}}`, "image:latest"}
+	if args := got.Servers["docker"].Args; strings.Join(args, "\x00") != strings.Join(want, "\x00") {
+		t.Errorf("args:\n got %q\nwant %q", args, want)
+	}
+}

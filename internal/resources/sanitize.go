@@ -196,8 +196,25 @@ func redactArgs(args []string) []string {
 			out[i] = "-p" + Redacted
 			continue
 		}
+		// -e NAME=value (docker, podman, env-setting wrappers) hands the
+		// child a value whatever its name: the name stays, the value not.
+		if envFlags[a] && i+1 < len(args) {
+			out[i] = a
+			i++
+			out[i] = redactPair(args[i])
+			continue
+		}
+		if name, pair, ok := strings.Cut(a, "="); ok && envFlags[name] {
+			out[i] = name + "=" + redactPair(pair)
+			continue
+		}
 		if strings.HasPrefix(a, "-") {
-			name, _, hasValue := strings.Cut(a, "=")
+			name, value, hasValue := strings.Cut(a, "=")
+			if hasValue && !secretName(name) {
+				// --config={"apiKey": …}: the value may hold secrets.
+				out[i] = name + "=" + redactValue(value)
+				continue
+			}
 			if secretName(name) {
 				if hasValue {
 					out[i] = name + "=" + Redacted
@@ -214,6 +231,18 @@ func redactArgs(args []string) []string {
 		out[i] = redactValue(a)
 	}
 	return out
+}
+
+// envFlags set a child's environment variable from the next argument.
+var envFlags = map[string]bool{"-e": true, "--env": true}
+
+// redactPair hides the value of NAME=value; a bare NAME (passed through
+// from the environment) has none.
+func redactPair(a string) string {
+	if name, _, ok := strings.Cut(a, "="); ok {
+		return name + "=" + Redacted
+	}
+	return a
 }
 
 // redactURL hides userinfo and secret-looking query and fragment values.

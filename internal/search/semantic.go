@@ -17,6 +17,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/evokore/evokore/internal/safefile"
 )
 
 // Semantic reranks lexical candidates with an OpenAI-compatible
@@ -240,7 +242,7 @@ func (s *Semantic) readCache(key string) []float32 {
 	if s.dir == "" {
 		return nil
 	}
-	raw, err := os.ReadFile(s.cachePath(key))
+	raw, err := safefile.Load(s.cachePath(key), maxResponse)
 	if err != nil || len(raw) > maxResponse {
 		return nil
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 	"time"
 
@@ -223,7 +222,7 @@ func readFiles(old, g *generation) (ds config.Diagnostics) {
 // readConfig reads and validates mcp.config.json for a reload. Any error,
 // one server's included, refuses it.
 func readConfig(old *generation, path string) (*config.MCPConfig, string, config.Diagnostics) {
-	src, err := os.ReadFile(path)
+	src, err := config.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if old.config.Missing || old.settings.ConfigPath != path {
 			return &config.MCPConfig{File: path, Missing: true}, "", nil
@@ -231,7 +230,7 @@ func readConfig(old *generation, path string) (*config.MCPConfig, string, config
 		return nil, "", config.Diagnostics{removed(path, "remove every child with {\"servers\": {}} instead")}
 	}
 	if err != nil {
-		return nil, "", config.Diagnostics{{Position: config.Position{File: path}, Severity: config.SeverityError, Code: "read", Message: err.Error()}}
+		return nil, "", config.Diagnostics{config.ReadProblem(path, err)}
 	}
 	cfg, ds := config.ParseMCPConfig(path, src)
 	if ds != nil {
@@ -247,7 +246,7 @@ func readConfig(old *generation, path string) (*config.MCPConfig, string, config
 // path no file was read from before may be absent: the shipped rules
 // apply there, as at start.
 func readPermissions(old *generation, path string) (*config.Permissions, string, config.Diagnostics) {
-	src, err := os.ReadFile(path)
+	src, err := config.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		if old.perms.Missing || old.settings.PermissionsPath != path {
 			shipped := policy.ShippedPermissions()
@@ -257,7 +256,7 @@ func readPermissions(old *generation, path string) (*config.Permissions, string,
 		return nil, "", config.Diagnostics{removed(path, "the shipped rules would replace yours")}
 	}
 	if err != nil {
-		return nil, "", config.Diagnostics{{Position: config.Position{File: path}, Severity: config.SeverityError, Code: "read", Message: err.Error()}}
+		return nil, "", config.Diagnostics{config.ReadProblem(path, err)}
 	}
 	p, ds := config.ParsePermissions(path, src)
 	if ds != nil {
@@ -278,7 +277,7 @@ func sum(b []byte) string {
 
 // fileSum is the digest of a file's content, "" when it cannot be read.
 func fileSum(path string) string {
-	b, err := os.ReadFile(path)
+	b, err := config.ReadFile(path)
 	if err != nil {
 		return ""
 	}

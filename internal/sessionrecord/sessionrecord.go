@@ -35,6 +35,7 @@ import (
 	"github.com/evokore/evokore/internal/redact"
 	"github.com/evokore/evokore/internal/replay"
 	"github.com/evokore/evokore/internal/router"
+	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/statefile"
 )
 
@@ -71,8 +72,12 @@ type Recorder struct {
 
 type record struct {
 	sid, agent string
-	entry      replay.Entry
-	refused    bool
+	// home is where the session's tenant keeps its records
+	// (session.TenantHome): the analytics natives of another tenant never
+	// read them.
+	home    string
+	entry   replay.Entry
+	refused bool
 	// flush marks the record a timer sends to save the changed ledgers.
 	flush bool
 }
@@ -137,7 +142,7 @@ func (r *Recorder) Observe(_ context.Context, o router.Outcome) {
 			agent = ip.ClientInfo.Name
 		}
 	}
-	r.queue.Offer(record{sid: c.Session.ID, agent: agent, entry: e, refused: refused})
+	r.queue.Offer(record{sid: c.Session.ID, home: session.TenantHome(r.home, c.Session.Identity.Tenant), agent: agent, entry: e, refused: refused})
 }
 
 // summary is what a replay line says the call was about.
@@ -172,18 +177,20 @@ func (r *Recorder) write(batch []record) {
 	}
 	var order []string
 	entries := map[string][]replay.Entry{}
+	homes := map[string]string{}
 	for _, rec := range batch {
 		if rec.flush {
 			continue
 		}
 		if _, ok := entries[rec.sid]; !ok {
 			order = append(order, rec.sid)
+			homes[rec.sid] = rec.home
 		}
 		entries[rec.sid] = append(entries[rec.sid], rec.entry)
 	}
 	written := map[string]bool{}
 	for _, sid := range order {
-		if err := replay.Append(r.home, sid, entries[sid]...); err != nil {
+		if err := replay.Append(homes[sid], sid, entries[sid]...); err != nil {
 			r.fail(err)
 			continue
 		}
@@ -234,7 +241,7 @@ func (r *Recorder) saveLedgers() {
 func (r *Recorder) tally(rec record) {
 	l := r.ledgers[rec.sid]
 	if l == nil {
-		l = &ledger{sid: rec.sid, agents: map[string]*tally{}}
+		l = &ledger{sid: rec.sid, home: rec.home, agents: map[string]*tally{}}
 		r.ledgers[rec.sid] = l
 	}
 	t := l.agents[rec.agent]
@@ -264,6 +271,7 @@ func (r *Recorder) fail(err error) {
 // ledger is one session's trust ledger.
 type ledger struct {
 	sid    string
+	home   string
 	agents map[string]*tally
 	order  []string
 }
@@ -309,7 +317,7 @@ func (r *Recorder) saveLedger(sid string) {
 		fmt.Fprintf(&b, "\n    %s: %s%s", quoteJSON(id), mustJSON(doc), sep)
 	}
 	fmt.Fprintf(&b, "\n  },\n  \"updatedAt\": %q\n}\n", replay.Timestamp(r.now()))
-	if err := statefile.WriteAtomic(replay.SessionFile(r.home, sid, "-trust.json"), []byte(b.String()), 0o600); err != nil {
+	if err := statefile.WriteAtomic(replay.SessionFile(l.home, sid, "-trust.json"), []byte(b.String()), 0o600); err != nil {
 		r.fail(err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/safefile"
 )
 
 // Layout limits, as EVOKORE-MCP applies them.
@@ -95,10 +96,11 @@ func Build(src Source) *Index {
 			for i := range work {
 				c := cands[i]
 				display := src.display(c.rel)
-				b, err := fs.ReadFile(src.FS, c.rel)
+				b, err := safefile.LoadFS(src.FS, c.rel, display, safefile.MaxConfigBytes)
 				if err != nil {
-					results[i].ds = config.Diagnostics{{Position: config.Position{File: display}, Severity: config.SeverityError,
-						Code: CodeRead, Message: err.Error()}}
+					d := config.ReadProblem(display, err)
+					d.Code = CodeRead
+					results[i].ds = config.Diagnostics{d}
 					continue
 				}
 				s, ds, _ := parseSkill(c, b, display)

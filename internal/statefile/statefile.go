@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/evokore/evokore/internal/safefile"
 )
 
 // WriteAtomic replaces path with data, creating parent directories.
@@ -49,9 +51,11 @@ func WriteJSON(path string, v any, perm fs.FileMode) error {
 	return WriteAtomic(path, append(data, '\n'), perm)
 }
 
-// ReadJSON reads path into v. A missing file reports ok=false and no error.
+// ReadJSON reads path into v. A missing file reports ok=false and no
+// error. Anything but a regular file, or one past safefile.MaxStateBytes,
+// is an error that names the file (see safefile.Load).
 func ReadJSON(path string, v any) (ok bool, err error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.Load(path, safefile.MaxStateBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}

@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/evokore/evokore/internal/safefile"
 )
 
 // config is what the options and the OTEL_* variables decide.
@@ -186,7 +187,7 @@ func (c signalConfig) transport() (http.RoundTripper, error) {
 	}
 	tc := &tls.Config{MinVersion: tls.VersionTLS12}
 	if c.caFile != "" {
-		pem, err := os.ReadFile(c.caFile)
+		pem, err := safefile.Load(c.caFile, safefile.MaxConfigBytes)
 		if err != nil {
 			return nil, fmt.Errorf("the OTLP certificate: %w", err)
 		}

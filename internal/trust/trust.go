@@ -14,10 +14,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 
+	"github.com/evokore/evokore/internal/safefile"
 	"github.com/evokore/evokore/internal/statefile"
 )
 
@@ -38,7 +38,7 @@ func load(home string) (record, error) {
 }
 
 func hashFile(path string) (string, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.Load(path, safefile.MaxConfigBytes)
 	if err != nil {
 		return "", err
 	}

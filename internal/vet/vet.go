@@ -51,6 +51,7 @@ const (
 	CodeCollision        = "name-collision"
 	CodeMissingFile      = "missing-file"
 	CodeUnknownVariable  = "unknown-variable"
+	CodeSelfReference    = "self-reference"
 )
 
 // maxToolName is the longest tool name clients accept.
@@ -177,6 +178,12 @@ func (c *checker) servers() {
 				c.report(config.SeverityWarning, c.cfg.Pos(p.Path...), CodeUnsetPlaceholder,
 					"${%s} is not set here: server '%s' will fail to boot (key '%s')", p.Var, s.ID, p.Key)
 			}
+		}
+		// Only the command counts here: the depth mark is about the
+		// process that serves, not the file.
+		var self *config.SelfReferenceError
+		if _, err := s.Resolve(c.env.With(map[string]string{config.DepthVar: ""})); errors.As(err, &self) {
+			c.report(config.SeverityError, c.cfg.Pos(append(s.Path(), "command")...), CodeSelfReference, "%v", err)
 		}
 	}
 }

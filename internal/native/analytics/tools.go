@@ -13,6 +13,7 @@ import (
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/safefile"
+	"github.com/evokore/evokore/internal/session"
 )
 
 // Manager reads the session records of one EVOKORE_HOME and one user's
@@ -58,6 +59,12 @@ func (m *Manager) healthTool(ctx context.Context, call *native.Call) (*mcp.CallT
 	if err := call.Decode(&in); err != nil {
 		return nil, err
 	}
+	// Claude Code's transcripts are the records of the machine's own
+	// user, whose tenant is "": another tenant sees none of them, and
+	// learns nothing of which exist.
+	if !session.IdentityOf(call.Session).MaySee("") {
+		return native.Errorf("Session transcripts are not available to this caller."), nil
+	}
 	path := in.SessionPath
 	if path == "" {
 		p, ok := newestTranscript(m.projects)
@@ -97,7 +104,7 @@ func (m *Manager) replayTool(ctx context.Context, call *native.Call) (*mcp.CallT
 	if err := call.Decode(&in); err != nil {
 		return nil, err
 	}
-	return native.JSON(analyzeReplay(ctx, m.sessions, in.ProjectFilter, in.DaysBack, in.MinToolCalls, m.Now())), nil
+	return native.JSON(analyzeReplay(ctx, m.sessionsOf(call), in.ProjectFilter, in.DaysBack, in.MinToolCalls, m.Now())), nil
 }
 
 func (m *Manager) workTool(ctx context.Context, call *native.Call) (*mcp.CallToolResult, error) {
@@ -109,7 +116,7 @@ func (m *Manager) workTool(ctx context.Context, call *native.Call) (*mcp.CallToo
 	if err := call.Decode(&in); err != nil {
 		return nil, err
 	}
-	return native.JSON(workRatio(ctx, m.sessions, in.ProjectFilter, in.DaysBack, in.ThresholdPct, m.Now())), nil
+	return native.JSON(workRatio(ctx, m.sessionsOf(call), in.ProjectFilter, in.DaysBack, in.ThresholdPct, m.Now())), nil
 }
 
 func (m *Manager) trustTool(ctx context.Context, call *native.Call) (*mcp.CallToolResult, error) {
@@ -123,12 +130,18 @@ func (m *Manager) trustTool(ctx context.Context, call *native.Call) (*mcp.CallTo
 	if id == "" {
 		id = m.defaultSession
 	}
-	path := filepath.Join(m.sessions, safeID(id)+"-trust.json")
+	path := filepath.Join(m.sessionsOf(call), safeID(id)+"-trust.json")
 	r, err := readTrust(ctx, path, id)
 	if err != nil {
 		return native.Errorf("Cannot read the trust ledger %s: %v", path, err), nil
 	}
 	return native.JSON(r), nil
+}
+
+// sessionsOf is the session records the caller's tenant may read: its own
+// folder of EVOKORE_HOME/sessions (session.TenantDir).
+func (m *Manager) sessionsOf(call *native.Call) string {
+	return session.TenantDir(m.sessions, session.TenantOf(call.Session))
 }
 
 // within reports whether path lies inside dir.

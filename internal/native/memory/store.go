@@ -22,6 +22,8 @@ import (
 
 	sqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/evokore/evokore/internal/safefile"
 )
 
 // Kinds, in the order error messages list them.
@@ -362,7 +364,7 @@ func (s *Store) attempt(path, legacy string, fresh bool, fn func(*sql.Tx) error)
 // are not entries are skipped; an unreadable file is reported and
 // imports nothing.
 func (s *Store) importJSON(tx *sql.Tx, file string) {
-	data, err := os.ReadFile(file)
+	data, err := safefile.Load(file, safefile.MaxStateBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}

@@ -11,16 +11,28 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/session"
 )
 
-// Register binds the memory tools to a store under EVOKORE_HOME/memory.
-func Register(t *native.Table, dir string, log *slog.Logger) *Store {
-	s := NewStore(dir)
-	s.Log = log
-	t.Bind(native.MemoryStore, s.storeTool)
-	t.Bind(native.MemorySearch, s.searchTool)
-	t.Bind(native.MemoryList, s.listTool)
-	return s
+// Register binds the memory tools to the stores under
+// EVOKORE_HOME/memory (dir): the caller's tenant's, so a session id named
+// by another tenant reaches another store (session.TenantDir).
+func Register(t *native.Table, dir string, log *slog.Logger) {
+	stores := &session.PerTenant[*Store]{Dir: dir, New: func(dir string) *Store {
+		s := NewStore(dir)
+		s.Log = log
+		return s
+	}}
+	t.Bind(native.MemoryStore, ofCaller(stores, (*Store).storeTool))
+	t.Bind(native.MemorySearch, ofCaller(stores, (*Store).searchTool))
+	t.Bind(native.MemoryList, ofCaller(stores, (*Store).listTool))
+}
+
+// ofCaller runs h on the store of the calling session's tenant.
+func ofCaller(stores *session.PerTenant[*Store], h func(*Store, context.Context, *native.Call) (*mcp.CallToolResult, error)) native.Handler {
+	return func(ctx context.Context, call *native.Call) (*mcp.CallToolResult, error) {
+		return h(stores.For(session.TenantOf(call.Session)), ctx, call)
+	}
 }
 
 func invalidKind() *mcp.CallToolResult {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/procgroup"
+	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/statefile"
 )
 
@@ -68,21 +69,22 @@ func New(dir string, env config.Env, cwd string) *Manager {
 
 var unsafeChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9_-]`) })
 
-// sessionDir is where a session's workers live; the id is reduced to
-// [A-Za-z0-9_-] as EVOKORE-MCP's hooks do.
-func (m *Manager) sessionDir(sessionID string) string {
-	return filepath.Join(m.dir, unsafeChars().ReplaceAllString(sessionID, "_"))
+// sessionDir is where a session's workers live, in its tenant's folder
+// (session.TenantDir); the id is reduced to [A-Za-z0-9_-] as
+// EVOKORE-MCP's hooks do.
+func (m *Manager) sessionDir(tenant, sessionID string) string {
+	return filepath.Join(session.TenantDir(m.dir, tenant), unsafeChars().ReplaceAllString(sessionID, "_"))
 }
 
 var workerIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`) })
 
 // path is the state file of a worker; ok is false for an id that cannot
 // name one (which also keeps ids from walking out of the directory).
-func (m *Manager) path(sessionID, workerID string) (string, bool) {
+func (m *Manager) path(tenant, sessionID, workerID string) (string, bool) {
 	if !workerIDRE().MatchString(workerID) {
 		return "", false
 	}
-	return filepath.Join(m.sessionDir(sessionID), workerID+".json"), true
+	return filepath.Join(m.sessionDir(tenant, sessionID), workerID+".json"), true
 }
 
 func newWorkerID(workerType string) string {
@@ -94,9 +96,9 @@ func newWorkerID(workerType string) string {
 func now() string { return time.Now().UTC().Format(isoMillis) }
 
 // start records a pending worker and runs fn in the background.
-func (m *Manager) start(sessionID, workerType string, options map[string]any, fn job) (string, error) {
+func (m *Manager) start(tenant, sessionID, workerType string, options map[string]any, fn job) (string, error) {
 	id := newWorkerID(workerType)
-	path, _ := m.path(sessionID, id)
+	path, _ := m.path(tenant, sessionID, id)
 	if options == nil {
 		options = map[string]any{}
 	}
@@ -142,8 +144,8 @@ func (m *Manager) start(sessionID, workerType string, options map[string]any, fn
 
 // Read returns a worker's state; ok is false when there is none. A state a
 // dead router left unfinished is rewritten as interrupted.
-func (m *Manager) Read(sessionID, workerID string) (State, bool, error) {
-	path, ok := m.path(sessionID, workerID)
+func (m *Manager) Read(tenant, sessionID, workerID string) (State, bool, error) {
+	path, ok := m.path(tenant, sessionID, workerID)
 	if !ok {
 		return State{}, false, nil
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/session"
 )
 
 // Register binds worker_dispatch and worker_context; workers keep state
@@ -44,7 +45,7 @@ func (m *Manager) dispatchTool(_ context.Context, call *native.Call) (*mcp.CallT
 	if err != nil {
 		return native.Errorf("%s", err.Error()), nil
 	}
-	id, err := m.start(in.SessionID, in.WorkerType, in.Options, work)
+	id, err := m.start(session.TenantOf(call.Session), in.SessionID, in.WorkerType, in.Options, work)
 	if err != nil {
 		return native.Errorf("Cannot dispatch the worker: %v", err), nil
 	}
@@ -71,7 +72,7 @@ func (m *Manager) contextTool(_ context.Context, call *native.Call) (*mcp.CallTo
 	case in.WorkerID == "":
 		return native.MissingArgument("worker_id"), nil
 	}
-	st, ok, err := m.Read(in.SessionID, in.WorkerID)
+	st, ok, err := m.Read(session.TenantOf(call.Session), in.SessionID, in.WorkerID)
 	switch {
 	case err != nil:
 		return native.Errorf("Cannot read worker %s: %v", in.WorkerID, err), nil

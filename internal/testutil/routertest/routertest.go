@@ -123,9 +123,16 @@ func (h *Harness) HTTP(identify func(*http.Request) server.SessionOptions, sdk *
 // Connect opens an in-memory client session; opts may be nil.
 func (h *Harness) Connect(opts *mcp.ClientOptions) *mcp.ClientSession {
 	h.t.Helper()
+	return h.ConnectAs(opts, server.SessionOptions{})
+}
+
+// ConnectAs is Connect for a session acting for someone (a role, a
+// subject and tenant), as an authenticated HTTP session would.
+func (h *Harness) ConnectAs(opts *mcp.ClientOptions, so server.SessionOptions) *mcp.ClientSession {
+	h.t.Helper()
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
-	if _, err := h.Server.Connect(ctx, st); err != nil {
+	if _, err := h.Server.ConnectAs(ctx, st, so); err != nil {
 		h.t.Fatal(err)
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, opts)
