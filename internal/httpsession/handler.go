@@ -61,6 +61,9 @@ type Router interface {
 	Start()
 	// StartChildren boots the child servers, once.
 	StartChildren(*mcp.ClientCapabilities)
+	// StatelessView builds the view one sessionless request is served
+	// by (MCP 2026-07-28).
+	StatelessView(so server.SessionOptions) *server.View
 	// Closing reports whether the router is shutting down.
 	Closing() bool
 	// OnShutdown registers what the router runs when it shuts down,
@@ -148,8 +151,59 @@ func New(rt Router, o Options) *Handler {
 		}
 		return e.v.MCP()
 	}, &sdk)
+	// Requests without a session that do not open one are served
+	// statelessly, by a view built for the request: the SDK's stateless
+	// handler is the one that speaks MCP 2026-07-28 (server/discover,
+	// per-request capabilities, no Mcp-Session-Id).
+	stateless := sdk
+	stateless.Stateless = true
+	stateless.SessionTimeout = 0
+	h.stateless = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		if rt.Closing() {
+			return nil
+		}
+		rt.Start()
+		// A client without a session declares no capabilities up front:
+		// children boot without roots, sampling or elicitation for it.
+		rt.StartChildren(nil)
+		var so server.SessionOptions
+		if o.Identify != nil {
+			so = o.Identify(r)
+		}
+		return rt.StatelessView(so).MCP()
+	}, &stateless)
 	rt.OnShutdown(h.flush)
 	return h
+}
+
+// opensSession reports whether a POST without a session id opens one:
+// it carries an initialize request, which only clients of the session
+// protocol (2025-11-25 and before) send. It returns the request with its
+// body restored.
+func opensSession(r *http.Request) (*http.Request, bool, error) {
+	body, err := io.ReadAll(r.Body)
+	_ = r.Body.Close()
+	r2 := r.Clone(r.Context())
+	r2.Body = io.NopCloser(bytes.NewReader(body))
+	if err != nil {
+		return r2, false, err
+	}
+	type message struct {
+		Method string `json:"method"`
+	}
+	var one message
+	if json.Unmarshal(body, &one) == nil {
+		return r2, one.Method == "initialize", nil
+	}
+	var batch []message
+	if json.Unmarshal(body, &batch) == nil {
+		for _, m := range batch {
+			if m.Method == "initialize" {
+				return r2, true, nil
+			}
+		}
+	}
+	return r2, false, nil
 }
 
 // adopt makes v one of the handler's sessions: its record is saved by a
@@ -226,6 +280,7 @@ type Handler struct {
 	opts      Options
 	store     sessionstore.Store
 	sdk       *mcp.StreamableHTTPHandler
+	stateless *mcp.StreamableHTTPHandler
 	saveEvery time.Duration
 	log       *slog.Logger
 
@@ -295,6 +350,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if sid == "" {
+		r, opens, err := opensSession(r)
+		if err != nil {
+			http.Error(w, "cannot read the request body", http.StatusBadRequest)
+			return
+		}
+		if !opens {
+			h.stateless.ServeHTTP(w, r)
+			return
+		}
 		ctx := context.WithValue(r.Context(), newViewKey{}, &newViewSlot{})
 		h.sdk.ServeHTTP(w, r.WithContext(ctx))
 		return

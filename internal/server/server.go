@@ -610,6 +610,7 @@ func (s *Server) connectView(ctx context.Context, t mcp.Transport, so SessionOpt
 	}
 	s.Start()
 	v := s.newView(so)
+	v.sync()
 	v.mcp.AddReceivingMiddleware(bootOnDiscover(s))
 	ss, err := v.mcp.Connect(ctx, t, nil)
 	if err != nil {

@@ -5,6 +5,8 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"log/slog"
 	"sync"
@@ -80,6 +82,22 @@ type View = view
 func (s *Server) NewView(so SessionOptions, id string) *View {
 	v := s.newView(so)
 	v.pinnedID = id
+	v.sync()
+	return v
+}
+
+// StatelessView builds the view one request of a client without a
+// session (MCP 2026-07-28) is served by: it acts as so, under a session
+// that activates nothing (so tools/list is the caller's role × profile
+// projection, the same for every request with the same inputs), never
+// binds to the SDK's per-request session and sends no list changes. Its
+// session's id is the same for every request of the same caller, so an
+// approval held for one request is found by the retry on any replica.
+func (s *Server) StatelessView(so SessionOptions) *View {
+	v := s.newView(so)
+	v.sess.Stateless = true
+	sum := sha256.Sum256([]byte(v.sess.Role + "\x00" + so.Identity.Tenant + "\x00" + so.Identity.Subject))
+	v.sess.ID = "stateless-" + hex.EncodeToString(sum[:8])
 	return v
 }
 
@@ -155,9 +173,6 @@ func (s *Server) newView(so SessionOptions) *view {
 	}
 	v.mcp = mcp.NewServer(&mcp.Implementation{Name: serverName, Version: s.opts.Version}, opts)
 	v.mcp.AddReceivingMiddleware(v.middleware)
-	// Resources are mirrored by watch, after the handshake: reading them
-	// waits for the first skills index, which the handshake must not.
-	v.sync()
 	return v
 }
 
@@ -208,13 +223,26 @@ func (v *view) ended() {
 }
 
 func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	handle := v.handler(next)
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := handle(ctx, method, req)
+		if err == nil && newProtocol(req) {
+			res = completed(res)
+		}
+		return res, err
+	}
+}
+
+// handler answers what the router answers itself and passes the rest to
+// next, the SDK's own handling.
+func (v *view) handler(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "server/discover" {
 			// A streamable HTTP client asks this on a throwaway session
 			// before it initialises: it is no session of the router's.
 			return next(ctx, method, req)
 		}
-		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && !v.bind(ss) {
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && !v.sess.Stateless && !v.bind(ss) {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "evokore is shutting down"}
 		}
 		// Background work waits for the first answer: the handshake is

@@ -35,6 +35,10 @@ type Session struct {
 	Created time.Time
 	// Peer is the client; nil until the session is connected.
 	Peer Peer
+	// Stateless marks the stand-in for a client of the sessionless
+	// protocol (MCP 2026-07-28): nothing it does changes what it lists,
+	// so Activate activates nothing (see docs/protocol.md).
+	Stateless bool
 
 	// TTL is how long the session may stay idle before its activations
 	// are dropped; zero keeps them forever.
@@ -136,6 +140,9 @@ func (s *Session) Touch() bool {
 // Activate adds tools to what the session lists and returns the names that
 // were not active yet. Re-activating a name makes it the most recent.
 func (s *Session) Activate(names ...string) []string {
+	if s.Stateless {
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var added []string

@@ -1,0 +1,60 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// newEra is the first protocol version without sessions (MCP 2026-07-28):
+// every request carries its version, capabilities and client info in
+// _meta, and every result says whether it is complete.
+const newEra = "2026-07-28"
+
+// newProtocol reports whether req was sent under the sessionless
+// protocol: the version its _meta names, else the one its session
+// negotiated.
+func newProtocol(req mcp.Request) bool {
+	if p := req.GetParams(); p != nil {
+		if v, ok := p.GetMeta()[mcp.MetaKeyProtocolVersion].(string); ok && v != "" {
+			return v >= newEra
+		}
+	}
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+		if ip := ss.InitializeParams(); ip != nil {
+			return ip.ProtocolVersion >= newEra
+		}
+	}
+	return false
+}
+
+// completed is res answered to a request of the sessionless protocol,
+// whose results must say "resultType": "complete". The go-sdk sets it on
+// the results of its own handlers; the router answers tools, prompts and
+// resources itself, so it says so here. A result that already carries a
+// resultType (an input_required one) is sent as it is.
+func completed(res mcp.Result) mcp.Result {
+	if res == nil {
+		return nil
+	}
+	if _, done := res.(completeResult); done {
+		return res
+	}
+	return completeResult{res}
+}
+
+type completeResult struct{ mcp.Result }
+
+func (r completeResult) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(r.Result)
+	if err != nil || len(b) < 2 || b[0] != '{' || bytes.Contains(b, []byte(`"resultType"`)) {
+		return b, err
+	}
+	out := make([]byte, 0, len(b)+26)
+	out = append(out, `{"resultType":"complete"`...)
+	if len(b) > 2 {
+		out = append(out, ',')
+	}
+	return append(out, b[1:]...), nil
+}
