@@ -177,9 +177,10 @@ func New(rt Router, o Options) *Handler {
 }
 
 // opensSession reports whether a POST without a session id opens one:
-// it carries an initialize request, which only clients of the session
-// protocol (2025-11-25 and before) send. It returns the request with its
-// body restored.
+// it carries an initialize request of the session protocol (2025-11-25
+// and before; under 2026-07-28 initialize no longer exists, and the
+// stateless handler answers it as an unknown method). It returns the
+// request with its body restored.
 func opensSession(r *http.Request) (*http.Request, bool, error) {
 	body, err := io.ReadAll(r.Body)
 	_ = r.Body.Close()
@@ -188,23 +189,36 @@ func opensSession(r *http.Request) (*http.Request, bool, error) {
 	if err != nil {
 		return r2, false, err
 	}
+	if v := r.Header.Get("Mcp-Protocol-Version"); v >= newEra {
+		return r2, false, nil
+	}
 	type message struct {
 		Method string `json:"method"`
+		Params struct {
+			Meta map[string]any `json:"_meta"`
+		} `json:"params"`
+	}
+	opens := func(m message) bool {
+		v, _ := m.Params.Meta[mcp.MetaKeyProtocolVersion].(string)
+		return m.Method == "initialize" && v < newEra
 	}
 	var one message
 	if json.Unmarshal(body, &one) == nil {
-		return r2, one.Method == "initialize", nil
+		return r2, opens(one), nil
 	}
 	var batch []message
 	if json.Unmarshal(body, &batch) == nil {
 		for _, m := range batch {
-			if m.Method == "initialize" {
+			if opens(m) {
 				return r2, true, nil
 			}
 		}
 	}
 	return r2, false, nil
 }
+
+// newEra is the first protocol version without sessions.
+const newEra = "2026-07-28"
 
 // adopt makes v one of the handler's sessions: its record is saved by a
 // receiving middleware on its view, and forgotten when it ends.

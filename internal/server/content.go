@@ -26,6 +26,11 @@ type Content interface {
 
 // contentMethod answers resources/* and prompts/* from Content; ok is
 // false for any other method.
+// roleScoped is the caching hint of what the router lists and reads:
+// what a caller sees depends on its role, so only its own client may
+// keep it, and it may change at any time (a reload, a child's update).
+var roleScoped = mcp.Cacheable{CacheScope: "private"}
+
 func (v *view) contentMethod(ctx context.Context, method string, req mcp.Request) (res mcp.Result, ok bool, err error) {
 	c := v.srv.content
 	switch method {
@@ -38,7 +43,7 @@ func (v *view) contentMethod(ctx context.Context, method string, req mcp.Request
 		if list == nil {
 			list = []*mcp.Resource{}
 		}
-		return &mcp.ListResourcesResult{Resources: list}, true, nil
+		return &mcp.ListResourcesResult{Resources: list, Cacheable: roleScoped}, true, nil
 	case "resources/templates/list":
 		var list []*mcp.ResourceTemplate
 		if c != nil {
@@ -48,12 +53,13 @@ func (v *view) contentMethod(ctx context.Context, method string, req mcp.Request
 		if list == nil {
 			list = []*mcp.ResourceTemplate{}
 		}
-		return &mcp.ListResourceTemplatesResult{ResourceTemplates: list}, true, nil
+		return &mcp.ListResourceTemplatesResult{ResourceTemplates: list, Cacheable: roleScoped}, true, nil
 	case "resources/read":
 		if r, ok, err := v.childRead(ctx, req.(*mcp.ReadResourceRequest).Params.URI); ok {
 			if err != nil {
 				return nil, true, router.WireError(err)
 			}
+			r.Cacheable = roleScoped
 			return r, true, nil
 		}
 		if c == nil {
@@ -63,6 +69,7 @@ func (v *view) contentMethod(ctx context.Context, method string, req mcp.Request
 		if err != nil {
 			return nil, true, router.WireError(err)
 		}
+		r.Cacheable = roleScoped
 		return r, true, nil
 	case "prompts/list":
 		var list []*mcp.Prompt
@@ -73,7 +80,7 @@ func (v *view) contentMethod(ctx context.Context, method string, req mcp.Request
 		if list == nil {
 			list = []*mcp.Prompt{}
 		}
-		return &mcp.ListPromptsResult{Prompts: list}, true, nil
+		return &mcp.ListPromptsResult{Prompts: list, Cacheable: roleScoped}, true, nil
 	case "prompts/get":
 		p := req.(*mcp.GetPromptRequest).Params
 		if r, ok, err := v.childPrompt(ctx, p.Name, p.Arguments); ok {

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -16,7 +17,8 @@ const newEra = "2026-07-28"
 // protocol: the version its _meta names, else the one its session
 // negotiated.
 func newProtocol(req mcp.Request) bool {
-	if p := req.GetParams(); p != nil {
+	// A notification's params may be a typed nil, whose GetMeta panics.
+	if p := req.GetParams(); p != nil && !reflect.ValueOf(p).IsNil() {
 		if v, ok := p.GetMeta()[mcp.MetaKeyProtocolVersion].(string); ok && v != "" {
 			return v >= newEra
 		}

@@ -8,7 +8,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -224,8 +226,16 @@ func (v *view) ended() {
 
 func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	handle := v.handler(next)
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := handle(ctx, method, req)
+	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		// The SDK runs requests on goroutines of its own and recovers
+		// nothing: a panic here must cost one answer, not the router.
+		defer func() {
+			if p := recover(); p != nil {
+				v.srv.log.Error("[EVOKORE] A request panicked; it answered an internal error and the router goes on", "method", method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+				res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error"}
+			}
+		}()
+		res, err = handle(ctx, method, req)
 		if err == nil && newProtocol(req) {
 			res = completed(res)
 		}
@@ -242,8 +252,14 @@ func (v *view) handler(next mcp.MethodHandler) mcp.MethodHandler {
 			// before it initialises: it is no session of the router's.
 			return next(ctx, method, req)
 		}
-		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && !v.sess.Stateless && !v.bind(ss) {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "evokore is shutting down"}
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok {
+			if v.sess.Stateless {
+				// A stateless view serves one request: its session's peer
+				// is that request's, so progress reaches its stream.
+				v.sess.Peer = ss
+			} else if !v.bind(ss) {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "evokore is shutting down"}
+			}
 		}
 		// Background work waits for the first answer: the handshake is
 		// what a client waits on at start (docs/decisions.md, "Startup").
