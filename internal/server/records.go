@@ -93,8 +93,7 @@ func (s *Server) openRecords(cfg *config.MCPConfig) {
 		s.closers = append(s.closers, r.sessions.Close)
 	}
 
-	tel, err := tracing.New(tracing.Options{Endpoint: set.OTLPEndpoint, TracesEndpoint: set.OTLPTracesEndpoint,
-		MetricsEndpoint: set.OTLPMetricsEndpoint, Version: s.opts.Version, Getenv: set.Env.Get, Log: s.log})
+	tel, err := tracing.New(tracing.Options{Version: s.opts.Version, Log: s.log})
 	if err != nil {
 		s.log.Info(fmt.Sprintf("[EVOKORE] OpenTelemetry export is off: %v", err))
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/evokore/evokore/internal/events"
 	"github.com/evokore/evokore/internal/logging"
 	"github.com/evokore/evokore/internal/session"
+	"github.com/evokore/evokore/internal/tracing"
 )
 
 // view is one client session's window on the router: its own mcp.Server,
@@ -221,6 +222,9 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			params := req.(*mcp.CallToolRequest).Params
 			if params.Name == catalog.DescribeTool {
 				v.srv.describeSeen.Store(true)
+			}
+			if ex := req.GetExtra(); ex != nil {
+				ctx = tracing.FromHeader(ctx, ex.Header) // _meta's trace context wins over it
 			}
 			res, err := v.srv.router.Call(ctx, v.sess, params)
 			if v.http != nil {
