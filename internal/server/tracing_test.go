@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
+	"github.com/evokore/evokore/internal/server"
 	"github.com/evokore/evokore/internal/testutil/otlptest"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
@@ -138,5 +141,31 @@ func TestOTLPSpansNestTheUpstreamCall(t *testing.T) {
 	}
 	if traces == 0 || metrics == 0 {
 		t.Errorf("requests: %d traces, %d metrics", traces, metrics)
+	}
+}
+
+// Over streamable HTTP, with export off, the trace context of the
+// request's traceparent and tracestate headers reaches the child's
+// _meta unchanged.
+func TestTraceparentHeaderReachesTheChild(t *testing.T) {
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, nil)
+	ts := httptest.NewServer(h.Server.HTTPHandler(func(*http.Request) server.SessionOptions { return server.SessionOptions{} }, nil))
+	t.Cleanup(ts.Close)
+	const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	hc := &http.Client{Transport: headers{set: map[string]string{"traceparent": parent, "tracestate": "congo=t61rcWkgMzE"}}}
+	c := mcp.NewClient(&mcp.Implementation{Name: "traced", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	h.Booted()
+	res := routertest.Call(t, cs, "fx_meta", map[string]any{})
+	var childMeta map[string]string
+	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &childMeta); err != nil {
+		t.Fatal(err)
+	}
+	if childMeta["traceparent"] != parent || childMeta["tracestate"] != "congo=t61rcWkgMzE" {
+		t.Errorf("the child's _meta: %v", childMeta)
 	}
 }
