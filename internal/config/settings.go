@@ -90,13 +90,6 @@ type Settings struct {
 	// router records its own sessions under <Home>/sessions.
 	SessionReplay        bool
 	WebhooksAllowPrivate bool
-	// OTLPEndpoint is OTEL_EXPORTER_OTLP_ENDPOINT (the base URL of an
-	// OTLP/HTTP collector); OTLPTracesEndpoint and OTLPMetricsEndpoint
-	// are the signal-specific OTEL_EXPORTER_OTLP_{TRACES,METRICS}_ENDPOINT.
-	// Telemetry export is on when any is set.
-	OTLPEndpoint        string
-	OTLPTracesEndpoint  string
-	OTLPMetricsEndpoint string
 
 	// UntrustedConfig is set when mcp.config.json is the project
 	// directory's own (found in the working directory, not named by a
@@ -180,9 +173,6 @@ func ReadSettings(env Env, d Defaults) (Settings, []string) {
 		Webhooks:             onUnlessFalse("EVOKORE_WEBHOOKS_ENABLED"),
 		SessionReplay:        onUnlessFalse("EVOKORE_SESSION_REPLAY"),
 		WebhooksAllowPrivate: boolean("EVOKORE_WEBHOOKS_ALLOW_PRIVATE"),
-		OTLPEndpoint:         strings.TrimSpace(env.Get("OTEL_EXPORTER_OTLP_ENDPOINT")),
-		OTLPTracesEndpoint:   strings.TrimSpace(env.Get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")),
-		OTLPMetricsEndpoint:  strings.TrimSpace(env.Get("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT")),
 		Env:                  env,
 	}
 	if strings.TrimSpace(env.Get("EVOKORE_MCP_CONFIG_PATH")) != "" {

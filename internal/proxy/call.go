@@ -12,6 +12,7 @@ import (
 
 	"github.com/evokore/evokore/internal/rawjson"
 	"github.com/evokore/evokore/internal/router"
+	"github.com/evokore/evokore/internal/tracing"
 )
 
 // CallTool forwards a proxied call to its child, implementing
@@ -45,6 +46,15 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	params := &mcp.CallToolParams{Name: c.Entry.Original, Arguments: callArgs(c.Args)}
 	if childToken != "" {
 		params.SetProgressToken(childToken)
+	}
+	if tp, ts := tracing.Inject(ctx, c.Meta); tp != "" {
+		if params.Meta == nil {
+			params.Meta = mcp.Meta{}
+		}
+		params.Meta["traceparent"] = tp
+		if ts != "" {
+			params.Meta["tracestate"] = ts
+		}
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -102,10 +112,19 @@ func rawCall(ctx context.Context, ch *child, cs *mcp.ClientSession, wr *wire, c 
 	line = rawjson.Quote(line, c.Entry.Original)
 	line = append(line, `,"arguments":`...)
 	line = append(line, args...)
-	if childToken != "" {
-		line = append(line, `,"_meta":{"progressToken":"`...)
-		line = append(line, childToken...)
-		line = append(line, `"}`...)
+	if tp, ts := tracing.Inject(ctx, c.Meta); childToken != "" || tp != "" {
+		line = append(line, `,"_meta":{`...)
+		sep := ""
+		for _, kv := range [][2]string{{"progressToken", childToken}, {"traceparent", tp}, {"tracestate", ts}} {
+			if kv[1] != "" {
+				line = append(line, sep...)
+				line = rawjson.Quote(line, kv[0])
+				line = append(line, ':')
+				line = rawjson.Quote(line, kv[1])
+				sep = ","
+			}
+		}
+		line = append(line, '}')
 	}
 	line = append(line, "}}\n"...)
 	if err := wr.send(line); err != nil && wr.giveUp(id) {

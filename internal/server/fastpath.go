@@ -97,13 +97,14 @@ func (f *fastCalls) call(m stdio.Message, r stdio.Replier) bool {
 	}
 	var md mcp.Meta
 	if meta != nil {
-		// Only a progress token is taken here; any other _meta (the
-		// per-request protocol of 2026-07-28, say) is the SDK's to read.
+		// Only a progress token and the trace context are taken here;
+		// any other _meta (the per-request protocol of 2026-07-28, say)
+		// is the SDK's to read.
 		if json.Unmarshal(meta, &md) != nil {
 			return false
 		}
 		for k := range md {
-			if k != "progressToken" {
+			if k != "progressToken" && k != "traceparent" && k != "tracestate" {
 				return false
 			}
 		}

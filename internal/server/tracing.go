@@ -17,9 +17,7 @@ const exportGrace = 2 * time.Second
 
 // openTracing starts OpenTelemetry export when an OTLP endpoint is set.
 func (s *Server) openTracing() {
-	set := s.opts.Settings
-	tel, err := tracing.New(tracing.Options{Endpoint: set.OTLPEndpoint, TracesEndpoint: set.OTLPTracesEndpoint,
-		MetricsEndpoint: set.OTLPMetricsEndpoint, Version: s.opts.Version, Getenv: set.Env.Get, Log: s.log})
+	tel, err := tracing.New(tracing.Options{Version: s.opts.Version, Log: s.log})
 	if err != nil {
 		s.log.Info(fmt.Sprintf("[EVOKORE] OpenTelemetry export is off: %v", err))
 	}

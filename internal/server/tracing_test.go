@@ -1,9 +1,17 @@
 package server_test
 
 import (
-	"strconv"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+
+	"github.com/evokore/evokore/internal/server"
 	"github.com/evokore/evokore/internal/testutil/otlptest"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
@@ -11,22 +19,37 @@ import (
 // With OTEL_EXPORTER_OTLP_ENDPOINT set, each tool call is a span, a
 // proxied call has a child span for the upstream call in the same trace,
 // and the call metrics reach the collector; the OTEL_* headers,
-// compression and resource variables shape the requests.
+// compression and resource variables shape the requests. A call whose
+// _meta carries the client's traceparent continues the client's trace,
+// and the child's request carries the upstream span in its _meta.
 func TestOTLPSpansNestTheUpstreamCall(t *testing.T) {
 	col := otlptest.New(t)
-	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, map[string]string{
+	for k, v := range map[string]string{
 		"OTEL_EXPORTER_OTLP_ENDPOINT":           col.URL,
 		"OTEL_EXPORTER_OTLP_HEADERS":            "Authorization=Bearer%20tok, X-Tenant=acme",
 		"OTEL_EXPORTER_OTLP_METRICS_HEADERS":    "X-Signal=metrics",
 		"OTEL_EXPORTER_OTLP_TRACES_COMPRESSION": "gzip",
 		"OTEL_RESOURCE_ATTRIBUTES":              "deployment.environment=test",
-	})
+	} {
+		t.Setenv(k, v) // the SDK reads the process environment
+	}
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, nil)
 	cs := h.Connect(nil)
 	h.Booted()
 	routertest.Call(t, cs, "fx_echo", map[string]any{"message": "traced"})
 	routertest.Call(t, cs, "claim_list", map[string]any{})
 	if res := routertest.Call(t, cs, "fx_fail", map[string]any{"message": "x"}); !res.IsError {
 		t.Fatal("fx_fail did not fail")
+	}
+	const clientTrace, clientSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "fx_meta", Arguments: map[string]any{},
+		Meta: mcp.Meta{"traceparent": "00-" + clientTrace + "-" + clientSpan + "-01", "tracestate": "vendor=opaque"}})
+	if err != nil || res.IsError {
+		t.Fatalf("fx_meta: %v %v", res, err)
+	}
+	var childMeta map[string]string
+	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &childMeta); err != nil {
+		t.Fatal(err)
 	}
 	// Shutdown flushes the batches.
 	_ = h.Server.Close()
@@ -36,27 +59,26 @@ func TestOTLPSpansNestTheUpstreamCall(t *testing.T) {
 	if call == nil || up == nil {
 		t.Fatalf("spans missing: %v", col.Spans())
 	}
-	if up.TraceID != call.TraceID || up.ParentSpanID != call.SpanID {
-		t.Errorf("upstream span is not the call span's child: trace %s/%s parent %s, call span %s", up.TraceID, call.TraceID, up.ParentSpanID, call.SpanID)
+	if string(up.TraceId) != string(call.TraceId) || string(up.ParentSpanId) != string(call.SpanId) {
+		t.Errorf("upstream span is not the call span's child: trace %x/%x parent %x, call span %x", up.TraceId, call.TraceId, up.ParentSpanId, call.SpanId)
 	}
-	const server, client, statusOK, statusError = 2, 3, 1, 2
-	if call.ParentSpanID != "" || call.Kind != server || up.Kind != client {
-		t.Errorf("kinds/parents: call %v parent %q, upstream %v", call.Kind, call.ParentSpanID, up.Kind)
+	if len(call.ParentSpanId) != 0 || call.Kind != tracepb.Span_SPAN_KIND_SERVER || up.Kind != tracepb.Span_SPAN_KIND_CLIENT {
+		t.Errorf("kinds/parents: call %v parent %x, upstream %v", call.Kind, call.ParentSpanId, up.Kind)
 	}
-	if up.Start() < call.Start() || up.End() > call.End() || call.Start() == 0 {
+	if up.StartTimeUnixNano < call.StartTimeUnixNano || up.EndTimeUnixNano > call.EndTimeUnixNano || call.StartTimeUnixNano == 0 {
 		t.Error("the upstream span is not inside the call span")
 	}
 	if a := otlptest.Attrs(call.Attributes); a["mcp.tool.name"] != "fx_echo" || a["evokore.server"] != "fx" || a["evokore.tool.source"] != "proxy" || a["mcp.session.id"] == "" {
 		t.Errorf("call span attributes: %v", a)
 	}
-	if call.Status.Code != statusOK || up.Status.Code != statusOK {
+	if call.Status.GetCode() != tracepb.Status_STATUS_CODE_OK || up.Status.GetCode() != tracepb.Status_STATUS_CODE_OK {
 		t.Errorf("ok call's status: %v, upstream %v", call.Status, up.Status)
 	}
 	native := col.Span("tools/call claim_list")
-	if native == nil || col.Span("upstream /claim_list") != nil || native.TraceID == call.TraceID {
+	if native == nil || col.Span("upstream /claim_list") != nil || string(native.TraceId) == string(call.TraceId) {
 		t.Errorf("native call span: %v", native)
 	}
-	if f := col.Span("tools/call fx_fail"); f == nil || f.Status.Code != statusError {
+	if f := col.Span("tools/call fx_fail"); f == nil || f.Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR {
 		t.Errorf("failed call span: %v", f)
 	}
 	for _, res := range col.TraceResources() {
@@ -65,27 +87,39 @@ func TestOTLPSpansNestTheUpstreamCall(t *testing.T) {
 		}
 	}
 
+	// The client's trace, continued and passed on.
+	metaCall, metaUp := col.Span("tools/call fx_meta"), col.Span("upstream fx/meta")
+	if metaCall == nil || metaUp == nil {
+		t.Fatalf("fx_meta spans missing")
+	}
+	if hex.EncodeToString(metaCall.TraceId) != clientTrace || hex.EncodeToString(metaCall.ParentSpanId) != clientSpan {
+		t.Errorf("the call span does not continue the client's trace: trace %x parent %x", metaCall.TraceId, metaCall.ParentSpanId)
+	}
+	want := "00-" + clientTrace + "-" + hex.EncodeToString(metaUp.SpanId) + "-01"
+	if childMeta["traceparent"] != want || childMeta["tracestate"] != "vendor=opaque" {
+		t.Errorf("the child's _meta: %v, want traceparent %s", childMeta, want)
+	}
+
 	m := col.LastMetrics()
 	calls, dur := m["evokore.tool.calls"], m["evokore.tool.duration"]
-	if calls.Sum == nil || !calls.Sum.IsMonotonic || calls.Sum.AggregationTemporality != 2 || dur.Histogram == nil || dur.Unit != "ms" {
-		t.Fatalf("metrics = %+v", m)
+	if calls.GetSum() == nil || !calls.GetSum().IsMonotonic || dur.GetHistogram() == nil || dur.GetUnit() != "ms" {
+		t.Fatalf("metrics = %v", m)
 	}
-	counts := map[string]string{}
-	for _, p := range calls.Sum.DataPoints {
+	counts := map[string]int64{}
+	for _, p := range calls.GetSum().DataPoints {
 		a := otlptest.Attrs(p.Attributes)
-		counts[a["mcp.tool.name"]+"/"+a["evokore.outcome"]] = p.AsInt
+		counts[a["mcp.tool.name"]+"/"+a["evokore.outcome"]] = p.GetAsInt()
 	}
-	if counts["fx_echo/ok"] != "1" || counts["claim_list/ok"] != "1" || counts["fx_fail/error"] != "1" {
+	if counts["fx_echo/ok"] != 1 || counts["claim_list/ok"] != 1 || counts["fx_fail/error"] != 1 {
 		t.Errorf("evokore.tool.calls = %v", counts)
 	}
-	for _, p := range dur.Histogram.DataPoints {
+	for _, p := range dur.GetHistogram().DataPoints {
 		var n uint64
 		for _, c := range p.BucketCounts {
-			v, _ := strconv.ParseUint(c, 10, 64)
-			n += v
+			n += c
 		}
-		if p.Count != "1" || strconv.FormatUint(n, 10) != p.Count || len(p.BucketCounts) != len(p.ExplicitBounds)+1 {
-			t.Errorf("duration point: %+v", p)
+		if p.Count != 1 || n != p.Count || len(p.BucketCounts) != len(p.ExplicitBounds)+1 {
+			t.Errorf("duration point: %v", p)
 		}
 	}
 
@@ -108,4 +142,41 @@ func TestOTLPSpansNestTheUpstreamCall(t *testing.T) {
 	if traces == 0 || metrics == 0 {
 		t.Errorf("requests: %d traces, %d metrics", traces, metrics)
 	}
+}
+
+// Over streamable HTTP, with export off, the trace context of the
+// request's traceparent and tracestate headers reaches the child's
+// _meta unchanged.
+func TestTraceparentHeaderReachesTheChild(t *testing.T) {
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, nil)
+	ts := httptest.NewServer(h.HTTP(func(*http.Request) server.SessionOptions { return server.SessionOptions{} }, nil))
+	t.Cleanup(ts.Close)
+	const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	hc := &http.Client{Transport: headers{set: map[string]string{"traceparent": parent, "tracestate": "congo=t61rcWkgMzE"}}}
+	c := mcp.NewClient(&mcp.Implementation{Name: "traced", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	h.Booted()
+	res := routertest.Call(t, cs, "fx_meta", map[string]any{})
+	var childMeta map[string]string
+	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &childMeta); err != nil {
+		t.Fatal(err)
+	}
+	if childMeta["traceparent"] != parent || childMeta["tracestate"] != "congo=t61rcWkgMzE" {
+		t.Errorf("the child's _meta: %v", childMeta)
+	}
+}
+
+// headers adds headers to every request of a client.
+type headers struct{ set map[string]string }
+
+func (h headers) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, v := range h.set {
+		req.Header.Set(k, v)
+	}
+	return http.DefaultTransport.RoundTrip(req)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/evokore/evokore/internal/events"
 	"github.com/evokore/evokore/internal/logging"
 	"github.com/evokore/evokore/internal/session"
+	"github.com/evokore/evokore/internal/tracing"
 )
 
 // view is one client session's window on the router: its own mcp.Server,
@@ -266,12 +267,28 @@ func (v *view) handler(next mcp.MethodHandler) mcp.MethodHandler {
 		defer v.answer()
 		v.sess.Touch()
 		switch method {
+		case "subscriptions/listen":
+			if v.sess.Stateless {
+				// A sessionless client hears of changes on this stream
+				// alone: the view keeps its mirror current while it is
+				// open, from what it lists now.
+				v.sync()
+				v.syncResources()
+				v.syncPrompts()
+				stop := make(chan struct{})
+				defer close(stop)
+				go v.mirror(stop)
+			}
+			return next(ctx, method, req)
 		case "tools/list":
 			return v.listTools(req.(*mcp.ListToolsRequest)), nil
 		case "tools/call":
 			params := req.(*mcp.CallToolRequest).Params
 			if params.Name == catalog.DescribeTool {
 				v.srv.describeSeen.Store(true)
+			}
+			if ex := req.GetExtra(); ex != nil {
+				ctx = tracing.FromHeader(ctx, ex.Header) // _meta's trace context wins over it
 			}
 			res, err := v.srv.router.Call(ctx, v.sess, params)
 			if err != nil {
@@ -339,7 +356,6 @@ func (v *view) watch(ss *mcp.ServerSession) {
 		_ = ss.Wait()
 		close(done)
 	}()
-	var contentChanged <-chan struct{}
 	// The mirror newView set stays until the first answer: syncing
 	// resources and prompts builds the skills index, which the handshake
 	// must not wait behind.
@@ -349,6 +365,16 @@ func (v *view) watch(ss *mcp.ServerSession) {
 		v.left()
 		return
 	}
+	v.mirror(done)
+	v.left()
+}
+
+// mirror keeps the view's mirror current until stop is closed: every
+// change of what the session lists (the catalog, a reload, the children's
+// content, its own activations, the skills) reaches the SDK's registry,
+// which tells the client.
+func (v *view) mirror(stop <-chan struct{}) {
+	var contentChanged <-chan struct{}
 	for {
 		snap := v.srv.catalog.Snapshot()
 		gen := v.srv.gen.Load()
@@ -372,8 +398,7 @@ func (v *view) watch(ss *mcp.ServerSession) {
 			// did with EVOKORE-MCP, even when no name changed.
 			v.resourcesStale = true
 			v.sess.Invalidate()
-		case <-done:
-			v.left()
+		case <-stop:
 			return
 		}
 	}

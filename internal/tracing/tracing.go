@@ -1,174 +1,167 @@
 // Package tracing exports the router's tool calls as OpenTelemetry
-// traces and metrics over OTLP/HTTP, when OTEL_EXPORTER_OTLP_ENDPOINT (or
-// the signal-specific _TRACES_/_METRICS_ENDPOINT) is set. Unset, New
-// returns nil and nothing is built: no queue, no client, no goroutine.
+// traces and metrics over OTLP, with the OpenTelemetry SDK and its OTLP
+// exporters, when OTEL_EXPORTER_OTLP_ENDPOINT (or the signal-specific
+// _TRACES_/_METRICS_ENDPOINT) is set. Unset, New returns nil and nothing
+// of the SDK is built: no provider, no exporter, no goroutine.
 //
 // Traces: one span per tool call ("tools/call <tool>", kind server), from
 // dispatch to answer, with a child span ("upstream <server>/<tool>", kind
 // client) around the call to the child server for proxied tools. Spans
-// carry the tool, its source and server, the session id and the outcome;
-// never an argument or an answer. An isError answer or a JSON-RPC error
-// sets the span's status to Error. Every call span starts a new trace.
+// carry the tool, its source and server and the session id; never an
+// argument or an answer. An isError answer or a JSON-RPC error sets the
+// span's status to Error.
+//
+// Trace context (W3C): a call's span continues the client's trace, taken
+// from the request's _meta.traceparent and _meta.tracestate (MCP
+// 2026-07-28) or else from the HTTP request's traceparent and tracestate
+// headers; the request to the child server carries the call's context in
+// its _meta (see Inject). With export off the client's context is passed
+// on to the child unchanged.
 //
 // Metrics: evokore.tool.calls (counter) and evokore.tool.duration
 // (histogram, milliseconds), by tool, source and outcome, cumulative,
-// exported every 30 s and at shutdown.
+// exported every 30 s (OTEL_METRIC_EXPORT_INTERVAL) and at shutdown.
 //
-// The exporter is evokore's own, not the OpenTelemetry SDK's: the SDK's
-// exporters link protobuf and grpc, whose package initialisation every
-// evokore process paid for at start whether or not export was on (see
-// docs/decisions.md). It speaks the OTLP/HTTP JSON encoding, which
-// collectors accept on the same /v1/traces and /v1/metrics paths.
-// Spans wait in a bounded queue (full: the span is dropped and counted
-// in the log) and go in batches on a timer and at Shutdown.
-//
-// Besides the endpoints, these standard variables apply, with the
-// meaning the OpenTelemetry specification gives them:
-//   - OTEL_EXPORTER_OTLP_HEADERS, OTEL_EXPORTER_OTLP_TIMEOUT (ms, default
-//     10000), OTEL_EXPORTER_OTLP_COMPRESSION (gzip or none),
-//     OTEL_EXPORTER_OTLP_CERTIFICATE, OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE
-//     and OTEL_EXPORTER_OTLP_CLIENT_KEY, each also as a signal-specific
-//     OTEL_EXPORTER_OTLP_TRACES_* or OTEL_EXPORTER_OTLP_METRICS_* that wins
-//     for its signal;
-//   - OTEL_BSP_SCHEDULE_DELAY (ms, default 5000), OTEL_BSP_MAX_QUEUE_SIZE
-//     (2048) and OTEL_BSP_MAX_EXPORT_BATCH_SIZE (512);
-//   - OTEL_METRIC_EXPORT_INTERVAL (ms; evokore's default is 30000);
-//   - OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME, over the defaults
-//     service.name=evokore and service.version=<version>;
-//   - OTEL_SDK_DISABLED=true turns export off.
-//
-// Others do not: OTEL_EXPORTER_OTLP_PROTOCOL (the encoding is always
-// http/json), the samplers (every call is traced) and propagators (no
-// trace context is read from or sent to clients and child servers).
-// Failed exports are retried on network errors, 429, 502, 503 and 504 for
-// up to a minute, honouring Retry-After.
+// The SDK and the exporters read the standard OTEL_* variables from the
+// process environment themselves (Variables lists the ones that apply):
+// the protocol (http/protobuf, the default, or grpc), headers, timeouts,
+// compression, certificates, the sampler, the batch processor and the
+// resource. evokore only decides whether export is on, picks the exporter
+// for the protocol and sets the resource's defaults (service.name
+// evokore, service.version).
 package tracing
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/router"
 )
 
-// Options say where to export.
+// The attribute keys spans and metrics carry.
+const (
+	attrTool    = "mcp.tool.name"
+	attrSource  = "evokore.tool.source"
+	attrServer  = "evokore.server"
+	attrSession = "mcp.session.id"
+	attrOutcome = "evokore.outcome"
+)
+
+// scopeName is the instrumentation scope of every span and metric.
+const scopeName = "github.com/evokore/evokore/internal/router"
+
+// metricInterval is evokore's metric export interval when
+// OTEL_METRIC_EXPORT_INTERVAL is unset (the SDK's own is a minute).
+const metricInterval = 30 * time.Second
+
+// Options say how to export; where to is the OTEL_* variables'.
 type Options struct {
-	// Endpoint is OTEL_EXPORTER_OTLP_ENDPOINT, a base URL: traces go to
-	// <Endpoint>/v1/traces and metrics to <Endpoint>/v1/metrics unless
-	// TracesEndpoint or MetricsEndpoint (full URLs) say otherwise.
-	Endpoint        string
-	TracesEndpoint  string
-	MetricsEndpoint string
 	// Version is the router's version, the service.version attribute.
 	Version string
-	// MetricInterval is how often metrics are exported; zero is
-	// OTEL_METRIC_EXPORT_INTERVAL, else 30 s.
-	MetricInterval time.Duration
-	// Getenv reads the other OTEL_* variables (see the package doc); nil
-	// reads none, so every one takes its default.
-	Getenv func(string) string
-	Log    *slog.Logger
+	// Log receives the SDK's errors (failed exports, unusable variables),
+	// at most one a minute per message.
+	Log *slog.Logger
 }
 
-// Exporter records spans and metrics and sends them to the collector.
+// Exporter owns the SDK's providers.
 type Exporter struct {
-	cfg     config
-	traces  *endpoint // nil: spans are not recorded
-	metrics *endpoint // nil: metrics are not recorded
-	log     *slog.Logger
-	start   time.Time
-
-	mu      sync.Mutex
-	queue   []*span
-	dropped uint64 // spans dropped on a full queue, not yet logged
-	closed  bool
-
-	metricsMu sync.Mutex
-	series    map[string]*series // by attribute values
-
-	kick     chan struct{} // a full batch is waiting
-	stop     chan struct{}
-	loops    sync.WaitGroup
-	cancel   context.CancelFunc // aborts the loops' exports
-	loopCtx  context.Context
-	shutdown sync.Once
-	err      error
-
-	warnMu   sync.Mutex
-	lastWarn map[string]time.Time
+	tracer   trace.Tracer // nil: traces are off
+	tp       *sdktrace.TracerProvider
+	mp       *sdkmetric.MeterProvider // nil: metrics are off
+	calls    metric.Int64Counter
+	duration metric.Float64Histogram
 }
 
 // New builds the exporter, or returns nil when no endpoint is set (or
-// OTEL_SDK_DISABLED is true).
+// OTEL_SDK_DISABLED is true). An error (an unknown protocol, a
+// certificate that does not load) leaves export off.
 func New(o Options) (*Exporter, error) {
-	getenv := o.Getenv
-	if getenv == nil {
-		getenv = func(string) string { return "" }
-	}
-	cfg, err := readConfig(o, getenv)
-	if err != nil || cfg.disabled {
+	sig, err := readSignals()
+	if err != nil || !sig.traces && !sig.metrics {
 		return nil, err
 	}
-	e := &Exporter{cfg: cfg, log: o.Log, start: time.Now(), kick: make(chan struct{}, 1), stop: make(chan struct{}),
-		series: map[string]*series{}, lastWarn: map[string]time.Time{}}
-	if cfg.traces.url != "" {
-		if e.traces, err = newEndpoint("traces", cfg.traces, o.Version); err != nil {
+	if o.Log != nil {
+		routeErrors(o.Log)
+	}
+	ctx := context.Background()
+	// The defaults first: OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME
+	// win over them. A malformed list keeps what parsed (the SDK's
+	// partial resource) and is logged.
+	res, err := resource.New(ctx, resource.WithAttributes(attribute.String("service.name", "evokore"),
+		attribute.String("service.version", o.Version)), resource.WithTelemetrySDK(), resource.WithFromEnv())
+	if err != nil {
+		if res == nil {
 			return nil, err
 		}
+		otel.Handle(err)
 	}
-	if cfg.metrics.url != "" {
-		if e.metrics, err = newEndpoint("metrics", cfg.metrics, o.Version); err != nil {
+	e := &Exporter{}
+	if sig.traces {
+		exp, err := newSpanExporter(ctx, sig.tracesProtocol)
+		if err != nil {
 			return nil, err
 		}
+		e.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+		e.tracer = e.tp.Tracer(scopeName)
 	}
-	e.loopCtx, e.cancel = context.WithCancel(context.Background())
-	if e.traces != nil {
-		e.loops.Go(e.spanLoop)
-	}
-	if e.metrics != nil {
-		e.loops.Go(e.metricLoop)
+	if sig.metrics {
+		exp, err := newMetricExporter(ctx, sig.metricsProtocol)
+		if err != nil {
+			return nil, errors.Join(err, e.shutdownTraces(ctx))
+		}
+		var opts []sdkmetric.PeriodicReaderOption
+		if !sig.intervalSet {
+			opts = append(opts, sdkmetric.WithInterval(metricInterval))
+		}
+		e.mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp, opts...)), sdkmetric.WithResource(res))
+		meter := e.mp.Meter(scopeName)
+		e.calls, _ = meter.Int64Counter("evokore.tool.calls", metric.WithDescription("Tool calls dispatched, by tool, source and outcome."))
+		e.duration, _ = meter.Float64Histogram("evokore.tool.duration", metric.WithUnit("ms"),
+			metric.WithDescription("Time from dispatch to answer of a tool call."))
 	}
 	return e, nil
 }
-
-// spanKey carries the current span's ids in a context, so the upstream
-// span finds its parent.
-type spanKey struct{}
 
 // Middleware wraps dispatch in the tool-call span and records the
 // metrics. It goes outermost, so the span covers the whole call.
 func (e *Exporter) Middleware(next router.Dispatch) router.Dispatch {
 	return func(ctx context.Context, c *router.Call) (*mcp.CallToolResult, error) {
-		var sp *span
-		if e.traces != nil {
-			attrs := make([]keyValue, 0, 4)
-			attrs = append(attrs, attr(attrTool, c.Entry.Name), attr(attrSource, c.Entry.Source.String()))
-			if c.Entry.Server != "" {
-				attrs = append(attrs, attr(attrServer, c.Entry.Server))
-			}
+		attrs := make([]attribute.KeyValue, 0, 5)
+		attrs = append(attrs, attribute.String(attrTool, c.Entry.Name), attribute.String(attrSource, c.Entry.Source.String()))
+		if c.Entry.Server != "" {
+			attrs = append(attrs, attribute.String(attrServer, c.Entry.Server))
+		}
+		var span trace.Span
+		if e.tracer != nil {
+			spanAttrs := attrs
 			if c.Session != nil {
-				attrs = append(attrs, attr(attrSession, c.Session.ID))
+				spanAttrs = append(spanAttrs[:len(spanAttrs):len(spanAttrs)], attribute.String(attrSession, c.Session.ID))
 			}
-			sp = newSpan(nil, "tools/call "+c.Entry.Name, kindServer, attrs)
-			ctx = context.WithValue(ctx, spanKey{}, sp)
+			ctx, span = e.tracer.Start(withClient(ctx, c.Meta), "tools/call "+c.Entry.Name,
+				trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(spanAttrs...))
 		}
 		start := time.Now()
 		res, err := next(ctx, c)
 		elapsed := time.Since(start)
-		outcome := outcomeOf(res, err)
-		if sp != nil {
-			sp.finish(res, err)
-			e.enqueue(sp)
-		}
-		if e.metrics != nil {
-			e.record(c.Entry, outcome, float64(elapsed.Microseconds())/1000)
+		outcome := finish(span, res, err)
+		if e.mp != nil {
+			set := metric.WithAttributes(append(attrs, attribute.String(attrOutcome, outcome))...)
+			// A context without the span: the metrics need no exemplar.
+			e.calls.Add(context.Background(), 1, set)
+			e.duration.Record(context.Background(), float64(elapsed.Microseconds())/1000, set)
 		}
 		return res, err
 	}
@@ -176,163 +169,49 @@ func (e *Exporter) Middleware(next router.Dispatch) router.Dispatch {
 
 // Upstream wraps a dispatcher to child servers in the upstream span.
 func (e *Exporter) Upstream(ctx context.Context, c *router.Call, call func(context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
-	if c.Entry.Source != catalog.SourceProxy || e.traces == nil {
+	if c.Entry.Source != catalog.SourceProxy || e.tracer == nil {
 		return call(ctx)
 	}
-	parent, _ := ctx.Value(spanKey{}).(*span)
-	sp := newSpan(parent, "upstream "+c.Entry.Server+"/"+c.Entry.Original, kindClient,
-		[]keyValue{attr(attrServer, c.Entry.Server), attr(attrTool, c.Entry.Original)})
-	res, err := call(context.WithValue(ctx, spanKey{}, sp))
-	sp.finish(res, err)
-	e.enqueue(sp)
+	ctx, span := e.tracer.Start(ctx, "upstream "+c.Entry.Server+"/"+c.Entry.Original, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String(attrServer, c.Entry.Server), attribute.String(attrTool, c.Entry.Original)))
+	res, err := call(ctx)
+	finish(span, res, err)
 	return res, err
 }
 
-// outcomeOf is a call's outcome as the spans and metrics say it: ok or
-// error (an isError answer and a JSON-RPC error alike).
-func outcomeOf(res *mcp.CallToolResult, err error) string {
-	if err != nil || res != nil && res.IsError {
-		return "error"
+// finish ends span (when there is one) with the call's status and
+// returns the outcome: ok or error (an isError answer and a JSON-RPC
+// error alike). The status never quotes the error: it may carry a
+// secret.
+func finish(span trace.Span, res *mcp.CallToolResult, err error) string {
+	outcome, code, msg := "ok", codes.Ok, ""
+	switch {
+	case err != nil:
+		outcome, code, msg = "error", codes.Error, "the call failed"
+	case res != nil && res.IsError:
+		outcome, code, msg = "error", codes.Error, "the tool answered isError"
 	}
-	return "ok"
+	if span != nil {
+		span.SetStatus(code, msg)
+		span.End()
+	}
+	return outcome
 }
 
-// enqueue puts a finished span in the queue, or drops and counts it when
-// the queue is full or the exporter shut down.
-func (e *Exporter) enqueue(sp *span) {
-	e.mu.Lock()
-	if e.closed || len(e.queue) >= e.cfg.maxQueue {
-		e.dropped++
-		e.mu.Unlock()
-		return
+// Shutdown exports what is buffered (the spans queued, the metrics one
+// last time) and stops the providers, within ctx.
+func (e *Exporter) Shutdown(ctx context.Context) error {
+	var errs []error
+	errs = append(errs, e.shutdownTraces(ctx))
+	if e.mp != nil {
+		errs = append(errs, e.mp.Shutdown(ctx))
 	}
-	e.queue = append(e.queue, sp)
-	full := len(e.queue) >= e.cfg.batchSize
-	e.mu.Unlock()
-	if full {
-		select {
-		case e.kick <- struct{}{}:
-		default:
-		}
-	}
+	return errors.Join(errs...)
 }
 
-// spanLoop exports the queue every schedule delay, or sooner when a full
-// batch waits.
-func (e *Exporter) spanLoop() {
-	t := time.NewTimer(e.cfg.scheduleDelay)
-	defer t.Stop()
-	for {
-		select {
-		case <-e.stop:
-			return
-		case <-t.C:
-		case <-e.kick:
-		}
-		_ = e.flushSpans(e.loopCtx)
-		t.Reset(e.cfg.scheduleDelay)
-	}
-}
-
-// flushSpans exports the queue in batches until it is empty. A batch that
-// fails after its retries is dropped: holding it would only delay the
-// next ones behind a collector that is down.
-func (e *Exporter) flushSpans(ctx context.Context) error {
-	for {
-		e.mu.Lock()
-		n := min(len(e.queue), e.cfg.batchSize)
-		batch := e.queue[:n:n]
-		e.queue = e.queue[n:]
-		if len(e.queue) == 0 {
-			e.queue = nil
-		}
-		dropped := e.dropped
-		e.dropped = 0
-		e.mu.Unlock()
-		if dropped > 0 {
-			e.warn("dropped", fmt.Sprintf("[EVOKORE] OpenTelemetry: %d spans dropped, the export queue (%d) was full", dropped, e.cfg.maxQueue))
-		}
-		if n == 0 {
-			return nil
-		}
-		if err := e.traces.post(ctx, encodeSpans(e.cfg.resource, batch)); err != nil {
-			e.warn("traces", fmt.Sprintf("[EVOKORE] OpenTelemetry export of %d spans failed: %v", n, err))
-			return err
-		}
-	}
-}
-
-// metricLoop exports the metrics every interval.
-func (e *Exporter) metricLoop() {
-	t := time.NewTicker(e.cfg.metricInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-e.stop:
-			return
-		case <-t.C:
-			_ = e.exportMetrics(e.loopCtx)
-		}
-	}
-}
-
-// exportMetrics sends every series' cumulative values; nothing when no
-// call was recorded yet.
-func (e *Exporter) exportMetrics(ctx context.Context) error {
-	body := e.encodeMetrics(time.Now())
-	if body == nil {
+func (e *Exporter) shutdownTraces(ctx context.Context) error {
+	if e.tp == nil {
 		return nil
 	}
-	if err := e.metrics.post(ctx, body); err != nil {
-		e.warn("metrics", fmt.Sprintf("[EVOKORE] OpenTelemetry export of metrics failed: %v", err))
-		return err
-	}
-	return nil
-}
-
-// warn logs at most once a minute per kind of trouble: a collector that
-// is down must not fill the log.
-func (e *Exporter) warn(kind, msg string) {
-	if e.log == nil {
-		return
-	}
-	e.warnMu.Lock()
-	last, now := e.lastWarn[kind], time.Now()
-	quiet := !last.IsZero() && now.Sub(last) < time.Minute
-	if !quiet {
-		e.lastWarn[kind] = now
-	}
-	e.warnMu.Unlock()
-	if !quiet {
-		e.log.Info(msg)
-	}
-}
-
-// Shutdown stops the timers, then exports the spans still queued and the
-// metrics one last time, within ctx.
-func (e *Exporter) Shutdown(ctx context.Context) error {
-	e.shutdown.Do(func() {
-		close(e.stop)
-		waited := make(chan struct{})
-		go func() { e.loops.Wait(); close(waited) }()
-		select {
-		case <-waited:
-		case <-ctx.Done():
-			e.cancel() // an export stuck in its retries gives up
-			<-waited
-		}
-		e.cancel()
-		e.mu.Lock()
-		e.closed = true // a call still running now is not exported
-		e.mu.Unlock()
-		var errs []error
-		if e.traces != nil {
-			errs = append(errs, e.flushSpans(ctx))
-		}
-		if e.metrics != nil {
-			errs = append(errs, e.exportMetrics(ctx))
-		}
-		e.err = errors.Join(errs...)
-	})
-	return e.err
+	return e.tp.Shutdown(ctx)
 }

@@ -3,13 +3,17 @@ package tracing_test
 import (
 	"context"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	"google.golang.org/grpc"
 
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/router"
@@ -17,7 +21,7 @@ import (
 	"github.com/evokore/evokore/internal/tracing"
 )
 
-// logBuffer is a logger's output, safe for the exporter's goroutines.
+// logBuffer is a logger's output, safe for the SDK's goroutines.
 type logBuffer struct {
 	mu sync.Mutex
 	b  strings.Builder
@@ -35,12 +39,15 @@ func (l *logBuffer) String() string {
 	return l.b.String()
 }
 
-// newExporter builds an exporter to col with the OTEL_* variables env.
-func newExporter(t *testing.T, col *otlptest.Collector, env map[string]string) (*tracing.Exporter, *logBuffer) {
+// newExporter builds an exporter with the OTEL_* variables env set in
+// the process environment, where the SDK reads them.
+func newExporter(t *testing.T, env map[string]string) (*tracing.Exporter, *logBuffer) {
 	t.Helper()
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
 	log := &logBuffer{}
-	e, err := tracing.New(tracing.Options{Endpoint: col.URL, Version: "test", Getenv: func(k string) string { return env[k] },
-		Log: slog.New(slog.NewTextHandler(log, nil))})
+	e, err := tracing.New(tracing.Options{Version: "test", Log: slog.New(slog.NewTextHandler(log, nil))})
 	if err != nil || e == nil {
 		t.Fatalf("New: %v %v", e, err)
 	}
@@ -60,108 +67,143 @@ func shutdown(t *testing.T, e *tracing.Exporter) error {
 	return e.Shutdown(ctx)
 }
 
-// Spans that find the queue full are dropped, counted and said in the
-// log; the ones queued still go out at shutdown.
-func TestAFullQueueDropsAndCounts(t *testing.T) {
+// While the collector holds an export, spans beyond the queue are
+// dropped and the calls do not wait for it; the queued ones still go out
+// at shutdown, and the metrics count every call.
+func TestAFullQueueDropsWithoutBlockingCalls(t *testing.T) {
 	col := otlptest.New(t)
-	e, log := newExporter(t, col, map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "2", "OTEL_BSP_SCHEDULE_DELAY": "600000"})
+	held, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	gate := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/traces" {
+			once.Do(func() { close(held); <-release })
+		}
+		col.ServeHTTP(w, r)
+	}))
+	defer gate.Close()
+	e, _ := newExporter(t, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": gate.URL,
+		"OTEL_BSP_MAX_QUEUE_SIZE": "2", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "1", "OTEL_BSP_SCHEDULE_DELAY": "600000"})
+	call(e, "t") // a full batch: its export is held by the collector
+	<-held
 	for range 5 {
-		call(e, "t")
+		call(e, "t") // two wait in the queue, three find it full
 	}
+	close(release)
 	if err := shutdown(t, e); err != nil {
 		t.Fatal(err)
 	}
 	col.Check()
-	if n := len(col.Spans()); n != 2 {
-		t.Errorf("%d spans exported, want the 2 the queue held", n)
+	if n := len(col.Spans()); n != 3 {
+		t.Errorf("%d spans exported, want the one held and the 2 the queue held", n)
 	}
-	if !strings.Contains(log.String(), "3 spans dropped") {
-		t.Errorf("log: %s", log)
-	}
-	// Metrics count every call, exported or not.
-	if p := col.LastMetrics()["evokore.tool.calls"].Sum; p == nil || p.DataPoints[0].AsInt != "5" {
-		t.Errorf("calls: %+v", p)
+	m := col.LastMetrics()["evokore.tool.calls"]
+	if m == nil || len(m.GetSum().GetDataPoints()) != 1 || m.GetSum().GetDataPoints()[0].GetAsInt() != 6 {
+		t.Errorf("evokore.tool.calls: %v", m)
 	}
 }
 
-// Batches go on the schedule delay, and metrics on their interval,
-// without waiting for shutdown; a full batch goes at once.
-func TestExportsOnTheTimers(t *testing.T) {
+// OTEL_TRACES_SAMPLER is the SDK's: always_off exports no span, and the
+// metrics still count the calls.
+func TestTheSamplerVariableApplies(t *testing.T) {
 	col := otlptest.New(t)
-	e, _ := newExporter(t, col, map[string]string{"OTEL_BSP_SCHEDULE_DELAY": "50", "OTEL_METRIC_EXPORT_INTERVAL": "50"})
-	defer shutdown(t, e)
+	e, _ := newExporter(t, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": col.URL, "OTEL_TRACES_SAMPLER": "always_off"})
 	call(e, "t")
-	waitFor(t, func() bool {
-		return len(col.Spans()) == 1 && col.LastMetrics()["evokore.tool.duration"].Histogram != nil
-	})
-
-	col2 := otlptest.New(t)
-	e2, _ := newExporter(t, col2, map[string]string{"OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "3", "OTEL_BSP_SCHEDULE_DELAY": "600000"})
-	defer shutdown(t, e2)
-	for range 3 {
-		call(e2, "t")
+	if err := shutdown(t, e); err != nil {
+		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return len(col2.Spans()) == 3 })
 	col.Check()
-	col2.Check()
+	if n := len(col.Spans()); n != 0 {
+		t.Errorf("%d spans exported with always_off", n)
+	}
+	if col.LastMetrics()["evokore.tool.calls"] == nil {
+		t.Error("no call metrics")
+	}
 }
 
-// A batch a collector answers 503 is sent again; one it answers 400 is
-// not, and the failure is logged.
-func TestRetriesWhatTheCollectorSaysToRetry(t *testing.T) {
-	col := otlptest.New(t)
-	col.Answer = func(n int, r *http.Request) int {
-		if n == 1 {
-			return http.StatusServiceUnavailable
-		}
-		return http.StatusOK
-	}
-	e, _ := newExporter(t, col, map[string]string{"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://127.0.0.1:1/unused"})
-	call(e, "t")
-	if err := shutdown(t, e); err != nil || len(col.Spans()) != 1 {
-		t.Errorf("after a 503: %v, %d spans", err, len(col.Spans()))
-	}
+// traceCollector is an OTLP/gRPC trace collector that counts spans.
+type traceCollector struct {
+	coltrace.UnimplementedTraceServiceServer
+	mu    sync.Mutex
+	names []string
+}
 
-	bad := otlptest.New(t)
-	bad.Answer = func(int, *http.Request) int { return http.StatusBadRequest }
-	e, log := newExporter(t, bad, nil)
-	call(e, "t")
-	if err := shutdown(t, e); err == nil || len(bad.Requests()) != 2 { // one for traces, one for metrics
-		t.Errorf("after a 400: %v, %d requests", err, len(bad.Requests()))
+func (c *traceCollector) Export(_ context.Context, req *coltrace.ExportTraceServiceRequest) (*coltrace.ExportTraceServiceResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, rs := range req.GetResourceSpans() {
+		for _, ss := range rs.GetScopeSpans() {
+			for _, s := range ss.GetSpans() {
+				c.names = append(c.names, s.GetName())
+			}
+		}
 	}
-	if !strings.Contains(log.String(), "400 Bad Request") {
+	return &coltrace.ExportTraceServiceResponse{}, nil
+}
+
+// OTEL_EXPORTER_OTLP_PROTOCOL=grpc sends the spans over OTLP/gRPC.
+func TestGRPCProtocol(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	col := &traceCollector{}
+	coltrace.RegisterTraceServiceServer(srv, col)
+	go func() { _ = srv.Serve(l) }()
+	defer srv.Stop()
+	e, _ := newExporter(t, map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://" + l.Addr().String(),
+		"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"})
+	call(e, "over_grpc")
+	if err := shutdown(t, e); err != nil {
+		t.Fatal(err)
+	}
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	if len(col.names) != 1 || col.names[0] != "tools/call over_grpc" {
+		t.Errorf("spans over gRPC: %v", col.names)
+	}
+}
+
+// No endpoint, OTEL_SDK_DISABLED, or both exporters none build nothing;
+// a protocol evokore cannot speak is an error naming the variable.
+func TestOffUnlessAnEndpointIsSet(t *testing.T) {
+	for _, env := range []map[string]string{
+		{},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_SDK_DISABLED": "true"},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_TRACES_EXPORTER": "none", "OTEL_METRICS_EXPORTER": "none"},
+	} {
+		t.Run("", func(t *testing.T) {
+			for k, v := range env {
+				t.Setenv(k, v)
+			}
+			if e, err := tracing.New(tracing.Options{}); e != nil || err != nil {
+				t.Errorf("%v: %v %v", env, e, err)
+			}
+		})
+	}
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "carrier-pigeon")
+	if e, err := tracing.New(tracing.Options{}); e != nil || err == nil || !strings.Contains(err.Error(), "OTEL_EXPORTER_OTLP_PROTOCOL") {
+		t.Errorf("unknown protocol: %v %v", e, err)
+	}
+}
+
+// A header the SDK cannot parse is left out of the requests, and its
+// value (a credential, perhaps) never reaches the log.
+func TestAMalformedHeaderIsNotLogged(t *testing.T) {
+	col := otlptest.New(t)
+	e, log := newExporter(t, map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": col.URL,
+		"OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer %zzsecret,x-tenant=acme,broken-secret"})
+	call(e, "t")
+	if err := shutdown(t, e); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(log.String(), "secret") || !strings.Contains(log.String(), "OpenTelemetry") {
 		t.Errorf("log: %s", log)
 	}
-}
-
-// Headers that do not parse turn export off rather than send requests
-// without the credentials, and the error does not quote them; no
-// endpoint, or OTEL_SDK_DISABLED, builds nothing.
-func TestOffWhenUnsetDisabledOrMalformed(t *testing.T) {
-	_, err := tracing.New(tracing.Options{Endpoint: "http://127.0.0.1:1", Getenv: func(k string) string {
-		return map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer %zzsecret"}[k]
-	}})
-	if err == nil || strings.Contains(err.Error(), "secret") || !strings.Contains(err.Error(), "OTEL_EXPORTER_OTLP_HEADERS") {
-		t.Errorf("malformed headers: %v", err)
-	}
-	if e, err := tracing.New(tracing.Options{}); e != nil || err != nil {
-		t.Errorf("no endpoint: %v %v", e, err)
-	}
-	off := func(k string) string { return map[string]string{"OTEL_SDK_DISABLED": "true"}[k] }
-	if e, err := tracing.New(tracing.Options{Endpoint: "http://127.0.0.1:1", Getenv: off}); e != nil || err != nil {
-		t.Errorf("disabled: %v %v", e, err)
-	}
-	if _, err := tracing.New(tracing.Options{Endpoint: "localhost:4318"}); err == nil {
-		t.Error("an endpoint without a scheme was taken")
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if cond() {
-			return
+	for _, r := range col.Requests() {
+		if r.Header.Get("Authorization") != "" || r.Header.Get("X-Tenant") != "acme" {
+			t.Errorf("headers: %v", r.Header)
 		}
 	}
-	t.Fatal("timed out")
 }

@@ -375,6 +375,10 @@ func main() {
 	mcp.AddTool(s, &mcp.Tool{Name: "progress_token", Description: "Returns the progress token it was given."}, func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
 		return text("%v", req.Params.GetProgressToken()), nil, nil
 	})
+	mcp.AddTool(s, &mcp.Tool{Name: "meta", Description: "Returns the _meta of its request as JSON."}, func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
+		b, err := json.Marshal(req.Params.Meta)
+		return text("%s", b), nil, err
+	})
 	mcp.AddTool(s, &mcp.Tool{Name: "spoof", Description: "Reports progress under a token it was not given."}, func(ctx context.Context, req *mcp.CallToolRequest, in spoofIn) (*mcp.CallToolResult, any, error) {
 		err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: in.Token, Progress: 1, Message: in.Message})
 		return text("spoofed: %v", err), nil, nil
