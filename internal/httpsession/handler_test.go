@@ -90,7 +90,7 @@ func connectHTTP(t *testing.T, url string, set map[string]string) *httpClient {
 	c := mcp.NewClient(&mcp.Implementation{Name: "http-test", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { hc.changed <- struct{}{} },
 	})
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: headers{set: set}}}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: headers{set: set}}}, sessionEra)
 	if err != nil {
 		t.Fatal(err)
 	}

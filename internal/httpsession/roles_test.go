@@ -28,7 +28,7 @@ func TestHTTPHandlerServesSessionsWithTheirOwnRoles(t *testing.T) {
 	connect := func(role string) *mcp.ClientSession {
 		hc := &http.Client{Transport: roleHeader{role}}
 		c := mcp.NewClient(&mcp.Implementation{Name: "http-" + role, Version: "1"}, nil)
-		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: hc}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: hc}, sessionEra)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,3 +67,7 @@ func (r roleHeader) RoundTrip(req *http.Request) (*http.Response, error) {
 	req.Header.Set("X-Test-Role", r.role)
 	return http.DefaultTransport.RoundTrip(req)
 }
+
+// sessionEra asks for the protocol of sessions (2025-11-25): the go-sdk
+// client's default is the sessionless one.
+var sessionEra = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}

@@ -35,9 +35,9 @@ type Session struct {
 	Created time.Time
 	// Peer is the client; nil until the session is connected.
 	Peer Peer
-	// Stateless marks the stand-in for a client of the sessionless
-	// protocol (MCP 2026-07-28): nothing it does changes what it lists,
-	// so Activate activates nothing (see docs/protocol.md).
+	// Stateless marks the stand-in for one request of a client of the
+	// sessionless protocol (MCP 2026-07-28): it lives for that request, so
+	// nothing the client does changes what it lists (docs/protocol.md).
 	Stateless bool
 
 	// TTL is how long the session may stay idle before its activations
@@ -140,9 +140,6 @@ func (s *Session) Touch() bool {
 // Activate adds tools to what the session lists and returns the names that
 // were not active yet. Re-activating a name makes it the most recent.
 func (s *Session) Activate(names ...string) []string {
-	if s.Stateless {
-		return nil
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var added []string

@@ -78,10 +78,16 @@ func discoverTools(p Projection, sem *search.Semantic) native.Handler {
 
 		mode := "dynamic"
 		var activation string
-		if p.Legacy() {
+		switch {
+		case p.Legacy():
 			mode = "legacy"
 			activation = "Legacy mode lists every tool already; discovery changes nothing."
-		} else {
+		case call.Session.Stateless:
+			// A client without a session lists the same tools on every
+			// request: discovery answers with the definitions themselves,
+			// and the hidden tools are called by exact name.
+			activation = discoverStateless
+		default:
 			var hidden []string
 			for _, m := range matches {
 				if !p.Listed(call.Session, m.Entry) {
@@ -122,11 +128,35 @@ func discoverTools(p Projection, sem *search.Semantic) native.Handler {
 			}
 			fmt.Fprintf(&b, "- %s [%s%s, %s]: %s\n", e.Name, e.Source, server, state, firstLine(desc))
 		}
+		if call.Session.Stateless && mode == "dynamic" {
+			res := native.Text("%s", strings.TrimRight(b.String(), "\n")+pending)
+			res.Content = append(res.Content, &mcp.TextContent{Text: definitions(matches)})
+			return res, nil
+		}
 		if mode == "dynamic" {
 			b.WriteString("Re-run tools/list to fetch the updated tool projection.")
 		}
 		return native.Text("%s", strings.TrimRight(b.String(), "\n")+pending), nil
 	}
+}
+
+// discoverStateless replaces the activation line for a client without a
+// session (MCP 2026-07-28).
+const discoverStateless = "This client has no session, so its tool list does not change: call the matched tools by exact name, with the definitions that follow."
+
+// definitions are the matched tools' full definitions, as tools/list
+// would list them, in one JSON object {"tools": [...]}.
+func definitions(matches []catalog.Match) string {
+	var b strings.Builder
+	b.WriteString(`{"tools":[`)
+	for i, m := range matches {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(m.Entry.Listing())
+	}
+	b.WriteString("]}")
+	return b.String()
 }
 
 // firstLine keeps discovery output to one line per tool.
