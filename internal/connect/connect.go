@@ -103,6 +103,9 @@ func Connect(o Options) (*Plan, error) {
 	keyAdded := !f.hasKey()
 	want := o.Client.entry(o.Target)
 	names := f.names()
+	if len(rec.Order) == 0 {
+		rec.Order = names
+	}
 	has := false
 	for _, n := range names {
 		has = has || n == Name
@@ -274,7 +277,7 @@ func Disconnect(o Options) (*Plan, error) {
 	}
 	if rec != nil {
 		if rec.Previous != nil {
-			if err := f.restore(Name, *rec.Previous); err != nil {
+			if err := f.restore(Name, *rec.Previous, nextIn(rec.Order, Name, f)); err != nil {
 				return nil, err
 			}
 		}
@@ -282,7 +285,7 @@ func Disconnect(o Options) (*Plan, error) {
 			if present[im.Name] {
 				continue // the user put it back already
 			}
-			if err := f.restore(im.Name, im.Raw); err != nil {
+			if err := f.restore(im.Name, im.Raw, nextIn(rec.Order, im.Name, f)); err != nil {
 				return nil, fmt.Errorf("%s: %w", o.File, err)
 			}
 			p.Restored = append(p.Restored, im.Name)
@@ -295,6 +298,26 @@ func Disconnect(o Options) (*Plan, error) {
 	}
 	p.Client.After = f.bytes()
 	return p, nil
+}
+
+// nextIn is the first server after name in the recorded order that the
+// file has now: the one to put name back in front of.
+func nextIn(order []string, name string, f serverFile) string {
+	have := map[string]bool{}
+	for _, n := range f.names() {
+		have[n] = true
+	}
+	for i, n := range order {
+		if n != name {
+			continue
+		}
+		for _, m := range order[i+1:] {
+			if have[m] {
+				return m
+			}
+		}
+	}
+	return ""
 }
 
 func names(list []imported) []string {

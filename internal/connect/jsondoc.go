@@ -228,6 +228,13 @@ func (d *jsonDoc) add(o object, name string, value []byte, raw bool) {
 	d.splice(last.valEnd, last.valEnd, ","+member)
 }
 
+// insert puts a member, its value as written, before member i of o.
+func (d *jsonDoc) insert(o object, i int, name, raw string) {
+	l := d.layoutOf(o)
+	key, _ := json.Marshal(name)
+	d.splice(o.members[i].keyStart, o.members[i].keyStart, string(key)+l.colon+raw+","+l.lead)
+}
+
 // set replaces member i's value (compact JSON, rendered in o's layout).
 func (d *jsonDoc) set(o object, i int, value []byte) {
 	l := d.layoutOf(o)

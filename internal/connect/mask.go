@@ -72,7 +72,9 @@ var (
 func maskTOML(data []byte) []byte {
 	lines := strings.SplitAfter(string(data), "\n")
 	secret := false
-	for i, l := range lines {
+	for i, line := range lines {
+		l := strings.TrimRight(line, "\r\n")
+		eol := line[len(l):]
 		if m := tomlHeader.FindStringSubmatch(l); m != nil {
 			parts := strings.Split(m[1], ".")
 			secret = secretKeys[strings.Trim(strings.TrimSpace(parts[len(parts)-1]), `"'`)]
@@ -92,7 +94,7 @@ func maskTOML(data []byte) []byte {
 					return s
 				}
 				return `"` + Hidden + `"`
-			})
+			}) + eol
 		}
 	}
 	return []byte(strings.Join(lines, ""))

@@ -33,6 +33,9 @@ type record struct {
 	// Previous is an entry named evokore that connect replaced.
 	Previous *string    `json:"previous,omitempty"`
 	Imported []imported `json:"imported,omitempty"`
+	// Order is the client's servers in file order at the first import, so
+	// disconnect puts each back where it was.
+	Order []string `json:"order,omitempty"`
 }
 
 type imported struct {

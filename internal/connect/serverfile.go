@@ -21,7 +21,9 @@ type serverFile interface {
 	same(name string, e stdioEntry) bool
 	put(name string, e stdioEntry) error
 	remove(name string) error
-	restore(name, raw string) error
+	// restore puts a server back as written, before server next when
+	// the file has it, else last.
+	restore(name, raw, next string) error
 	// hasKey reports whether the file has its servers section at all;
 	// dropKeyIfEmpty removes one connect added, once it is empty again.
 	hasKey() bool
@@ -141,7 +143,7 @@ func (f jsonFile) remove(name string) error {
 	return f.check()
 }
 
-func (f jsonFile) restore(name, raw string) error {
+func (f jsonFile) restore(name, raw, next string) error {
 	o, err := f.section()
 	if err != nil {
 		return err
@@ -149,7 +151,11 @@ func (f jsonFile) restore(name, raw string) error {
 	if !json.Valid(blankJSONC([]byte(raw))) {
 		return fmt.Errorf("the recorded entry of '%s' is not JSON", name)
 	}
-	f.doc.add(o, name, []byte(raw), true)
+	if i, ok := o.find(next); ok && next != "" {
+		f.doc.insert(o, i, name, raw)
+	} else {
+		f.doc.add(o, name, []byte(raw), true)
+	}
 	return f.check()
 }
 
@@ -217,7 +223,7 @@ func (f tomlFile) same(name string, e stdioEntry) bool {
 
 func (f tomlFile) put(name string, e stdioEntry) error { return f.d.put(name, e) }
 func (f tomlFile) remove(name string) error            { return f.d.remove(name) }
-func (f tomlFile) restore(_, raw string) error         { return f.d.appendText(raw) }
+func (f tomlFile) restore(_, raw, next string) error   { return f.d.insertText(raw, next) }
 func (f tomlFile) hasKey() bool                        { return true }
 func (f tomlFile) dropKeyIfEmpty() error               { return nil }
 func (f tomlFile) bytes() []byte                       { return f.d.data }

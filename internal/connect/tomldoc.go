@@ -198,6 +198,27 @@ func (d *tomlDoc) appendText(text string) error {
 	return nil
 }
 
+// insertText puts tables before server next's first table, or at the
+// end when the file has no such server.
+func (d *tomlDoc) insertText(text, next string) error {
+	rs := d.tables(next)
+	if next == "" || len(rs) == 0 {
+		return d.appendText(text)
+	}
+	if !strings.HasSuffix(text, "\n\n") {
+		text = strings.TrimRight(text, "\n") + "\n\n"
+	}
+	old := d.data
+	at := rs[0].start
+	d.data = append(append(append([]byte(nil), old[:at]...), text...), old[at:]...)
+	if err := d.reparse(); err != nil {
+		d.data = old
+		_ = d.reparse()
+		return err
+	}
+	return nil
+}
+
 // put writes server name from e, replacing its tables when it has some.
 func (d *tomlDoc) put(name string, e stdioEntry) error {
 	body, err := toml.Marshal(e)
