@@ -218,24 +218,7 @@ func reportDisconnect(out io.Writer, o connect.Options, plan *connect.Plan) {
 func listClients(out io.Writer) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "CLIENT\tFILE\tSTATE")
-	p := platform()
-	var states []connect.State
-	for _, c := range connect.Clients {
-		file, err := c.Path(p)
-		if err != nil {
-			fmt.Fprintf(tw, "%s\t-\t%v\n", c.Name, err)
-			continue
-		}
-		states = append(states, connect.Inspect(c, file))
-	}
-	if abs, err := filepath.Abs(".mcp.json"); err == nil {
-		if c, _ := connect.Lookup("claude-code"); true {
-			if s := connect.Inspect(c, abs); s.Found {
-				states = append(states, s)
-			}
-		}
-	}
-	for _, s := range states {
+	for _, s := range clientStates() {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Client.Name, s.File, describeState(s))
 	}
 	return tw.Flush()
