@@ -207,7 +207,7 @@ func (r *report) children(o Options, cfg *config.MCPConfig) {
 	for _, st := range statuses {
 		if st.Status == proxy.StatusError {
 			r.problem(fmt.Sprintf("server '%s' failed to boot: %s", st.ID, st.LastError),
-				"run its command by hand to see why; the last lines it wrote follow", log.tail("["+st.ID+"] ", 10)...)
+				"run its command by hand to see the whole error (the last lines it wrote to stderr are above)", log.tail("["+st.ID+"] ", 10)...)
 			continue
 		}
 		r.ok("server '%s' boots (%d tools)", st.ID, st.RegisteredToolCount)
