@@ -6,6 +6,8 @@
 //	evokore vet            check mcp.config.json and permissions.yml
 //	evokore hook <name>    run one Claude Code hook (payload on stdin)
 //	evokore hooks install  wire the hooks into Claude Code's settings.json
+//	evokore connect CLIENT add evokore to an MCP client (disconnect takes it out)
+//	evokore doctor         check the setup and say how to fix each problem
 //	evokore version        print the version
 //
 // Exit codes: 0 success; 1 failure (vet found errors, the server could not
