@@ -67,11 +67,27 @@ type Plan struct {
 	dropRecord bool
 }
 
+// maxFile bounds a client file connect reads: ~/.claude.json grows with
+// the client's history, but not to this.
+const maxFile = 64 << 20
+
+// readFile reads a client's or evokore's file: a regular file (a symlink
+// to one is followed) under maxFile, or absent.
 func readFile(path string) ([]byte, bool, error) {
-	b, err := os.ReadFile(path)
+	info, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}
+	if err != nil {
+		return nil, false, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, true, fmt.Errorf("%s is not a regular file; it is left as it is", path)
+	}
+	if info.Size() > maxFile {
+		return nil, true, fmt.Errorf("%s is %d bytes, more than the %d connect reads; it is left as it is", path, info.Size(), maxFile)
+	}
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, false, err
 	}
