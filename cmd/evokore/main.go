@@ -6,6 +6,8 @@
 //	evokore vet            check mcp.config.json and permissions.yml
 //	evokore hook <name>    run one Claude Code hook (payload on stdin)
 //	evokore hooks install  wire the hooks into Claude Code's settings.json
+//	evokore connect CLIENT add evokore to an MCP client (disconnect takes it out)
+//	evokore doctor         check the setup and say how to fix each problem
 //	evokore version        print the version
 //
 // Exit codes: 0 success; 1 failure (vet found errors, the server could not
@@ -150,7 +152,7 @@ Without a subcommand it serves MCP over stdio.`,
 	fl.StringVar(&p.config, "config", "", "mcp.config.json to read (default $EVOKORE_MCP_CONFIG_PATH or ./mcp.config.json)")
 	fl.StringVar(&p.permissions, "permissions", "", "permissions.yml to read (default $EVOKORE_PERMISSIONS_PATH or ./permissions.yml)")
 	fl.StringVar(&p.skills, "skills", "", "skills directory (default $EVOKORE_SKILLS_DIR or ./SKILLS)")
-	root.AddCommand(serve, newVet(p), newProfile(p), newApprovals(p), newPins(p), newTrust(), newVoice(), newHook(), newHooks(), newStatusLine(), newDashboard(p), newVersion())
+	root.AddCommand(serve, newVet(p), newProfile(p), newApprovals(p), newPins(p), newTrust(), newConnect(p), newDisconnect(p), newDoctor(p), newVoice(), newHook(), newHooks(), newStatusLine(), newDashboard(p), newVersion())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{2, err} })
 	return root
 }

@@ -1,0 +1,147 @@
+package main_test
+
+import (
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/evokore/evokore/internal/testutil"
+)
+
+// freePort is a loopback port nothing listens on now.
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+// doctorEnv is a user whose config holds servers, with the default
+// ports moved to free ones so the machine's other listeners do not
+// decide the outcome.
+func doctorEnv(t *testing.T, servers map[string]any) *connectEnv {
+	e := newConnectEnv(t)
+	testutil.WriteJSON(t, e.evokore, "mcp.config.json", map[string]any{"servers": servers})
+	e.env = append(e.env, "EVOKORE_HTTP_PORT="+freePort(t), "EVOKORE_DASHBOARD_PORT="+freePort(t), "VOICE_SIDECAR_PORT="+freePort(t))
+	return e
+}
+
+func fixtureChild(t *testing.T) map[string]any {
+	return map[string]any{"command": testutil.FixtureServer(t)}
+}
+
+func TestDoctorAllGreenExitsZero(t *testing.T) {
+	e := doctorEnv(t, map[string]any{"fixture": fixtureChild(t)})
+	r := e.run("doctor")
+	if r.code != 0 || !strings.Contains(r.stdout, "all checks passed") || !regexp.MustCompile(`(?m)^ok    server 'fixture' boots \(\d+ tools\)$`).MatchString(r.stdout) {
+		t.Fatalf("doctor: %+v", r)
+	}
+	if strings.Contains(r.stdout, "FAIL") {
+		t.Fatalf("a check failed on a good setup:\n%s", r.stdout)
+	}
+}
+
+// TestDoctorNamesEachProblemAndItsFix breaks one thing at a time; each
+// run exits 1 and names the problem and the fix.
+func TestDoctorNamesEachProblemAndItsFix(t *testing.T) {
+	cases := []struct {
+		name    string
+		servers func(t *testing.T) map[string]any
+		setup   func(t *testing.T, e *connectEnv)
+		problem string
+		fix     string
+		detail  string
+	}{
+		{name: "missing command",
+			servers: func(t *testing.T) map[string]any {
+				return map[string]any{"fixture": fixtureChild(t), "fetch": map[string]any{"command": "uvx", "args": []string{"mcp-server-fetch"}}}
+			},
+			setup:   func(t *testing.T, e *connectEnv) { e.env = append(e.env, "PATH="+t.TempDir()) },
+			problem: "server 'fetch': command 'uvx' is not found", fix: "install uv (it brings uvx), or write its absolute path in "},
+		{name: "failing child",
+			servers: func(t *testing.T) map[string]any {
+				return map[string]any{"broken": map[string]any{"command": "sh", "args": []string{"-c", "echo 'cannot open the database' >&2; exit 3"}}}
+			},
+			problem: "server 'broken' failed to boot", fix: "run its command by hand", detail: "        | cannot open the database"},
+		{name: "unwritable home",
+			servers: func(t *testing.T) map[string]any { return map[string]any{} },
+			setup: func(t *testing.T, e *connectEnv) {
+				// A file where a directory must be: unwritable even for root.
+				blocker := testutil.WriteFile(t, t.TempDir(), "blocker", "")
+				e.env = append(e.env, "EVOKORE_HOME="+filepath.Join(blocker, "home"), "EVOKORE_MCP_CONFIG_PATH="+filepath.Join(e.evokore, "mcp.config.json"))
+			},
+			problem: "cannot be created", fix: "or set EVOKORE_HOME to a directory you own"},
+		{name: "port taken",
+			servers: func(t *testing.T) map[string]any { return map[string]any{} },
+			setup: func(t *testing.T, e *connectEnv) {
+				l, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { l.Close() })
+				e.env = append(e.env, "EVOKORE_HTTP_PORT="+strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+			},
+			problem: "for evokore serve --http is taken", fix: "set EVOKORE_HTTP_PORT to a free port"},
+		{name: "self-reference",
+			servers: func(t *testing.T) map[string]any {
+				return map[string]any{"router": map[string]any{"command": testutil.Evokore(t), "args": []string{"serve"}}}
+			},
+			problem: "server 'router' would start evokore itself", fix: "remove 'router' from "},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := doctorEnv(t, tc.servers(t))
+			if tc.setup != nil {
+				tc.setup(t, e)
+			}
+			// The last value of a variable wins in exec's environment.
+			r := e.run("doctor")
+			if r.code != 1 || !strings.Contains(r.stdout, "FAIL  ") || !strings.Contains(r.stdout, tc.problem) {
+				t.Fatalf("doctor does not name %q: %+v", tc.problem, r)
+			}
+			// The fix follows the problem.
+			at := strings.Index(r.stdout, tc.problem)
+			rest := r.stdout[at:]
+			if next := strings.Index(rest[1:], "\nFAIL  "); next >= 0 {
+				rest = rest[:next+1]
+			}
+			if !strings.Contains(rest, "      fix: ") || !strings.Contains(rest, tc.fix) {
+				t.Fatalf("no fix %q under the problem:\n%s", tc.fix, r.stdout)
+			}
+			if tc.detail != "" && !strings.Contains(rest, tc.detail) {
+				t.Fatalf("the child's stderr is not shown:\n%s", r.stdout)
+			}
+			if !strings.Contains(r.stdout, "problem(s)") {
+				t.Fatalf("no count: %s", r.stdout)
+			}
+		})
+	}
+}
+
+// TestDoctorSeesAConnectedClient: after connect, doctor reports the
+// client; when the executable the entry runs is gone it says so.
+func TestDoctorSeesAConnectedClient(t *testing.T) {
+	e := doctorEnv(t, map[string]any{})
+	cursor := testutil.WriteFile(t, filepath.Join(e.home, ".cursor"), "mcp.json", `{"mcpServers": {}}`)
+	if r := e.run("connect", "cursor"); r.code != 0 {
+		t.Fatalf("connect: %+v", r)
+	}
+	if r := e.run("doctor"); r.code != 0 || !strings.Contains(r.stdout, "ok    Cursor is connected ("+cursor+")") {
+		t.Fatalf("doctor: %+v", r)
+	}
+	gone, _ := json.Marshal(filepath.Join(t.TempDir(), "evokore"))
+	testutil.WriteFile(t, filepath.Dir(cursor), "mcp.json", `{"mcpServers": {"evokore": {"command": `+string(gone)+`, "args": ["serve"]}}}`)
+	if r := e.run("doctor"); r.code != 1 || !strings.Contains(r.stdout, "Cursor runs evokore from ") || !strings.Contains(r.stdout, "fix: evokore connect cursor") {
+		t.Fatalf("doctor with a stale entry: %+v", r)
+	}
+	_ = os.Remove(cursor)
+}
