@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -47,6 +48,9 @@ type Entry struct {
 	// of a proxied tool.
 	Server   string
 	Original string
+	// Long is "<prefix><tool>" when it is longer than MaxToolName and
+	// Name is its ShortName; empty otherwise.
+	Long string
 	// Hash identifies the Definition as the child declared it; pinning
 	// and approvals bind to it.
 	Hash string
@@ -94,6 +98,10 @@ func NewProxyEntry(server string, t *mcp.Tool) *Entry {
 func newProxyEntry(server, prefix string, t *mcp.Tool) *Entry {
 	cp := *t
 	cp.Name = prefix + t.Name
+	long := ""
+	if len(cp.Name) > MaxToolName {
+		long, cp.Name = cp.Name, ShortName(cp.Name)
+	}
 	schema := NormalizeSchema(t.InputSchema)
 	props := map[string]any{}
 	for k, v := range schema["properties"].(map[string]any) {
@@ -102,7 +110,26 @@ func newProxyEntry(server, prefix string, t *mcp.Tool) *Entry {
 	props[ApprovalTokenField] = approvalTokenProperty
 	schema["properties"] = props
 	cp.InputSchema = schema
-	return &Entry{Name: cp.Name, Tool: &cp, Source: SourceProxy, Server: server, Original: t.Name, Hash: DefinitionHash(t)}
+	return &Entry{Name: cp.Name, Tool: &cp, Source: SourceProxy, Server: server, Original: t.Name, Long: long, Hash: DefinitionHash(t)}
+}
+
+// MaxToolName is the longest tool name evokore lists: clients reject
+// longer ones (Claude Code refuses the whole server over one).
+const MaxToolName = 64
+
+// ShortName is the name listed for a tool whose "<prefix><tool>" is longer
+// than MaxToolName: its first bytes, cut at a character boundary, then
+// "_" and 8 hex digits of the full name's SHA-256. The same full name
+// always gets the same short one; two full names sharing their start get
+// different ones; and a call to the short name reaches the tool by its
+// catalog entry (Entry.Long keeps the full name).
+func ShortName(full string) string {
+	sum := sha256.Sum256([]byte(full))
+	keep := MaxToolName - 9
+	for keep > 0 && !utf8.RuneStart(full[keep]) {
+		keep--
+	}
+	return full[:keep] + "_" + hex.EncodeToString(sum[:4])
 }
 
 // Definition is everything in a tool's definition that a client or a

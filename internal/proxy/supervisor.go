@@ -232,8 +232,18 @@ type ServerStatus = status.Server
 func (s *Supervisor) Status() []ServerStatus {
 	children := s.children()
 	out := make([]ServerStatus, 0, len(children))
+	snap := s.opts.Catalog.Snapshot()
 	for _, c := range children {
-		out = append(out, c.status())
+		st := c.status()
+		for _, e := range snap.Entries {
+			if e.Server == c.spec.ID && e.Long != "" {
+				if st.Shortened == nil {
+					st.Shortened = map[string]string{}
+				}
+				st.Shortened[e.Name] = e.Long
+			}
+		}
+		out = append(out, st)
 	}
 	slices.SortFunc(out, func(a, b ServerStatus) int {
 		if a.ID < b.ID {

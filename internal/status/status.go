@@ -23,4 +23,8 @@ type Server struct {
 	LastPing            *time.Time `json:"lastPing"`
 	RegisteredToolCount int        `json:"registeredToolCount"`
 	LastError           string     `json:"lastError,omitempty"`
+	// Shortened maps each listed name of this server's tools that is
+	// shorter than its "<prefix><tool>" (over 64 characters) to that
+	// full name.
+	Shortened map[string]string `json:"shortened,omitempty"`
 }

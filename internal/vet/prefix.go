@@ -1,6 +1,7 @@
 package vet
 
 import (
+	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/manifest"
 	"github.com/evokore/evokore/internal/native"
@@ -10,6 +11,10 @@ import (
 // publish the same name: two servers with one prefix, or a server without
 // a prefix serving a name a native tool or another server already has.
 const CodePrefixCollision = "prefix-collision"
+
+// CodeLongName is a child tool whose "<prefix><tool>" is longer than
+// clients accept: it is listed under a shortened name, which vet shows.
+const CodeLongName = "long-name"
 
 // prefixes reports the collisions a server's prefix option causes. A
 // server that keeps the default prefix (its id) cannot collide by prefix:
@@ -43,6 +48,18 @@ func (c *checker) prefixes(home string) {
 	}
 
 	known := c.knownTools(home)
+	for _, s := range c.cfg.Servers {
+		if s.Disabled || s.Invalid != "" {
+			continue
+		}
+		for _, name := range known[s.ID] {
+			if public := s.PublicName(name); len(public) > catalog.MaxToolName {
+				c.report(config.SeverityWarning, c.cfg.KeyPos(s.Path()...), CodeLongName,
+					"server '%s' serves '%s' (%d characters; clients accept %d): it is listed and called as '%s'",
+					s.ID, public, len(public), catalog.MaxToolName, catalog.ShortName(public))
+			}
+		}
+	}
 	for _, s := range c.cfg.Servers {
 		if s.Disabled || s.Invalid != "" || s.Prefix == nil {
 			continue

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/vet"
@@ -58,4 +59,22 @@ func TestPrefixCollisions(t *testing.T) {
 			t.Errorf("a prefix of its own collides with nothing: %s", d)
 		}
 	}
+}
+
+// A child tool whose "<server>_<tool>" is longer than clients accept is
+// reported with the shortened name it is listed and called under.
+func TestLongToolNameShowsItsShortName(t *testing.T) {
+	fx := testutil.FixtureServer(t)
+	dir := t.TempDir()
+	long := "summarize_every_open_pull_request_with_its_review_threads_x"
+	path := testutil.WriteFile(t, dir, "mcp.config.json", `{"servers": {"github_enterprise": {"command": "`+fx+`", "args": ["-alias", "`+long+`"]}}}`)
+	settings := config.Settings{Home: filepath.Join(dir, "home"), ChildBootTimeout: 30 * time.Second, ProxyRequestTimeout: 30 * time.Second, ShutdownGrace: time.Second}
+	ds := vet.Run(vet.Options{ConfigPath: path, PermissionsPath: filepath.Join(dir, "permissions.yml"), Env: fixedEnv(nil), Live: true, Settings: settings})
+	full := "github_enterprise_" + long
+	for _, d := range ds {
+		if d.Code == vet.CodeLongName && d.Line == 1 && strings.Contains(d.Message, "'"+full+"'") && strings.Contains(d.Message, "'"+catalog.ShortName(full)+"'") {
+			return
+		}
+	}
+	t.Errorf("no long-name report naming both names:\n%s", dump(ds))
 }
