@@ -15,6 +15,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,13 +34,25 @@ var version = "dev"
 
 func buildVersion() string { return buildinfo.Version(version) }
 
-// exitError carries a process exit code through cobra.
+// exitError carries a process exit code through cobra. A nil err means
+// the command already said what went wrong (vet's diagnostics, a hook's
+// own output), so main adds nothing to stderr.
 type exitError struct {
 	code int
 	err  error
 }
 
-func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// reported is the exit of a command that has already shown its failure.
+func reported(code int) *exitError { return &exitError{code: code} }
 
 // paths are the file locations every command accepts.
 type paths struct {
@@ -171,17 +184,24 @@ func main() {
 	if err == nil {
 		return
 	}
-	code := 1
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// exitCode is the process exit code for err, after saying on w what went
+// wrong unless the command already did.
+func exitCode(err error, w io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
-		code = ee.code
-	} else if isUsage(err) {
-		code = 2
+		if ee.err != nil {
+			fmt.Fprintln(w, "evokore:", err)
+		}
+		return ee.code
 	}
-	if err.Error() != "" {
-		fmt.Fprintln(os.Stderr, "evokore:", err)
+	fmt.Fprintln(w, "evokore:", err)
+	if isUsage(err) {
+		return 2
 	}
-	os.Exit(code)
+	return 1
 }
 
 // isUsage recognises cobra's argument and command errors.
