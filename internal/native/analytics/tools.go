@@ -56,7 +56,7 @@ func (m *Manager) healthTool(ctx context.Context, call *native.Call) (*mcp.CallT
 		SessionPath string `json:"session_path"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return nil, err
+		return call.Invalid(err), nil
 	}
 	path := in.SessionPath
 	if path == "" {
@@ -95,7 +95,7 @@ func (m *Manager) replayTool(ctx context.Context, call *native.Call) (*mcp.CallT
 		MinToolCalls  int    `json:"min_tool_calls"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return nil, err
+		return call.Invalid(err), nil
 	}
 	return native.JSON(analyzeReplay(ctx, m.sessions, in.ProjectFilter, in.DaysBack, in.MinToolCalls, m.Now())), nil
 }
@@ -107,7 +107,7 @@ func (m *Manager) workTool(ctx context.Context, call *native.Call) (*mcp.CallToo
 		ThresholdPct  float64 `json:"threshold_pct"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return nil, err
+		return call.Invalid(err), nil
 	}
 	return native.JSON(workRatio(ctx, m.sessions, in.ProjectFilter, in.DaysBack, in.ThresholdPct, m.Now())), nil
 }
@@ -117,7 +117,7 @@ func (m *Manager) trustTool(ctx context.Context, call *native.Call) (*mcp.CallTo
 		SessionID string `json:"session_id"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return nil, err
+		return call.Invalid(err), nil
 	}
 	id := in.SessionID
 	if id == "" {

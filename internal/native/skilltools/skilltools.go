@@ -144,7 +144,7 @@ func (t *Tools) resolveWorkflow(_ context.Context, call *native.Call) (*mcp.Call
 		Objective string `json:"objective"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return native.Errorf("%v", err), nil
+		return call.Invalid(err), nil
 	}
 	ix := t.lib.Index()
 	matches := ix.Search(in.Objective, workflowCandidates)
@@ -163,7 +163,7 @@ func (t *Tools) searchSkills(ctx context.Context, call *native.Call) (*mcp.CallT
 		Limit *float64 `json:"limit"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return native.Errorf("%v", err), nil
+		return call.Invalid(err), nil
 	}
 	limit := searchLimit
 	if in.Limit != nil && !math.IsNaN(*in.Limit) {
@@ -199,7 +199,7 @@ func (t *Tools) getSkillHelp(_ context.Context, call *native.Call) (*mcp.CallToo
 		Name string `json:"skill_name"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return native.Errorf("%v", err), nil
+		return call.Invalid(err), nil
 	}
 	ix := t.lib.Index()
 	name := strings.TrimSpace(in.Name)
