@@ -149,7 +149,7 @@ func (s *Server) Reload() (ReloadReport, error) {
 		s.log.Info("[EVOKORE] discovery.embeddings changed in mcp.config.json; semantic search keeps its settings until evokore restarts.")
 	}
 	if g.role != old.role {
-		s.log.Info(fmt.Sprintf("[EVOKORE] New sessions run under role '%s'; sessions already connected keep '%s'.", g.role, old.role))
+		s.log.Info("[EVOKORE] New sessions run under a new role; sessions already connected keep theirs", "role", g.role, "previous", old.role)
 	}
 	s.gen.Store(g)
 	close(old.superseded)

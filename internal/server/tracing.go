@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,7 +20,7 @@ func (s *Server) openTracing() {
 	tel, err := tracing.New(tracing.Options{Endpoint: set.OTLPEndpoint, TracesEndpoint: set.OTLPTracesEndpoint,
 		MetricsEndpoint: set.OTLPMetricsEndpoint, Version: s.opts.Version, Getenv: set.Env.Get, Log: s.log})
 	if err != nil {
-		s.log.Info(fmt.Sprintf("[EVOKORE] OpenTelemetry export is off: %v", err))
+		s.log.Info("[EVOKORE] OpenTelemetry export is off", "err", err)
 	}
 	if tel == nil {
 		return
@@ -31,7 +30,7 @@ func (s *Server) openTracing() {
 		ctx, cancel := context.WithTimeout(context.Background(), exportGrace)
 		defer cancel()
 		if err := tel.Shutdown(ctx); err != nil {
-			s.log.Info(fmt.Sprintf("[EVOKORE] OpenTelemetry export at shutdown failed: %v", s.records.Scrub(err.Error())))
+			s.log.Info("[EVOKORE] OpenTelemetry export at shutdown failed", "err", s.records.Scrub(err.Error()))
 		}
 	})
 }
