@@ -193,8 +193,8 @@ func (s *Server) ReloadStatus() ReloadStatus {
 // resource and the HTTP health details show them.
 func (s *Server) Problems() []string {
 	out := append([]string(nil), s.gen.Load().problems...)
-	if s.sharedProblem != "" {
-		out = append(out, s.sharedProblem)
+	if p := s.sharedProblem.Load(); p != nil {
+		out = append(out, *p)
 	}
 	if r := s.refused.Load(); r != nil {
 		for _, e := range r.Errors {

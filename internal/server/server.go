@@ -97,7 +97,7 @@ type Server struct {
 	refused  atomic.Pointer[ReloadStatus]
 	// sharedProblem is why the shared (Redis) state could not be reached
 	// at start; it stays until a restart.
-	sharedProblem string
+	sharedProblem atomic.Pointer[string]
 	// records are the audit log, webhooks and session records.
 	records *records.Records
 	// tracing exports OTLP traces and metrics; nil unless an OTLP
@@ -373,26 +373,33 @@ func (s *Server) resolveProfile(g *generation) catalog.Resolution {
 }
 
 // shareState moves the rate limits and approvals into Redis when
-// EVOKORE_SESSION_STORE=redis, so every replica enforces the same ones. A
-// Redis that does not answer leaves them failing closed, not local.
+// EVOKORE_SESSION_STORE=redis, so every replica enforces the same ones.
+// New dials nothing: the dial is a part started at Start, before any
+// session is served. A Redis that does not answer leaves them failing
+// closed, not local.
 func (s *Server) shareState(p *policy.Policy, servers []config.Server) {
 	if sessionstore.Kind(s.opts.Settings) != sessionstore.KindRedis {
 		return
 	}
-	sh, err := sharedstate.Open(context.Background(), s.opts.Settings)
-	if err == nil {
-		if err = sh.Attach(p, servers); err != nil {
-			_ = sh.Close()
+	// Refused until Start has reached Redis: nothing passes on local
+	// state that should have been shared.
+	sharedstate.AttachUnavailable(p, servers, errors.New("shared state not connected yet: the router has not started"))
+	s.parts.OnStart(func(ctx context.Context) {
+		sh, err := sharedstate.Open(ctx, s.opts.Settings)
+		if err == nil {
+			if err = sh.Attach(p, servers); err != nil {
+				_ = sh.Close()
+			}
 		}
-	}
-	if err != nil {
-		msg := fmt.Sprintf("shared state unavailable, so rate-limited and approval-gated calls are refused: %v", err)
-		s.log.Info("[EVOKORE] " + msg)
-		s.sharedProblem = msg
-		sharedstate.AttachUnavailable(p, servers, err)
-		return
-	}
-	s.parts.OnStop(func() { _ = sh.Close() })
+		if err != nil {
+			msg := "shared state unavailable, so rate-limited and approval-gated calls are refused: " + err.Error()
+			s.log.Info("[EVOKORE] " + msg)
+			s.sharedProblem.Store(&msg)
+			sharedstate.AttachUnavailable(p, servers, err)
+			return
+		}
+		s.parts.OnStop(func() { _ = sh.Close() })
+	})
 }
 
 func (s *Server) openPins() *policy.Pins {
