@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -30,5 +33,31 @@ func TestExitCodeSaysWhatWasNotYetSaid(t *testing.T) {
 	}
 	if reported(1).Error() == "" {
 		t.Error("an exitError's text is never empty")
+	}
+}
+
+// The package doc's usage lists every command the binary has, and no
+// other.
+func TestUsageDocListsEveryCommand(t *testing.T) {
+	src, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _, _ := strings.Cut(string(src), "package main")
+	listed := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^//\tevokore \[?([a-z-]+)`).FindAllStringSubmatch(doc, -1) {
+		listed[m[1]] = true
+	}
+	for _, c := range newRoot().Commands() {
+		if c.Hidden || c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		if !listed[c.Name()] {
+			t.Errorf("main.go's doc does not list %q", c.Name())
+		}
+		delete(listed, c.Name())
+	}
+	for name := range listed {
+		t.Errorf("main.go's doc lists %q, which is no command", name)
 	}
 }

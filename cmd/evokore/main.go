@@ -1,15 +1,23 @@
-// Command evokore is an MCP router: one stdio MCP server in front of many.
+// Command evokore is an MCP router: one MCP server in front of many.
 //
 // Usage:
 //
-//	evokore [serve]        serve MCP over stdio (the default)
-//	evokore vet            check mcp.config.json and permissions.yml
-//	evokore hook <name>    run one Claude Code hook (payload on stdin)
-//	evokore hooks install  wire the hooks into Claude Code's settings.json
-//	evokore version        print the version
+//	evokore [serve]            serve MCP over stdio (the default); --http ADDR serves streamable HTTP
+//	evokore vet                check mcp.config.json, permissions.yml and skills, for CI
+//	evokore profile NAME       preview a discovery profile's tool list and its token cost (--all: every profile)
+//	evokore approvals          list, approve or deny the calls running routers hold for a human
+//	evokore pins               review and accept tools held because a child changed them
+//	evokore trust [DIR]        let a project directory's files set security settings
+//	evokore dashboard          serve the session dashboard
+//	evokore voice              run the voice sidecar (voice say "TEXT" sends it one utterance)
+//	evokore hook <name>        run one Claude Code hook (payload on stdin)
+//	evokore hooks install      wire the hooks and the status line into Claude Code's settings.json
+//	evokore status-line        print the Claude Code status line (payload on stdin)
+//	evokore version            print the version
 //
-// Exit codes: 0 success; 1 failure (vet found errors, the server could not
-// start); 2 bad usage.
+// Every command takes --config, --permissions and --skills. Exit codes: 0
+// success; 1 failure (vet found errors, the server could not start); 2 bad
+// usage.
 package main
 
 import (
