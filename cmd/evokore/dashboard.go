@@ -85,6 +85,9 @@ EVOKORE_DASHBOARD_APPROVAL_WS_TOKEN. It stops on SIGINT or SIGTERM.`,
 				return &exitError{1, fmt.Errorf("dashboard: %w", err)}
 			}
 			defer d.Close()
+			if err := d.Start(); err != nil {
+				return &exitError{1, fmt.Errorf("dashboard: %w", err)}
+			}
 			ln, err := net.Listen("tcp", addr)
 			if err != nil {
 				return &exitError{1, fmt.Errorf("dashboard: %w", err)}

@@ -51,7 +51,7 @@ settings written by another evokore version never block a session.`,
 					Getenv: os.Getenv, Dir: wd,
 				})
 				if code != 0 {
-					return &exitError{code, errors.New("")}
+					return reported(code)
 				}
 				return nil
 			},

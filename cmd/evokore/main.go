@@ -1,22 +1,32 @@
-// Command evokore is an MCP router: one stdio MCP server in front of many.
+// Command evokore is an MCP router: one MCP server in front of many.
 //
 // Usage:
 //
-//	evokore [serve]        serve MCP over stdio (the default)
-//	evokore vet            check mcp.config.json and permissions.yml
-//	evokore hook <name>    run one Claude Code hook (payload on stdin)
-//	evokore hooks install  wire the hooks into Claude Code's settings.json
-//	evokore connect CLIENT add evokore to an MCP client (disconnect takes it out)
-//	evokore doctor         check the setup and say how to fix each problem
-//	evokore version        print the version
+//	evokore [serve]            serve MCP over stdio (the default); --http ADDR serves streamable HTTP
+//	evokore vet                check mcp.config.json, permissions.yml and skills, for CI
+//	evokore profile NAME       preview a discovery profile's tool list and its token cost (--all: every profile)
+//	evokore approvals          list, approve or deny the calls running routers hold for a human
+//	evokore pins               review and accept tools held because a child changed them
+//	evokore trust [DIR]        let a project directory's files set security settings
+//	evokore dashboard          serve the session dashboard
+//	evokore voice              run the voice sidecar (voice say "TEXT" sends it one utterance)
+//	evokore hook <name>        run one Claude Code hook (payload on stdin)
+//	evokore hooks install      wire the hooks and the status line into Claude Code's settings.json
+//	evokore connect CLIENT     add evokore to an MCP client and --import its servers
+//	evokore disconnect CLIENT  take evokore out of a client and give it back its servers
+//	evokore doctor             check the setup and say how to fix each problem
+//	evokore status-line        print the Claude Code status line (payload on stdin)
+//	evokore version            print the version
 //
-// Exit codes: 0 success; 1 failure (vet found errors, the server could not
-// start); 2 bad usage.
+// Every command takes --config, --permissions and --skills. Exit codes: 0
+// success; 1 failure (vet found errors, the server could not start); 2 bad
+// usage.
 package main
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,13 +45,25 @@ var version = "dev"
 
 func buildVersion() string { return buildinfo.Version(version) }
 
-// exitError carries a process exit code through cobra.
+// exitError carries a process exit code through cobra. A nil err means
+// the command already said what went wrong (vet's diagnostics, a hook's
+// own output), so main adds nothing to stderr.
 type exitError struct {
 	code int
 	err  error
 }
 
-func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// reported is the exit of a command that has already shown its failure.
+func reported(code int) *exitError { return &exitError{code: code} }
 
 // paths are the file locations every command accepts.
 type paths struct {
@@ -173,17 +195,24 @@ func main() {
 	if err == nil {
 		return
 	}
-	code := 1
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// exitCode is the process exit code for err, after saying on w what went
+// wrong unless the command already did.
+func exitCode(err error, w io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
-		code = ee.code
-	} else if isUsage(err) {
-		code = 2
+		if ee.err != nil {
+			fmt.Fprintln(w, "evokore:", err)
+		}
+		return ee.code
 	}
-	if err.Error() != "" {
-		fmt.Fprintln(os.Stderr, "evokore:", err)
+	fmt.Fprintln(w, "evokore:", err)
+	if isUsage(err) {
+		return 2
 	}
-	os.Exit(code)
+	return 1
 }
 
 // isUsage recognises cobra's argument and command errors.

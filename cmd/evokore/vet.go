@@ -57,7 +57,7 @@ Every problem is reported as file:line:col. Exit 0 when there are no errors,
 					var ds config.Diagnostics
 					if errors.As(err, &ds) {
 						_ = writeDiagnostics(cmd.OutOrStdout(), format, ds)
-						return &exitError{1, fmt.Errorf("")}
+						return reported(1)
 					}
 					return &exitError{1, err}
 				}
@@ -96,7 +96,7 @@ Every problem is reported as file:line:col. Exit 0 when there are no errors,
 				return err
 			}
 			if ds.HasErrors() {
-				return &exitError{1, fmt.Errorf("")}
+				return reported(1)
 			}
 			return nil
 		},

@@ -22,7 +22,6 @@ package audit
 
 import (
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -153,7 +152,7 @@ const writeChunk = 256 << 10
 func (l *Log) append(lines []byte) bool {
 	if err := replay.AppendRotatingLines(l.opts.Path, lines, l.opts.MaxBytes, l.opts.Keep); err != nil {
 		if !l.failing {
-			l.opts.Log.Warn(fmt.Sprintf("[EVOKORE] Cannot write the audit log %s: %v", l.opts.Path, err))
+			l.opts.Log.Warn("[EVOKORE] Cannot write the audit log", "path", l.opts.Path, "err", err)
 		}
 		l.failing = true
 		return false

@@ -171,7 +171,7 @@ func NewJWT(o JWTOptions) (*JWT, error) {
 		Client: o.Client,
 		RefreshErrorHandlerFunc: func(u string) func(context.Context, error) {
 			return func(_ context.Context, err error) {
-				log.Warn(fmt.Sprintf("[EVOKORE] Could not refresh the JWKS from %s: %v", u, err))
+				log.Warn("[EVOKORE] Could not refresh the JWKS", "url", u, "err", err)
 			}
 		},
 	})

@@ -46,6 +46,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -110,9 +111,11 @@ type Dashboard struct {
 	streams  atomic.Int64 // live approval streams open
 	done     context.Context
 	cancel   context.CancelFunc
+	started  sync.Once
 }
 
-// New builds a dashboard and starts watching approvals; Close stops it.
+// New builds a dashboard. It starts nothing and dials nothing: Start
+// watches the approvals and connects the feeds; Close stops them.
 func New(opts Options) (*Dashboard, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -140,14 +143,21 @@ func New(opts Options) (*Dashboard, error) {
 	if err := d.parse(); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	d.done, d.cancel = ctx, cancel
-	if err := d.hub.run(ctx); err != nil {
-		cancel()
-		return nil, err
-	}
+	d.done, d.cancel = context.WithCancel(context.Background())
 	d.routes()
 	return d, nil
+}
+
+// Start watches the local approvals and connects the feeds, until Close.
+// It does so once; a Start after Close starts nothing.
+func (d *Dashboard) Start() error {
+	err := d.done.Err()
+	d.started.Do(func() {
+		if err == nil {
+			err = d.hub.run(d.done)
+		}
+	})
+	return err
 }
 
 // Close stops watching approvals, disconnects the feeds and ends the

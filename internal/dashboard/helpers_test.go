@@ -101,7 +101,10 @@ func served(t *testing.T, opts dashboard.Options) (*dashboard.Dashboard, string)
 	}
 	ts := httptest.NewServer(d.Handler())
 	t.Cleanup(ts.Close)
-	t.Cleanup(d.Close)
+	t.Cleanup(d.Close) // first: the live streams end before the server waits for them
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
 	return d, ts.URL
 }
 

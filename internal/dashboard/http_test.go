@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -498,4 +500,46 @@ func TestFileSessionStoreIsRead(t *testing.T) {
 	if r := do(t, "GET", base+"/api/sessions?status=expired", nil, ""); !strings.Contains(r.body, `"OLD1"`) || strings.Contains(r.body, "LIVE1") {
 		t.Errorf("status=expired: %s", r.body)
 	}
+}
+
+// New dials nothing: a feed is connected at Start, as net/http's Server
+// listens at Serve and not when it is built.
+func TestNewDialsNothingUntilStart(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	dialed := make(chan struct{}, 16)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			dialed <- struct{}{}
+			c.Close()
+		}
+	}()
+	d, err := dashboard.New(dashboard.Options{Home: t.TempDir(), Feeds: []string{"ws://" + ln.Addr().String() + "/ws/approvals"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	// The handler serves before Start; a request round trip gives any
+	// dial New might have started every chance to arrive first.
+	ts := httptest.NewServer(d.Handler())
+	defer ts.Close()
+	if r := do(t, "GET", ts.URL+"/api/auth/status", nil, ""); r.status != 200 {
+		t.Fatalf("auth status before Start: %d", r.status)
+	}
+	select {
+	case <-dialed:
+		t.Fatal("New dialed the feed")
+	default:
+	}
+	if err := d.Start(); err != nil {
+		t.Fatal(err)
+	}
+	<-dialed // Start connects the feed
 }

@@ -21,6 +21,7 @@ import (
 
 // Group is a set of parts started and stopped together.
 type Group struct {
+	starting sync.Mutex // held while the OnStart functions run
 	mu       sync.Mutex
 	starters []func(context.Context)
 	stoppers []func()
@@ -48,8 +49,12 @@ func (g *Group) OnStop(fn func()) {
 	g.stoppers = append(g.stoppers, fn)
 }
 
-// Start runs the OnStart functions once, in order.
+// Start runs the OnStart functions once, in order. A Start that finds
+// another running waits for it, so whoever Start returns to may use the
+// parts.
 func (g *Group) Start() {
+	g.starting.Lock()
+	defer g.starting.Unlock()
 	g.mu.Lock()
 	if g.started || g.stopped {
 		g.mu.Unlock()

@@ -107,8 +107,13 @@ func appendAttr(b *strings.Builder, group string, a slog.Attr) {
 		return
 	}
 	if a.Value.Kind() == slog.KindGroup {
+		// A group with an empty key is inlined, as slog.Handler requires.
+		inner := group
+		if a.Key != "" {
+			inner = group + a.Key + "."
+		}
 		for _, ga := range a.Value.Group() {
-			appendAttr(b, group+a.Key+".", ga)
+			appendAttr(b, inner, ga)
 		}
 		return
 	}

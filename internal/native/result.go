@@ -2,7 +2,9 @@ package native
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,6 +29,45 @@ func MissingArgument(name string) *mcp.CallToolResult {
 	return Errorf("Missing required argument: %s", name)
 }
 
+// InvalidArguments is the answer to arguments a tool cannot use, whether
+// the input schema refused them (the router's Validate stage) or the
+// handler could not decode them: an isError result listing every problem,
+// so the model can correct them in one retry. It is never a JSON-RPC
+// error: MCP reports invalid tool input as a tool execution error (see
+// docs/decisions.md).
+func InvalidArguments(tool string, problems ...string) *mcp.CallToolResult {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Invalid arguments for '%s':", tool)
+	for _, p := range problems {
+		b.WriteString("\n- ")
+		b.WriteString(p)
+	}
+	return Errorf("%s", b.String())
+}
+
+// Invalid is the answer to arguments Decode refused: every handler
+// answers a decode failure with it and nothing else.
+func (c *Call) Invalid(err error) *mcp.CallToolResult {
+	return InvalidArguments(c.Spec.Name, argumentProblem(err))
+}
+
+// argumentProblem says what encoding/json refused, in the words of the
+// schema validator's problems ("at '/path': ...").
+func argumentProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return fmt.Sprintf("arguments must be an object, not %s", te.Value)
+		}
+		return fmt.Sprintf("at '/%s': %s does not fit %s", strings.ReplaceAll(te.Field, ".", "/"), te.Value, te.Type)
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return "arguments are not valid JSON: " + err.Error()
+	}
+	return err.Error()
+}
+
 // JSON is a successful result holding v as indented JSON text.
 func JSON(v any) *mcp.CallToolResult {
 	b, err := json.MarshalIndent(v, "", "  ")
@@ -38,6 +79,7 @@ func JSON(v any) *mcp.CallToolResult {
 
 // Decode unmarshals a call's arguments into v after filling in the
 // defaults the tool's schema declares for absent top-level properties.
+// A handler answers its error with c.Invalid.
 func (c *Call) Decode(v any) error {
 	args := map[string]any{}
 	if len(c.Args) > 0 && string(c.Args) != "null" {

@@ -115,7 +115,7 @@ func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone
 		if err != nil && ctx.Err() == nil {
 			// Recorded before firstDone: whoever waits for the first boot
 			// sees its outcome, never a child still "booting".
-			c.sup.logf("%s", c.redact.Replace(MsgChildBootFailed(c.spec.ID, err)))
+			c.sup.log.Info(c.redact.Replace(MsgChildBootFailed(c.spec.ID, err)))
 			c.fail(err, errors.As(err, new(errFatal)))
 		}
 		if firstDone != nil {
@@ -134,7 +134,7 @@ func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone
 			if ctx.Err() != nil {
 				return
 			}
-			c.sup.logf("%s", c.redact.Replace(MsgChildExited(c.spec.ID, err)))
+			c.sup.log.Info(c.redact.Replace(MsgChildExited(c.spec.ID, err)))
 			c.fail(fmt.Errorf("exited: %v", err), false)
 			c.sup.register(c, nil, false)
 			c.sup.setContent(c.spec.ID, nil)
@@ -229,7 +229,7 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 	c.sup.loadContent(c, cs)
 	if c.sup.opts.Home != "" {
 		if err := saveManifest(c.sup.opts.Home, c.spec, tools); err != nil {
-			c.sup.logf("[EVOKORE] Cannot cache the tool list of '%s': %v", spec.ID, err)
+			c.sup.log.Info("[EVOKORE] Cannot cache a tool list", "server", spec.ID, "err", err)
 		}
 	}
 	c.mu.Lock()
@@ -341,7 +341,7 @@ func (c *child) relist() {
 	}
 	tools, err := listTools(c.ctx, cs, c.sup.bootTimeout(c.spec), c.spec.ID)
 	if err != nil {
-		c.sup.logf("[EVOKORE] Cannot re-list tools of '%s': %s", c.spec.ID, c.redact.Replace(err.Error()))
+		c.sup.log.Info("[EVOKORE] Cannot re-list tools", "server", c.spec.ID, "err", c.redact.Replace(err.Error()))
 		return
 	}
 	c.sup.register(c, tools, true)
@@ -483,7 +483,7 @@ func (c *child) applyLogLevel(cs *mcp.ClientSession, level mcp.LoggingLevel) {
 	ctx, cancel := context.WithTimeout(c.ctx, c.sup.bootTimeout(c.spec))
 	defer cancel()
 	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: level}); err != nil {
-		c.sup.logf("[EVOKORE] Cannot set the log level of '%s': %s", c.spec.ID, c.redact.Replace(err.Error()))
+		c.sup.log.Info("[EVOKORE] Cannot set a server's log level", "server", c.spec.ID, "err", c.redact.Replace(err.Error()))
 	}
 }
 

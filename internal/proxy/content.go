@@ -201,7 +201,7 @@ func (s *Supervisor) loadContent(c *child, cs *mcp.ClientSession) {
 		}
 	}
 	if len(problems) > 0 {
-		s.logf("[EVOKORE] Cannot list the prompts or resources of '%s': %s", c.spec.ID, c.redact.Replace(strings.Join(problems, "; ")))
+		s.log.Info("[EVOKORE] Cannot list the prompts or resources of a server", "server", c.spec.ID, "err", c.redact.Replace(strings.Join(problems, "; ")))
 	}
 	s.setContent(c.spec.ID, cc)
 	s.resubscribe(c, cs)
@@ -221,7 +221,7 @@ func (s *Supervisor) resubscribe(c *child, cs *mcp.ClientSession) {
 	for _, uri := range uris {
 		ctx, cancel := context.WithTimeout(s.ctx, s.requestTimeout(c.spec))
 		if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
-			s.logf("[EVOKORE] Cannot renew the subscription to %s at '%s': %s", uri, c.spec.ID, c.redact.Replace(err.Error()))
+			s.log.Info("[EVOKORE] Cannot renew a resource subscription", "uri", uri, "server", c.spec.ID, "err", c.redact.Replace(err.Error()))
 		}
 		cancel()
 	}

@@ -158,7 +158,7 @@ func (s *Supervisor) retireLocked(c *child) {
 		select {
 		case <-drained:
 		case <-t.C:
-			s.logf("[EVOKORE] Stopping '%s' with calls still open: they did not answer within %s of the reload.", c.spec.ID, bound)
+			s.log.Info("[EVOKORE] Stopping a server with calls still open: they did not answer in time after the reload", "server", c.spec.ID, "within", bound)
 		case <-s.ctx.Done():
 		}
 		c.shutdown(s.opts.ShutdownGrace)

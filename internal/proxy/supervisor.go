@@ -4,7 +4,6 @@ package proxy
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"maps"
@@ -173,7 +172,7 @@ func (s *Supervisor) Start(caps *mcp.ClientCapabilities) {
 			// A client that left before the children were up stopped
 			// them; "0 tools registered" would read as a broken setup.
 			if s.ctx.Err() == nil {
-				s.logf("%s", MsgBootComplete(s.proxiedCount()))
+				s.log.Info(MsgBootComplete(s.proxiedCount()))
 			}
 			close(s.booted)
 		}()
@@ -273,13 +272,13 @@ func (s *Supervisor) register(c *child, tools []*mcp.Tool, announce bool) {
 			var problem string
 			quarantine, problem = s.opts.Pins.Check(c.spec, tools)
 			if problem != "" {
-				s.logf("[EVOKORE] %s", problem)
+				s.log.Info("[EVOKORE] " + problem) // the pins store's text
 			}
 		}
 		entries = catalog.PrefixedEntries(c.spec.ID, c.spec.NamePrefix(), tools, quarantine)
 		for _, e := range entries {
 			if e.Quarantine != "" && announce {
-				s.logf("[EVOKORE] %s", e.Quarantine)
+				s.log.Info("[EVOKORE] " + e.Quarantine) // the text a caller of the held tool gets
 			}
 		}
 	}
@@ -294,24 +293,24 @@ func (s *Supervisor) register(c *child, tools []*mcp.Tool, announce bool) {
 		return
 	}
 	for _, name := range reg.Skipped {
-		s.logf("%s", MsgDuplicate(name, c.spec.ID))
+		s.log.Info(MsgDuplicate(name, c.spec.ID))
 	}
-	s.logf("%s", MsgProxied(c.spec.ID, reg.Registered, len(reg.Skipped)))
+	s.log.Info(MsgProxied(c.spec.ID, reg.Registered, len(reg.Skipped)))
 	if len(reg.Skipped) > 0 {
-		s.logf("%s", MsgCollisionSummary(c.spec.ID, len(reg.Skipped)))
+		s.log.Info(MsgCollisionSummary(c.spec.ID, len(reg.Skipped)))
 	}
 	// A server earlier in config order that boots later takes its names
 	// back from servers that registered first.
 	for _, other := range slices.Sorted(maps.Keys(reg.Displaced)) {
 		for _, name := range reg.Displaced[other] {
-			s.logf("%s", MsgDuplicate(name, other))
+			s.log.Info(MsgDuplicate(name, other))
 		}
 		n := s.registeredBy(other)
 		if oc, ok := s.child(other); ok {
 			oc.setToolCount(n)
 		}
-		s.logf("%s", MsgProxied(other, n, len(reg.Displaced[other])))
-		s.logf("%s", MsgCollisionSummary(other, len(reg.Displaced[other])))
+		s.log.Info(MsgProxied(other, n, len(reg.Displaced[other])))
+		s.log.Info(MsgCollisionSummary(other, len(reg.Displaced[other])))
 	}
 }
 
@@ -344,10 +343,6 @@ func (s *Supervisor) proxiedCount() int {
 		}
 	}
 	return n
-}
-
-func (s *Supervisor) logf(format string, args ...any) {
-	s.log.Info(fmt.Sprintf(format, args...))
 }
 
 func (s *Supervisor) bootTimeout(spec config.Server) time.Duration {

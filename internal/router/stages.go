@@ -2,8 +2,6 @@ package router
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -24,17 +22,7 @@ var Quarantine Stage = StageFunc(func(_ context.Context, c *Call) (*mcp.CallTool
 // every violation, so the model can fix them all in one retry.
 var Validate Stage = StageFunc(func(_ context.Context, c *Call) (*mcp.CallToolResult, error) {
 	if problems := c.Entry.Validate(c.Args); problems != nil {
-		return invalidArguments(c.Entry.Name, problems), nil
+		return native.InvalidArguments(c.Entry.Name, problems...), nil
 	}
 	return nil, nil
 })
-
-func invalidArguments(tool string, problems []string) *mcp.CallToolResult {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Invalid arguments for '%s':", tool)
-	for _, p := range problems {
-		b.WriteString("\n- ")
-		b.WriteString(p)
-	}
-	return native.Errorf("%s", b.String())
-}

@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -108,11 +107,12 @@ func (s *Server) schemasDeferred() bool {
 			if s.describeSeen.Load() {
 				// Said on stderr so an operator (and a test) can see the
 				// fallback was considered and not needed.
-				s.log.Info(fmt.Sprintf("[EVOKORE] Schema deferral kept: the client used describe_tool within %s.", delay))
+				s.log.Info("[EVOKORE] Schema deferral kept: the client used describe_tool in time", "within", delay)
 				return
 			}
 			s.deferFallback.Store(true)
-			s.log.Info(fmt.Sprintf("[EVOKORE] Schema-deferral fallback: client did not call describe_tool within %s; listing full schemas from now on.", delay))
+			// EVOKORE-MCP's line, which scripts match: kept to the byte.
+			s.log.Info("[EVOKORE] Schema-deferral fallback: client did not call describe_tool within " + delay.String() + "; listing full schemas from now on.")
 			for _, sess := range s.Sessions() {
 				sess.Invalidate()
 			}

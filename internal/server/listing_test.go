@@ -153,7 +153,7 @@ func TestDeferredSchemasStayWhenDescribeToolIsUsed(t *testing.T) {
 	}
 	// The fallback's timer has run and kept the deferral.
 	routertest.WaitFor(t, "the fallback to be considered", func() bool {
-		return strings.Contains(h.Stderr.String(), "Schema deferral kept: the client used describe_tool within 200ms.")
+		return strings.Contains(h.Stderr.String(), "[EVOKORE] Schema deferral kept: the client used describe_tool in time within=200ms\n")
 	})
 	if strings.Contains(h.Stderr.String(), "Schema-deferral fallback") {
 		t.Error("the fallback fired although describe_tool was used")

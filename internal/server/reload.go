@@ -148,7 +148,7 @@ func (s *Server) Reload() (ReloadReport, error) {
 		s.log.Info("[EVOKORE] discovery.embeddings changed in mcp.config.json; semantic search keeps its settings until evokore restarts.")
 	}
 	if g.role != old.role {
-		s.log.Info(fmt.Sprintf("[EVOKORE] New sessions run under role '%s'; sessions already connected keep '%s'.", g.role, old.role))
+		s.log.Info("[EVOKORE] New sessions run under a new role; sessions already connected keep theirs", "role", g.role, "previous", old.role)
 	}
 	s.gen.Store(g)
 	close(old.superseded)
@@ -192,8 +192,8 @@ func (s *Server) ReloadStatus() ReloadStatus {
 // resource and the HTTP health details show them.
 func (s *Server) Problems() []string {
 	out := append([]string(nil), s.gen.Load().problems...)
-	if s.sharedProblem != "" {
-		out = append(out, s.sharedProblem)
+	if p := s.sharedProblem.Load(); p != nil {
+		out = append(out, *p)
 	}
 	if r := s.refused.Load(); r != nil {
 		for _, e := range r.Errors {

@@ -97,7 +97,7 @@ type Server struct {
 	refused  atomic.Pointer[ReloadStatus]
 	// sharedProblem is why the shared (Redis) state could not be reached
 	// at start; it stays until a restart.
-	sharedProblem string
+	sharedProblem atomic.Pointer[string]
 	// records are the audit log, webhooks and session records.
 	records *records.Records
 	// tracing exports OTLP traces and metrics; nil unless an OTLP
@@ -285,7 +285,8 @@ func (s *Server) loadConfig() (*config.MCPConfig, string) {
 		digest = sum(src)
 	}
 	if err != nil {
-		s.log.Info(fmt.Sprintf("Failed to load mcp.config.json: %v", err))
+		// EVOKORE-MCP's line, which scripts match: kept to the byte.
+		s.log.Info("Failed to load mcp.config.json: " + err.Error())
 		s.log.Info("No child servers will start; the native tools are available.")
 		return &config.MCPConfig{File: path}, digest
 	}
@@ -300,7 +301,7 @@ func (s *Server) loadPermissions() (*config.Permissions, bool) {
 	perms, err := config.LoadPermissions(s.opts.Settings.PermissionsPath, policy.ShippedPermissions())
 	if err != nil {
 		// Failing open would drop every deny the user wrote.
-		s.log.Info(fmt.Sprintf("Failed to load permissions.yml: %v", err))
+		s.log.Info("Failed to load permissions.yml", "err", err)
 		s.log.Info("Until it is fixed, tools no shipped rule names are denied.")
 		shipped := policy.ShippedPermissions()
 		return &shipped, true
@@ -318,12 +319,12 @@ func (s *Server) policyOptions(g *generation, failClosed bool) policy.Options {
 		// A project's own config may make approvals stricter, never
 		// hand the model its tokens.
 		if mode == policy.ModeToken && g.settings.UntrustedConfig {
-			s.log.Info(fmt.Sprintf("[EVOKORE] Ignoring approvals.mode \"token\" in %s: the project directory is not trusted. Run 'evokore trust' there to honour it.", g.config.File))
+			s.log.Info("[EVOKORE] Ignoring approvals.mode \"token\" of an untrusted project directory. Run 'evokore trust' there to honour it.", "config", g.config.File)
 			mode = ""
 		}
 	}
 	if mode != "" && !policy.ValidMode(mode) {
-		s.log.Info(fmt.Sprintf("[EVOKORE] Unknown approvals mode '%s'; using %s.", mode, policy.ModeAuto))
+		s.log.Info("[EVOKORE] Unknown approvals mode", "mode", mode, "using", policy.ModeAuto)
 		mode = ""
 	}
 	return policy.Options{
@@ -350,7 +351,7 @@ func (s *Server) settle(g *generation, rbac *policy.RBAC, failClosed bool) {
 		// A typo, a look-alike or an invisible character must not fall
 		// back to the permissive flat rules: refuse instead.
 		msg := policy.UndefinedRoleText(g.role, g.perms.File)
-		s.log.Info(fmt.Sprintf("[EVOKORE] %s", msg))
+		s.log.Info("[EVOKORE] " + msg) // the text clients see too, from policy
 		g.problems = append(g.problems, msg)
 	}
 	if failClosed {
@@ -366,39 +367,46 @@ func (s *Server) resolveProfile(g *generation) catalog.Resolution {
 	}
 	r := catalog.Resolve(g.settings, g.config.Discovery.ActiveProfile, user)
 	if r.Warning != "" {
-		s.log.Info(fmt.Sprintf("[EVOKORE] %s", r.Warning))
+		s.log.Info("[EVOKORE] " + r.Warning) // the text the status shows, from catalog
 	}
 	return r
 }
 
 // shareState moves the rate limits and approvals into Redis when
-// EVOKORE_SESSION_STORE=redis, so every replica enforces the same ones. A
-// Redis that does not answer leaves them failing closed, not local.
+// EVOKORE_SESSION_STORE=redis, so every replica enforces the same ones.
+// New dials nothing: the dial is a part started at Start, before any
+// session is served. A Redis that does not answer leaves them failing
+// closed, not local.
 func (s *Server) shareState(p *policy.Policy, servers []config.Server) {
 	if sessionstore.Kind(s.opts.Settings) != sessionstore.KindRedis {
 		return
 	}
-	sh, err := sharedstate.Open(context.Background(), s.opts.Settings)
-	if err == nil {
-		if err = sh.Attach(p, servers); err != nil {
-			_ = sh.Close()
+	// Refused until Start has reached Redis: nothing passes on local
+	// state that should have been shared.
+	sharedstate.AttachUnavailable(p, servers, errors.New("shared state not connected yet: the router has not started"))
+	s.parts.OnStart(func(ctx context.Context) {
+		sh, err := sharedstate.Open(ctx, s.opts.Settings)
+		if err == nil {
+			if err = sh.Attach(p, servers); err != nil {
+				_ = sh.Close()
+			}
 		}
-	}
-	if err != nil {
-		msg := fmt.Sprintf("shared state unavailable, so rate-limited and approval-gated calls are refused: %v", err)
-		s.log.Info("[EVOKORE] " + msg)
-		s.sharedProblem = msg
-		sharedstate.AttachUnavailable(p, servers, err)
-		return
-	}
-	s.parts.OnStop(func() { _ = sh.Close() })
+		if err != nil {
+			msg := "shared state unavailable, so rate-limited and approval-gated calls are refused: " + err.Error()
+			s.log.Info("[EVOKORE] " + msg)
+			s.sharedProblem.Store(&msg)
+			sharedstate.AttachUnavailable(p, servers, err)
+			return
+		}
+		s.parts.OnStop(func() { _ = sh.Close() })
+	})
 }
 
 func (s *Server) openPins() *policy.Pins {
 	// An unreadable store still pins: it holds every tool (fail closed).
 	pins, err := policy.OpenPins(s.opts.Settings.Home, s.opts.Now)
 	if err != nil {
-		s.log.Info(fmt.Sprintf("[EVOKORE] %v", err))
+		s.log.Info("[EVOKORE] Cannot read the pins store; every child tool is held", "err", err)
 	}
 	return pins
 }

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,7 +18,7 @@ const exportGrace = 2 * time.Second
 func (s *Server) openTracing() {
 	tel, err := tracing.New(tracing.Options{Version: s.opts.Version, Log: s.log})
 	if err != nil {
-		s.log.Info(fmt.Sprintf("[EVOKORE] OpenTelemetry export is off: %v", err))
+		s.log.Info("[EVOKORE] OpenTelemetry export is off", "err", err)
 	}
 	if tel == nil {
 		return
@@ -29,7 +28,7 @@ func (s *Server) openTracing() {
 		ctx, cancel := context.WithTimeout(context.Background(), exportGrace)
 		defer cancel()
 		if err := tel.Shutdown(ctx); err != nil {
-			s.log.Info(fmt.Sprintf("[EVOKORE] OpenTelemetry export at shutdown failed: %v", s.records.Scrub(err.Error())))
+			s.log.Info("[EVOKORE] OpenTelemetry export at shutdown failed", "err", s.records.Scrub(err.Error()))
 		}
 	})
 }

@@ -22,7 +22,9 @@ import (
 // least recently activated go first.
 const DefaultMaxActive = 256
 
-// Session is one client session.
+// Session is one client session. Its zero value is usable: an idle
+// session with no id, no role and no activations, on the real clock (New
+// adds an id, a role and the creation time).
 type Session struct {
 	// ID is stable for the session's life: "stdio-<uuid>" for stdio, the
 	// Mcp-Session-Id over HTTP.
@@ -45,16 +47,40 @@ type Session struct {
 	TTL time.Duration
 	// MaxActive bounds the activations; zero means DefaultMaxActive.
 	MaxActive int
-	// Now is the clock; tests replace it.
+	// Now is the clock; nil means time.Now. Tests replace it.
 	Now func() time.Time
 
 	mu          sync.Mutex
-	changed     chan struct{}
+	changed     chan struct{} // made on first use
 	generation  uint64
 	invalidated bool
-	lastSeen    time.Time
-	active      map[string]uint64 // name → activation order
+	lastSeen    time.Time         // zero until the first Touch of a zero Session
+	active      map[string]uint64 // name → activation order; made on first use
 	seq         uint64
+}
+
+func (s *Session) now() time.Time {
+	if s.Now == nil {
+		return time.Now()
+	}
+	return s.Now()
+}
+
+// changedLocked returns the channel Changed hands out, making it on first
+// use so the zero Session works.
+func (s *Session) changedLocked() chan struct{} {
+	if s.changed == nil {
+		s.changed = make(chan struct{})
+	}
+	return s.changed
+}
+
+// activeLocked returns the activation map, making it on first use.
+func (s *Session) activeLocked() map[string]uint64 {
+	if s.active == nil {
+		s.active = map[string]uint64{}
+	}
+	return s.active
 }
 
 // Identity is who a session acts for: the authenticated subject over
@@ -68,7 +94,7 @@ type Identity struct {
 // New starts a session.
 func New(id, role string) *Session {
 	now := time.Now()
-	return &Session{ID: id, Role: role, Created: now, Now: time.Now, lastSeen: now, changed: make(chan struct{}), active: map[string]uint64{}}
+	return &Session{ID: id, Role: role, Created: now, lastSeen: now}
 }
 
 // NewID returns "<prefix>-<uuid v4>".
@@ -85,13 +111,13 @@ func NewID(prefix string) string {
 func (s *Session) Changed() <-chan struct{} {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.changed
+	return s.changedLocked()
 }
 
 // signalLocked wakes everyone waiting on Changed.
 func (s *Session) signalLocked() {
 	s.generation++
-	close(s.changed)
+	close(s.changedLocked())
 	s.changed = make(chan struct{})
 }
 
@@ -127,8 +153,9 @@ func (s *Session) TakeInvalidated() bool {
 func (s *Session) Touch() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.Now()
-	expired := s.TTL > 0 && now.Sub(s.lastSeen) > s.TTL && len(s.active) > 0
+	now := s.now()
+	// A zero Session was never seen: its first Touch starts the clock.
+	expired := s.TTL > 0 && !s.lastSeen.IsZero() && now.Sub(s.lastSeen) > s.TTL && len(s.active) > 0
 	s.lastSeen = now
 	if expired {
 		clear(s.active)
@@ -142,13 +169,14 @@ func (s *Session) Touch() bool {
 func (s *Session) Activate(names ...string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	active := s.activeLocked()
 	var added []string
 	for _, n := range names {
-		if _, ok := s.active[n]; !ok {
+		if _, ok := active[n]; !ok {
 			added = append(added, n)
 		}
 		s.seq++
-		s.active[n] = s.seq
+		active[n] = s.seq
 	}
 	limit := s.MaxActive
 	if limit <= 0 {
@@ -227,10 +255,11 @@ func (s *Session) SetActivations(names []string) bool {
 	if same {
 		return false
 	}
-	clear(s.active)
+	active := s.activeLocked()
+	clear(active)
 	for _, n := range names {
 		s.seq++
-		s.active[n] = s.seq
+		active[n] = s.seq
 	}
 	s.signalLocked()
 	return true

@@ -112,3 +112,48 @@ func TestSetActivationsRestoresInOrderAndBounds(t *testing.T) {
 		t.Error("the same set reported as a change")
 	}
 }
+
+// The zero Session and a literal with only an id (as tests and benchmarks
+// build them) work for every method, with the same behaviour as New's.
+func TestZeroSessionIsUsable(t *testing.T) {
+	for name, s := range map[string]*Session{"zero": new(Session), "literal": {ID: "x"}} {
+		t.Run(name, func(t *testing.T) {
+			if s.Active("a") || len(s.Activations()) != 0 || s.TakeInvalidated() {
+				t.Fatal("a zero session has no activations and nothing pending")
+			}
+			if s.Touch() {
+				t.Error("the first Touch of a zero session reset it")
+			}
+			ch := s.Changed()
+			if ch == nil {
+				t.Fatal("Changed returned a nil channel, which never fires")
+			}
+			gen := s.Generation()
+			if got := s.Activate("a", "b"); !slices.Equal(got, []string{"a", "b"}) {
+				t.Fatalf("added = %v", got)
+			}
+			select {
+			case <-ch:
+			default:
+				t.Error("activation did not signal Changed")
+			}
+			if s.Generation() == gen || !s.Active("a") {
+				t.Error("activation did not take")
+			}
+			s.Invalidate()
+			if !s.TakeInvalidated() {
+				t.Error("Invalidate was not reported")
+			}
+			if !s.SetActivations([]string{"c"}) || !slices.Equal(s.Activations(), []string{"c"}) {
+				t.Errorf("SetActivations: %v", s.Activations())
+			}
+			s.TTL = time.Nanosecond
+			s.Touch()
+			s.Activate("d")
+			s.Now = func() time.Time { return time.Now().Add(time.Hour) }
+			if !s.Touch() || s.Active("d") {
+				t.Error("an idle zero session kept its activations past its TTL")
+			}
+		})
+	}
+}

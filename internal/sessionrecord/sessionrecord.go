@@ -263,7 +263,7 @@ func (r *Recorder) tally(rec record) {
 
 func (r *Recorder) fail(err error) {
 	if !r.failing {
-		r.log.Warn(fmt.Sprintf("[EVOKORE] Cannot record the session under %s: %v", replay.SessionsDir(r.home), err))
+		r.log.Warn("[EVOKORE] Cannot record the session", "dir", replay.SessionsDir(r.home), "err", err)
 	}
 	r.failing = true
 }

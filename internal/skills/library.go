@@ -67,9 +67,9 @@ func (l *Library) Start() {
 			l.cur.Store(ix)
 			close(l.ready)
 			if ix.Source.Dir == "" {
-				l.logf("[EVOKORE] Skills directory %s not found; serving the built-in starter library (%d skills).", l.dir, ix.Len())
+				l.log.Info("[EVOKORE] Skills directory not found; serving the built-in starter library", "dir", l.dir, "skills", ix.Len())
 			} else {
-				l.logf("[EVOKORE] Indexed %d skills from %s in %s.", ix.Len(), l.dir, ix.Took.Round(time.Millisecond))
+				l.log.Info("[EVOKORE] Indexed the skills", "skills", ix.Len(), "dir", l.dir, "took", ix.Took.Round(time.Millisecond))
 			}
 			l.report(ix)
 		}()
@@ -133,9 +133,9 @@ func (l *Library) Refresh() Refreshed {
 	r.Kept = r.Total - r.Added
 	if old.Source.Dir != ix.Source.Dir {
 		if ix.Source.Dir == "" {
-			l.logf("[EVOKORE] Skills directory %s is gone; serving the built-in starter library.", l.dir)
+			l.log.Info("[EVOKORE] Skills directory is gone; serving the built-in starter library", "dir", l.dir)
 		} else {
-			l.logf("[EVOKORE] Skills directory %s appeared; serving it instead of the built-in library.", l.dir)
+			l.log.Info("[EVOKORE] Skills directory appeared; serving it instead of the built-in library", "dir", l.dir)
 		}
 	}
 	l.report(ix)
@@ -149,7 +149,8 @@ func (l *Library) Refresh() Refreshed {
 // report logs the index's problems, one line each.
 func (l *Library) report(ix *Index) {
 	for _, d := range ix.Diagnostics {
-		l.logf("[EVOKORE] skills: %s", d)
+		// A diagnostic keeps its file:line:col form, which editors read.
+		l.log.Info("[EVOKORE] skills: " + d.String())
 	}
 }
 
@@ -181,10 +182,6 @@ func (l *Library) Close() {
 		w.stop()
 	}
 	l.building.Wait()
-}
-
-func (l *Library) logf(format string, args ...any) {
-	l.log.Info(fmt.Sprintf(format, args...))
 }
 
 // Diagnostics are the current index's problems plus its dependency

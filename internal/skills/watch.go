@@ -48,7 +48,7 @@ func (l *Library) Watch(debounce time.Duration) error {
 	w.addTree(l, l.dir)
 	l.watch = w
 	w.wg.Go(func() { w.loop(l, debounce) })
-	l.logf("[EVOKORE] Skill watcher on %s (debounce %s).", l.dir, debounce)
+	l.log.Info("[EVOKORE] Skill watcher started", "dir", l.dir, "debounce", debounce)
 	return nil
 }
 
@@ -66,7 +66,7 @@ func (w *watcher) addTree(l *Library, dir string) {
 			return filepath.SkipDir
 		}
 		if err := w.fs.Add(p); err != nil {
-			l.logf("[EVOKORE] skill watcher: cannot watch %s: %v", p, err)
+			l.log.Info("[EVOKORE] Skill watcher cannot watch a directory", "dir", p, "err", err)
 		}
 		return nil
 	})
@@ -96,12 +96,12 @@ func (w *watcher) loop(l *Library, debounce time.Duration) {
 			if !ok {
 				return
 			}
-			l.logf("[EVOKORE] skill watcher: %v", err)
+			l.log.Info("[EVOKORE] Skill watcher failed", "err", err)
 		case <-timer.C:
 			if pending {
 				pending = false
 				r := l.Refresh()
-				l.logf("[EVOKORE] Skills re-indexed after a change: %d added, %d removed, %d total.", r.Added, r.Removed, r.Total)
+				l.log.Info("[EVOKORE] Skills re-indexed after a change", "added", r.Added, "removed", r.Removed, "total", r.Total)
 			}
 		case <-w.done:
 			return

@@ -199,7 +199,7 @@ func New(o Options) *Sender {
 	for i, w := range o.Hooks {
 		u, err := url.Parse(w.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			s.log.Warn(fmt.Sprintf("[EVOKORE] Ignoring webhook %d: its url is not an http(s) URL", i))
+			s.log.Warn("[EVOKORE] Ignoring a webhook: its url is not an http(s) URL", "index", i)
 			continue
 		}
 		h := &hook{cfg: w, wake: make(chan struct{}, 1)}
@@ -339,7 +339,7 @@ func (s *Sender) deliver(h *hook, d delivery) bool {
 			break
 		}
 	}
-	s.log.Warn(fmt.Sprintf("[EVOKORE] Webhook delivery %s (%s) failed: %v", d.id, d.typ, last))
+	s.log.Warn("[EVOKORE] Webhook delivery failed", "id", d.id, "event", d.typ, "err", last)
 	return false
 }
 

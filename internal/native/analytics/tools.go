@@ -57,7 +57,7 @@ func (m *Manager) healthTool(ctx context.Context, call *native.Call) (*mcp.CallT
 		SessionPath string `json:"session_path"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return nil, err
+		return call.Invalid(err), nil
 	}
 	// Claude Code's transcripts are the records of the machine's own
 	// user, whose tenant is "": another tenant sees none of them, and
@@ -102,7 +102,7 @@ func (m *Manager) replayTool(ctx context.Context, call *native.Call) (*mcp.CallT
 		MinToolCalls  int    `json:"min_tool_calls"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return nil, err
+		return call.Invalid(err), nil
 	}
 	return native.JSON(analyzeReplay(ctx, m.sessionsOf(call), in.ProjectFilter, in.DaysBack, in.MinToolCalls, m.Now())), nil
 }
@@ -114,7 +114,7 @@ func (m *Manager) workTool(ctx context.Context, call *native.Call) (*mcp.CallToo
 		ThresholdPct  float64 `json:"threshold_pct"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return nil, err
+		return call.Invalid(err), nil
 	}
 	return native.JSON(workRatio(ctx, m.sessionsOf(call), in.ProjectFilter, in.DaysBack, in.ThresholdPct, m.Now())), nil
 }
@@ -124,7 +124,7 @@ func (m *Manager) trustTool(ctx context.Context, call *native.Call) (*mcp.CallTo
 		SessionID string `json:"session_id"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return nil, err
+		return call.Invalid(err), nil
 	}
 	id := in.SessionID
 	if id == "" {

@@ -32,7 +32,7 @@ func (s *Store) acquireTool(_ context.Context, call *native.Call) (*mcp.CallTool
 		TTLMs    int64  `json:"ttlMs"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return nil, err
+		return call.Invalid(err), nil
 	}
 	switch {
 	case in.Resource == "":
@@ -53,7 +53,7 @@ func (s *Store) releaseTool(_ context.Context, call *native.Call) (*mcp.CallTool
 		AgentID  string `json:"agentId"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return nil, err
+		return call.Invalid(err), nil
 	}
 	switch {
 	case in.Resource == "":

@@ -30,7 +30,7 @@ func (m *Manager) spawnTool(_ context.Context, call *native.Call) (*mcp.CallTool
 		Resource string   `json:"resource"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return nil, err
+		return call.Invalid(err), nil
 	}
 	if in.Command == "" {
 		return native.MissingArgument("command"), nil
@@ -53,7 +53,7 @@ func (m *Manager) claimTool(_ context.Context, call *native.Call) (*mcp.CallTool
 		Resource string `json:"resource"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return nil, err
+		return call.Invalid(err), nil
 	}
 	switch {
 	case in.AgentID == "":
@@ -77,7 +77,7 @@ func (m *Manager) releaseTool(_ context.Context, call *native.Call) (*mcp.CallTo
 		AgentID string `json:"agentId"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return nil, err
+		return call.Invalid(err), nil
 	}
 	if in.AgentID == "" {
 		return native.MissingArgument("agentId"), nil
@@ -98,7 +98,7 @@ func (m *Manager) statusTool(_ context.Context, call *native.Call) (*mcp.CallToo
 		AgentID string `json:"agentId"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return nil, err
+		return call.Invalid(err), nil
 	}
 	if in.AgentID != "" {
 		s, err := m.Status(in.AgentID)

@@ -86,7 +86,7 @@ func TestACorruptDatabaseIsSetAsideAndMemoryGoesOn(t *testing.T) {
 			if _, err := os.Lstat(path); !os.IsNotExist(err) {
 				t.Errorf("the corrupt file is still in place: %v", err)
 			}
-			if !strings.Contains(h.Stderr.String(), "Memory database "+path+" is corrupt") {
+			if !strings.Contains(h.Stderr.String(), "[EVOKORE] Memory database is corrupt; moved it aside and starting a fresh one path="+path+" ") {
 				t.Errorf("stderr does not report it:\n%s", h.Stderr.String())
 			}
 

@@ -263,6 +263,12 @@ func TestErrorsAndMissingArguments(t *testing.T) {
 			t.Errorf("memory_store %v = %v %q", args, isErr, text)
 		}
 	}
+	// An integer the schema accepts but an int64 cannot hold is the same
+	// kind of answer, from the handler's decoding, not a JSON-RPC error.
+	big := map[string]any{"session_id": "s", "key": "k", "kind": "task", "value": 1, "ttl_ms": 1e300}
+	if text, isErr := routertest.CallText(t, cs, "memory_store", big); !isErr || !strings.HasPrefix(text, "Invalid arguments for 'memory_store':\n- at '/ttl_ms': number ") {
+		t.Errorf("memory_store %v = %v %q", big, isErr, text)
+	}
 	// A null value is a value.
 	if text, isErr := routertest.CallText(t, cs, "memory_store", map[string]any{"session_id": "s", "key": "nothing", "kind": "context", "value": nil}); isErr || !strings.Contains(text, `"value": null`) {
 		t.Errorf("null value = %v %s", isErr, text)

@@ -127,7 +127,7 @@ func TestTheOriginalsJSONMemoryIsImported(t *testing.T) {
 		list.Entries[0].ExpiresAt == nil || *list.Entries[0].ExpiresAt != now+60000 {
 		t.Errorf("memory_list = %s", text)
 	}
-	if !strings.Contains(h.Stderr.String(), "Imported 2 memory entries from "+file) {
+	if !strings.Contains(h.Stderr.String(), "[EVOKORE] Imported memory entries; the file is kept entries=2 file="+file+"\n") {
 		t.Errorf("stderr does not report the import:\n%s", h.Stderr.String())
 	}
 	// The JSON file is kept as it was; new writes go to the database.

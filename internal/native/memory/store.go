@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/evokore/evokore/internal/logging"
 	sqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
@@ -373,7 +374,7 @@ func (s *Store) importJSON(tx *sql.Tx, file string) {
 		err = json.Unmarshal(data, &items)
 	}
 	if err != nil {
-		s.logf("[EVOKORE] Memory store %s could not be imported: %v", file, err)
+		s.log().Info("[EVOKORE] Cannot import a memory store", "file", file, "err", err)
 		return
 	}
 	n := 0
@@ -406,14 +407,14 @@ func (s *Store) importJSON(tx *sql.Tx, file string) {
 		res, err := tx.Exec(`INSERT OR IGNORE INTO memories (id, session_id, key, kind, value, created_at, updated_at, expires_at, tags)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, ID(e.SessionID, e.Key), e.SessionID, e.Key, e.Kind, value.String(), e.CreatedAt, e.UpdatedAt, e.ExpiresAt, string(tags))
 		if err != nil {
-			s.logf("[EVOKORE] Memory store %s: entry %q not imported: %v", file, e.Key, err)
+			s.log().Info("[EVOKORE] Memory entry not imported", "file", file, "key", e.Key, "err", err)
 			continue
 		}
 		if k, _ := res.RowsAffected(); k > 0 {
 			n++
 		}
 	}
-	s.logf("[EVOKORE] Imported %d memory entr%s from %s (the file is kept)", n, map[bool]string{true: "y", false: "ies"}[n == 1], file)
+	s.log().Info("[EVOKORE] Imported memory entries; the file is kept", "entries", n, "file", file)
 }
 
 // CorruptError is a session's database found corrupt and set aside.
@@ -434,7 +435,7 @@ func (e *CorruptError) Error() string {
 func (s *Store) setAside(path, reason string) error {
 	aside := fmt.Sprintf("%s.corrupt-%s", path, s.Now().UTC().Format("20060102T150405.000000000Z"))
 	if err := os.Rename(path, aside); err != nil {
-		s.logf("[EVOKORE] Memory database %s is corrupt (%s) and could not be moved aside: %v", path, reason, err)
+		s.log().Info("[EVOKORE] Memory database is corrupt and could not be moved aside", "path", path, "reason", reason, "err", err)
 		return fmt.Errorf("the memory database is corrupt (%s) and could not be moved aside: %v", reason, err)
 	}
 	for _, suffix := range []string{"-wal", "-shm"} {
@@ -442,14 +443,8 @@ func (s *Store) setAside(path, reason string) error {
 			_ = os.Remove(path + suffix)
 		}
 	}
-	s.logf("[EVOKORE] Memory database %s is corrupt (%s); moved it to %s and starting a fresh one", path, reason, aside)
+	s.log().Info("[EVOKORE] Memory database is corrupt; moved it aside and starting a fresh one", "path", path, "reason", reason, "aside", aside)
 	return &CorruptError{Path: aside, Reason: reason}
-}
-
-func (s *Store) logf(format string, args ...any) {
-	if s.Log != nil {
-		s.Log.Info(fmt.Sprintf(format, args...))
-	}
 }
 
 // panicked is a panic recovered from the database driver.
@@ -502,4 +497,12 @@ func (s *Store) PathFor(sessionID string) string {
 		name = name[:min(len(name), 64)] + "-" + hex.EncodeToString(sum[:4])
 	}
 	return filepath.Join(s.dir, name+".db")
+}
+
+// log is Log, or a logger that discards when none was set.
+func (s *Store) log() *slog.Logger {
+	if s.Log == nil {
+		return logging.Discard()
+	}
+	return s.Log
 }

@@ -49,7 +49,7 @@ func (s *Store) storeTool(_ context.Context, call *native.Call) (*mcp.CallToolRe
 		TTLMs     *int64          `json:"ttl_ms"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return nil, err
+		return call.Invalid(err), nil
 	}
 	switch {
 	case in.SessionID == "":
@@ -85,7 +85,7 @@ func (s *Store) searchTool(_ context.Context, call *native.Call) (*mcp.CallToolR
 		Limit     int      `json:"limit"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return nil, err
+		return call.Invalid(err), nil
 	}
 	if in.SessionID == "" {
 		return native.MissingArgument("session_id"), nil
@@ -109,7 +109,7 @@ func (s *Store) listTool(_ context.Context, call *native.Call) (*mcp.CallToolRes
 		Kind      *string `json:"kind"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return nil, err
+		return call.Invalid(err), nil
 	}
 	if in.SessionID == "" {
 		return native.MissingArgument("session_id"), nil

@@ -50,7 +50,7 @@ func getMap(ctx context.Context, call *native.Call) (*mcp.CallToolResult, error)
 		Path string `json:"path"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return nil, err
+		return call.Invalid(err), nil
 	}
 	f, bad := open(in.Path)
 	if bad != nil {
@@ -73,7 +73,7 @@ func readAnchor(ctx context.Context, call *native.Call) (*mcp.CallToolResult, er
 		AnchorType  string `json:"anchor_type"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return nil, err
+		return call.Invalid(err), nil
 	}
 	if in.Path == "" {
 		return native.Errorf("Missing required argument: path"), nil

@@ -30,7 +30,7 @@ func (rt *Runtime) startTool(_ context.Context, call *native.Call) (*mcp.CallToo
 		Agents []AgentSpec `json:"agents"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return nil, err
+		return call.Invalid(err), nil
 	}
 	if in.Name == "" {
 		return native.Errorf("Missing required argument: name"), nil
@@ -66,7 +66,7 @@ func (rt *Runtime) stopTool(_ context.Context, call *native.Call) (*mcp.CallTool
 		RunID string `json:"runId"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return nil, err
+		return call.Invalid(err), nil
 	}
 	if in.RunID == "" {
 		return native.Errorf("Missing required argument: runId"), nil
@@ -83,7 +83,7 @@ func (rt *Runtime) statusTool(_ context.Context, call *native.Call) (*mcp.CallTo
 		RunID string `json:"runId"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return nil, err
+		return call.Invalid(err), nil
 	}
 	if in.RunID != "" {
 		r, err := rt.Status(in.RunID)

@@ -237,9 +237,10 @@ func (m *Manager) report(l *Load) {
 	if len(l.Plugins) == 0 && len(l.Problems) == 0 {
 		return
 	}
-	m.log.Info(fmt.Sprintf("[EVOKORE] Plugins loaded from %s: %d ok, %d problem(s), %d tool(s)", l.Dir, len(l.Plugins), len(l.Problems), l.toolCount()))
+	m.log.Info("[EVOKORE] Plugins loaded", "dir", l.Dir, "ok", len(l.Plugins), "problems", len(l.Problems), "tools", l.toolCount())
 	for _, p := range l.Problems {
-		m.log.Info(fmt.Sprintf("[EVOKORE] Plugin problem: %s", p))
+		// A positioned problem keeps its file:line:col form, which editors read.
+		m.log.Info("[EVOKORE] Plugin problem: " + p)
 	}
 }
 

@@ -53,7 +53,7 @@ func discoverTools(p Projection, sem *search.Semantic) native.Handler {
 			Limit json.RawMessage `json:"limit"`
 		}
 		if err := call.Decode(&in); err != nil {
-			return native.Errorf("%v", err), nil
+			return call.Invalid(err), nil
 		}
 		q := strings.TrimSpace(in.Query)
 		if q == "" {

@@ -48,7 +48,7 @@ func describeTool(cat Catalog, children Children) native.Handler {
 			Tools []any `json:"tools"`
 		}
 		if err := call.Decode(&in); err != nil {
-			return native.Errorf("%v", err), nil
+			return call.Invalid(err), nil
 		}
 		snap := cat.Snapshot()
 		out := Described{Schemas: []json.RawMessage{}, Unknown: []string{}}
@@ -90,7 +90,7 @@ func serverStatus(children Children) native.Handler {
 			ServerID string `json:"server_id"`
 		}
 		if err := call.Decode(&in); err != nil {
-			return native.Errorf("%v", err), nil
+			return call.Invalid(err), nil
 		}
 		all := children.Status()
 		if id := strings.TrimSpace(in.ServerID); id != "" {

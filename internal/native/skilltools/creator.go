@@ -93,7 +93,7 @@ func (t *Tools) skillCreator(ctx context.Context, call *native.Call) (*mcp.CallT
 		Description string `json:"description"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return native.Errorf("%v", err), nil
+		return call.Invalid(err), nil
 	}
 	name, err := sanitizeSegment("skill name", in.Name)
 	if err != nil {
@@ -184,7 +184,7 @@ func (t *Tools) docsArchitect(ctx context.Context, call *native.Call) (*mcp.Call
 		TargetDir string `json:"target_dir"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return native.Errorf("%v", err), nil
+		return call.Invalid(err), nil
 	}
 	dir := strings.TrimSpace(in.TargetDir)
 	if dir == "" {

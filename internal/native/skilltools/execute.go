@@ -32,7 +32,7 @@ func (t *Tools) executeSkill(ctx context.Context, call *native.Call) (*mcp.CallT
 		Env  map[string]string `json:"env"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return native.Errorf("%v", err), nil
+		return call.Invalid(err), nil
 	}
 	ix := t.lib.Index()
 	s := ix.Resolve(in.Name)

@@ -190,7 +190,7 @@ func (t *Tools) fetchSkill(ctx context.Context, call *native.Call) (*mcp.CallToo
 		Checksum  string `json:"checksum"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return native.Errorf("%v", err), nil
+		return call.Invalid(err), nil
 	}
 	u, err := url.Parse(strings.TrimSpace(in.URL))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -111,7 +111,7 @@ func (t *Tools) listRegistry(ctx context.Context, call *native.Call) (*mcp.CallT
 		Query    string `json:"query"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return native.Errorf("%v", err), nil
+		return call.Invalid(err), nil
 	}
 	var regs []config.SkillRegistry
 	if t.host.Config != nil {

@@ -130,13 +130,9 @@ func (l *Library) Start() {
 	l.Library.Start()
 	if l.watch {
 		if err := l.Watch(skills.DefaultDebounce); err != nil {
-			l.log.Info(fmt.Sprintf("[EVOKORE] %v", err))
+			l.log.Info("[EVOKORE] Cannot watch the skills directory", "err", err)
 		}
 	}
-}
-
-func (t *Tools) logf(format string, args ...any) {
-	t.host.Log.Info(fmt.Sprintf(format, args...))
 }
 
 func (t *Tools) resolveWorkflow(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
@@ -144,12 +140,12 @@ func (t *Tools) resolveWorkflow(_ context.Context, call *native.Call) (*mcp.Call
 		Objective string `json:"objective"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return native.Errorf("%v", err), nil
+		return call.Invalid(err), nil
 	}
 	ix := t.lib.Index()
 	matches := ix.Search(in.Objective, workflowCandidates)
 	if err := skills.RecordRouting(t.opts.Home, in.Objective, matches); err != nil {
-		t.logf("[EVOKORE] routing telemetry: %v", err)
+		t.host.Log.Info("[EVOKORE] Cannot record routing telemetry", "err", err)
 	}
 	if len(matches) > workflowLimit {
 		matches = matches[:workflowLimit]
@@ -163,7 +159,7 @@ func (t *Tools) searchSkills(ctx context.Context, call *native.Call) (*mcp.CallT
 		Limit *float64 `json:"limit"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return native.Errorf("%v", err), nil
+		return call.Invalid(err), nil
 	}
 	limit := searchLimit
 	if in.Limit != nil && !math.IsNaN(*in.Limit) {
@@ -178,7 +174,7 @@ func (t *Tools) searchSkills(ctx context.Context, call *native.Call) (*mcp.CallT
 		found.Matches = rerankSkills(ctx, sem, in.Query, found.Matches, limit)
 	}
 	if d := time.Since(start); d > slowSearch {
-		t.logf("[EVOKORE] Slow skill search (%s) for %q", d.Round(time.Millisecond), in.Query)
+		t.host.Log.Info("[EVOKORE] Slow skill search", "took", d.Round(time.Millisecond), "query", in.Query)
 	}
 	matches := found.Matches
 	if len(matches) == 0 {
@@ -199,7 +195,7 @@ func (t *Tools) getSkillHelp(_ context.Context, call *native.Call) (*mcp.CallToo
 		Name string `json:"skill_name"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return native.Errorf("%v", err), nil
+		return call.Invalid(err), nil
 	}
 	ix := t.lib.Index()
 	name := strings.TrimSpace(in.Name)

@@ -231,7 +231,7 @@ func TestWatcherPublishesNewSkills(t *testing.T) {
 		return strings.HasPrefix(text, "- **new-one**")
 	})
 	routertest.WaitFor(t, "resources/list_changed", func() bool { return changed.Load() > 0 })
-	if !strings.Contains(h.Stderr.String(), "Skill watcher on "+dir) {
+	if !strings.Contains(h.Stderr.String(), "[EVOKORE] Skill watcher started dir="+dir+" ") {
 		t.Errorf("stderr:\n%s", h.Stderr.String())
 	}
 }

@@ -2,7 +2,6 @@ package telemetry
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"math"
 	"path/filepath"
@@ -121,7 +120,7 @@ func Register(t *native.Table, o Options) *Manager {
 	}
 	if m.enabled {
 		m.load()
-		m.log.Info(fmt.Sprintf("[EVOKORE] Telemetry enabled. Metrics stored locally at %s", m.path))
+		m.log.Info("[EVOKORE] Telemetry enabled; metrics are stored locally", "path", m.path)
 	}
 	t.Bind(native.GetTelemetry, m.getTool)
 	t.Bind(native.ResetTelemetry, m.resetTool)
@@ -192,7 +191,7 @@ func (m *Manager) Close() {
 	}
 	m.reconcileLocked()
 	if err := m.flushLocked(); err != nil {
-		m.log.Info(fmt.Sprintf("[EVOKORE] Failed to flush telemetry metrics: %v", err))
+		m.log.Info("[EVOKORE] Failed to flush telemetry metrics", "err", err)
 	}
 }
 
@@ -268,7 +267,7 @@ func (m *Manager) flushNow() {
 	m.reconcileLocked()
 	if err := m.flushLocked(); err != nil && err.Error() != m.lastError {
 		m.lastError = err.Error()
-		m.log.Info(fmt.Sprintf("[EVOKORE] Failed to flush telemetry metrics: %v", err))
+		m.log.Info("[EVOKORE] Failed to flush telemetry metrics", "err", err)
 	}
 }
 
@@ -282,7 +281,7 @@ func (m *Manager) load() {
 	var f file
 	ok, err := statefile.ReadJSON(m.path, &f)
 	if err != nil {
-		m.log.Info(fmt.Sprintf("[EVOKORE] Failed to load telemetry metrics: %v", err))
+		m.log.Info("[EVOKORE] Failed to load telemetry metrics", "err", err)
 		return
 	}
 	if !ok {

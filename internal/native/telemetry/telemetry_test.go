@@ -106,7 +106,7 @@ func TestFlushResetAndRestart(t *testing.T) {
 	home := filepath.Join(t.TempDir(), "home")
 	env := map[string]string{"EVOKORE_TELEMETRY": "true", "EVOKORE_HOME": home}
 	h1 := routertest.New(t, map[string]any{}, env)
-	if !strings.Contains(h1.Stderr.String(), "[EVOKORE] Telemetry enabled. Metrics stored locally at "+filepath.Join(home, "telemetry", "metrics.json")) {
+	if !strings.Contains(h1.Stderr.String(), "[EVOKORE] Telemetry enabled; metrics are stored locally path="+filepath.Join(home, "telemetry", "metrics.json")+"\n") {
 		t.Errorf("stderr = %s", h1.Stderr.String())
 	}
 	cs1 := h1.Connect(nil)

@@ -33,7 +33,7 @@ func (m *Manager) dispatchTool(_ context.Context, call *native.Call) (*mcp.CallT
 		Options    map[string]any `json:"options"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return nil, err
+		return call.Invalid(err), nil
 	}
 	switch {
 	case in.SessionID == "":
@@ -64,7 +64,7 @@ func (m *Manager) contextTool(_ context.Context, call *native.Call) (*mcp.CallTo
 		WorkerID  string `json:"worker_id"`
 	}
 	if err := call.Decode(&in); err != nil {
-		return nil, err
+		return call.Invalid(err), nil
 	}
 	switch {
 	case in.SessionID == "":
