@@ -153,3 +153,10 @@ func Summarize(args json.RawMessage) string {
 	}
 	return out
 }
+
+// StaleApprovalStateText answers a retry whose requestState does not
+// approve this call: forged, from other arguments or another caller,
+// expired, or already used.
+func StaleApprovalStateText(tool string) string {
+	return "The approval sent with this call of '" + tool + "' does not match it (other arguments, expired or already used); the call did not run. Call it again to be asked anew."
+}

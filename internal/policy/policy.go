@@ -253,6 +253,8 @@ func (s approvalStage) Check(ctx context.Context, c *router.Call) (*mcp.CallTool
 		}
 		s.notify(StatePending, token[:2*idBytes], ModeToken, c)
 		return errorResult(InterceptionText(c.Entry.Name, token)), nil
+	case mode == ModeAuto && roundTrips(c):
+		return s.inputRequired(c, req, runOnce)
 	case mode == ModeAuto && canElicit(c):
 		s.notify(StatePending, "", modeElicitation, c)
 		res, err := elicitApproval(ctx, c, req)
@@ -281,8 +283,73 @@ func (s approvalStage) Check(ctx context.Context, c *router.Call) (*mcp.CallTool
 }
 
 // modeElicitation names approvals asked through the client in
-// ApprovalEvent.
-const modeElicitation = "elicitation"
+// ApprovalEvent; modeInputRequired those asked by input_required.
+const (
+	modeElicitation   = "elicitation"
+	modeInputRequired = "input_required"
+)
+
+// approvalInput is the id of the approval's elicitation among a result's
+// input requests.
+const approvalInput = "evokore_approval"
+
+// roundTrips reports whether the call's client speaks the sessionless
+// protocol (MCP 2026-07-28) and declared, with this request, that it can
+// ask its user: the router then cannot send it an elicitation request,
+// and answers input_required instead.
+func roundTrips(c *router.Call) bool {
+	if c.Session == nil || c.Session.Peer == nil {
+		return false
+	}
+	ip := c.Session.Peer.InitializeParams()
+	return ip != nil && ip.ProtocolVersion >= "2026-07-28" && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil
+}
+
+// inputRequired asks for the approval in the call's answer: input_required
+// with an elicitation, and a requestState that is an approval token
+// (package doc: HMAC-bound to the caller's session, the tool, its
+// definition and the canonical arguments, with an expiry; the key is
+// shared by replicas that share approvals). The retry that carries the
+// state and the user's accept runs the call once, whichever replica it
+// reaches; a decline refuses it; a state that does not verify for this
+// call, or was already used, refuses it too.
+func (s approvalStage) inputRequired(c *router.Call, req Request, runOnce func(id, mode string) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
+	a := s.p.Approvals
+	if in := c.Input; in != nil && in.State != "" {
+		id, state, err := a.Redeem(req.Binding, in.State)
+		if err != nil {
+			return errorResult(err.Error()), nil
+		}
+		if id == "" || state != StateApproved {
+			return errorResult(StaleApprovalStateText(c.Entry.Name)), nil
+		}
+		answer, _ := in.Responses[approvalInput].(*mcp.ElicitResult)
+		if answer == nil || answer.Action != "accept" {
+			// Spent: a declined approval is not asked for again by replay.
+			a.Consume(id)
+			action := "cancel"
+			if answer != nil {
+				action = answer.Action
+			}
+			s.notify(StateDenied, id, modeInputRequired, c)
+			return errorResult(DeclinedText(c.Entry.Name, action)), nil
+		}
+		return runOnce(id, modeInputRequired)
+	}
+	token, err := a.MintChecked(req)
+	if err != nil {
+		return errorResult(err.Error()), nil
+	}
+	s.notify(StatePending, token[:2*idBytes], modeInputRequired, c)
+	return &mcp.CallToolResult{
+		InputRequests: mcp.InputRequestMap{approvalInput: &mcp.ElicitParams{
+			Mode:            "form",
+			Message:         ElicitationText(c.Entry, req.Summary),
+			RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
+		}},
+		RequestState: token,
+	}, nil
+}
 
 func canElicit(c *router.Call) bool {
 	if c.Session == nil || c.Session.Peer == nil {

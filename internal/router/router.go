@@ -60,6 +60,10 @@ type Call struct {
 	// Raw, when set by the caller, lets a dispatcher that can leave the
 	// tool's result as the bytes the tool sent (see RawResult).
 	Raw *RawResult
+	// Input is what a client of the sessionless protocol sends back when
+	// it retries a call that answered input_required (MCP 2026-07-28):
+	// the requestState it was given and its responses to the requests.
+	Input *Input
 
 	beforeDispatch []func() (*mcp.CallToolResult, error)
 	// notes are Note's values: a call has one or two (a map cost more).
@@ -67,6 +71,12 @@ type Call struct {
 }
 
 type note struct{ key, value any }
+
+// Input is a retried call's answer to input_required.
+type Input struct {
+	State     string
+	Responses mcp.InputResponseMap
+}
 
 // Note returns the value build makes for key, building it once per call:
 // what several observers derive from a call (its decoded, redacted
@@ -242,6 +252,9 @@ func (r *Router) Call(ctx context.Context, sess *session.Session, params *mcp.Ca
 		return nil, UnknownTool(params.Name)
 	}
 	c := &Call{Entry: entry, Session: sess, Args: params.Arguments, Meta: params.Meta}
+	if params.RequestState != "" || params.InputResponses != nil {
+		c.Input = &Input{State: params.RequestState, Responses: params.InputResponses}
+	}
 	return r.Run(ctx, c)
 }
 

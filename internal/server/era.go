@@ -32,10 +32,11 @@ func newProtocol(req mcp.Request) bool {
 }
 
 // completed is res answered to a request of the sessionless protocol,
-// whose results must say "resultType": "complete". The go-sdk sets it on
+// whose results must say "resultType": "complete", or "input_required"
+// when they ask the client for input (an approval). The go-sdk sets it on
 // the results of its own handlers; the router answers tools, prompts and
 // resources itself, so it says so here. A result that already carries a
-// resultType (an input_required one) is sent as it is.
+// resultType is sent as it is.
 func completed(res mcp.Result) mcp.Result {
 	if res == nil {
 		return nil
@@ -53,8 +54,12 @@ func (r completeResult) MarshalJSON() ([]byte, error) {
 	if err != nil || len(b) < 2 || b[0] != '{' || bytes.Contains(b, []byte(`"resultType"`)) {
 		return b, err
 	}
-	out := make([]byte, 0, len(b)+26)
-	out = append(out, `{"resultType":"complete"`...)
+	kind := "complete"
+	if c, ok := r.Result.(*mcp.CallToolResult); ok && c.InputRequests != nil {
+		kind = "input_required"
+	}
+	out := make([]byte, 0, len(b)+32)
+	out = append(out, `{"resultType":"`+kind+`"`...)
 	if len(b) > 2 {
 		out = append(out, ',')
 	}
