@@ -119,6 +119,11 @@ func New(rt Router, o Options) *Handler {
 	if sdk.SessionTimeout == 0 {
 		sdk.SessionTimeout = o.TTL
 	}
+	if sdk.EventStore == nil {
+		// A session's SSE streams can be resumed after a dropped
+		// connection (Last-Event-ID), from this replica's memory.
+		sdk.EventStore = mcp.NewMemoryEventStore(nil)
+	}
 	// The SDK also asks for a server on requests of existing sessions,
 	// only to read the protocol versions it supports: one shared view
 	// answers those without building a session's.
@@ -158,6 +163,7 @@ func New(rt Router, o Options) *Handler {
 	stateless := sdk
 	stateless.Stateless = true
 	stateless.SessionTimeout = 0
+	stateless.EventStore = nil
 	h.stateless = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if rt.Closing() {
 			return nil
