@@ -2,12 +2,15 @@ package main_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -62,5 +65,50 @@ func TestStatelessRequestsSpreadOverReplicasWithoutAStore(t *testing.T) {
 	}
 	if len(seen) != 3 {
 		t.Fatalf("the calls reached replicas %v, want all three", seen)
+	}
+}
+
+// One `serve --http` serves, at once, a 2025-11-25 client with a session
+// (the TypeScript SDK's client) and a 2026-07-28 client without one (the
+// go-sdk client's default).
+func TestBothErasOnOneHTTPEndpoint(t *testing.T) {
+	script := testutil.TSHTTPClientScript(t)
+	base, _, stderr := httpRouter(t, "EVOKORE_TOOL_DISCOVERY_MODE=legacy")
+	c := mcp.NewClient(&mcp.Implementation{Name: "new-era", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: base + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if cs.ID() != "" || cs.InitializeResult().ProtocolVersion != "2026-07-28" {
+		t.Errorf("go-sdk client: session %q, protocol %q", cs.ID(), cs.InitializeResult().ProtocolVersion)
+	}
+	waitFor := func(cs *mcp.ClientSession) {
+		for range 600 {
+			if slices.Contains(routertest.ToolNames(t, cs), "fx_echo") {
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		t.Fatalf("fx_echo never listed:\n%s", stderr.String())
+	}
+	waitFor(cs)
+	done := make(chan string, 1)
+	go func() {
+		out, _ := exec.Command("node", script, base+"/mcp", "fx_echo", `{"message":"from ts"}`).Output()
+		done <- string(out)
+	}()
+	if got := routertest.Text(routertest.Call(t, cs, "fx_echo", map[string]any{"message": "from go"})); got != "Echo: from go" {
+		t.Errorf("go-sdk client's call: %q", got)
+	}
+	var ts struct {
+		Session, Protocol, Text, Error string
+		Tools                          int
+	}
+	if err := json.Unmarshal([]byte(<-done), &ts); err != nil || ts.Error != "" {
+		t.Fatalf("TypeScript client: %v %s", err, ts.Error)
+	}
+	if ts.Session == "" || ts.Protocol != "2025-11-25" || ts.Text != "Echo: from ts" || ts.Tools < 40 {
+		t.Errorf("TypeScript client: %+v", ts)
 	}
 }

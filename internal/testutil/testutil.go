@@ -97,6 +97,15 @@ func TSClientScript(t testing.TB) string {
 	return filepath.Join(Root(t), "testdata", "npm", "bench-client.mjs")
 }
 
+// TSHTTPClientScript returns the path of a one-shot TypeScript SDK client
+// of a streamable HTTP endpoint (testdata/npm/http-client.mjs), with the
+// same skip rule as NPMServer.
+func TSHTTPClientScript(t testing.TB) string {
+	t.Helper()
+	npmFile(t, "@modelcontextprotocol/sdk", "dist/esm/client/streamableHttp.js")
+	return filepath.Join(Root(t), "testdata", "npm", "http-client.mjs")
+}
+
 // npmFile returns the path of file in a package `make npm-deps`
 // installed. Missing, it skips the test, or fails it in CI mode or with
 // EVOKORE_REQUIRE_NPM=1; node missing from PATH fails it.
