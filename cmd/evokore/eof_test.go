@@ -4,13 +4,21 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/evokore/evokore/internal/procgroup"
 	"github.com/evokore/evokore/internal/testutil"
+	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
 // pipedScript is what `printf '...' | evokore serve` sends: three
@@ -84,4 +92,112 @@ func TestReferenceServerAnswersPipedRequests(t *testing.T) {
 	if len(ids) < 2 || ids[0] != 1 || ids[1] != 2 {
 		t.Errorf("server-everything answered %v", ids)
 	}
+}
+
+// A client that left (closed stdin and stopped reading stdout) does not
+// keep the router and its children alive for the length of a hung call:
+// the router notices that nobody reads its answers, cancels the call and
+// exits. The bound below is generous; without the check it waits for the
+// per-call timeout (60 s).
+func TestAClientThatLeftIsNotWaitedForOnAHungCall(t *testing.T) {
+	dir := t.TempDir()
+	testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{
+		"one": map[string]any{"command": testutil.FixtureServer(t), "args": []string{"-pidfile", filepath.Join(dir, "one.pid")}},
+	}})
+	cmd := exec.Command(testutil.Evokore(t), "serve")
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"), "EVOKORE_TOOL_DISCOVERY_MODE=legacy"}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = outW
+	stderr := &routertest.Buffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	outW.Close()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	lines := make(chan []byte)
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			lines <- slices.Clone(sc.Bytes())
+		}
+		close(lines)
+	}()
+	send := func(frame string) {
+		t.Helper()
+		if _, err := io.WriteString(stdin, frame+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// answer waits for the answer to id and returns its first text.
+	answer := func(id int) string {
+		t.Helper()
+		for {
+			select {
+			case line, ok := <-lines:
+				if !ok {
+					t.Fatalf("stdout ended before answer %d\n%s", id, stderr.String())
+				}
+				var m struct {
+					ID     int `json:"id"`
+					Result struct {
+						Content []struct{ Text string } `json:"content"`
+					} `json:"result"`
+				}
+				if json.Unmarshal(line, &m) == nil && m.ID == id {
+					if len(m.Result.Content) == 0 {
+						return string(line)
+					}
+					return m.Result.Content[0].Text
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("no answer %d\n%s", id, stderr.String())
+			}
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"leaver","version":"1"}}}`)
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	answer(1)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"one_slow","arguments":{"ms":600000}}}`)
+	// The hung call has reached the child once the child says so.
+	for id := 3; ; id++ {
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"one_read_cancelled","arguments":{"started":true}}}`, id))
+		if got := answer(id); got == "started: 1" {
+			break
+		} else if id > 200 {
+			t.Fatalf("the slow call never started: %s\n%s", got, stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "one.pid"))
+	child, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || child <= 0 {
+		t.Fatalf("child pid: %v %q", err, b)
+	}
+	t.Cleanup(func() {
+		if procgroup.Alive(child) {
+			_ = syscall.Kill(child, syscall.SIGKILL)
+		}
+	})
+
+	// The client exits: both of its ends close.
+	stdin.Close()
+	outR.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	select {
+	case <-exited:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the router still runs 20 s after its client left\n%s", stderr.String())
+	}
+	routertest.WaitGone(t, 10*time.Second, child)
 }

@@ -4,7 +4,9 @@ package main_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -17,9 +19,17 @@ import (
 // refused at once with the same answer, and the session goes on.
 func TestFileToolsCannotReadTheRoutersStdioOrBlock(t *testing.T) {
 	r := startRouter(t)
-	fifo := filepath.Join(t.TempDir(), "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+	// FIFOs where the tools do read: the router's project directory (its
+	// working directory) and the user's transcripts (HOME is r.dir).
+	fifo := filepath.Join(r.dir, "fifo")
+	transcripts := filepath.Join(r.dir, ".claude", "projects", "p")
+	if err := os.MkdirAll(transcripts, 0o755); err != nil {
 		t.Fatal(err)
+	}
+	for _, p := range []string{fifo, filepath.Join(transcripts, "fifo.jsonl")} {
+		if err := syscall.Mkfifo(p, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ctx := context.Background()
 	calls := []struct {
@@ -29,7 +39,7 @@ func TestFileToolsCannotReadTheRoutersStdioOrBlock(t *testing.T) {
 		{"nav_get_map", "path", "File not found or not readable: "},
 		{"nav_read_anchor", "path", "File not found or not readable: "},
 	}
-	for _, p := range []string{"/dev/stdin", "/proc/self/fd/0", "/proc/self/fd/1", "/dev/zero", fifo} {
+	for _, p := range []string{"/dev/stdin", "/proc/self/fd/0", "/proc/self/fd/1", "/dev/zero", fifo, filepath.Join(transcripts, "fifo.jsonl")} {
 		for _, c := range calls {
 			for range 5 {
 				res, err := r.cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: map[string]any{c.arg: p, "anchor_id": "a"}})
@@ -44,5 +54,27 @@ func TestFileToolsCannotReadTheRoutersStdioOrBlock(t *testing.T) {
 	}
 	if _, err := r.cs.ListTools(ctx, nil); err != nil {
 		t.Fatalf("the session did not survive: %v", err)
+	}
+}
+
+// The project is the directory the client started the router in: a
+// read-only caller maps a file there, and gets for /etc/passwd the answer
+// a missing file gets, not its line count.
+func TestNavReadsTheProjectTheRouterStartedIn(t *testing.T) {
+	r := startRouter(t, "EVOKORE_ROLE=readonly")
+	src := filepath.Join(r.dir, "main.go")
+	if err := os.WriteFile(src, []byte("package main\n// @AI:NAV[INS:here] add code\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	res, err := r.cs.CallTool(ctx, &mcp.CallToolParams{Name: "nav_get_map", Arguments: map[string]any{"path": src}})
+	if err != nil || res.IsError || !strings.Contains(routertest.Text(res), `"anchor_count": 1`) {
+		t.Fatalf("nav_get_map of a project file = %v %v", err, routertest.Text(res))
+	}
+	for _, p := range []string{"/etc/passwd", filepath.Join(r.dir, "missing.go")} {
+		res, err := r.cs.CallTool(ctx, &mcp.CallToolParams{Name: "nav_get_map", Arguments: map[string]any{"path": p}})
+		if err != nil || !res.IsError || routertest.Text(res) != "File not found or not readable: "+p {
+			t.Errorf("nav_get_map %s = %v %q", p, err, routertest.Text(res))
+		}
 	}
 }

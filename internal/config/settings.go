@@ -41,6 +41,11 @@ type Settings struct {
 	Home            string // EVOKORE_HOME, default ~/.evokore
 	PluginsDir      string // EVOKORE_PLUGINS_DIR, default <Home>/plugins
 	TelemetryDir    string // EVOKORE_TELEMETRY_DIR; empty means <Home>/telemetry
+	// ProjectDir is the working directory evokore started in: the project
+	// a client started it for, whose files the file-reading natives may
+	// read. Empty when that is the filesystem root (Claude Desktop starts
+	// its servers there), which is no project.
+	ProjectDir string
 
 	// ConfigPathFrom and PermissionsPathFrom name what chose the path (a
 	// variable, or a flag the caller applied), or are empty for the
@@ -180,6 +185,9 @@ func ReadSettings(env Env, d Defaults) (Settings, []string) {
 	}
 	if strings.TrimSpace(env.Get("EVOKORE_PERMISSIONS_PATH")) != "" {
 		s.PermissionsPathFrom = "EVOKORE_PERMISSIONS_PATH"
+	}
+	if wd, err := os.Getwd(); err == nil && filepath.Dir(wd) != wd {
+		s.ProjectDir = wd
 	}
 	if s.Home == "" {
 		home, err := os.UserHomeDir()

@@ -13,6 +13,8 @@ type AuditEntry struct {
 	TS      int64
 	Event   string
 	Session string
+	// Tenant is the tenant of the session that acted ("" for none).
+	Tenant  string
 	Tool    string
 	Outcome string
 	Raw     map[string]any
@@ -55,6 +57,7 @@ func readAudit(ctx context.Context, home string) []AuditEntry {
 			TS:      parseTime(first(m, "timestamp", "ts", "time")),
 			Event:   str(first(m, "eventType", "event", "type")),
 			Session: str(first(m, "sessionId", "session_id", "session")),
+			Tenant:  str(m["tenantId"]),
 			Tool:    str(first(m, "tool", "toolName")),
 			Outcome: str(first(m, "outcome", "result", "decision")),
 			Raw:     m,

@@ -765,13 +765,15 @@ func (d *Dashboard) sessionLines(ctx context.Context, id, path string) []map[str
 	return readLines(ctx, path)
 }
 
-// audit is the audit log without the records of other tenants' sessions.
+// audit is the audit log without the records of other tenants' sessions:
+// those a line names the tenant of, and those the session store knows
+// (lines written before events carried the tenant).
 func (d *Dashboard) audit(ctx context.Context) []AuditEntry {
 	all := readAudit(ctx, d.opts.Home)
 	foreign := d.foreign(ctx)
 	out := all[:0]
 	for _, e := range all {
-		if !foreign[e.Session] {
+		if operator.Owns(e.Tenant) && !foreign[e.Session] {
 			out = append(out, e)
 		}
 	}

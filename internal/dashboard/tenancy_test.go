@@ -1,15 +1,24 @@
 package dashboard_test
 
 import (
+	"context"
 	"encoding/json"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/evokore/evokore/internal/dashboard"
 	"github.com/evokore/evokore/internal/policy"
+	"github.com/evokore/evokore/internal/server"
+	"github.com/evokore/evokore/internal/session"
+	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
 // The tenancy rule on every dashboard surface that names a session: the
@@ -76,6 +85,72 @@ func TestDashboardSurfacesFollowTheTenancyRule(t *testing.T) {
 		}
 		if strings.Contains(got, c.other) {
 			t.Errorf("%s shows another tenant's record %q:\n%s", c.surface, c.other, got)
+		}
+	}
+}
+
+// A tenant's HTTP session on a router that keeps its sessions in memory
+// (the default: no store the dashboard could read to learn the tenant)
+// still shows nowhere on the dashboard: its replay lives under the
+// tenant's home, and its audit lines carry the tenant. A local session of
+// the same router shows on every surface.
+func TestDashboardHidesATenantsSessionOfARouterWithoutAStore(t *testing.T) {
+	h := routertest.New(t, map[string]any{}, nil)
+	ts := httptest.NewServer(h.HTTP(func(*http.Request) server.SessionOptions {
+		return server.SessionOptions{Role: "admin", Identity: session.Identity{Subject: "alice", Tenant: "acme"}}
+	}, nil))
+	t.Cleanup(ts.Close)
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "tenant", Version: "1"}, nil)
+	acme, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = acme.Close() })
+	local := h.Connect(nil)
+	for _, cs := range []*mcp.ClientSession{acme, local} {
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "proxy_server_status", Arguments: map[string]any{}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var localID string
+	for _, s := range h.Server.Sessions() {
+		if s.ID != acme.ID() {
+			localID = s.ID
+		}
+	}
+	home := h.Settings.Home
+	// Both sessions' records are written (asynchronously, wherever the
+	// router keeps them) before the dashboard is asked.
+	replays := func() (n int) {
+		_ = filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && (d.Name() == acme.ID()+"-replay.jsonl" || d.Name() == localID+"-replay.jsonl") {
+				n++
+			}
+			return nil
+		})
+		return n
+	}
+	routertest.WaitFor(t, "both replays and both audit lines", func() bool {
+		audit, _ := os.ReadFile(filepath.Join(home, "audit", "audit.jsonl"))
+		return replays() == 2 && strings.Contains(string(audit), acme.ID()) && strings.Contains(string(audit), localID)
+	})
+
+	_, base := served(t, dashboard.Options{Home: home, Token: secret, Role: "admin"})
+	hdr := bearerHdr(secret)
+	for _, c := range []struct {
+		surface string
+		read    func(id string) string
+	}{
+		{"the session list", func(string) string { return do(t, "GET", base+"/api/sessions", hdr, "").body }},
+		{"the replay", func(id string) string { return do(t, "GET", base+"/api/sessions/"+id+"/replay", hdr, "").body }},
+		{"the audit log", func(string) string { return do(t, "GET", base+"/api/audit", hdr, "").body }},
+	} {
+		if got := c.read(localID); !strings.Contains(got, localID) && !strings.Contains(got, "proxy_server_status") {
+			t.Errorf("%s does not show the local session %s:\n%s", c.surface, localID, got)
+		}
+		if got := c.read(acme.ID()); strings.Contains(got, acme.ID()) || (c.surface == "the replay" && strings.Contains(got, "proxy_server_status")) {
+			t.Errorf("%s shows the tenant's session %s:\n%s", c.surface, acme.ID(), got)
 		}
 	}
 }

@@ -52,7 +52,10 @@ type Event struct {
 	Time time.Time `json:"ts"`
 	Type Type      `json:"eventType"`
 	// Session and Role say who acted; Transport is stdio or http.
+	// Tenant is the session's tenant (session.Identity.Tenant, "" for
+	// none): readers of the shared logs show a record to its tenant only.
 	Session   string `json:"sessionId,omitempty"`
+	Tenant    string `json:"tenantId,omitempty"`
 	Role      string `json:"role,omitempty"`
 	Transport string `json:"transport,omitempty"`
 	Client    string `json:"client,omitempty"`

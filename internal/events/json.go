@@ -18,6 +18,7 @@ func AppendJSON(dst []byte, e Event) (out []byte, ok bool) {
 	}
 	b = jsonenc.String(append(b, `,"eventType":`...), e.Type)
 	b = field(b, `,"sessionId":`, e.Session)
+	b = field(b, `,"tenantId":`, e.Tenant)
 	b = field(b, `,"role":`, e.Role)
 	b = field(b, `,"transport":`, e.Transport)
 	b = field(b, `,"client":`, e.Client)

@@ -25,7 +25,7 @@ func TestAppendJSONIsMarshal(t *testing.T) {
 		cases = append(cases,
 			events.Event{},
 			events.Event{Time: when, Type: events.Type(s)},
-			events.Event{Time: when.Add(time.Duration(i) * time.Millisecond), Type: events.ToolCall, Session: s, Role: s,
+			events.Event{Time: when.Add(time.Duration(i) * time.Millisecond), Type: events.ToolCall, Session: s, Tenant: s, Role: s,
 				Transport: s, Client: s, Tool: s, Server: s, Source: s, Outcome: s, LatencyMs: &lat,
 				Args: json.RawMessage(`{"a":"` + "\\u003c" + `","b":[1,2.5,null]}`), Approval: s, Mode: s, Detail: s,
 				Remote: s, Pid: i * 1000},

@@ -51,6 +51,7 @@ type ApprovalEvent struct {
 	ID      string
 	Tool    string
 	Session string
+	Tenant  string
 	// Mode is how the approval travels: operator, elicitation or token.
 	Mode string
 }
@@ -193,7 +194,7 @@ type approvalStage struct{ p *Policy }
 
 func (s approvalStage) notify(kind, id, mode string, c *router.Call) {
 	if s.p.notify != nil {
-		s.p.notify(ApprovalEvent{Kind: kind, ID: id, Tool: c.Entry.Name, Session: c.Session.ID, Mode: mode})
+		s.p.notify(ApprovalEvent{Kind: kind, ID: id, Tool: c.Entry.Name, Session: c.Session.ID, Tenant: c.Session.Identity.Tenant, Mode: mode})
 	}
 }
 

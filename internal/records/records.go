@@ -171,7 +171,7 @@ func (r *Records) detail(text string) string {
 
 // Session records a session starting or ending, with its role.
 func (r *Records) Session(t events.Type, sess *session.Session, client string) {
-	r.bus.Emit(events.Event{Type: t, Session: sess.ID, Role: sess.Role, Transport: transportOf(sess),
+	r.bus.Emit(events.Event{Type: t, Session: sess.ID, Tenant: sess.Identity.Tenant, Role: sess.Role, Transport: transportOf(sess),
 		Client: r.detail(client)})
 }
 
@@ -192,7 +192,7 @@ func (r *Records) Approval(a policy.ApprovalEvent, role string) {
 	case policy.StateDenied:
 		t = events.ApprovalDenied
 	}
-	r.bus.Emit(events.Event{Type: t, Session: a.Session, Tool: a.Tool, Approval: a.ID, Mode: a.Mode, Role: role})
+	r.bus.Emit(events.Event{Type: t, Session: a.Session, Tenant: a.Tenant, Tool: a.Tool, Approval: a.ID, Mode: a.Mode, Role: role})
 }
 
 // Pins wraps the pin store so that the records hear of every tool it
@@ -278,7 +278,7 @@ func (o callEvents) event(c *router.Call) events.Event {
 		e.Args = a
 	}
 	if c.Session != nil {
-		e.Session, e.Role, e.Transport = c.Session.ID, c.Session.Role, transportOf(c.Session)
+		e.Session, e.Tenant, e.Role, e.Transport = c.Session.ID, c.Session.Identity.Tenant, c.Session.Role, transportOf(c.Session)
 	}
 	return e
 }

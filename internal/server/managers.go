@@ -18,6 +18,7 @@ import (
 	"github.com/evokore/evokore/internal/native/workers"
 	"github.com/evokore/evokore/internal/resources"
 	"github.com/evokore/evokore/internal/router"
+	"github.com/evokore/evokore/internal/safefile"
 )
 
 // contributions are what managers add beyond their tool handlers.
@@ -59,7 +60,9 @@ func registerManagers(t *native.Table, host *native.Host, s *Server) contributio
 	c.Observers = append(c.Observers, counters)
 	locks := claims.Register(t, filepath.Join(set.Home, ".claims"))
 	memory.Register(t, filepath.Join(set.Home, "memory"), host.Log)
-	nav.Register(t)
+	// EVOKORE_HOME is out even inside the project: it holds other
+	// tenants' records and the shared stores.
+	nav.Register(t, safefile.Scope{Roots: []string{set.ProjectDir}, Excluded: []string{set.Home}})
 	analytics.Register(t, set.Home, set.Env)
 	background := workers.Register(t, filepath.Join(set.Home, "workers"), set.Env)
 	agents := fleet.Register(t, set.Env)

@@ -83,6 +83,7 @@ func (t *Transport) Open(greet func(*jsonrpc.Request) []byte) {
 		c := &Conn{
 			in:       t.in,
 			out:      linewrite.New(t.out),
+			rawOut:   t.out,
 			log:      t.log,
 			incoming: make(chan frameOrErr),
 			closed:   make(chan struct{}),
@@ -126,7 +127,10 @@ type Conn struct {
 	// out writes whole lines, the answers of concurrent calls combined
 	// into one write when they meet.
 	out *linewrite.Writer
-	log *slog.Logger
+	// rawOut is the output as given, watched at the end of input for a
+	// client that stopped reading.
+	rawOut io.Writer
+	log    *slog.Logger
 
 	// incoming carries frames from readLoop, one at a time, so Read can
 	// also wait on ctx and Close.
@@ -307,15 +311,19 @@ func (c *Conn) offerFast(frame []byte) bool {
 }
 
 // awaitAnswers waits until every request read has been answered, the
-// drain bound passes, or the connection closes.
+// drain bound passes, nobody reads the output any more (a client that
+// exited must not keep the router for a hung call), or the connection
+// closes.
 func (c *Conn) awaitAnswers() {
 	ctx, cancel := context.WithTimeout(context.Background(), c.drain)
 	defer cancel()
+	var left atomic.Bool
+	go watchReader(ctx, c.rawOut, func() { left.Store(true); cancel() })
 	if !c.waitAnswers(ctx) {
 		c.openMu.Lock()
 		n := len(c.open)
 		c.openMu.Unlock()
-		c.log.Warn("[EVOKORE] Input ended with requests still unanswered", "open", n)
+		c.log.Warn("[EVOKORE] Input ended with requests still unanswered", "open", n, "client_reads", !left.Load())
 	}
 }
 

@@ -294,3 +294,33 @@ func TestShutdownCutsAStuckProviderShortAtTheDeadline(t *testing.T) {
 		t.Errorf("%d artefacts from an abandoned utterance", n)
 	}
 }
+
+// A client over the cap that keeps writing and does not read (a client
+// streaming audio the moment it connects) still finds the 1013 close
+// when it reads: the server waits for its close reply, reading and
+// dropping what it sends, and only then ends the connection, whose reset
+// does not take the close frame already delivered.
+func TestConnectionCapRefusesAClientThatOnlyWritesWith1013(t *testing.T) {
+	sc := startSidecar(t, Options{TTS: newFakeOpenAI(t).provider(), MaxConnections: 1})
+	first := dial(t, sc.url)
+	defer first.CloseNow()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, sc.url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	msg := []byte(`{"text":"` + strings.Repeat("a", 16<<10) + `"}`)
+	writes := 0
+	for ; writes < 1_000_000; writes++ {
+		if c.Write(ctx, websocket.MessageText, msg) != nil {
+			break
+		}
+	}
+	_, _, err = c.Read(ctx)
+	var ce websocket.CloseError
+	if !asCloseError(err, &ce) || ce.Code != websocket.StatusTryAgainLater || ce.Reason != "Maximum connections reached" {
+		t.Errorf("after %d writes the client read %v, want a 1013 close", writes, err)
+	}
+}

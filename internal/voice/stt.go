@@ -14,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/evokore/evokore/internal/safefile"
 )
 
 // Transcriber turns speech into text.
@@ -129,6 +131,10 @@ func (w *WhisperAPI) Transcribe(ctx context.Context, audio []byte, language, mod
 	return out.transcript(), nil
 }
 
+// maxTranscriptBytes caps whisper's JSON output: far above what the
+// longest audio a client may send (maxAudioBytes) transcribes to.
+const maxTranscriptBytes = 64 << 20
+
 // LocalWhisper transcribes with the openai-whisper command-line program.
 type LocalWhisper struct {
 	// Path is EVOKORE_WHISPER_PATH, default "whisper", resolved on PATH.
@@ -165,7 +171,9 @@ func (l *LocalWhisper) Transcribe(ctx context.Context, audio []byte, language, m
 	if err := runProcess(ctx, argv); err != nil {
 		return Transcript{}, fmt.Errorf("local whisper: %w", err)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "audio.json"))
+	// Whatever whisper left there (a link to a device, a FIFO, a file
+	// that never ends) must not hang or grow the sidecar.
+	data, err := safefile.Load(filepath.Join(dir, "audio.json"), maxTranscriptBytes)
 	if err != nil {
 		return Transcript{}, fmt.Errorf("local whisper wrote no transcript: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/safefile"
 )
 
 // tempPrefix starts the name of every temporary audio file; files left by
@@ -78,6 +79,10 @@ func (s *Server) deliver(ctx context.Context, audio Audio, v config.VoiceConfig)
 	return nil
 }
 
+// maxAudioFile caps an audio file the sidecar copies: a provider's
+// largest answer (maxAudio) slowed down to a quarter of its tempo.
+const maxAudioFile = 4 * maxAudio
+
 // copyArtifact copies src into dir as evokore-voice-<ms>.<ext>; utterances
 // finished in the same millisecond get -2, -3 … rather than overwrite one
 // another. The copy is written under a hidden name and linked into place
@@ -86,7 +91,10 @@ func copyArtifact(src, dir, stamp, ext string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	in, err := os.Open(src)
+	// src may be ffmpeg's output: only a regular file within the cap is
+	// copied, so a link to a device or a FIFO cannot hang or fill the
+	// artefact directory.
+	in, err := safefile.OpenOwn(src, maxAudioFile)
 	if err != nil {
 		return "", err
 	}

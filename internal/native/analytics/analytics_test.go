@@ -73,6 +73,17 @@ func harness(t *testing.T, env map[string]string) (*mcp.ClientSession, *routerte
 	return h.Connect(nil), h
 }
 
+// transcripts is a project folder of the harness's Claude Code
+// transcripts, the only place session_context_health reads.
+func transcripts(t *testing.T, h *routertest.Harness) string {
+	t.Helper()
+	dir := filepath.Join(h.Dir, ".claude", "projects", "-tmp-"+t.Name())
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 func TestContextHealth(t *testing.T) {
 	cs, h := harness(t, nil)
 	path := filepath.Join(h.Dir, ".claude", "projects", "-home-dev-app", transcript+".jsonl")
@@ -117,11 +128,11 @@ func TestContextHealth(t *testing.T) {
 
 func TestContextHealthErrors(t *testing.T) {
 	cs, h := harness(t, nil)
-	empty := filepath.Join(t.TempDir(), "empty.jsonl")
+	empty := filepath.Join(transcripts(t, h), "empty.jsonl")
 	if err := os.WriteFile(empty, []byte(`{"type":"user","message":{"content":"no usage here"}}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	missing := filepath.Join(t.TempDir(), "gone.jsonl")
+	missing := filepath.Join(transcripts(t, h), "gone.jsonl")
 	cases := map[string]string{
 		empty:   "No usage data found in session file: " + empty + ". It may be empty or not a Claude Code transcript.",
 		missing: "Session file not found or not readable: " + missing,

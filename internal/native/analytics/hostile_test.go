@@ -14,13 +14,15 @@ import (
 )
 
 func TestContextHealthReadsOnlyRegularFiles(t *testing.T) {
-	cs, _ := harness(t, nil)
-	dir := t.TempDir()
+	cs, h := harness(t, nil)
+	dir := transcripts(t, h)
 	fifo := filepath.Join(dir, "session.jsonl")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	private := filepath.Join(dir, "private.jsonl")
+	// Outside the transcripts folder, so refused whatever the router's
+	// privileges.
+	private := filepath.Join(t.TempDir(), "private.jsonl")
 	if err := os.WriteFile(private, nil, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -37,8 +39,8 @@ func TestContextHealthReadsOnlyRegularFiles(t *testing.T) {
 }
 
 func TestContextHealthMemoryStaysBounded(t *testing.T) {
-	cs, _ := harness(t, nil)
-	dir := t.TempDir()
+	cs, h := harness(t, nil)
+	dir := transcripts(t, h)
 	// A transcript whose first line is far longer than any record: it
 	// is skipped, and the usage after it is still found.
 	long := filepath.Join(dir, "long.jsonl")
@@ -74,5 +76,36 @@ func TestContextHealthMemoryStaysBounded(t *testing.T) {
 	// by the file.
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 128<<20 {
 		t.Errorf("reading a 300 MiB line allocated %d MiB", grew>>20)
+	}
+}
+
+// Only the user's transcripts are read: a transcript outside their
+// folder, a link out of it, and the router's own records are answered
+// exactly like a missing file, so the tool tells nothing of what exists.
+func TestContextHealthReadsOnlyTheTranscriptsFolder(t *testing.T) {
+	cs, h := harness(t, nil)
+	valid := []byte(`{"timestamp":"2026-01-01T00:00:00Z","message":{"usage":{"input_tokens":7,"output_tokens":3}}}` + "\n")
+	outside := filepath.Join(t.TempDir(), "elsewhere.jsonl")
+	if err := os.WriteFile(outside, valid, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inside := filepath.Join(transcripts(t, h), "inside.jsonl")
+	if err := os.WriteFile(inside, valid, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(transcripts(t, h), "link.jsonl")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	record := filepath.Join(h.Settings.Home, "sessions", "sess-old-replay.jsonl")
+	for _, p := range []string{outside, link, record, "/etc/passwd", filepath.Join(filepath.Dir(outside), "missing.jsonl")} {
+		want := "Session file not found or not readable: " + p
+		if text, isErr := routertest.CallText(t, cs, "session_context_health", map[string]any{"session_path": p}); !isErr || text != want {
+			t.Errorf("%s = %v %q\nwant %q", p, isErr, text, want)
+		}
+	}
+	text, isErr := routertest.CallText(t, cs, "session_context_health", map[string]any{"session_path": inside})
+	if v := decode(t, text); isErr || v["turn_count"] != 1.0 {
+		t.Errorf("a transcript in the folder = %v %s", isErr, text)
 	}
 }

@@ -68,7 +68,7 @@ func projectMatches(ctx context.Context, dir, id, filter string) bool {
 		return false
 	}
 	found := false
-	if f, err := openFile(filepath.Join(dir, id+".jsonl"), false); err == nil {
+	if f, err := openFile(filepath.Join(dir, id+".jsonl")); err == nil {
 		_ = eachJSONLine(f.Reader(ctx), func(line []byte) {
 			if found {
 				return
@@ -103,7 +103,7 @@ type replayStats struct {
 
 func readReplay(ctx context.Context, path string) replayStats {
 	s := replayStats{byTool: map[string]int{}, repeats: map[string]int{}, errors: map[string]int{}}
-	f, err := openFile(path, false)
+	f, err := openFile(path)
 	if err != nil {
 		return s
 	}
@@ -137,7 +137,7 @@ func readReplay(ctx context.Context, path string) replayStats {
 // countLines counts the non-blank lines of a file; a missing or refused
 // file has none.
 func countLines(ctx context.Context, path string) int {
-	f, err := openFile(path, false)
+	f, err := openFile(path)
 	if err != nil {
 		return 0
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -73,13 +72,17 @@ func (m *Manager) healthTool(ctx context.Context, call *native.Call) (*mcp.CallT
 		}
 		path = p
 	}
-	// A path the model names outside the user's transcripts must not
-	// let it probe files the router reads only by privilege; every file
-	// it will not read gets the same answer.
-	outside := !within(m.projects, path)
-	f, err := openFile(path, outside)
+	// Only the user's transcripts are read: a path the model names
+	// elsewhere (or a link that leads out) is answered like a missing
+	// file, so the tool tells nothing of what exists outside.
+	unavailable := native.Errorf("Session file not found or not readable: %s", path)
+	real, err := safefile.Scope{Roots: []string{m.projects}}.Resolve(path)
 	if err != nil {
-		return native.Errorf("Session file not found or not readable: %s", path), nil
+		return unavailable, nil
+	}
+	f, err := openFile(real)
+	if err != nil {
+		return unavailable, nil
 	}
 	defer f.Close()
 	h, err := readHealth(ctx, f, path)
@@ -142,10 +145,4 @@ func (m *Manager) trustTool(ctx context.Context, call *native.Call) (*mcp.CallTo
 // folder of EVOKORE_HOME/sessions (session.TenantDir).
 func (m *Manager) sessionsOf(call *native.Call) string {
 	return session.TenantDir(m.sessions, session.TenantOf(call.Session))
-}
-
-// within reports whether path lies inside dir.
-func within(dir, path string) bool {
-	rel, err := filepath.Rel(dir, filepath.Clean(path))
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && rel != "."
 }

@@ -13,10 +13,14 @@
 // before the anchor sit in a ring buffer until the anchor turns up). A
 // window reaches at most 500 lines on either side of its anchor.
 //
-// The path comes from the model, so a file is opened through package
-// safefile: regular files only (no devices, FIFOs or /proc), not ones the
-// router could read only by privilege, and one error text for every file
-// the tools will not read, so they reveal nothing about it. Reading stops
+// The path comes from the model, so the tools read only the project's
+// files: the real path (symlinks followed) must lie under the directory
+// the router was started in (config.Settings.ProjectDir) and not under
+// EVOKORE_HOME, whose records belong to tenants and shared stores. The
+// file is then opened through package safefile: regular files only (no
+// devices, FIFOs or /proc), not ones the router could read only by
+// privilege. Every file the tools will not read, outside the project or
+// missing alike, gets one error text, so they reveal nothing about it. Reading stops
 // at MaxFileBytes or when the call is cancelled; a line is kept up to
 // MaxLineBytes (a longer one is shown cut), and a map lists at most
 // MaxAnchors anchors, so a call's memory is bounded whatever the file.

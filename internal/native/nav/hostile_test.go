@@ -4,6 +4,7 @@ package nav_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,9 +17,8 @@ import (
 )
 
 func TestNavGivesOneAnswerForEveryFileItWillNotRead(t *testing.T) {
-	h := routertest.New(t, map[string]any{}, nil)
-	cs := h.Connect(nil)
-	dir := t.TempDir()
+	h, cs := project(t, nil)
+	dir := h.Dir
 	fifo := filepath.Join(dir, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
@@ -54,9 +54,9 @@ func TestNavGivesOneAnswerForEveryFileItWillNotRead(t *testing.T) {
 
 // sparse makes a file of size bytes without a single newline, without
 // using the disk space.
-func sparse(t *testing.T, size int64) string {
+func sparse(t *testing.T, dir string, size int64) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "huge.bin")
+	p := filepath.Join(dir, fmt.Sprintf("huge-%d.bin", size))
 	f, err := os.Create(p)
 	if err != nil {
 		t.Fatal(err)
@@ -69,9 +69,8 @@ func sparse(t *testing.T, size int64) string {
 }
 
 func TestNavMemoryStaysBoundedOnAFileWithoutNewlines(t *testing.T) {
-	h := routertest.New(t, map[string]any{}, nil)
-	cs := h.Connect(nil)
-	p := sparse(t, 200<<20)
+	h, cs := project(t, nil)
+	p := sparse(t, h.Dir, 200<<20)
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -87,7 +86,7 @@ func TestNavMemoryStaysBoundedOnAFileWithoutNewlines(t *testing.T) {
 	}
 
 	// Past the file cap the tools stop reading and say so.
-	big := sparse(t, 8<<30)
+	big := sparse(t, h.Dir, 8<<30)
 	for _, tool := range []string{"nav_get_map", "nav_read_anchor"} {
 		want := "Cannot read " + big + ": the file is larger than 256 MiB"
 		if text, isErr := routertest.CallText(t, cs, tool, map[string]any{"path": big, "anchor_id": "a"}); !isErr || text != want {
@@ -97,9 +96,8 @@ func TestNavMemoryStaysBoundedOnAFileWithoutNewlines(t *testing.T) {
 }
 
 func TestReadAnchorShowsALongLineCut(t *testing.T) {
-	h := routertest.New(t, map[string]any{}, nil)
-	cs := h.Connect(nil)
-	p := filepath.Join(t.TempDir(), "long.txt")
+	h, cs := project(t, nil)
+	p := filepath.Join(h.Dir, "long.txt")
 	if err := os.WriteFile(p, []byte(strings.Repeat("é", 100_000)+"\n// @AI:NAV[INS:here] spot\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -109,5 +107,63 @@ func TestReadAnchorShowsALongLineCut(t *testing.T) {
 	want := "1:\t" + strings.Repeat("é", nav.MaxLineBytes/2) + " …[line cut]\n2:\t// @AI:NAV[INS:here] spot"
 	if isErr || w.Content != want {
 		t.Errorf("window = %v %.300s", isErr, text)
+	}
+}
+
+// The tools read the project's files only: a file outside it, one behind
+// a link that leads out of it, and EVOKORE_HOME's records (other
+// tenants', shared stores) inside it are answered exactly like a missing
+// file, so a read-only caller learns neither their size nor that they
+// exist.
+func TestNavReadsOnlyTheProjectDirectory(t *testing.T) {
+	h, cs := project(t, map[string]string{"EVOKORE_ROLE": "readonly"})
+	anchored := []byte("one\n// @AI:NAV[SEC:s] secret section\nsecret\n// @AI:NAV[END:s]\n")
+	outside := filepath.Join(t.TempDir(), "outside.go")
+	if err := os.WriteFile(outside, anchored, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	record := filepath.Join(h.Settings.Home, "sessions", "record.jsonl")
+	if err := os.MkdirAll(filepath.Dir(record), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(record, anchored, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inside := filepath.Join(h.Dir, "inside.go")
+	if err := os.WriteFile(inside, anchored, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := func(name, target string) string {
+		p := filepath.Join(h.Dir, name)
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	refused := []string{
+		"/etc/passwd", outside,
+		link("passwd", "/etc/passwd"),
+		link("out.go", outside),
+		filepath.Join(link("outdir", filepath.Dir(outside)), "outside.go"),
+		filepath.Join(h.Dir, "..", filepath.Base(filepath.Dir(outside)), "outside.go"),
+		record,
+		filepath.Join(h.Dir, "missing.go"),
+	}
+	for _, p := range refused {
+		want := "File not found or not readable: " + p
+		if text, isErr := routertest.CallText(t, cs, "nav_get_map", map[string]any{"path": p}); !isErr || text != want {
+			t.Errorf("nav_get_map %s = %v %q\nwant %q", p, isErr, text, want)
+		}
+		if text, isErr := routertest.CallText(t, cs, "nav_read_anchor", map[string]any{"path": p, "anchor_id": "s"}); !isErr || text != want {
+			t.Errorf("nav_read_anchor %s = %v %q\nwant %q", p, isErr, text, want)
+		}
+	}
+	// A link that stays inside the project is followed.
+	for _, p := range []string{inside, link("alias.go", inside)} {
+		text, isErr := routertest.CallText(t, cs, "nav_get_map", map[string]any{"path": p})
+		var m nav.Map
+		if err := json.Unmarshal([]byte(text), &m); isErr || err != nil || m.TotalLines != 4 || m.File != p {
+			t.Errorf("nav_get_map %s = %v %s", p, isErr, text)
+		}
 	}
 }

@@ -9,23 +9,41 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/evokore/evokore/internal/native/nav"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
-func fixture(t *testing.T) string {
+// project is a router whose project directory is the harness's folder,
+// with a client on it: the tools read files there only.
+func project(t *testing.T, env map[string]string) (*routertest.Harness, *mcp.ClientSession) {
 	t.Helper()
-	p, err := filepath.Abs("testdata/service.go.txt")
+	h := routertest.New(t, map[string]any{}, env)
+	if h.Settings.ProjectDir != h.Dir {
+		t.Fatalf("project directory %q, want the harness's %q", h.Settings.ProjectDir, h.Dir)
+	}
+	return h, h.Connect(nil)
+}
+
+// fixture copies the anchored sample into the project and returns its
+// path there.
+func fixture(t *testing.T, h *routertest.Harness) string {
+	t.Helper()
+	b, err := os.ReadFile("testdata/service.go.txt")
 	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(h.Dir, "service.go")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
 func TestGetMap(t *testing.T) {
-	h := routertest.New(t, map[string]any{}, nil)
-	cs := h.Connect(nil)
-	path := fixture(t)
+	h, cs := project(t, nil)
+	path := fixture(t, h)
 	text, isErr := routertest.CallText(t, cs, "nav_get_map", map[string]any{"path": path})
 	if isErr {
 		t.Fatal(text)
@@ -66,9 +84,8 @@ func TestGetMap(t *testing.T) {
 }
 
 func TestGetMapOfAFileWithoutAnchors(t *testing.T) {
-	h := routertest.New(t, map[string]any{}, nil)
-	cs := h.Connect(nil)
-	p := filepath.Join(t.TempDir(), "plain.txt")
+	h, cs := project(t, nil)
+	p := filepath.Join(h.Dir, "plain.txt")
 	if err := os.WriteFile(p, []byte("one\r\ntwo\r\nthree"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -80,9 +97,8 @@ func TestGetMapOfAFileWithoutAnchors(t *testing.T) {
 }
 
 func TestReadAnchor(t *testing.T) {
-	h := routertest.New(t, map[string]any{}, nil)
-	cs := h.Connect(nil)
-	path := fixture(t)
+	h, cs := project(t, nil)
+	path := fixture(t, h)
 	text, isErr := routertest.CallText(t, cs, "nav_read_anchor", map[string]any{"path": path, "anchor_id": "new-import", "lines_before": 2, "lines_after": 1})
 	if isErr {
 		t.Fatal(text)
@@ -116,8 +132,7 @@ func TestReadAnchor(t *testing.T) {
 }
 
 func TestReadAnchorWindowIsCappedAt500(t *testing.T) {
-	h := routertest.New(t, map[string]any{}, nil)
-	cs := h.Connect(nil)
+	h, cs := project(t, nil)
 	var b strings.Builder
 	for i := 1; i <= 1500; i++ {
 		if i == 700 {
@@ -128,7 +143,7 @@ func TestReadAnchorWindowIsCappedAt500(t *testing.T) {
 	}
 	// A line longer than any default scanner buffer.
 	b.WriteString(strings.Repeat("y", 200_000) + "\n")
-	p := filepath.Join(t.TempDir(), "big.txt")
+	p := filepath.Join(h.Dir, "big.txt")
 	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -164,10 +179,9 @@ func TestReadAnchorWindowIsCappedAt500(t *testing.T) {
 }
 
 func TestNavErrors(t *testing.T) {
-	h := routertest.New(t, map[string]any{}, nil)
-	cs := h.Connect(nil)
-	path := fixture(t)
-	missing := filepath.Join(t.TempDir(), "nope.txt")
+	h, cs := project(t, nil)
+	path := fixture(t, h)
+	missing := filepath.Join(h.Dir, "nope.txt")
 	cases := []struct {
 		tool string
 		args map[string]any

@@ -11,27 +11,39 @@ import (
 	"github.com/evokore/evokore/internal/safefile"
 )
 
-// Register binds nav_get_map and nav_read_anchor.
-func Register(t *native.Table) {
-	t.Bind(native.NavGetMap, getMap)
-	t.Bind(native.NavReadAnchor, readAnchor)
+// Register binds nav_get_map and nav_read_anchor, which read files within
+// scope only.
+func Register(t *native.Table, scope safefile.Scope) {
+	n := &navigator{scope: scope}
+	t.Bind(native.NavGetMap, n.getMap)
+	t.Bind(native.NavReadAnchor, n.readAnchor)
+}
+
+// navigator reads the files of one scope.
+type navigator struct {
+	scope safefile.Scope
 }
 
 // open checks the path and opens it; a problem is an isError result. A
-// missing file, one the router may not read or may read only by privilege,
-// and anything that is not a regular file (a device, a FIFO, /proc) all
-// get the same answer, so that the tools tell nothing about files they
-// will not read.
-func open(path string) (*safefile.File, *mcp.CallToolResult) {
+// file outside the scope, a missing file, one the router may not read or
+// may read only by privilege, and anything that is not a regular file (a
+// device, a FIFO, /proc) all get the same answer, so that the tools tell
+// nothing about files they will not read.
+func (n *navigator) open(path string) (*safefile.File, *mcp.CallToolResult) {
 	if path == "" {
 		return nil, native.Errorf("Missing required argument: path")
 	}
 	if !filepath.IsAbs(path) {
 		return nil, native.Errorf("Path must be absolute: %s", path)
 	}
-	f, err := safefile.Open(path, safefile.Options{MaxBytes: MaxFileBytes, RefusePrivileged: true})
+	unavailable := native.Errorf("File not found or not readable: %s", path)
+	real, err := n.scope.Resolve(path)
 	if err != nil {
-		return nil, native.Errorf("File not found or not readable: %s", path)
+		return nil, unavailable
+	}
+	f, err := safefile.Open(real, safefile.Options{MaxBytes: MaxFileBytes, RefusePrivileged: true})
+	if err != nil {
+		return nil, unavailable
 	}
 	return f, nil
 }
@@ -45,14 +57,14 @@ func readError(path string, err error) *mcp.CallToolResult {
 	return native.Errorf("Cannot read %s: %v", path, err)
 }
 
-func getMap(ctx context.Context, call *native.Call) (*mcp.CallToolResult, error) {
+func (n *navigator) getMap(ctx context.Context, call *native.Call) (*mcp.CallToolResult, error) {
 	var in struct {
 		Path string `json:"path"`
 	}
 	if err := call.Decode(&in); err != nil {
 		return call.Invalid(err), nil
 	}
-	f, bad := open(in.Path)
+	f, bad := n.open(in.Path)
 	if bad != nil {
 		return bad, nil
 	}
@@ -64,7 +76,7 @@ func getMap(ctx context.Context, call *native.Call) (*mcp.CallToolResult, error)
 	return native.JSON(m), nil
 }
 
-func readAnchor(ctx context.Context, call *native.Call) (*mcp.CallToolResult, error) {
+func (n *navigator) readAnchor(ctx context.Context, call *native.Call) (*mcp.CallToolResult, error) {
 	var in struct {
 		Path        string `json:"path"`
 		AnchorID    string `json:"anchor_id"`
@@ -81,7 +93,7 @@ func readAnchor(ctx context.Context, call *native.Call) (*mcp.CallToolResult, er
 	if in.AnchorID == "" {
 		return native.Errorf("Missing required argument: anchor_id"), nil
 	}
-	f, bad := open(in.Path)
+	f, bad := n.open(in.Path)
 	if bad != nil {
 		return bad, nil
 	}

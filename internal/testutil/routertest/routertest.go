@@ -103,6 +103,9 @@ func NewWithServerOptions(t testing.TB, dir, configPath string, env map[string]s
 	}
 	settings, _ := config.ReadSettings(config.NewEnv(vars), server.ShippedDefaults)
 	settings.ShutdownGrace = 500 * time.Millisecond
+	// The directory holding the config plays the project the router was
+	// started in, not the test binary's working directory.
+	settings.ProjectDir = dir
 	h := &Harness{t: t, Dir: dir, Stderr: &Buffer{}, Settings: settings}
 	opts := server.Options{Settings: settings, Version: "test", Log: h.Stderr}
 	if adjust != nil {

@@ -5,7 +5,11 @@
 //	                                   for a moment, append "end PID", exit EXIT
 //	fakehelper ffmpeg LOG ARGS...      record ARGS, copy -i's file to the last arg
 //	fakehelper whisper FILE FLAGS...   write <output_dir>/<stem>.json (also
-//	                                   when the program is named "whisper")
+//	                                   when the program is named "whisper");
+//	                                   with --language fifo or zero, leave a
+//	                                   FIFO or a link to /dev/zero there
+//	fakehelper badffmpeg KIND ARGS...  leave a FIFO (KIND fifo) or a link to
+//	                                   /dev/zero (zero) as the output
 package main
 
 import (
@@ -82,13 +86,36 @@ func run(mode string, args []string) int {
 		}
 		b, _ := json.Marshal(out)
 		stem := strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
-		if os.WriteFile(filepath.Join(flags["--output_dir"], stem+".json"), b, 0o600) != nil {
+		target := filepath.Join(flags["--output_dir"], stem+".json")
+		if kind := flags["--language"]; kind == "fifo" || kind == "zero" {
+			return leave(kind, target)
+		}
+		if os.WriteFile(target, b, 0o600) != nil {
 			return 1
 		}
 		return 0
+	case "badffmpeg":
+		return leave(args[0], args[len(args)-1])
 	}
 	fmt.Fprintln(os.Stderr, "unknown mode", mode)
 	return 2
+}
+
+// leave puts at path what a misbehaving program might: a FIFO no one
+// writes, or a link to a device that never ends.
+func leave(kind, path string) int {
+	_ = os.Remove(path)
+	var err error
+	if kind == "fifo" {
+		err = mkfifo(path)
+	} else {
+		err = os.Symlink("/dev/zero", path)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
 }
 
 func appendLine(path, line string) {
