@@ -95,7 +95,10 @@ func (b bearer) RoundTrip(req *http.Request) (*http.Response, error) {
 func connectWith(t testing.TB, endpoint, token string, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "http-test", Version: "1"}, opts)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: bearer{token: token}}}, nil)
+	// Sessions are what these tests are about: the session protocol, not
+	// the go-sdk client's sessionless default (see stateless_test.go).
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: bearer{token: token}}},
+		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err == nil {
 		t.Cleanup(func() { _ = cs.Close() })
 	}

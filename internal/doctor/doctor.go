@@ -155,7 +155,13 @@ func (r *report) children(o Options, cfg *config.MCPConfig) {
 			continue
 		}
 		res, err := srv.Resolve(o.Settings.Env)
-		if err != nil {
+		var self *config.SelfReferenceError
+		switch {
+		case errors.As(err, &self):
+			r.problem(fmt.Sprintf("server '%s' would start evokore itself: %v", srv.ID, err),
+				fmt.Sprintf("remove '%s' from %s: evokore would start itself without end", srv.ID, o.ConfigPath))
+			continue
+		case err != nil:
 			r.problem(fmt.Sprintf("server '%s' cannot start: %v", srv.ID, err), "set the variable where the client starts evokore, or write the value in the server's env")
 			continue
 		}
