@@ -39,7 +39,7 @@ func (v *view) contentMethod(ctx context.Context, method string, req mcp.Request
 		if c != nil {
 			list = c.Resources()
 		}
-		list = append(slices.Clip(list), v.childResources()...)
+		list = append(slices.Clip(list), v.srv.children.Resources(v.sess)...)
 		if list == nil {
 			list = []*mcp.Resource{}
 		}
@@ -49,13 +49,13 @@ func (v *view) contentMethod(ctx context.Context, method string, req mcp.Request
 		if c != nil {
 			list = c.ResourceTemplates()
 		}
-		list = append(slices.Clip(list), v.childTemplates()...)
+		list = append(slices.Clip(list), v.srv.children.Templates(v.sess)...)
 		if list == nil {
 			list = []*mcp.ResourceTemplate{}
 		}
 		return &mcp.ListResourceTemplatesResult{ResourceTemplates: list, Cacheable: roleScoped}, true, nil
 	case "resources/read":
-		if r, ok, err := v.childRead(ctx, req.(*mcp.ReadResourceRequest).Params.URI); ok {
+		if r, ok, err := v.srv.children.Read(ctx, v.sess, req.(*mcp.ReadResourceRequest).Params.URI); ok {
 			if err != nil {
 				return nil, true, router.WireError(err)
 			}
@@ -76,14 +76,14 @@ func (v *view) contentMethod(ctx context.Context, method string, req mcp.Request
 		if c != nil {
 			list = c.Prompts()
 		}
-		list = append(slices.Clip(list), v.childPrompts(list)...)
+		list = append(slices.Clip(list), v.srv.children.Prompts(v.sess, list)...)
 		if list == nil {
 			list = []*mcp.Prompt{}
 		}
 		return &mcp.ListPromptsResult{Prompts: list, Cacheable: roleScoped}, true, nil
 	case "prompts/get":
 		p := req.(*mcp.GetPromptRequest).Params
-		if r, ok, err := v.childPrompt(ctx, p.Name, p.Arguments); ok {
+		if r, ok, err := v.srv.children.Prompt(ctx, v.sess, p.Name, p.Arguments); ok {
 			if err != nil {
 				return nil, true, router.WireError(err)
 			}
@@ -111,7 +111,7 @@ func (v *view) syncResources() {
 			now[r.URI] = r
 		}
 	}
-	for _, r := range v.childResources() {
+	for _, r := range v.srv.children.Resources(v.sess) {
 		now[r.URI] = r
 	}
 	if v.resourcesStale {
@@ -151,7 +151,7 @@ func (v *view) syncPrompts() {
 	if c := v.srv.content; c != nil {
 		native = c.Prompts()
 	}
-	for _, p := range v.childPrompts(native) {
+	for _, p := range v.srv.children.Prompts(v.sess, native) {
 		now[p.Name] = true
 	}
 	var gone []string

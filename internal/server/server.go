@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/childview"
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/events"
 	"github.com/evokore/evokore/internal/lifecycle"
@@ -86,6 +87,8 @@ type Server struct {
 	pins    *policy.Pins
 	legacy  bool
 	content Content
+	// children is what sessions see of the children's content.
+	children childview.Children
 
 	// gen is the configuration in force: the files as last read, the
 	// profile and role they settle, their problems. Reload publishes a
@@ -210,6 +213,14 @@ func New(opts Options) *Server {
 		ResourceUpdated: s.resourceUpdated,
 	})
 	s.parts.OnStop(s.proxy.Close)
+	s.children = childview.Children{Proxy: s.proxy, Catalog: s.catalog,
+		Rules: func() *policy.RBAC { return s.policy.Rules().RBAC },
+		Own: func() []*mcp.Prompt {
+			if s.content == nil {
+				return nil
+			}
+			return s.content.Prompts()
+		}}
 	if s.pins != nil {
 		// `evokore pins accept` rewrites the file; re-admit the tools then.
 		s.parts.OnStart(func(ctx context.Context) {
@@ -694,3 +705,14 @@ func (s *Server) RecordReload(summary string, err error) { s.records.Reload(summ
 // RecordAuthFailure records a request the HTTP transport refused for its
 // credentials: the client's address and why (never the credential).
 func (s *Server) RecordAuthFailure(remote, reason string) { s.records.AuthFailure(remote, reason) }
+
+// resourceUpdated passes a child's resource update to every session; the
+// SDK sends it only to the sessions subscribed to that URI.
+func (s *Server) resourceUpdated(ctx context.Context, params *mcp.ResourceUpdatedNotificationParams) {
+	s.mu.Lock()
+	views := append([]*view(nil), s.views...)
+	s.mu.Unlock()
+	for _, v := range views {
+		_ = v.mcp.ResourceUpdated(ctx, params)
+	}
+}

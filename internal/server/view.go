@@ -149,10 +149,14 @@ func (s *Server) newView(so SessionOptions) *view {
 	v.sess.TTL = s.opts.Settings.SessionTTL
 	opts := identity()
 	opts.Logger = logging.AtLeast(s.log, slog.LevelWarn)
-	opts.SubscribeHandler = func(ctx context.Context, req *mcp.SubscribeRequest) error { return v.subscribe(ctx, req) }
-	opts.UnsubscribeHandler = func(ctx context.Context, req *mcp.UnsubscribeRequest) error { return v.unsubscribe(ctx, req) }
+	opts.SubscribeHandler = func(ctx context.Context, req *mcp.SubscribeRequest) error {
+		return s.children.Subscribe(ctx, v.sess, req)
+	}
+	opts.UnsubscribeHandler = func(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+		return s.children.Unsubscribe(ctx, v.sess, req)
+	}
 	opts.CompletionHandler = func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-		return v.complete(ctx, req)
+		return s.children.Complete(ctx, v.sess, req)
 	}
 	opts.InitializedHandler = func(_ context.Context, req *mcp.InitializedRequest) {
 		var caps *mcp.ClientCapabilities
@@ -237,7 +241,7 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}()
 		res, err = handle(ctx, method, req)
-		if err == nil && newProtocol(req) {
+		if err == nil && method != "initialize" && newProtocol(req) {
 			res = completed(res)
 		}
 		return res, err
@@ -278,6 +282,11 @@ func (v *view) handler(next mcp.MethodHandler) mcp.MethodHandler {
 				stop := make(chan struct{})
 				defer close(stop)
 				go v.mirror(stop)
+				// Listed with the sessions while it listens, so that a
+				// child's resource update reaches it.
+				if v.srv.attach(v) {
+					defer v.srv.detach(v)
+				}
 			}
 			return next(ctx, method, req)
 		case "tools/list":
