@@ -126,6 +126,7 @@ func ReadSettings(env Env, d Defaults) (Settings, []string) {
 		}
 		return v
 	}
+	// onUnlessFalse reads a boolean whose declared default is true.
 	onUnlessFalse := func(key string) bool {
 		raw, set := env.Lookup(key)
 		if !set || strings.TrimSpace(raw) == "" {
@@ -133,22 +134,22 @@ func ReadSettings(env Env, d Defaults) (Settings, []string) {
 		}
 		return boolean(key)
 	}
-	positive := func(key string) int {
+	positive := func(key string, def int) int {
 		raw := strings.TrimSpace(env.Get(key))
 		if raw == "" {
-			return 0
+			return def
 		}
 		n, err := strconv.Atoi(raw)
 		if err != nil || n <= 0 {
 			warnings = append(warnings, "Ignoring "+key+"="+strconv.Quote(raw)+": want a positive number.")
-			return 0
+			return def
 		}
 		return n
 	}
 	s := Settings{
-		ConfigPath:           or(env.Get("EVOKORE_MCP_CONFIG_PATH"), "mcp.config.json"),
-		PermissionsPath:      or(env.Get("EVOKORE_PERMISSIONS_PATH"), "permissions.yml"),
-		SkillsDir:            or(env.Get("EVOKORE_SKILLS_DIR"), "SKILLS"),
+		ConfigPath:           or(env.Get("EVOKORE_MCP_CONFIG_PATH"), DefaultMCPConfigPath),
+		PermissionsPath:      or(env.Get("EVOKORE_PERMISSIONS_PATH"), DefaultPermissionsPath),
+		SkillsDir:            or(env.Get("EVOKORE_SKILLS_DIR"), DefaultSkillsDir),
 		Home:                 env.Get("EVOKORE_HOME"),
 		DiscoveryProfile:     strings.TrimSpace(env.Get("EVOKORE_DISCOVERY_PROFILE")),
 		Role:                 strings.TrimSpace(env.Get("EVOKORE_ROLE")),
@@ -161,15 +162,15 @@ func ReadSettings(env Env, d Defaults) (Settings, []string) {
 		SessionTTL:           ms("EVOKORE_SESSION_TTL_MS", d.SessionTTL),
 		ShutdownGrace:        d.ShutdownGrace,
 		Pagination:           boolean("EVOKORE_TOOL_LIST_PAGINATION"),
-		PageSize:             35,
-		SchemaMode:           SchemaFull,
-		SchemaFallback:       ms("EVOKORE_TOOL_SCHEMA_FALLBACK_MS", 60*time.Second),
+		PageSize:             DefaultToolListPageSize,
+		SchemaMode:           DefaultToolSchemaMode,
+		SchemaFallback:       ms("EVOKORE_TOOL_SCHEMA_FALLBACK_MS", DefaultToolSchemaFallback),
 		Telemetry:            boolean("EVOKORE_TELEMETRY"),
 		SkillWatcher:         boolean("EVOKORE_SKILL_WATCHER"),
 		HTTPAllowPrivate:     boolean("EVOKORE_HTTP_ALLOW_PRIVATE"),
 		AuditLog:             onUnlessFalse("EVOKORE_AUDIT_LOG"),
-		AuditMaxBytes:        int64(positive("EVOKORE_AUDIT_MAX_BYTES")),
-		AuditKeep:            positive("EVOKORE_AUDIT_KEEP"),
+		AuditMaxBytes:        int64(positive("EVOKORE_AUDIT_MAX_BYTES", DefaultAuditMaxBytes)),
+		AuditKeep:            positive("EVOKORE_AUDIT_KEEP", DefaultAuditKeep),
 		Webhooks:             onUnlessFalse("EVOKORE_WEBHOOKS_ENABLED"),
 		SessionReplay:        onUnlessFalse("EVOKORE_SESSION_REPLAY"),
 		WebhooksAllowPrivate: boolean("EVOKORE_WEBHOOKS_ALLOW_PRIVATE"),
@@ -209,7 +210,9 @@ func ReadSettings(env Env, d Defaults) (Settings, []string) {
 	mode := strings.ToLower(strings.TrimSpace(raw))
 	s.DiscoveryModeSet = set && mode != ""
 	switch mode {
-	case "", ModeDynamic:
+	case "":
+		s.DiscoveryMode = DefaultToolDiscoveryMode
+	case ModeDynamic:
 		s.DiscoveryMode = ModeDynamic
 	case ModeLegacy:
 		s.DiscoveryMode = ModeLegacy

@@ -28,7 +28,6 @@ import (
 	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/search"
 	"github.com/evokore/evokore/internal/session"
-	"github.com/evokore/evokore/internal/sessionstore"
 	"github.com/evokore/evokore/internal/sharedstate"
 	"github.com/evokore/evokore/internal/stdio"
 	"github.com/evokore/evokore/internal/tracing"
@@ -378,14 +377,16 @@ func (s *Server) resolveProfile(g *generation) catalog.Resolution {
 // session is served. A Redis that does not answer leaves them failing
 // closed, not local.
 func (s *Server) shareState(p *policy.Policy, servers []config.Server) {
-	if sessionstore.Kind(s.opts.Settings) != sessionstore.KindRedis {
+	set := s.opts.Settings
+	share := sharedstate.ReadOptions(set.Env, set.Home, set.SessionTTL)
+	if !share.Enabled() {
 		return
 	}
 	// Refused until Start has reached Redis: nothing passes on local
 	// state that should have been shared.
 	sharedstate.AttachUnavailable(p, servers, errors.New("shared state not connected yet: the router has not started"))
 	s.parts.OnStart(func(ctx context.Context) {
-		sh, err := sharedstate.Open(ctx, s.opts.Settings)
+		sh, err := sharedstate.Open(ctx, share)
 		if err == nil {
 			if err = sh.Attach(p, servers); err != nil {
 				_ = sh.Close()

@@ -23,7 +23,7 @@ import (
 
 // Sandbox limits and modes.
 const (
-	defaultRunTimeout = 30 * time.Second
+	defaultRunTimeout = config.DefaultSandboxTimeout
 	maxOutput         = 1 << 20 // 1 MB, stdout and stderr together
 	modeAuto          = "auto"
 	modeContainer     = "container"
@@ -108,7 +108,7 @@ var languageLimits = map[string]struct{ memory, cpus string }{
 
 func newSandbox(env config.Env, log *slog.Logger) *sandbox {
 	sb := &sandbox{env: env, log: log, mode: strings.ToLower(strings.TrimSpace(env.Get("EVOKORE_SANDBOX_MODE"))),
-		timeout: defaultRunTimeout, memMB: 256, cpus: "1", seccomp: env.Get("EVOKORE_SANDBOX_SECCOMP_PROFILE")}
+		timeout: defaultRunTimeout, memMB: config.DefaultSandboxMemoryMB, cpus: config.DefaultSandboxCPULimit, seccomp: env.Get("EVOKORE_SANDBOX_SECCOMP_PROFILE")}
 	if sb.mode == "" {
 		sb.mode = modeAuto
 	}
