@@ -32,6 +32,16 @@ const (
 	SchemaDeferred = "deferred"
 )
 
+// DiscoverySettings choose the discovery profile (catalog.Resolve).
+type DiscoverySettings struct {
+	// Mode is EVOKORE_TOOL_DISCOVERY_MODE, dynamic or legacy; ModeSet
+	// records whether the variable was set at all, which profile
+	// precedence needs.
+	Mode    string
+	ModeSet bool
+	Profile string // EVOKORE_DISCOVERY_PROFILE
+}
+
 // Settings are the EVOKORE_* variables, parsed, with defaults applied.
 // Command-line flags override the path fields after ReadSettings.
 type Settings struct {
@@ -48,11 +58,8 @@ type Settings struct {
 	ConfigPathFrom      string
 	PermissionsPathFrom string
 
-	// DiscoveryMode is dynamic or legacy; DiscoveryModeSet records whether
-	// the variable was set at all, which profile precedence needs.
-	DiscoveryMode    string
-	DiscoveryModeSet bool
-	DiscoveryProfile string // EVOKORE_DISCOVERY_PROFILE
+	// Discovery is what chooses the discovery profile.
+	Discovery DiscoverySettings
 
 	Role        string // EVOKORE_ROLE
 	DefaultDeny bool   // EVOKORE_SECURITY_DEFAULT_DENY
@@ -151,7 +158,7 @@ func ReadSettings(env Env, d Defaults) (Settings, []string) {
 		PermissionsPath:      or(env.Get("EVOKORE_PERMISSIONS_PATH"), DefaultPermissionsPath),
 		SkillsDir:            or(env.Get("EVOKORE_SKILLS_DIR"), DefaultSkillsDir),
 		Home:                 env.Get("EVOKORE_HOME"),
-		DiscoveryProfile:     strings.TrimSpace(env.Get("EVOKORE_DISCOVERY_PROFILE")),
+		Discovery:            DiscoverySettings{Profile: strings.TrimSpace(env.Get("EVOKORE_DISCOVERY_PROFILE"))},
 		Role:                 strings.TrimSpace(env.Get("EVOKORE_ROLE")),
 		DefaultDeny:          boolean("EVOKORE_SECURITY_DEFAULT_DENY"),
 		ApprovalMode:         strings.ToLower(strings.TrimSpace(env.Get("EVOKORE_APPROVALS_MODE"))),
@@ -208,16 +215,16 @@ func ReadSettings(env Env, d Defaults) (Settings, []string) {
 
 	raw, set := env.Lookup("EVOKORE_TOOL_DISCOVERY_MODE")
 	mode := strings.ToLower(strings.TrimSpace(raw))
-	s.DiscoveryModeSet = set && mode != ""
+	s.Discovery.ModeSet = set && mode != ""
 	switch mode {
 	case "":
-		s.DiscoveryMode = DefaultToolDiscoveryMode
+		s.Discovery.Mode = DefaultToolDiscoveryMode
 	case ModeDynamic:
-		s.DiscoveryMode = ModeDynamic
+		s.Discovery.Mode = ModeDynamic
 	case ModeLegacy:
-		s.DiscoveryMode = ModeLegacy
+		s.Discovery.Mode = ModeLegacy
 	default:
-		s.DiscoveryMode = ModeDynamic
+		s.Discovery.Mode = ModeDynamic
 		warnings = append(warnings, "Unknown EVOKORE_TOOL_DISCOVERY_MODE '"+raw+"'. Falling back to dynamic mode.")
 	}
 

@@ -83,7 +83,7 @@ func TestDeclaredDefaultsAreTheSettingsDefaults(t *testing.T) {
 		"EVOKORE_MCP_CONFIG_PATH":         s.ConfigPath,
 		"EVOKORE_PERMISSIONS_PATH":        s.PermissionsPath,
 		"EVOKORE_SKILLS_DIR":              s.SkillsDir,
-		"EVOKORE_TOOL_DISCOVERY_MODE":     s.DiscoveryMode,
+		"EVOKORE_TOOL_DISCOVERY_MODE":     s.Discovery.Mode,
 		"EVOKORE_TOOL_LIST_PAGE_SIZE":     strconv.Itoa(s.PageSize),
 		"EVOKORE_TOOL_SCHEMA_MODE":        s.SchemaMode,
 		"EVOKORE_TOOL_SCHEMA_FALLBACK_MS": strconv.FormatInt(s.SchemaFallback.Milliseconds(), 10),

@@ -137,7 +137,7 @@ func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = logging.New(opts.Log, slog.LevelInfo)
 	}
-	s := &Server{opts: opts, log: opts.Logger, legacy: opts.Settings.DiscoveryMode == config.ModeLegacy}
+	s := &Server{opts: opts, log: opts.Logger, legacy: opts.Settings.Discovery.Mode == config.ModeLegacy}
 
 	g := &generation{number: 1, settings: opts.Settings, loaded: time.Now(), superseded: make(chan struct{})}
 	// The native entries' hashes are computed on another core while the
@@ -364,7 +364,7 @@ func (s *Server) resolveProfile(g *generation) catalog.Resolution {
 	for _, p := range g.config.Discovery.Profiles {
 		user = append(user, catalog.FromConfig(p, func(n string) bool { _, ok := native.Lookup(n); return ok }))
 	}
-	r := catalog.Resolve(g.settings, g.config.Discovery.ActiveProfile, user)
+	r := catalog.Resolve(g.settings.Discovery, g.config.Discovery.ActiveProfile, user)
 	if r.Warning != "" {
 		s.log.Info("[EVOKORE] " + r.Warning) // the text the status shows, from catalog
 	}
