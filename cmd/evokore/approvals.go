@@ -24,7 +24,7 @@ import (
 // listApprovals reads the approvals of the running routers: the shared
 // ones in Redis when EVOKORE_SESSION_STORE=redis, else EVOKORE_HOME's.
 func listApprovals(ctx context.Context, s config.Settings) ([]policy.PendingApproval, error) {
-	sh, err := sharedstate.Open(contextOr(ctx), s)
+	sh, err := sharedstate.Open(contextOr(ctx), sharedstate.ReadOptions(s.Env, s.Home, s.SessionTTL))
 	if err != nil || sh == nil {
 		if err != nil {
 			return nil, err
@@ -46,7 +46,7 @@ func decideApproval(ctx context.Context, s config.Settings, id, verdict string) 
 }
 
 func decideApprovalWhere(ctx context.Context, s config.Settings, id, verdict string) error {
-	sh, err := sharedstate.Open(contextOr(ctx), s)
+	sh, err := sharedstate.Open(contextOr(ctx), sharedstate.ReadOptions(s.Env, s.Home, s.SessionTTL))
 	if err != nil {
 		return err
 	}

@@ -64,14 +64,14 @@ EVOKORE_DASHBOARD_APPROVAL_WS_TOKEN. It stops on SIGINT or SIGTERM.`,
 			}
 			// Replicas that share Redis keep their HTTP sessions and
 			// approvals there: the dashboard reads and decides them there.
-			if sessionstore.Kind(s) == sessionstore.KindRedis {
-				store, err := sessionstore.Open(s)
+			if share := sharedstate.ReadOptions(s.Env, s.Home, s.SessionTTL); share.Enabled() {
+				store, err := sessionstore.Open(share.Store)
 				if err != nil {
 					return &exitError{1, fmt.Errorf("dashboard: %w", err)}
 				}
 				defer store.Close()
 				opts.Store = store
-				sh, err := sharedstate.Open(contextOr(cmd.Context()), s)
+				sh, err := sharedstate.Open(contextOr(cmd.Context()), share)
 				if err != nil {
 					return &exitError{1, fmt.Errorf("dashboard: %w", err)}
 				}

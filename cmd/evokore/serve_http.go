@@ -203,11 +203,12 @@ func authenticator(hs config.HTTPSettings, log *slog.Logger) (auth.Authenticator
 // EVOKORE_SESSION_STORE chooses it: memory (the default) is this
 // process's own; file and redis may be written by other routers too.
 func sessionStore(s config.Settings) (sessionstore.Store, bool, error) {
-	store, err := sessionstore.Open(s)
+	o := sessionstore.ReadOptions(s.Env, s.Home, s.SessionTTL)
+	store, err := sessionstore.Open(o)
 	if err != nil {
 		return nil, false, err
 	}
-	return store, sessionstore.Kind(s) != sessionstore.KindMemory, nil
+	return store, o.Shared(), nil
 }
 
 // storeHealth reports a shared session store this replica cannot reach.

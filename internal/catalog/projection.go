@@ -109,7 +109,7 @@ type Resolution struct {
 //
 // user are the profiles of mcp.config.json; one with a shipped name
 // replaces the shipped one.
-func Resolve(s config.Settings, activeProfile string, user []Profile) Resolution {
+func Resolve(s config.DiscoverySettings, activeProfile string, user []Profile) Resolution {
 	profiles := map[string]*Profile{}
 	for _, p := range shippedProfiles {
 		p := p
@@ -120,19 +120,19 @@ func Resolve(s config.Settings, activeProfile string, user []Profile) Resolution
 		profiles[p.Name] = &p
 	}
 	def := profiles[DefaultProfile]
-	requested := s.DiscoveryProfile != "" || activeProfile != ""
-	legacy := s.DiscoveryModeSet && s.DiscoveryMode == config.ModeLegacy
+	requested := s.Profile != "" || activeProfile != ""
+	legacy := s.ModeSet && s.Mode == config.ModeLegacy
 	switch {
-	case !requested && (legacy || !s.DiscoveryModeSet):
+	case !requested && (legacy || !s.ModeSet):
 		return Resolution{Profile: def, Source: SourceBuiltinDefault}
 	case legacy:
 		return Resolution{Profile: def, Source: SourceSafetyPin}
-	case s.DiscoveryProfile != "":
-		if p, ok := profiles[s.DiscoveryProfile]; ok {
+	case s.Profile != "":
+		if p, ok := profiles[s.Profile]; ok {
 			return Resolution{Profile: p, Source: SourceEnv}
 		}
 		return Resolution{Profile: def, Source: SourceFallback,
-			Warning: fmt.Sprintf("Unknown discovery profile '%s' (EVOKORE_DISCOVERY_PROFILE). Using the default profile.", s.DiscoveryProfile)}
+			Warning: fmt.Sprintf("Unknown discovery profile '%s' (EVOKORE_DISCOVERY_PROFILE). Using the default profile.", s.Profile)}
 	case activeProfile != "":
 		if p, ok := profiles[activeProfile]; ok {
 			return Resolution{Profile: p, Source: SourceConfig}

@@ -8,7 +8,7 @@ import (
 	"github.com/evokore/evokore/internal/config"
 )
 
-func settings(mode, profile string) config.Settings {
+func settings(mode, profile string) config.DiscoverySettings {
 	vars := map[string]string{}
 	if mode != "" {
 		vars["EVOKORE_TOOL_DISCOVERY_MODE"] = mode
@@ -17,7 +17,7 @@ func settings(mode, profile string) config.Settings {
 		vars["EVOKORE_DISCOVERY_PROFILE"] = profile
 	}
 	s, _ := config.ReadSettings(config.NewEnv(vars), config.Defaults{})
-	return s
+	return s.Discovery
 }
 
 func TestResolvePrecedence(t *testing.T) {

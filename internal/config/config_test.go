@@ -479,9 +479,9 @@ func TestReadSettingsDefaults(t *testing.T) {
 		{"ConfigPath", s.ConfigPath, "mcp.config.json"},
 		{"PermissionsPath", s.PermissionsPath, "permissions.yml"},
 		{"SkillsDir", s.SkillsDir, "SKILLS"},
-		{"DiscoveryMode", s.DiscoveryMode, config.ModeDynamic},
-		{"DiscoveryModeSet", s.DiscoveryModeSet, false},
-		{"DiscoveryProfile", s.DiscoveryProfile, ""},
+		{"Discovery.Mode", s.Discovery.Mode, config.ModeDynamic},
+		{"Discovery.ModeSet", s.Discovery.ModeSet, false},
+		{"Discovery.Profile", s.Discovery.Profile, ""},
 		{"Role", s.Role, ""},
 		{"DefaultDeny", s.DefaultDeny, false},
 		{"ChildBootTimeout", s.ChildBootTimeout, d.ChildBootTimeout},
@@ -524,8 +524,8 @@ func TestReadSettingsDefaults(t *testing.T) {
 	if s.ChildBootTimeout != 2500*time.Millisecond {
 		t.Errorf("ChildBootTimeout = %v", s.ChildBootTimeout)
 	}
-	if s.DiscoveryMode != config.ModeLegacy || !s.DiscoveryModeSet {
-		t.Errorf("DiscoveryMode = %q set=%v", s.DiscoveryMode, s.DiscoveryModeSet)
+	if s.Discovery.Mode != config.ModeLegacy || !s.Discovery.ModeSet {
+		t.Errorf("DiscoveryMode = %q set=%v", s.Discovery.Mode, s.Discovery.ModeSet)
 	}
 	if !s.Pagination || s.PageSize != 1000 || s.SchemaMode != config.SchemaDeferred || !s.DefaultDeny || s.Role != "developer" {
 		t.Errorf("got %+v", s)
@@ -561,8 +561,8 @@ func TestReadSettingsWarnings(t *testing.T) {
 	if s.ChildBootTimeout != d.ChildBootTimeout || s.ProxyRequestTimeout != d.ProxyRequestTimeout || s.SessionTTL != d.SessionTTL {
 		t.Errorf("bad values did not fall back to defaults: %v %v %v", s.ChildBootTimeout, s.ProxyRequestTimeout, s.SessionTTL)
 	}
-	if s.DiscoveryMode != config.ModeDynamic || !s.DiscoveryModeSet || s.PageSize != 35 {
-		t.Errorf("mode %q set=%v page size %d", s.DiscoveryMode, s.DiscoveryModeSet, s.PageSize)
+	if s.Discovery.Mode != config.ModeDynamic || !s.Discovery.ModeSet || s.PageSize != 35 {
+		t.Errorf("mode %q set=%v page size %d", s.Discovery.Mode, s.Discovery.ModeSet, s.PageSize)
 	}
 
 	s, _ = config.ReadSettings(config.NewEnv(map[string]string{"EVOKORE_HOME": t.TempDir(), "EVOKORE_TOOL_LIST_PAGE_SIZE": "0"}), d)

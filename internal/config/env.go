@@ -46,27 +46,13 @@ func LoadEnv(path string) (Env, Diagnostics) {
 	return env, ds
 }
 
-// securityKeys change what evokore lets a model do.
-var securityKeys = map[string]bool{
-	"EVOKORE_ROLE":                  true,
-	"EVOKORE_PERMISSIONS_PATH":      true,
-	"EVOKORE_PLUGINS_DIR":           true,
-	"EVOKORE_SANDBOX_MODE":          true,
-	"EVOKORE_SECURITY_DEFAULT_DENY": true,
-	"EVOKORE_APPROVALS_MODE":        true,
-	"EVOKORE_HOME":                  true,
-	// The dashboard approves calls: a project must not widen who reaches
-	// it or where it sends decisions.
-	"EVOKORE_DASHBOARD_HOST":            true,
-	"EVOKORE_DASHBOARD_ROLE":            true,
-	"EVOKORE_DASHBOARD_APPROVAL_WS_URL": true,
-}
-
 // IsSecurityKey reports whether a variable is a security setting: one a
-// project directory's .env may set only after `evokore trust`. Every
-// private-address opt-in (EVOKORE_*_ALLOW_PRIVATE) is one.
+// project directory's .env may set only after `evokore trust`. evokore.cue
+// marks them (security: true); every private-address opt-in
+// (EVOKORE_*_ALLOW_PRIVATE) is one, declared or not.
 func IsSecurityKey(key string) bool {
-	return securityKeys[key] || (strings.HasPrefix(key, "EVOKORE_") && strings.HasSuffix(key, "_ALLOW_PRIVATE"))
+	v, _ := LookupVariable(key)
+	return v.Security || (strings.HasPrefix(key, "EVOKORE_") && strings.HasSuffix(key, "_ALLOW_PRIVATE"))
 }
 
 // LoadProjectEnv is LoadEnv for a .env the user may not have written: when

@@ -65,8 +65,8 @@ func ReadHTTPSettings(env Env) (HTTPSettings, []string) {
 	}
 	h := HTTPSettings{
 		Enabled:        boolean("EVOKORE_HTTP_MODE"),
-		Host:           or(strings.TrimSpace(env.Get("EVOKORE_HTTP_HOST")), "127.0.0.1"),
-		Port:           3100,
+		Host:           or(strings.TrimSpace(env.Get("EVOKORE_HTTP_HOST")), DefaultHTTPHost),
+		Port:           DefaultHTTPPort,
 		AuthRequired:   boolean("EVOKORE_AUTH_REQUIRED"),
 		AuthMode:       strings.ToLower(strings.TrimSpace(env.Get("EVOKORE_AUTH_MODE"))),
 		Tokens:         list("EVOKORE_AUTH_TOKEN"),
@@ -91,7 +91,7 @@ func ReadHTTPSettings(env Env) (HTTPSettings, []string) {
 	}
 	switch h.AuthMode {
 	case "":
-		h.AuthMode = AuthStatic
+		h.AuthMode = DefaultAuthMode
 	case AuthStatic, AuthJWT:
 	default:
 		// An unknown mode must not fall back to something weaker: with

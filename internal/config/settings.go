@@ -32,6 +32,16 @@ const (
 	SchemaDeferred = "deferred"
 )
 
+// DiscoverySettings choose the discovery profile (catalog.Resolve).
+type DiscoverySettings struct {
+	// Mode is EVOKORE_TOOL_DISCOVERY_MODE, dynamic or legacy; ModeSet
+	// records whether the variable was set at all, which profile
+	// precedence needs.
+	Mode    string
+	ModeSet bool
+	Profile string // EVOKORE_DISCOVERY_PROFILE
+}
+
 // Settings are the EVOKORE_* variables, parsed, with defaults applied.
 // Command-line flags override the path fields after ReadSettings.
 type Settings struct {
@@ -53,11 +63,8 @@ type Settings struct {
 	ConfigPathFrom      string
 	PermissionsPathFrom string
 
-	// DiscoveryMode is dynamic or legacy; DiscoveryModeSet records whether
-	// the variable was set at all, which profile precedence needs.
-	DiscoveryMode    string
-	DiscoveryModeSet bool
-	DiscoveryProfile string // EVOKORE_DISCOVERY_PROFILE
+	// Discovery is what chooses the discovery profile.
+	Discovery DiscoverySettings
 
 	Role        string // EVOKORE_ROLE
 	DefaultDeny bool   // EVOKORE_SECURITY_DEFAULT_DENY
@@ -131,6 +138,7 @@ func ReadSettings(env Env, d Defaults) (Settings, []string) {
 		}
 		return v
 	}
+	// onUnlessFalse reads a boolean whose declared default is true.
 	onUnlessFalse := func(key string) bool {
 		raw, set := env.Lookup(key)
 		if !set || strings.TrimSpace(raw) == "" {
@@ -138,24 +146,24 @@ func ReadSettings(env Env, d Defaults) (Settings, []string) {
 		}
 		return boolean(key)
 	}
-	positive := func(key string) int {
+	positive := func(key string, def int) int {
 		raw := strings.TrimSpace(env.Get(key))
 		if raw == "" {
-			return 0
+			return def
 		}
 		n, err := strconv.Atoi(raw)
 		if err != nil || n <= 0 {
 			warnings = append(warnings, "Ignoring "+key+"="+strconv.Quote(raw)+": want a positive number.")
-			return 0
+			return def
 		}
 		return n
 	}
 	s := Settings{
-		ConfigPath:           or(env.Get("EVOKORE_MCP_CONFIG_PATH"), "mcp.config.json"),
-		PermissionsPath:      or(env.Get("EVOKORE_PERMISSIONS_PATH"), "permissions.yml"),
-		SkillsDir:            or(env.Get("EVOKORE_SKILLS_DIR"), "SKILLS"),
+		ConfigPath:           or(env.Get("EVOKORE_MCP_CONFIG_PATH"), DefaultMCPConfigPath),
+		PermissionsPath:      or(env.Get("EVOKORE_PERMISSIONS_PATH"), DefaultPermissionsPath),
+		SkillsDir:            or(env.Get("EVOKORE_SKILLS_DIR"), DefaultSkillsDir),
 		Home:                 env.Get("EVOKORE_HOME"),
-		DiscoveryProfile:     strings.TrimSpace(env.Get("EVOKORE_DISCOVERY_PROFILE")),
+		Discovery:            DiscoverySettings{Profile: strings.TrimSpace(env.Get("EVOKORE_DISCOVERY_PROFILE"))},
 		Role:                 strings.TrimSpace(env.Get("EVOKORE_ROLE")),
 		DefaultDeny:          boolean("EVOKORE_SECURITY_DEFAULT_DENY"),
 		ApprovalMode:         strings.ToLower(strings.TrimSpace(env.Get("EVOKORE_APPROVALS_MODE"))),
@@ -166,15 +174,15 @@ func ReadSettings(env Env, d Defaults) (Settings, []string) {
 		SessionTTL:           ms("EVOKORE_SESSION_TTL_MS", d.SessionTTL),
 		ShutdownGrace:        d.ShutdownGrace,
 		Pagination:           boolean("EVOKORE_TOOL_LIST_PAGINATION"),
-		PageSize:             35,
-		SchemaMode:           SchemaFull,
-		SchemaFallback:       ms("EVOKORE_TOOL_SCHEMA_FALLBACK_MS", 60*time.Second),
+		PageSize:             DefaultToolListPageSize,
+		SchemaMode:           DefaultToolSchemaMode,
+		SchemaFallback:       ms("EVOKORE_TOOL_SCHEMA_FALLBACK_MS", DefaultToolSchemaFallback),
 		Telemetry:            boolean("EVOKORE_TELEMETRY"),
 		SkillWatcher:         boolean("EVOKORE_SKILL_WATCHER"),
 		HTTPAllowPrivate:     boolean("EVOKORE_HTTP_ALLOW_PRIVATE"),
 		AuditLog:             onUnlessFalse("EVOKORE_AUDIT_LOG"),
-		AuditMaxBytes:        int64(positive("EVOKORE_AUDIT_MAX_BYTES")),
-		AuditKeep:            positive("EVOKORE_AUDIT_KEEP"),
+		AuditMaxBytes:        int64(positive("EVOKORE_AUDIT_MAX_BYTES", DefaultAuditMaxBytes)),
+		AuditKeep:            positive("EVOKORE_AUDIT_KEEP", DefaultAuditKeep),
 		Webhooks:             onUnlessFalse("EVOKORE_WEBHOOKS_ENABLED"),
 		SessionReplay:        onUnlessFalse("EVOKORE_SESSION_REPLAY"),
 		WebhooksAllowPrivate: boolean("EVOKORE_WEBHOOKS_ALLOW_PRIVATE"),
@@ -215,14 +223,16 @@ func ReadSettings(env Env, d Defaults) (Settings, []string) {
 
 	raw, set := env.Lookup("EVOKORE_TOOL_DISCOVERY_MODE")
 	mode := strings.ToLower(strings.TrimSpace(raw))
-	s.DiscoveryModeSet = set && mode != ""
+	s.Discovery.ModeSet = set && mode != ""
 	switch mode {
-	case "", ModeDynamic:
-		s.DiscoveryMode = ModeDynamic
+	case "":
+		s.Discovery.Mode = DefaultToolDiscoveryMode
+	case ModeDynamic:
+		s.Discovery.Mode = ModeDynamic
 	case ModeLegacy:
-		s.DiscoveryMode = ModeLegacy
+		s.Discovery.Mode = ModeLegacy
 	default:
-		s.DiscoveryMode = ModeDynamic
+		s.Discovery.Mode = ModeDynamic
 		warnings = append(warnings, "Unknown EVOKORE_TOOL_DISCOVERY_MODE '"+raw+"'. Falling back to dynamic mode.")
 	}
 

@@ -3,6 +3,7 @@ package config
 import (
 	"encoding/json"
 	"errors"
+	"strconv"
 
 	"cuelang.org/go/cue"
 
@@ -25,6 +26,9 @@ type Shipped struct {
 	// Jargon maps a developer's word to what it stands for (search query
 	// expansion).
 	Jargon map[string][]string `json:"jargon"`
+	// Variables are the declared environment variables, in the order
+	// written.
+	Variables []Variable `json:"-"`
 }
 
 // NativeTool is one entry of the native tool table.
@@ -74,6 +78,27 @@ func LoadShipped(file string) (*Shipped, error) {
 				return err
 			}
 			s.Profiles = append(s.Profiles, p)
+			return nil
+		}),
+		doc.fields("variables", func(name string, v cue.Value) error {
+			vr := Variable{Name: name}
+			if err := v.Decode(&vr); err != nil {
+				return err
+			}
+			if d := v.LookupPath(cue.ParsePath("default")); d.Exists() {
+				vr.HasDefault = true
+				switch d.Kind() {
+				case cue.BoolKind:
+					b, _ := d.Bool()
+					vr.Default = strconv.FormatBool(b)
+				case cue.IntKind:
+					n, _ := d.Int64()
+					vr.Default = strconv.FormatInt(n, 10)
+				default:
+					vr.Default, _ = d.String()
+				}
+			}
+			s.Variables = append(s.Variables, vr)
 			return nil
 		}),
 		doc.fields("roles", func(name string, v cue.Value) error {

@@ -5,69 +5,60 @@ import (
 	"strings"
 )
 
-// knownVariables are the EVOKORE_* and VOICE_SIDECAR_* variables evokore
-// reads or sets, the one list of them, and the OpenTelemetry
-// specification's OTEL_* variables it honours: a variable of evokore's
-// families that is not here has no effect, and is reported so an operator
-// migrating from EVOKORE-MCP learns which settings are not honoured (OTEL_*
-// ones are not reported: they are shared with other programs). A test
-// checks that every such name the code spells is listed.
-var knownVariables = []string{
-	// Router settings (ReadSettings).
-	"EVOKORE_MCP_CONFIG_PATH", "EVOKORE_PERMISSIONS_PATH", "EVOKORE_SKILLS_DIR",
-	"EVOKORE_HOME", "EVOKORE_PLUGINS_DIR",
-	"EVOKORE_TOOL_DISCOVERY_MODE", "EVOKORE_DISCOVERY_PROFILE",
-	"EVOKORE_ROLE", "EVOKORE_SECURITY_DEFAULT_DENY", "EVOKORE_APPROVALS_MODE",
-	"EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS", "EVOKORE_PROXY_REQUEST_TIMEOUT_MS",
-	"EVOKORE_SESSION_TTL_MS",
-	"EVOKORE_TOOL_LIST_PAGINATION", "EVOKORE_TOOL_LIST_PAGE_SIZE",
-	"EVOKORE_TOOL_SCHEMA_MODE", "EVOKORE_TOOL_SCHEMA_FALLBACK_MS",
-	"EVOKORE_TELEMETRY", "EVOKORE_TELEMETRY_DIR", "EVOKORE_SKILL_WATCHER", "EVOKORE_HTTP_ALLOW_PRIVATE",
-	// Where HTTP sessions are kept, and the state replicas share.
-	"EVOKORE_SESSION_STORE", "EVOKORE_REDIS_URL", "EVOKORE_REDIS_KEY_PREFIX", "EVOKORE_APPROVAL_KEY_FILE",
-	// Operator records: the audit log and webhooks.
-	"EVOKORE_AUDIT_LOG", "EVOKORE_AUDIT_MAX_BYTES", "EVOKORE_AUDIT_KEEP",
-	"EVOKORE_WEBHOOKS_ENABLED", "EVOKORE_WEBHOOKS_ALLOW_PRIVATE", "EVOKORE_SESSION_REPLAY",
-	// execute_skill's sandbox.
-	"EVOKORE_SANDBOX_MODE", "EVOKORE_SANDBOX_MEMORY_MB", "EVOKORE_SANDBOX_CPU_LIMIT",
-	"EVOKORE_SANDBOX_SECCOMP_PROFILE", "EVOKORE_SANDBOX_TIMEOUT_MS",
-	// Set by evokore for the processes it starts (skills, plugins).
-	"EVOKORE_SANDBOX", "EVOKORE_SESSION_ID", "EVOKORE_SESSION_ROLE",
-	"EVOKORE_TOOL_NAME", "EVOKORE_PLUGIN_DIR",
-	// Internal to the process launcher: marks the watchdog's own run.
-	"EVOKORE_PROCGROUP_WATCHDOG",
-	// Set by a router in its child servers' environment (config.DepthVar).
-	"EVOKORE_ROUTER_DEPTH",
-	// The benchmarks' allocation probe (cmd/evokore, SIGUSR1).
-	"EVOKORE_DEBUG_MEMSTATS",
-	// A CPU profile of the serve run (cmd/evokore), for performance work.
-	"EVOKORE_DEBUG_CPUPROFILE",
-	// The voice sidecar (evokore voice).
-	"EVOKORE_VOICES_PATH", "EVOKORE_TTS_PROVIDER", "EVOKORE_TTS_BASE_URL",
-	"EVOKORE_TTS_API_KEY", "EVOKORE_TTS_VOICE", "EVOKORE_TTS_MODEL",
-	"EVOKORE_ELEVENLABS_BASE_URL",
-	"EVOKORE_STT_ENABLED", "EVOKORE_STT_PROVIDER", "EVOKORE_STT_MODEL",
-	"EVOKORE_STT_LOCAL_MODEL", "EVOKORE_STT_BASE_URL", "EVOKORE_WHISPER_PATH",
-	"VOICE_SIDECAR_PORT", "VOICE_SIDECAR_HOST", "VOICE_SIDECAR_MAX_CONNECTIONS",
-	"VOICE_SIDECAR_DISABLE_PLAYBACK", "VOICE_SIDECAR_ARTIFACT_DIR",
-	"VOICE_SIDECAR_PLAYER", "VOICE_SIDECAR_PERSONA",
-	// The Claude Code hooks (evokore hook <name>).
-	"EVOKORE_REPO_AUDIT_HOOK",
-	// The streamable HTTP transport (evokore serve --http).
-	"EVOKORE_HTTP_MODE", "EVOKORE_HTTP_HOST", "EVOKORE_HTTP_PORT",
-	"EVOKORE_HTTP_ALLOWED_HOSTS", "EVOKORE_HTTP_ALLOWED_ORIGINS",
-	"EVOKORE_AUTH_REQUIRED", "EVOKORE_AUTH_MODE", "EVOKORE_AUTH_TOKEN",
-	"EVOKORE_OAUTH_ISSUER", "EVOKORE_OAUTH_AUDIENCE", "EVOKORE_OAUTH_JWKS_URI", "EVOKORE_OAUTH_RESOURCE",
-	"EVOKORE_OAUTH_ALLOW_ANY_AUDIENCE",
-	"EVOKORE_TENANT_SCOPING",
-	// The session dashboard (evokore dashboard).
-	"EVOKORE_DASHBOARD_HOST", "EVOKORE_DASHBOARD_PORT", "EVOKORE_DASHBOARD_TOKEN", "EVOKORE_DASHBOARD_ROLE",
-	"EVOKORE_DASHBOARD_APPROVAL_WS_URL", "EVOKORE_DASHBOARD_APPROVAL_WS_TOKEN",
-	// The test suite (make test).
-	"EVOKORE_REQUIRE_NPM", "EVOKORE_REQUIRE_PYTHON", "EVOKORE_REQUIRE_SERVICES",
-	// OpenTelemetry export (internal/tracing, whose Variables is this
-	// list): read by the OpenTelemetry SDK and its OTLP exporters from the
-	// process environment, not from a .env file.
+// Variable is one environment variable of evokore's families, as
+// evokore.cue declares it. The generated table (variables_gen.go) holds
+// every one; nothing else lists them.
+type Variable struct {
+	Name string `json:"-"`
+	// Type is how the value is read: string, bool, int, duration_ms,
+	// path, url, list or enum.
+	Type string `json:"type"`
+	// Default is the value an unset or empty variable takes, written as
+	// the variable's text would be; HasDefault tells "" from none.
+	// DefaultText says a computed default in words.
+	Default     string `json:"-"`
+	HasDefault  bool   `json:"-"`
+	DefaultText string `json:"defaultText"`
+	Doc         string `json:"doc"`
+	// Package is the directory of the package that reads (or sets) it.
+	Package string `json:"package"`
+	// Group is its section of docs/configuration.md.
+	Group string `json:"group"`
+	// Use is setting, child (set by evokore for a process it starts),
+	// internal or test.
+	Use string `json:"use"`
+	// Security marks a variable a project's .env sets only once trusted.
+	Security bool     `json:"security"`
+	Values   []string `json:"values"`
+}
+
+// Variables returns the declared EVOKORE_* and VOICE_SIDECAR_* variables,
+// in evokore.cue's order.
+func Variables() []Variable { return slices.Clone(variables[:]) }
+
+// LookupVariable returns the declaration of name.
+func LookupVariable(name string) (Variable, bool) {
+	i, ok := variableIndex[name]
+	if !ok {
+		return Variable{}, false
+	}
+	return variables[i], true
+}
+
+var variableIndex = func() map[string]int {
+	m := make(map[string]int, len(variables))
+	for i, v := range variables {
+		m[v.Name] = i
+	}
+	return m
+}()
+
+// otelVariables are the OpenTelemetry specification's variables evokore
+// honours (internal/tracing's Variables is this list): read by the
+// OpenTelemetry SDK and its OTLP exporters from the process environment,
+// not from a .env file, and never reported as unknown, since other
+// programs share them.
+var otelVariables = []string{
 	"OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER",
 	"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
 	"OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
@@ -96,15 +87,21 @@ var originalOnly = []string{
 }
 
 // KnownVariables returns the variables evokore reads or sets (its own
-// families and the OTEL_* ones it honours), sorted.
+// families, as declared, and the OTEL_* ones it honours), sorted.
 func KnownVariables() []string {
-	out := slices.Clone(knownVariables)
+	out := slices.Clone(otelVariables)
+	for _, v := range variables {
+		out = append(out, v.Name)
+	}
 	slices.Sort(out)
 	return out
 }
 
 // IsKnownVariable reports whether evokore reads or sets the variable.
-func IsKnownVariable(name string) bool { return slices.Contains(knownVariables, name) }
+func IsKnownVariable(name string) bool {
+	_, ok := variableIndex[name]
+	return ok || slices.Contains(otelVariables, name)
+}
 
 // UnknownVariable is a variable of evokore's families that has no effect.
 type UnknownVariable struct {
@@ -138,9 +135,9 @@ func UnknownVariables(env Env) []UnknownVariable {
 // most two edits away.
 func nearestKnown(name string) string {
 	best, bestD := "", 3
-	for _, k := range knownVariables {
-		if d := EditDistance(name, k); d < bestD {
-			best, bestD = k, d
+	for _, v := range variables {
+		if d := EditDistance(name, v.Name); d < bestD {
+			best, bestD = v.Name, d
 		}
 	}
 	return best

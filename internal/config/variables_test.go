@@ -2,10 +2,12 @@ package config_test
 
 import (
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,12 +15,14 @@ import (
 	"github.com/evokore/evokore/internal/testutil"
 )
 
-// The list of known variables is the truth only if every variable the
-// code spells is on it, and nothing on it is spelt nowhere.
-func TestKnownVariablesMatchTheCode(t *testing.T) {
+// evokore.cue's variables are the truth only if every EVOKORE_* or
+// VOICE_SIDECAR_* name the code spells is declared there, each declared
+// one is spelt by the package its declaration names, and every OTEL_*
+// name the code spells is on the OpenTelemetry list.
+func TestCodeReadsOnlyDeclaredVariables(t *testing.T) {
 	root := testutil.Root(t)
 	name := regexp.MustCompile(`"((?:EVOKORE|VOICE_SIDECAR|OTEL)_[A-Z0-9_]*[A-Z0-9])"`)
-	spelt := map[string]string{}
+	spelt := map[string]map[string]bool{} // name -> package directories
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -26,15 +30,22 @@ func TestKnownVariablesMatchTheCode(t *testing.T) {
 		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) {
 			return filepath.SkipDir
 		}
-		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || strings.HasSuffix(path, "variables.go") {
+		// The table and the OpenTelemetry list spell every name: they
+		// are what is checked, not evidence.
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") ||
+			strings.HasSuffix(path, "config/variables.go") || strings.HasSuffix(path, "config/variables_gen.go") {
 			return nil
 		}
 		src, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
 		for _, m := range name.FindAllStringSubmatch(string(src), -1) {
-			spelt[m[1]] = path
+			if spelt[m[1]] == nil {
+				spelt[m[1]] = map[string]bool{}
+			}
+			spelt[m[1]][filepath.ToSlash(rel)] = true
 		}
 		return nil
 	})
@@ -44,14 +55,50 @@ func TestKnownVariablesMatchTheCode(t *testing.T) {
 	if len(spelt) < 30 {
 		t.Fatalf("found only %d variables in the code: the scan is broken", len(spelt))
 	}
-	for v, path := range spelt {
+	for v, pkgs := range spelt {
 		if !config.IsKnownVariable(v) {
-			t.Errorf("%s reads %s, which is not in config's list of known variables", path, v)
+			t.Errorf("%s spells %s, which evokore.cue does not declare (add it under variables)", slices.Sorted(maps.Keys(pkgs)), v)
 		}
 	}
 	for _, v := range config.KnownVariables() {
 		if _, ok := spelt[v]; !ok {
-			t.Errorf("%s is listed as known but no code spells it", v)
+			t.Errorf("%s is declared but no code spells it", v)
+		}
+	}
+	for _, v := range config.Variables() {
+		if pkgs := spelt[v.Name]; pkgs != nil && !pkgs[v.Package] {
+			t.Errorf("evokore.cue says %s reads %s, but only %s spell it", v.Package, v.Name, slices.Sorted(maps.Keys(pkgs)))
+		}
+	}
+}
+
+// A declared default is the value an unset variable takes.
+func TestDeclaredDefaultsAreTheSettingsDefaults(t *testing.T) {
+	s, warnings := config.ReadSettings(config.NewEnv(map[string]string{"EVOKORE_HOME": t.TempDir()}), config.Defaults{})
+	if len(warnings) != 0 {
+		t.Fatal(warnings)
+	}
+	h, _ := config.ReadHTTPSettings(config.NewEnv(nil))
+	got := map[string]string{
+		"EVOKORE_MCP_CONFIG_PATH":         s.ConfigPath,
+		"EVOKORE_PERMISSIONS_PATH":        s.PermissionsPath,
+		"EVOKORE_SKILLS_DIR":              s.SkillsDir,
+		"EVOKORE_TOOL_DISCOVERY_MODE":     s.Discovery.Mode,
+		"EVOKORE_TOOL_LIST_PAGE_SIZE":     strconv.Itoa(s.PageSize),
+		"EVOKORE_TOOL_SCHEMA_MODE":        s.SchemaMode,
+		"EVOKORE_TOOL_SCHEMA_FALLBACK_MS": strconv.FormatInt(s.SchemaFallback.Milliseconds(), 10),
+		"EVOKORE_AUDIT_LOG":               strconv.FormatBool(s.AuditLog),
+		"EVOKORE_SESSION_REPLAY":          strconv.FormatBool(s.SessionReplay),
+		"EVOKORE_WEBHOOKS_ENABLED":        strconv.FormatBool(s.Webhooks),
+		"EVOKORE_TELEMETRY":               strconv.FormatBool(s.Telemetry),
+		"EVOKORE_HTTP_HOST":               h.Host,
+		"EVOKORE_HTTP_PORT":               strconv.Itoa(h.Port),
+		"EVOKORE_AUTH_MODE":               h.AuthMode,
+	}
+	for name, value := range got {
+		v, ok := config.LookupVariable(name)
+		if !ok || !v.HasDefault || v.Default != value {
+			t.Errorf("%s: declared default %q (declared %v), settings take %q", name, v.Default, ok, value)
 		}
 	}
 }

@@ -12,8 +12,9 @@ import (
 	"github.com/evokore/evokore/internal/httpguard"
 )
 
-// DefaultPort is EVOKORE-MCP's dashboard port.
-const DefaultPort = 8899
+// DefaultPort is EVOKORE-MCP's dashboard port (EVOKORE_DASHBOARD_PORT's
+// declared default).
+const DefaultPort = config.DefaultDashboardPort
 
 // ReadOptions reads the dashboard's settings from env:
 // EVOKORE_DASHBOARD_HOST (default 127.0.0.1), EVOKORE_DASHBOARD_PORT
@@ -34,7 +35,7 @@ func ReadOptions(env config.Env, home string) (Options, string, []string, error)
 	}
 	host := strings.TrimSpace(env.Get("EVOKORE_DASHBOARD_HOST"))
 	if host == "" {
-		host = "127.0.0.1"
+		host = config.DefaultDashboardHost
 	}
 	port := DefaultPort
 	if p := strings.TrimSpace(env.Get("EVOKORE_DASHBOARD_PORT")); p != "" {

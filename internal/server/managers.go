@@ -71,11 +71,11 @@ func registerManagers(t *native.Table, host *native.Host, s *Server) contributio
 	// kills what is left.
 	c.Closers = append(c.Closers, counters.Close, background.Close, agents.Close, runs.Close)
 	library := skilltools.Register(t, host, skilltools.Options{Dir: set.SkillsDir, Watch: set.SkillWatcher, Home: set.Home,
-		Env: set.Env, AllowPrivate: set.HTTPAllowPrivate, DiscoveryMode: set.DiscoveryMode})
+		Env: set.Env, AllowPrivate: set.HTTPAllowPrivate, DiscoveryMode: set.Discovery.Mode})
 	c.AfterHandshake = append(c.AfterHandshake, library.Start)
 	c.Binders = map[string]func(json.RawMessage) (string, error){native.ExecuteSkill.String(): library.Tools.StepBinding}
 	c.Content = resources.New(resources.Options{Library: library.Library, Status: s.Status, Snapshot: s.Snapshot, Config: host.Config,
-		DiscoveryMode: set.DiscoveryMode, Name: serverName, Version: s.opts.Version,
+		DiscoveryMode: set.Discovery.Mode, Name: serverName, Version: s.opts.Version,
 		Problems: s.Problems, Plugins: plugged, Semantic: host.Semantic.Status})
 	c.Closers = append(c.Closers, library.Close)
 	return c

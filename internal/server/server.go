@@ -29,7 +29,6 @@ import (
 	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/search"
 	"github.com/evokore/evokore/internal/session"
-	"github.com/evokore/evokore/internal/sessionstore"
 	"github.com/evokore/evokore/internal/sharedstate"
 	"github.com/evokore/evokore/internal/stdio"
 	"github.com/evokore/evokore/internal/tracing"
@@ -141,7 +140,7 @@ func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = logging.New(opts.Log, slog.LevelInfo)
 	}
-	s := &Server{opts: opts, log: opts.Logger, legacy: opts.Settings.DiscoveryMode == config.ModeLegacy}
+	s := &Server{opts: opts, log: opts.Logger, legacy: opts.Settings.Discovery.Mode == config.ModeLegacy}
 
 	g := &generation{number: 1, settings: opts.Settings, loaded: time.Now(), superseded: make(chan struct{})}
 	// The native entries' hashes are computed on another core while the
@@ -376,7 +375,7 @@ func (s *Server) resolveProfile(g *generation) catalog.Resolution {
 	for _, p := range g.config.Discovery.Profiles {
 		user = append(user, catalog.FromConfig(p, func(n string) bool { _, ok := native.Lookup(n); return ok }))
 	}
-	r := catalog.Resolve(g.settings, g.config.Discovery.ActiveProfile, user)
+	r := catalog.Resolve(g.settings.Discovery, g.config.Discovery.ActiveProfile, user)
 	if r.Warning != "" {
 		s.log.Info("[EVOKORE] " + r.Warning) // the text the status shows, from catalog
 	}
@@ -389,14 +388,16 @@ func (s *Server) resolveProfile(g *generation) catalog.Resolution {
 // session is served. A Redis that does not answer leaves them failing
 // closed, not local.
 func (s *Server) shareState(p *policy.Policy, servers []config.Server) {
-	if sessionstore.Kind(s.opts.Settings) != sessionstore.KindRedis {
+	set := s.opts.Settings
+	share := sharedstate.ReadOptions(set.Env, set.Home, set.SessionTTL)
+	if !share.Enabled() {
 		return
 	}
 	// Refused until Start has reached Redis: nothing passes on local
 	// state that should have been shared.
 	sharedstate.AttachUnavailable(p, servers, errors.New("shared state not connected yet: the router has not started"))
 	s.parts.OnStart(func(ctx context.Context) {
-		sh, err := sharedstate.Open(ctx, s.opts.Settings)
+		sh, err := sharedstate.Open(ctx, share)
 		if err == nil {
 			if err = sh.Attach(p, servers); err != nil {
 				_ = sh.Close()

@@ -15,14 +15,12 @@ import (
 	"github.com/evokore/evokore/internal/testutil"
 )
 
-func settings(t *testing.T, vars map[string]string) config.Settings {
+func settings(t *testing.T, vars map[string]string) sessionstore.Options {
 	t.Helper()
-	vars["EVOKORE_HOME"] = t.TempDir()
-	s, _ := config.ReadSettings(config.NewEnv(vars), config.Defaults{SessionTTL: time.Hour})
-	return s
+	return sessionstore.ReadOptions(config.NewEnv(vars), t.TempDir(), time.Hour)
 }
 
-func open(t *testing.T, vars map[string]string) (sessionstore.Store, config.Settings) {
+func open(t *testing.T, vars map[string]string) (sessionstore.Store, sessionstore.Options) {
 	t.Helper()
 	s := settings(t, vars)
 	st, err := sessionstore.Open(s)
@@ -105,7 +103,7 @@ func TestFileStoreShapeAndCorruptFiles(t *testing.T) {
 	if err := st.Save(ctx, sessionstore.Record{ID: "s1", Role: "admin", Created: now, LastSeen: now}); err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(s.Home, "session-store")
+	dir := s.Dir
 	data, err := os.ReadFile(filepath.Join(dir, "s1.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +141,7 @@ func TestFileStoreShapeAndCorruptFiles(t *testing.T) {
 func TestRedisStoreExpiresIdleSessions(t *testing.T) {
 	url := testutil.RedisServer(t)
 	s := settings(t, map[string]string{"EVOKORE_SESSION_STORE": "redis", "EVOKORE_REDIS_URL": url, "EVOKORE_REDIS_KEY_PREFIX": "t1:"})
-	s.SessionTTL = 300 * time.Millisecond
+	s.TTL = 300 * time.Millisecond
 	st, err := sessionstore.Open(s)
 	if err != nil {
 		t.Fatal(err)

@@ -28,8 +28,7 @@ func BenchmarkRedisSessionResume(b *testing.B) {
 			if kind == "redis" {
 				vars["EVOKORE_REDIS_URL"] = testutil.RedisServer(b)
 			}
-			s, _ := config.ReadSettings(config.NewEnv(vars), config.Defaults{SessionTTL: time.Hour})
-			st, err := sessionstore.Open(s)
+			st, err := sessionstore.Open(sessionstore.ReadOptions(config.NewEnv(vars), vars["EVOKORE_HOME"], time.Hour))
 			if err != nil {
 				b.Fatal(err)
 			}

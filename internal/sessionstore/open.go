@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/evokore/evokore/internal/config"
 )
@@ -18,49 +19,67 @@ const (
 
 // DefaultRedisURL is where the redis store connects when
 // EVOKORE_REDIS_URL is unset.
-const DefaultRedisURL = "redis://127.0.0.1:6379/0"
+const DefaultRedisURL = config.DefaultRedisURL
 
-// Kind is the store EVOKORE_SESSION_STORE chooses ("" is memory).
-func Kind(s config.Settings) string {
-	k := strings.ToLower(strings.TrimSpace(s.Env.Get("EVOKORE_SESSION_STORE")))
-	if k == "" {
-		return KindMemory
-	}
-	return k
+// Options choose the store and shape it: all a store needs of the
+// router's settings.
+type Options struct {
+	// Kind is EVOKORE_SESSION_STORE: memory, file or redis ("" is memory).
+	Kind string
+	// RedisURL and Prefix are EVOKORE_REDIS_URL and
+	// EVOKORE_REDIS_KEY_PREFIX, with their defaults.
+	RedisURL string
+	Prefix   string
+	// Dir is where the file store keeps sessions.
+	Dir string
+	// TTL is the idle time after which a session is dropped
+	// (EVOKORE_SESSION_TTL_MS, settled by config).
+	TTL time.Duration
 }
 
-// RedisSettings are EVOKORE_REDIS_URL and EVOKORE_REDIS_KEY_PREFIX with
-// their defaults.
-func RedisSettings(s config.Settings) (url, prefix string) {
-	url = strings.TrimSpace(s.Env.Get("EVOKORE_REDIS_URL"))
-	if url == "" {
-		url = DefaultRedisURL
+// ReadOptions reads the store's variables from env; home is
+// EVOKORE_HOME, under which a file store keeps its sessions.
+func ReadOptions(env config.Env, home string, ttl time.Duration) Options {
+	o := Options{
+		Kind:     strings.ToLower(strings.TrimSpace(env.Get("EVOKORE_SESSION_STORE"))),
+		RedisURL: strings.TrimSpace(env.Get("EVOKORE_REDIS_URL")),
+		Prefix:   env.Get("EVOKORE_REDIS_KEY_PREFIX"),
+		Dir:      filepath.Join(home, "session-store"),
+		TTL:      ttl,
 	}
-	prefix = s.Env.Get("EVOKORE_REDIS_KEY_PREFIX")
-	if prefix == "" {
-		prefix = DefaultRedisPrefix
+	if o.Kind == "" {
+		o.Kind = config.DefaultSessionStore
 	}
-	return url, prefix
+	if o.RedisURL == "" {
+		o.RedisURL = DefaultRedisURL
+	}
+	if o.Prefix == "" {
+		o.Prefix = DefaultRedisPrefix
+	}
+	return o
 }
 
-// Open returns the store EVOKORE_SESSION_STORE chooses: memory (the
-// default, one replica), file (EVOKORE_HOME/session-store) or redis. An
-// unknown kind, or a Redis that does not answer, is an error: a replica
-// must not quietly fall back to keeping sessions to itself.
-func Open(s config.Settings) (Store, error) {
-	switch k := Kind(s); k {
+// Shared reports whether other routers may write the store too, so a
+// replica must re-read a session's changes per request.
+func (o Options) Shared() bool { return o.Kind != KindMemory }
+
+// Open returns the store o.Kind chooses: memory (the default, one
+// replica), file (one machine) or redis. An unknown kind, or a Redis that
+// does not answer, is an error: a replica must not quietly fall back to
+// keeping sessions to itself.
+func Open(o Options) (Store, error) {
+	switch o.Kind {
 	case KindMemory:
-		return NewMemory(s.SessionTTL), nil
+		return NewMemory(o.TTL), nil
 	case KindFile:
-		return NewFile(filepath.Join(s.Home, "session-store"), s.SessionTTL), nil
+		return NewFile(o.Dir, o.TTL), nil
 	case KindRedis:
-		url, prefix := RedisSettings(s)
-		c, err := DialRedis(context.Background(), url)
+		c, err := DialRedis(context.Background(), o.RedisURL)
 		if err != nil {
 			return nil, err
 		}
-		return NewRedis(c, prefix, s.SessionTTL), nil
+		return NewRedis(c, o.Prefix, o.TTL), nil
 	default:
-		return nil, fmt.Errorf("EVOKORE_SESSION_STORE=%q: want memory, file or redis", k)
+		return nil, fmt.Errorf("EVOKORE_SESSION_STORE=%q: want memory, file or redis", o.Kind)
 	}
 }

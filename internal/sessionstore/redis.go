@@ -8,11 +8,13 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/evokore/evokore/internal/config"
 )
 
 // DefaultRedisPrefix starts every key evokore writes to Redis when
 // EVOKORE_REDIS_KEY_PREFIX is unset.
-const DefaultRedisPrefix = "evokore:"
+const DefaultRedisPrefix = config.DefaultRedisKeyPrefix
 
 // Redis keeps sessions in Redis, one string key per session,
 // <prefix>session:<id>, holding the record's JSON. Every replica that

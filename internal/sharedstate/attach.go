@@ -70,24 +70,39 @@ type Shared struct {
 // Close releases the connection.
 func (s *Shared) Close() error { return s.Client.Close() }
 
-// Open connects to the Redis the settings name when
-// EVOKORE_SESSION_STORE=redis, and returns nil, nil otherwise (one
-// replica keeps its state in process).
-func Open(ctx context.Context, s config.Settings) (*Shared, error) {
-	if sessionstore.Kind(s) != sessionstore.KindRedis {
+// Options are what sharing needs: the session store's choice (only
+// redis shares) and EVOKORE_APPROVAL_KEY_FILE.
+type Options struct {
+	Store   sessionstore.Options
+	KeyFile string
+}
+
+// ReadOptions reads the variables of sharing from env; home and ttl are
+// the router's settled EVOKORE_HOME and session TTL.
+func ReadOptions(env config.Env, home string, ttl time.Duration) Options {
+	return Options{Store: sessionstore.ReadOptions(env, home, ttl), KeyFile: strings.TrimSpace(env.Get(KeyFileVar))}
+}
+
+// Enabled reports whether replicas share state: EVOKORE_SESSION_STORE=redis.
+func (o Options) Enabled() bool { return o.Store.Kind == sessionstore.KindRedis }
+
+// Open connects to the Redis the options name when sharing is enabled,
+// and returns nil, nil otherwise (one replica keeps its state in
+// process).
+func Open(ctx context.Context, o Options) (*Shared, error) {
+	if !o.Enabled() {
 		return nil, nil
 	}
-	url, prefix := sessionstore.RedisSettings(s)
-	client, err := sessionstore.DialRedis(ctx, url)
+	client, err := sessionstore.DialRedis(ctx, o.Store.RedisURL)
 	if err != nil {
 		return nil, err
 	}
-	key, err := ApprovalKey(ctx, client, prefix, strings.TrimSpace(s.Env.Get(KeyFileVar)))
+	key, err := ApprovalKey(ctx, client, o.Store.Prefix, o.KeyFile)
 	if err != nil {
 		_ = client.Close()
 		return nil, err
 	}
-	return &Shared{Client: client, Limiter: NewLimiter(client, prefix), Approvals: NewApprovals(client, prefix), Key: key}, nil
+	return &Shared{Client: client, Limiter: NewLimiter(client, o.Store.Prefix), Approvals: NewApprovals(client, o.Store.Prefix), Key: key}, nil
 }
 
 // Attach moves p's rate limits and approvals into the shared state.

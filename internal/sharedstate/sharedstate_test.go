@@ -30,10 +30,10 @@ func replicas(t testing.TB, n int, extra map[string]string) []*sharedstate.Share
 	for k, v := range extra {
 		vars[k] = v
 	}
-	s, _ := config.ReadSettings(config.NewEnv(vars), config.Defaults{})
+	o := sharedstate.ReadOptions(config.NewEnv(vars), vars["EVOKORE_HOME"], time.Hour)
 	var out []*sharedstate.Shared
 	for range n {
-		sh, err := sharedstate.Open(context.Background(), s)
+		sh, err := sharedstate.Open(context.Background(), o)
 		if err != nil {
 			t.Fatal(err)
 		}

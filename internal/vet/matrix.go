@@ -82,7 +82,7 @@ func Matrix(o MatrixOptions) ([]Row, error) {
 			return nil, fmt.Errorf("no profile %q", o.Profile)
 		}
 	}
-	legacy := s.DiscoveryMode == config.ModeLegacy
+	legacy := s.Discovery.Mode == config.ModeLegacy
 	var rows []Row
 	for _, role := range roles {
 		rbacRole := role

@@ -111,7 +111,7 @@ func TestMatrixShowsToolsPinningHolds(t *testing.T) {
 	})
 	s := matrixSettings(t)
 	s.Home = filepath.Join(h.Dir, "home")
-	s.DiscoveryMode = config.ModeLegacy
+	s.Discovery.Mode = config.ModeLegacy
 	rows, err := Matrix(MatrixOptions{
 		ConfigPath: filepath.Join(h.Dir, "mcp.config.json"), PermissionsPath: filepath.Join(h.Dir, "none.yml"),
 		Settings: s, Role: NoRole, Profile: "default",

@@ -17,9 +17,9 @@ import (
 
 // Defaults of the sidecar's settings.
 const (
-	DefaultHost           = "127.0.0.1"
-	DefaultPort           = 8888
-	DefaultMaxConnections = 5
+	DefaultHost           = config.DefaultVoiceSidecarHost
+	DefaultPort           = config.DefaultVoiceSidecarPort
+	DefaultMaxConnections = config.DefaultVoiceSidecarMaxConnections
 	DefaultHeartbeat      = 30 * time.Second
 	DefaultDrain          = 2 * time.Second
 	// DefaultFlushTimeout bounds the wait for ElevenLabs' final audio.
@@ -114,7 +114,7 @@ func ReadOptions(env config.Env, log *slog.Logger) (Options, []string, error) {
 		MaxConnections:  positive(env, "VOICE_SIDECAR_MAX_CONNECTIONS", DefaultMaxConnections, &warnings),
 		Heartbeat:       DefaultHeartbeat,
 		Drain:           DefaultDrain,
-		VoicesPath:      firstNonEmpty(env.Get("EVOKORE_VOICES_PATH"), "voices.json"),
+		VoicesPath:      firstNonEmpty(env.Get("EVOKORE_VOICES_PATH"), config.DefaultVoicesPath),
 		DisablePlayback: env.Bool("VOICE_SIDECAR_DISABLE_PLAYBACK"),
 		ArtifactDir:     strings.TrimSpace(env.Get("VOICE_SIDECAR_ARTIFACT_DIR")),
 		TempDir:         os.TempDir(),
@@ -132,7 +132,7 @@ func ReadOptions(env config.Env, log *slog.Logger) (Options, []string, error) {
 		}
 		el := &ElevenLabs{
 			APIKey:         key,
-			BaseURL:        firstNonEmpty(strings.TrimSpace(env.Get("EVOKORE_ELEVENLABS_BASE_URL")), "wss://api.elevenlabs.io"),
+			BaseURL:        firstNonEmpty(strings.TrimSpace(env.Get("EVOKORE_ELEVENLABS_BASE_URL")), config.DefaultElevenlabsBaseURL),
 			ConnectTimeout: 10 * time.Second,
 			Backoff:        []time.Duration{500 * time.Millisecond, 1000 * time.Millisecond},
 			FlushTimeout:   DefaultFlushTimeout,
@@ -144,10 +144,10 @@ func ReadOptions(env config.Env, log *slog.Logger) (Options, []string, error) {
 		o.TTS = el
 	case "openai-compat", "openai":
 		oa := &OpenAICompat{
-			BaseURL: firstNonEmpty(strings.TrimSpace(env.Get("EVOKORE_TTS_BASE_URL")), "http://127.0.0.1:8880"),
+			BaseURL: firstNonEmpty(strings.TrimSpace(env.Get("EVOKORE_TTS_BASE_URL")), config.DefaultTTSBaseURL),
 			APIKey:  strings.TrimSpace(env.Get("EVOKORE_TTS_API_KEY")),
-			Model:   firstNonEmpty(strings.TrimSpace(env.Get("EVOKORE_TTS_MODEL")), "tts-1"),
-			Voice:   firstNonEmpty(strings.TrimSpace(env.Get("EVOKORE_TTS_VOICE")), "nova"),
+			Model:   firstNonEmpty(strings.TrimSpace(env.Get("EVOKORE_TTS_MODEL")), config.DefaultTTSModel),
+			Voice:   firstNonEmpty(strings.TrimSpace(env.Get("EVOKORE_TTS_VOICE")), config.DefaultTTSVoice),
 			Client:  httpClient,
 		}
 		if _, err := oa.endpoint(); err != nil {
@@ -162,9 +162,9 @@ func ReadOptions(env config.Env, log *slog.Logger) (Options, []string, error) {
 		switch provider := strings.ToLower(strings.TrimSpace(env.Get("EVOKORE_STT_PROVIDER"))); provider {
 		case "", "whisper-api":
 			w := &WhisperAPI{
-				BaseURL: firstNonEmpty(strings.TrimSpace(env.Get("EVOKORE_STT_BASE_URL")), "https://api.openai.com"),
+				BaseURL: firstNonEmpty(strings.TrimSpace(env.Get("EVOKORE_STT_BASE_URL")), config.DefaultSTTBaseURL),
 				APIKey:  strings.TrimSpace(env.Get("OPENAI_API_KEY")),
-				Model:   firstNonEmpty(strings.TrimSpace(env.Get("EVOKORE_STT_MODEL")), "whisper-1"),
+				Model:   firstNonEmpty(strings.TrimSpace(env.Get("EVOKORE_STT_MODEL")), config.DefaultSTTModel),
 				Client:  httpClient,
 			}
 			if w.APIKey == "" {
@@ -173,8 +173,8 @@ func ReadOptions(env config.Env, log *slog.Logger) (Options, []string, error) {
 			o.STT = w
 		case "local-whisper", "local":
 			l := &LocalWhisper{
-				Path:    firstNonEmpty(strings.TrimSpace(env.Get("EVOKORE_WHISPER_PATH")), "whisper"),
-				Model:   firstNonEmpty(strings.TrimSpace(env.Get("EVOKORE_STT_LOCAL_MODEL")), "base"),
+				Path:    firstNonEmpty(strings.TrimSpace(env.Get("EVOKORE_WHISPER_PATH")), config.DefaultWhisperPath),
+				Model:   firstNonEmpty(strings.TrimSpace(env.Get("EVOKORE_STT_LOCAL_MODEL")), config.DefaultSTTLocalModel),
 				TempDir: o.TempDir,
 			}
 			if _, err := lookPath(l.Path); err != nil {

@@ -23,7 +23,7 @@ import (
 
 // Sandbox limits and modes.
 const (
-	defaultRunTimeout = 30 * time.Second
+	defaultRunTimeout = config.DefaultSandboxTimeout
 	maxOutput         = 1 << 20 // 1 MB, stdout and stderr together
 	modeAuto          = "auto"
 	modeContainer     = "container"
@@ -96,9 +96,19 @@ type sandbox struct {
 	engine     string
 }
 
+// languageLimits name the variables that override a container's memory
+// and CPUs for one language, spelt out so that each is declared in
+// evokore.cue and known to the unknown-variable report.
+var languageLimits = map[string]struct{ memory, cpus string }{
+	"bash":   {"EVOKORE_SANDBOX_BASH_MEMORY_MB", "EVOKORE_SANDBOX_BASH_CPU_LIMIT"},
+	"sh":     {"EVOKORE_SANDBOX_SH_MEMORY_MB", "EVOKORE_SANDBOX_SH_CPU_LIMIT"},
+	"python": {"EVOKORE_SANDBOX_PYTHON_MEMORY_MB", "EVOKORE_SANDBOX_PYTHON_CPU_LIMIT"},
+	"js":     {"EVOKORE_SANDBOX_JS_MEMORY_MB", "EVOKORE_SANDBOX_JS_CPU_LIMIT"},
+}
+
 func newSandbox(env config.Env, log *slog.Logger) *sandbox {
 	sb := &sandbox{env: env, log: log, mode: strings.ToLower(strings.TrimSpace(env.Get("EVOKORE_SANDBOX_MODE"))),
-		timeout: defaultRunTimeout, memMB: 256, cpus: "1", seccomp: env.Get("EVOKORE_SANDBOX_SECCOMP_PROFILE")}
+		timeout: defaultRunTimeout, memMB: config.DefaultSandboxMemoryMB, cpus: config.DefaultSandboxCPULimit, seccomp: env.Get("EVOKORE_SANDBOX_SECCOMP_PROFILE")}
 	if sb.mode == "" {
 		sb.mode = modeAuto
 	}
@@ -311,11 +321,11 @@ func (sb *sandbox) runContainer(ctx context.Context, lang language, code string,
 	_, _ = rand.Read(id[:])
 	name := "evokore-sandbox-" + hex.EncodeToString(id[:])
 	mem, cpus := sb.memMB, sb.cpus
-	upper := strings.ToUpper(lang.name)
-	if n, err := strconv.Atoi(sb.env.Get("EVOKORE_SANDBOX_" + upper + "_MEMORY_MB")); err == nil && n > 0 {
+	limits := languageLimits[lang.name]
+	if n, err := strconv.Atoi(sb.env.Get(limits.memory)); err == nil && n > 0 {
 		mem = n
 	}
-	if c := sb.env.Get("EVOKORE_SANDBOX_" + upper + "_CPU_LIMIT"); c != "" {
+	if c := sb.env.Get(limits.cpus); c != "" {
 		if _, err := strconv.ParseFloat(c, 64); err == nil {
 			cpus = c
 		}
