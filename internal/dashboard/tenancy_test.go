@@ -102,7 +102,7 @@ func TestDashboardHidesATenantsSessionOfARouterWithoutAStore(t *testing.T) {
 	t.Cleanup(ts.Close)
 	ctx := context.Background()
 	client := mcp.NewClient(&mcp.Implementation{Name: "tenant", Version: "1"}, nil)
-	acme, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL}, nil)
+	acme, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatal(err)
 	}

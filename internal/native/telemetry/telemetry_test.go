@@ -197,7 +197,7 @@ func TestLatencyAndUptimeAreMeasured(t *testing.T) {
 func TestTelemetryDirIsHonoured(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "elsewhere")
 	h := routertest.New(t, map[string]any{}, map[string]string{"EVOKORE_TELEMETRY": "true", "EVOKORE_TELEMETRY_DIR": dir})
-	if !strings.Contains(h.Stderr.String(), "Metrics stored locally at "+filepath.Join(dir, "metrics.json")) {
+	if !strings.Contains(h.Stderr.String(), "metrics are stored locally path="+filepath.Join(dir, "metrics.json")) {
 		t.Errorf("stderr = %s", h.Stderr.String())
 	}
 	cs := h.Connect(nil)
