@@ -132,7 +132,7 @@ func serveHTTP(ctx context.Context, p *paths, s config.Settings, hs config.HTTPS
 		Guard: httpguard.Options{
 			Hosts: allowed, Origins: hs.AllowedOrigins, Auth: authn,
 			Identify:      identify(hs, srv.Role),
-			OnAuthFailure: func(r *http.Request, reason string) { srv.RecordAuthFailure(r.RemoteAddr, reason) },
+			OnAuthFailure: func(r *http.Request, reason string) { srv.Records().AuthFailure(r.RemoteAddr, reason) },
 		},
 		Resource: resource, AuthorizationServers: servers,
 	})

@@ -62,3 +62,24 @@ func ExampleGroup() {
 	// watching
 	// store closed
 }
+
+// Wait returns once the work in flight ended; CancelAll cancels what is
+// still running, and a Wait bounded by its context gives up.
+func TestInFlightWaitsAndCancels(t *testing.T) {
+	var f lifecycle.InFlight
+	if !f.Wait(context.Background()) {
+		t.Fatal("Wait with nothing in flight")
+	}
+	ctx, end := f.Begin(context.Background())
+	short, cancel := context.WithCancel(context.Background())
+	cancel()
+	if f.Wait(short) {
+		t.Fatal("Wait returned true with work in flight")
+	}
+	f.CancelAll()
+	<-ctx.Done()
+	end()
+	if !f.Wait(context.Background()) {
+		t.Fatal("Wait after the work ended")
+	}
+}

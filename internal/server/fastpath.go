@@ -3,10 +3,8 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"sync"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/catalog"
@@ -127,36 +125,11 @@ func (f *fastCalls) call(m stdio.Message, r stdio.Replier) bool {
 		f.mu.Lock()
 		delete(f.inflight, key)
 		f.mu.Unlock()
-		reply(r, m.ID, c, res, err)
+		var raw []byte
+		if err == nil && res != nil && res == c.Raw.Result {
+			raw = c.Raw.Bytes
+		}
+		stdio.Answer(r, m.ID, res, raw, err)
 	}()
 	return true
-}
-
-// reply answers a fast call: the child's bytes when the pipeline's result
-// is the stand-in for them, the pipeline's own result or error otherwise.
-func reply(r stdio.Replier, id []byte, c *router.Call, res *mcp.CallToolResult, err error) {
-	if err != nil {
-		var we *jsonrpc.Error
-		if !errors.As(err, &we) {
-			we = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-		}
-		_ = r.ReplyError(id, we.Code, we.Message, we.Data)
-		return
-	}
-	if res != nil && res == c.Raw.Result && c.Raw.Bytes != nil {
-		_ = r.Reply(id, c.Raw.Bytes)
-		return
-	}
-	if res == nil {
-		res = &mcp.CallToolResult{}
-	}
-	if res.Content == nil {
-		res.Content = []mcp.Content{}
-	}
-	data, merr := json.Marshal(res)
-	if merr != nil {
-		_ = r.ReplyError(id, jsonrpc.CodeInternalError, "cannot encode the result: "+merr.Error(), nil)
-		return
-	}
-	_ = r.Reply(id, data)
 }

@@ -238,8 +238,8 @@ func TestAuditLogRecordsTheRoutersEvents(t *testing.T) {
 		t.Errorf("refused call = %v", refused)
 	}
 
-	h.Server.RecordReload("mcp.config.json: 1 server changed", nil)
-	h.Server.RecordAuthFailure("203.0.113.9:5555", "invalid bearer token")
+	h.Server.Records().Reload("mcp.config.json: 1 server changed", nil)
+	h.Server.Records().AuthFailure("203.0.113.9:5555", "invalid bearer token")
 	waitAudit(t, home, "reload", func(m map[string]any) bool {
 		return m["eventType"] == "reload" && m["outcome"] == "ok" && m["detail"] == "mcp.config.json: 1 server changed"
 	})

@@ -134,7 +134,7 @@ func (s *Server) Reload() (ReloadReport, error) {
 	}
 	if ds.HasErrors() {
 		s.refuse(ds)
-		s.RecordReload("reload refused, the previous configuration keeps serving", ds)
+		s.records.Reload("reload refused, the previous configuration keeps serving", ds)
 		return ReloadReport{}, ds
 	}
 
@@ -159,7 +159,7 @@ func (s *Server) Reload() (ReloadReport, error) {
 		Read: read, Swap: time.Since(swapping)}
 	s.log.Info(reloadSummary(rep))
 	s.records.LearnSecrets(g.config, settings.Env)
-	s.RecordReload(reloadSummary(rep), nil)
+	s.records.Reload(reloadSummary(rep), nil)
 	return rep, nil
 }
 

@@ -18,7 +18,6 @@ import (
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/childview"
 	"github.com/evokore/evokore/internal/config"
-	"github.com/evokore/evokore/internal/events"
 	"github.com/evokore/evokore/internal/lifecycle"
 	"github.com/evokore/evokore/internal/logging"
 	"github.com/evokore/evokore/internal/native"
@@ -118,7 +117,7 @@ type Server struct {
 	parts        lifecycle.Group
 	shutdownOnce sync.Once
 	shutdownErr  error
-	calls        inflight
+	calls        lifecycle.InFlight
 	flushers     []func(context.Context)
 	// afterHandshake run once, when a session's first request has been
 	// handled (see view.answer).
@@ -227,19 +226,15 @@ func New(opts Options) *Server {
 		})
 	}
 
-	var upstream router.Dispatcher = s.proxy
-	if s.tracing != nil {
-		upstream = tracedProxy{s.proxy, s.tracing}
-	}
 	s.router = router.New(router.Options{
 		Catalog: s.catalog,
 		Natives: table,
-		Proxy:   upstream,
+		Proxy:   s.proxy,
 		Plugins: contrib.Plugins,
 		Stages:  s.stages(),
 		// In-flight accounting, so Shutdown can wait for and cancel
 		// calls, then the trace span when OTLP export is on.
-		Middleware:    []router.Middleware{s.calls.track, s.span()},
+		Middleware:    []router.Middleware{s.track, s.span()},
 		NativeTimeout: s.opts.Settings.ProxyRequestTimeout,
 		OnPanic: func(c *router.Call, v any, stack []byte) {
 			s.log.Error("[EVOKORE] A tool call panicked; the call answered an internal error and the router goes on", "tool", c.Entry.Name, "panic", fmt.Sprint(v), "stack", string(stack))
@@ -450,13 +445,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		views := slices.Clone(s.views)
 		s.mu.Unlock()
 
-		if !s.calls.wait(ctx) {
+		if !s.calls.Wait(ctx) {
 			s.shutdownErr = ctx.Err()
-			s.calls.cancelAll()
+			s.calls.CancelAll()
 			// A cancelled call answers promptly unless its handler ignores
 			// its context; do not wait for that one forever.
 			wctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			s.calls.wait(wctx)
+			s.calls.Wait(wctx)
 			cancel()
 		}
 		// A call's answer is written after its dispatch returns; let the
@@ -696,16 +691,9 @@ func (s *Server) approvalEvent(a policy.ApprovalEvent) {
 	s.records.Approval(a, role)
 }
 
-// Events returns the bus the router's events go through, for parts that
-// report from outside the pipeline.
-func (s *Server) Events() *events.Bus { return s.records.Events() }
-
-// RecordReload records a reload of the router's configuration.
-func (s *Server) RecordReload(summary string, err error) { s.records.Reload(summary, err) }
-
-// RecordAuthFailure records a request the HTTP transport refused for its
-// credentials: the client's address and why (never the credential).
-func (s *Server) RecordAuthFailure(remote, reason string) { s.records.AuthFailure(remote, reason) }
+// Records are what the router tells operators: the audit log, webhooks,
+// session replay, and the events they are made of.
+func (s *Server) Records() *records.Records { return s.records }
 
 // resourceUpdated passes a child's resource update to every session; the
 // SDK sends it only to the sessions subscribed to that URI.
@@ -715,5 +703,15 @@ func (s *Server) resourceUpdated(ctx context.Context, params *mcp.ResourceUpdate
 	s.mu.Unlock()
 	for _, v := range views {
 		_ = v.mcp.ResourceUpdated(ctx, params)
+	}
+}
+
+// track is the router Middleware that counts each dispatched call in
+// until it returns, so that Shutdown can wait for it and cancel it.
+func (s *Server) track(next router.Dispatch) router.Dispatch {
+	return func(ctx context.Context, c *router.Call) (*mcp.CallToolResult, error) {
+		ctx, end := s.calls.Begin(ctx)
+		defer end()
+		return next(ctx, c)
 	}
 }

@@ -4,10 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/evokore/evokore/internal/proxy"
-	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/tracing"
 )
 
@@ -31,15 +27,4 @@ func (s *Server) openTracing() {
 			s.log.Info("[EVOKORE] OpenTelemetry export at shutdown failed", "err", s.records.Scrub(err.Error()))
 		}
 	})
-}
-
-// tracedProxy is the child supervisor with each upstream call in its own
-// span; the supervisor's other methods (Resolve) pass through.
-type tracedProxy struct {
-	*proxy.Supervisor
-	tel *tracing.Exporter
-}
-
-func (p tracedProxy) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToolResult, error) {
-	return p.tel.Upstream(ctx, c, func(ctx context.Context) (*mcp.CallToolResult, error) { return p.Supervisor.CallTool(ctx, c) })
 }

@@ -2,82 +2,20 @@ package server
 
 import (
 	"context"
-	"path/filepath"
-	"time"
 
-	"github.com/fsnotify/fsnotify"
+	"github.com/evokore/evokore/internal/filewatch"
 )
 
-// reloadDebounce is how long the file watcher waits for a burst of events
-// to settle before it reloads. Editors save in several steps (vim writes
-// a new file and renames it over the old one, others truncate and write,
-// some remove and create): reloading on the first event would read half
-// a file, or none.
-const reloadDebounce = 250 * time.Millisecond
-
 // watchFiles reloads the configuration when mcp.config.json or
-// permissions.yml changes on disk, until ctx ends. It watches the files'
-// directories, not the files: a rename over the file (an atomic save)
-// replaces the inode a file watch would be tied to. An event that leaves
+// permissions.yml changes on disk, until ctx ends. An event that leaves
 // both files' content as it is serving (a touch, a save without change)
 // does not reload.
 func (s *Server) watchFiles(ctx context.Context) {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		s.log.Info("[EVOKORE] Cannot watch the configuration files; reload with SIGHUP: " + err.Error())
-		return
-	}
-	defer w.Close()
-	dirs := map[string]bool{}
-	// watch adds the directories of the files in force; a reload that
-	// settles another permissions.yml (trust changed) adds its directory.
-	watch := func() {
+	files := func() []string {
 		g := s.gen.Load()
-		for _, f := range []string{g.settings.ConfigPath, g.settings.PermissionsPath} {
-			d := filepath.Dir(absPath(f))
-			if dirs[d] {
-				continue
-			}
-			if err := w.Add(d); err != nil {
-				s.log.Info("[EVOKORE] Cannot watch " + d + " for configuration changes; reload with SIGHUP: " + err.Error())
-				continue
-			}
-			dirs[d] = true
-		}
+		return []string{g.settings.ConfigPath, g.settings.PermissionsPath}
 	}
-	watch()
-	timer := time.NewTimer(reloadDebounce)
-	timer.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case ev, ok := <-w.Events:
-			if !ok {
-				return
-			}
-			if ev.Op == fsnotify.Chmod || !s.watched(ev.Name) {
-				continue
-			}
-			timer.Reset(reloadDebounce)
-		case err, ok := <-w.Errors:
-			if !ok {
-				return
-			}
-			s.log.Info("[EVOKORE] Configuration watcher: " + err.Error())
-		case <-timer.C:
-			s.reloadIfChanged()
-			watch()
-		}
-	}
-}
-
-// watched reports whether path is one of the configuration files in
-// force.
-func (s *Server) watched(path string) bool {
-	g := s.gen.Load()
-	p := absPath(path)
-	return p == absPath(g.settings.ConfigPath) || p == absPath(g.settings.PermissionsPath)
+	filewatch.Watch(ctx, files, s.reloadIfChanged, s.log)
 }
 
 // reloadIfChanged reloads unless both files hold what is serving. Back to
@@ -92,11 +30,4 @@ func (s *Server) reloadIfChanged() {
 		return
 	}
 	_, _ = s.Reload() // Reload reports on stderr either way
-}
-
-func absPath(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return filepath.Clean(p)
 }

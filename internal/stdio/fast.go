@@ -3,8 +3,12 @@ package stdio
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/rawjson"
 )
@@ -154,4 +158,34 @@ func (c *Conn) answer(id, line []byte) error {
 	err := c.writeLine(line)
 	c.markAnswered(idKey(id))
 	return err
+}
+
+// Answer answers a taken tools/call through r: with raw, the result's
+// bytes as the tool sent them, when not nil; else with res encoded, or
+// with err as a JSON-RPC error.
+func Answer(r Replier, id []byte, res *mcp.CallToolResult, raw []byte, err error) {
+	if err != nil {
+		var we *jsonrpc.Error
+		if !errors.As(err, &we) {
+			we = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+		_ = r.ReplyError(id, we.Code, we.Message, we.Data)
+		return
+	}
+	if raw != nil {
+		_ = r.Reply(id, raw)
+		return
+	}
+	if res == nil {
+		res = &mcp.CallToolResult{}
+	}
+	if res.Content == nil {
+		res.Content = []mcp.Content{}
+	}
+	data, merr := json.Marshal(res)
+	if merr != nil {
+		_ = r.ReplyError(id, jsonrpc.CodeInternalError, "cannot encode the result: "+merr.Error(), nil)
+		return
+	}
+	_ = r.Reply(id, data)
 }

@@ -135,8 +135,9 @@ func New(o Options) (*Exporter, error) {
 	return e, nil
 }
 
-// Middleware wraps dispatch in the tool-call span and records the
-// metrics. It goes outermost, so the span covers the whole call.
+// Middleware wraps dispatch in the tool-call span (and a proxied call in
+// the upstream span inside it) and records the metrics. It goes
+// outermost, so the span covers the whole call.
 func (e *Exporter) Middleware(next router.Dispatch) router.Dispatch {
 	return func(ctx context.Context, c *router.Call) (*mcp.CallToolResult, error) {
 		attrs := make([]attribute.KeyValue, 0, 5)
@@ -154,7 +155,7 @@ func (e *Exporter) Middleware(next router.Dispatch) router.Dispatch {
 				trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(spanAttrs...))
 		}
 		start := time.Now()
-		res, err := next(ctx, c)
+		res, err := e.Upstream(ctx, c, func(ctx context.Context) (*mcp.CallToolResult, error) { return next(ctx, c) })
 		elapsed := time.Since(start)
 		outcome := finish(span, res, err)
 		if e.mp != nil {
@@ -167,7 +168,8 @@ func (e *Exporter) Middleware(next router.Dispatch) router.Dispatch {
 	}
 }
 
-// Upstream wraps a dispatcher to child servers in the upstream span.
+// Upstream runs call, a proxied call's dispatch to its child, in the
+// upstream span.
 func (e *Exporter) Upstream(ctx context.Context, c *router.Call, call func(context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
 	if c.Entry.Source != catalog.SourceProxy || e.tracer == nil {
 		return call(ctx)
