@@ -45,6 +45,19 @@ func TestStatelessRequestsSpreadOverReplicasWithoutAStore(t *testing.T) {
 	if cs.ID() != "" || cs.InitializeResult().ProtocolVersion != "2026-07-28" {
 		t.Fatalf("session %q, protocol %q: want none and 2026-07-28", cs.ID(), cs.InitializeResult().ProtocolVersion)
 	}
+	// Each replica boots its own child: wait until a round of listings
+	// (one per replica, round robin) all show it.
+	ready := 0
+	for deadline := time.Now().Add(60 * time.Second); ready < 3; {
+		if slices.Contains(routertest.ToolNames(t, cs), "probe_pid") {
+			ready++
+		} else {
+			ready = 0
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the replicas' children never all listed")
+		}
+	}
 	var first []string
 	for i := range 3 {
 		names := routertest.ToolNames(t, cs)

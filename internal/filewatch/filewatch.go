@@ -10,6 +10,7 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -20,8 +21,9 @@ import (
 const Debounce = 250 * time.Millisecond
 
 // Watch calls changed, once per burst of events, when one of the files
-// files returns changes, until ctx ends. files is asked again after each
-// report, so a file that changed its path is followed. Problems (a
+// files returns changes, until ctx ends. files is asked at every event,
+// so a file that changed its path is followed (its directory is watched
+// from the next report on). Problems (a
 // directory that cannot be watched) go to log; a file whose directory
 // does not exist is watched once it is named again after it appeared.
 func Watch(ctx context.Context, files func() []string, changed func(), log *slog.Logger) {
@@ -32,13 +34,9 @@ func Watch(ctx context.Context, files func() []string, changed func(), log *slog
 	}
 	defer w.Close()
 	dirs := map[string]bool{}
-	watched := map[string]bool{}
 	add := func() {
-		clear(watched)
 		for _, f := range files() {
-			p := Abs(f)
-			watched[p] = true
-			d := filepath.Dir(p)
+			d := filepath.Dir(Abs(f))
 			if dirs[d] {
 				continue
 			}
@@ -60,7 +58,9 @@ func Watch(ctx context.Context, files func() []string, changed func(), log *slog
 			if !ok {
 				return
 			}
-			if ev.Op == fsnotify.Chmod || !watched[Abs(ev.Name)] {
+			// The files are asked for at each event: they may have
+			// changed since the last report (a SIGHUP reload).
+			if ev.Op == fsnotify.Chmod || !slices.Contains(absAll(files()), Abs(ev.Name)) {
 				continue
 			}
 			timer.Reset(Debounce)
@@ -74,6 +74,14 @@ func Watch(ctx context.Context, files func() []string, changed func(), log *slog
 			add()
 		}
 	}
+}
+
+func absAll(files []string) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = Abs(f)
+	}
+	return out
 }
 
 // Abs is p made absolute, or cleaned when it cannot be.
