@@ -110,10 +110,10 @@ func tillDone(r *run) (int, error) {
 		}
 		return ExitBlock, nil
 	}
-	if _, err := r.record(EvStopCheck, map[string]any{"blocked": false, "open": 0, "total": len(tasks)}); err != nil {
-		return ExitOK, err
-	}
-	return ExitOK, Compact(r.Home, r.sid, r.now)
+	// record compacts the manifest when it is over ManifestMaxBytes; a
+	// stop does not compact a smaller one (README, issue 32).
+	_, err = r.record(EvStopCheck, map[string]any{"blocked": false, "open": 0, "total": len(tasks)})
+	return ExitOK, err
 }
 
 // preCompact is the PreCompact hook: it saves what the session knew.
