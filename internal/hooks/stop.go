@@ -112,8 +112,11 @@ func tillDone(r *run) (int, error) {
 	}
 	// record compacts the manifest when it is over ManifestMaxBytes; a
 	// stop does not compact a smaller one (README, issue 32).
-	_, err = r.record(EvStopCheck, map[string]any{"blocked": false, "open": 0, "total": len(tasks)})
-	return ExitOK, err
+	s, err := r.record(EvStopCheck, map[string]any{"blocked": false, "open": 0, "total": len(tasks)})
+	if err != nil {
+		return ExitOK, err
+	}
+	return ExitOK, syncMemory(r, s, tasks)
 }
 
 // preCompact is the PreCompact hook: it saves what the session knew.
