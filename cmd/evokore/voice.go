@@ -101,6 +101,10 @@ Exit 1 when no sidecar answers.`,
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
 			if err := voice.Say(ctx, voice.URL(env), text, persona); err != nil {
+				// One sentence with the fix, not the dialer's error chain.
+				if de, ok := errors.AsType[*voice.DialError](err); ok {
+					err = fmt.Errorf("no voice sidecar answers at %s: start one with 'evokore voice' (VOICE_SIDECAR_HOST and VOICE_SIDECAR_PORT say where it listens)", de.URL)
+				}
 				return &exitError{1, err}
 			}
 			return nil
