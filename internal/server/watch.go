@@ -2,6 +2,9 @@ package server
 
 import (
 	"context"
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -38,7 +41,20 @@ func (s *Server) watchFiles(ctx context.Context) {
 			if dirs[d] {
 				continue
 			}
-			if err := w.Add(d); err != nil {
+			err := w.Add(d)
+			if errors.Is(err, fs.ErrNotExist) && d == absPath(g.settings.Home) {
+				// A fresh EVOKORE_HOME: the router writes there anyway,
+				// and a config created in it later is then seen.
+				if os.MkdirAll(d, 0o700) == nil {
+					err = w.Add(d)
+				}
+			}
+			if errors.Is(err, fs.ErrNotExist) {
+				// No directory, no file to change: nothing to say.
+				s.log.Debug("[EVOKORE] Not watching a directory that does not exist", "dir", d)
+				continue
+			}
+			if err != nil {
 				s.log.Info("[EVOKORE] Cannot watch " + d + " for configuration changes; reload with SIGHUP: " + err.Error())
 				continue
 			}
@@ -46,6 +62,9 @@ func (s *Server) watchFiles(ctx context.Context) {
 		}
 	}
 	watch()
+	// A file written after the router read it and before the watch began
+	// (a config created in a fresh EVOKORE_HOME) raised no event.
+	s.reloadIfChanged()
 	timer := time.NewTimer(reloadDebounce)
 	timer.Stop()
 	for {
