@@ -155,6 +155,13 @@ func (r *report) children(o Options, cfg *config.MCPConfig) {
 			continue
 		}
 		res, err := srv.Resolve(o.Settings.Env)
+		if self, ok := errors.AsType[*config.SelfReferenceError](err); ok {
+			// Resolve refuses a self-reference itself now; it needs the
+			// self-reference fix, not the variable one.
+			r.problem(fmt.Sprintf("server '%s' would start evokore itself (%s)", srv.ID, self.Command),
+				fmt.Sprintf("remove '%s' from %s: evokore would start itself without end", srv.ID, o.ConfigPath))
+			continue
+		}
 		if err != nil {
 			r.problem(fmt.Sprintf("server '%s' cannot start: %v", srv.ID, err), "set the variable where the client starts evokore, or write the value in the server's env")
 			continue
