@@ -111,7 +111,7 @@ func tillDone(r *run) (int, error) {
 		return ExitBlock, nil
 	}
 	// record compacts the manifest when it is over ManifestMaxBytes; a
-	// stop does not compact a smaller one (README, issue 32).
+	// stop does not compact a smaller one (docs/hooks.md, issue 32).
 	s, err := r.record(EvStopCheck, map[string]any{"blocked": false, "open": 0, "total": len(tasks)})
 	if err != nil {
 		return ExitOK, err
