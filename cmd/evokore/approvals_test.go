@@ -154,7 +154,7 @@ func TestOperatorDeniesFromTheCommandLine(t *testing.T) {
 	}
 	// The operator's verdicts are in the audit log, as given.
 	for _, id := range ids {
-		if !auditHas(t, home, "approval_denied", id, "decided by the operator in 'evokore approvals'") {
+		if !auditHas(t, home, "approval_deny", id, "decided by the operator in 'evokore approvals'") {
 			t.Errorf("no operator denial of %s in the audit log", id)
 		}
 	}

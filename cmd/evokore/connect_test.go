@@ -23,6 +23,12 @@ type connectEnv struct {
 	env               []string
 }
 
+// runResult is what one run of the binary printed and its exit code.
+type runResult struct {
+	stdout, stderr string
+	code           int
+}
+
 func newConnectEnv(t *testing.T) *connectEnv {
 	dir := t.TempDir()
 	e := &connectEnv{t: t, home: filepath.Join(dir, "home"), evokore: filepath.Join(dir, "evokore-home"), wd: filepath.Join(dir, "project"), exe: testutil.Evokore(t)}
@@ -34,7 +40,7 @@ func newConnectEnv(t *testing.T) *connectEnv {
 	return e
 }
 
-func (e *connectEnv) run(args ...string) hookResult {
+func (e *connectEnv) run(args ...string) runResult {
 	e.t.Helper()
 	cmd := exec.Command(e.exe, args...)
 	cmd.Dir = e.wd
@@ -49,7 +55,7 @@ func (e *connectEnv) run(args ...string) hookResult {
 	} else if err != nil {
 		e.t.Fatal(err)
 	}
-	return hookResult{stdout: out.String(), stderr: errb.String(), code: code}
+	return runResult{stdout: out.String(), stderr: errb.String(), code: code}
 }
 
 func (e *connectEnv) config() string { return filepath.Join(e.evokore, "mcp.config.json") }

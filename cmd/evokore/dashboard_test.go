@@ -81,7 +81,7 @@ func TestDashboardProcessDeniesARealRoutersCall(t *testing.T) {
 	if routertest.Text(res) != policy.DeniedApprovalText("one_count", id) {
 		t.Errorf("the retry after the dashboard's deny: %q", routertest.Text(res))
 	}
-	if !auditHas(t, home, "approval_denied", id, "decided by the operator in the dashboard") {
+	if !auditHas(t, home, "approval_deny", id, "decided by the operator in the dashboard") {
 		t.Errorf("the dashboard's denial of %s is not in the audit log", id)
 	}
 	// Unauthenticated callers get nothing; a foreign Host is refused.

@@ -78,6 +78,12 @@ func TestInspectorCLIThroughEvokore(t *testing.T) {
 	if !slices.Contains(names, "everything_echo") || !slices.Contains(names, "describe_tool") {
 		t.Fatalf("Inspector's tools/list: %v", names)
 	}
+	// The Inspector declares roots, so server-everything lists
+	// get-roots-list to it; vet --live pinned it too, so it is served,
+	// not held as a new tool.
+	if !slices.Contains(names, "everything_get-roots-list") {
+		t.Errorf("get-roots-list is not served to the Inspector: %v", names)
+	}
 
 	called := run("tools/call", "--tool-name", "everything_echo", "--tool-arg", "message=from-the-inspector")
 	content := dig(called, "content")

@@ -26,7 +26,7 @@ import (
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
-// TestScaleOutThreeReplicasBehindAProxy runs the deployment the README
+// TestScaleOutThreeReplicasBehindAProxy runs the deployment docs/http.md
 // describes with real components: a redis-server, three `evokore serve
 // --http` replicas on loopback and a round-robin proxy in front (nginx
 // when installed, else the standard library's reverse proxy). One client

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -26,6 +27,11 @@ that content. Any edit lapses the trust until you run it again.`,
 			dir := "."
 			if len(args) == 1 {
 				dir = args[0]
+			}
+			// Messages name the directory absolutely: "No longer
+			// trusting .." says nothing about which one.
+			if abs, err := filepath.Abs(dir); err == nil {
+				dir = abs
 			}
 			home := userHome()
 			if revoke {

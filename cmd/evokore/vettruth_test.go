@@ -54,7 +54,8 @@ func TestVetChosenPathsMustExist(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			code, out, _ := runEvokore(t, dir, tc.env, append([]string{"vet"}, tc.args...)...)
-			if code != 1 || !strings.Contains(out, tc.want) || !strings.Contains(out, "[missing-file]") {
+			if code != 1 || !strings.Contains(out, tc.want) || !strings.Contains(out, "[missing-file]") || strings.Contains(out, "(absent") ||
+				(strings.HasPrefix(name, "--config") || strings.HasPrefix(name, "EVOKORE_MCP")) && !strings.Contains(out, gone+" does not exist ("+name+" names it)") {
 				t.Errorf("vet: exit %d, want 1 and %q:\n%s", code, tc.want, out)
 			}
 			code, _, errOut := runEvokore(t, dir, tc.env, append([]string{"serve"}, tc.args...)...)
@@ -68,8 +69,8 @@ func TestVetChosenPathsMustExist(t *testing.T) {
 		t.Errorf("absent default files: exit %d\n%s", code, out)
 	}
 	for _, want := range []string{
-		"read mcp.config.json: " + filepath.Join(dir, "mcp.config.json") + " (absent: no child servers)",
-		"read permissions.yml: " + filepath.Join(dir, "permissions.yml") + " (absent: the shipped roles and rules apply)",
+		"read mcp.config.json: " + filepath.Join(dir, "mcp.config.json") + " does not exist, so no child servers",
+		"read permissions.yml: " + filepath.Join(dir, "permissions.yml") + " does not exist, so the shipped roles and rules apply",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("vet does not say %q:\n%s", want, out)

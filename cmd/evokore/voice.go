@@ -30,8 +30,8 @@ Settings come from the environment (and ./.env): VOICE_SIDECAR_PORT,
 VOICE_SIDECAR_HOST, VOICE_SIDECAR_MAX_CONNECTIONS, EVOKORE_TTS_PROVIDER,
 ELEVENLABS_API_KEY, EVOKORE_TTS_BASE_URL, EVOKORE_TTS_API_KEY,
 EVOKORE_TTS_MODEL, EVOKORE_TTS_VOICE, EVOKORE_STT_ENABLED,
-VOICE_SIDECAR_DISABLE_PLAYBACK, VOICE_SIDECAR_ARTIFACT_DIR and more; see the
-README. It stops on SIGINT or SIGTERM after closing every client.`,
+VOICE_SIDECAR_DISABLE_PLAYBACK, VOICE_SIDECAR_ARTIFACT_DIR and more; see
+docs/voice.md. It stops on SIGINT or SIGTERM after closing every client.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -101,6 +101,10 @@ Exit 1 when no sidecar answers.`,
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
 			if err := voice.Say(ctx, voice.URL(env), text, persona); err != nil {
+				// One sentence with the fix, not the dialer's error chain.
+				if de, ok := errors.AsType[*voice.DialError](err); ok {
+					err = fmt.Errorf("no voice sidecar answers at %s: start one with 'evokore voice' (VOICE_SIDECAR_HOST and VOICE_SIDECAR_PORT say where it listens)", de.URL)
+				}
 				return &exitError{1, err}
 			}
 			return nil

@@ -16,12 +16,15 @@
 // newest events and counts them; the count is written as an audit_dropped
 // line as soon as the disk takes writes again.
 //
+// Each line leads with EVOKORE-MCP's audit fields and names (timestamp in
+// Unix milliseconds, eventType, sessionId, actor, resource, outcome
+// success|failure|denied, metadata), then evokore's own (line.go).
+//
 // Events arrive redacted (package redact); this package adds nothing that
 // could carry a secret.
 package audit
 
 import (
-	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -97,17 +100,14 @@ func (l *Log) Dropped() int64 { return l.queue.Dropped() + l.failed.Load() }
 // Close writes what is queued and stops the writer.
 func (l *Log) Close() { l.queue.Close() }
 
-// appendLine appends e's line. Marshal is the fallback for the event
-// AppendJSON cannot write, which Marshal refuses too: its line says so.
+// appendLine appends e's line (line.go). An event that cannot be written
+// leaves a line that says so.
 func appendLine(buf []byte, e events.Event) []byte {
-	if b, ok := events.AppendJSON(buf, e); ok {
+	if b, ok := appendAuditJSON(buf, e); ok {
 		return append(b, '\n')
 	}
-	b, err := json.Marshal(e)
-	if err != nil {
-		b, _ = json.Marshal(events.Event{Time: e.Time, Type: e.Type, Detail: "unencodable event"})
-	}
-	return append(append(buf, b...), '\n')
+	b, _ := appendAuditJSON(buf, events.Event{Time: time.Now().UTC().Truncate(time.Millisecond), Type: e.Type, Detail: "unencodable event"})
+	return append(b, '\n')
 }
 
 // write appends a batch under the log's lock, rotating first when the

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/evokore/evokore/internal/audit"
 	"github.com/evokore/evokore/internal/events"
@@ -101,6 +102,44 @@ func TestBigEventsAreWrittenWholeAndInOrder(t *testing.T) {
 		var e events.Event
 		if err := json.Unmarshal([]byte(line), &e); err != nil || e.Tool != fmt.Sprintf("t%04d", i) || e.Detail != detail {
 			t.Fatalf("line %d: %.80s: %v", i, line, err)
+		}
+	}
+}
+
+// The lines of events EVOKORE-MCP also records read as its AuditLog's
+// lines: its field names, its event names, its outcomes, its metadata,
+// with evokore's fields after them. The want lines are written out by
+// hand from EVOKORE-MCP's AuditEntry (timestamp in Unix ms, eventType,
+// sessionId, actor, resource, outcome, metadata).
+func TestLinesLeadWithEvokoreMCPFields(t *testing.T) {
+	path := audit.Path(t.TempDir())
+	when := time.Date(2026, 5, 1, 10, 0, 0, 0, time.UTC)
+	ms := 12.5
+	l := audit.Open(audit.Options{Path: path})
+	for _, e := range []events.Event{
+		{Time: when, Type: events.SessionStart, Session: "stdio-1", Transport: "stdio", Pid: 7},
+		{Time: when, Type: events.ToolCall, Session: "stdio-1", Role: "ops", Tool: "fx_echo", Source: "proxy", Outcome: events.OutcomeError, LatencyMs: &ms, Detail: "boom", Pid: 7},
+		{Time: when, Type: events.ApprovalDenied, Approval: "ab12", Mode: "operator", Pid: 7},
+	} {
+		l.Handle(e)
+	}
+	l.Close()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`{"timestamp":1777629600000,"eventType":"session_create","sessionId":"stdio-1","actor":"system","outcome":"success","metadata":{"transport":"stdio"},"ts":"2026-05-01T10:00:00Z","event":"session_start","transport":"stdio","pid":7}`,
+		`{"timestamp":1777629600000,"eventType":"tool_call","sessionId":"stdio-1","actor":"ops","resource":"fx_echo","outcome":"failure","metadata":{"source":"proxy","latencyMs":12.5,"error":"boom"},"ts":"2026-05-01T10:00:00Z","role":"ops","tool":"fx_echo","source":"proxy","latencyMs":12.5,"detail":"boom","pid":7}`,
+		`{"timestamp":1777629600000,"eventType":"approval_deny","actor":"system","outcome":"denied","ts":"2026-05-01T10:00:00Z","event":"approval_denied","approvalId":"ab12","mode":"operator","pid":7}`,
+	}
+	got := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(got) != len(want) {
+		t.Fatalf("%d lines:\n%s", len(got), b)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("line %d\n got %s\nwant %s", i+1, got[i], want[i])
 		}
 	}
 }

@@ -54,7 +54,7 @@ var variableIndex = func() map[string]int {
 }()
 
 // otelVariables are the OpenTelemetry specification's variables evokore
-// honours (internal/tracing exports under them): read by the
+// honours (internal/tracing's Variables is this list): read by the
 // OpenTelemetry SDK and its OTLP exporters from the process environment,
 // not from a .env file, and never reported as unknown, since other
 // programs share them.

@@ -91,6 +91,9 @@ var variables = [...]Variable{
 	{Name: "EVOKORE_DASHBOARD_APPROVAL_WS_URL", Type: "list", Doc: "/ws/approvals feeds (ws:// or wss://) of routers elsewhere", Package: "internal/dashboard", Group: "Dashboard", Use: "setting", Security: true},
 	{Name: "EVOKORE_DASHBOARD_APPROVAL_WS_TOKEN", Type: "string", Doc: "the bearer token sent to those feeds (never the dashboard's own)", Package: "internal/dashboard", Group: "Dashboard", Use: "setting"},
 	{Name: "EVOKORE_REPO_AUDIT_HOOK", Type: "bool", Default: "true", HasDefault: true, Doc: "the prompt hook's repository-state audit (only false turns it off)", Package: "internal/hooks", Group: "Hooks", Use: "setting"},
+	{Name: "EVOKORE_AUTO_MEMORY_SYNC", Type: "bool", Default: "true", HasDefault: true, Doc: "the Stop hook writes Claude Code's memory files under ~/.claude/projects (only false turns it off)", Package: "internal/hooks", Group: "Hooks", Use: "setting"},
+	{Name: "EVOKORE_CLAUDE_PROJECTS_DIR", Type: "path", Doc: "where Claude Code keeps its projects (default ~/.claude/projects)", Package: "internal/hooks", Group: "Hooks", Use: "setting"},
+	{Name: "EVOKORE_CLAUDE_MEMORY_DIR", Type: "path", Doc: "the memory directory the Stop hook writes, named outright", Package: "internal/hooks", Group: "Hooks", Use: "setting"},
 	{Name: "EVOKORE_SANDBOX", Type: "enum", Doc: "set for a skill's code block: where it runs", Package: "internal/native/skilltools", Group: "Set by evokore", Use: "child", Values: []string{"process", "container"}},
 	{Name: "EVOKORE_SESSION_ID", Type: "string", Doc: "set for a skill's code block and a plugin's command: the calling session", Package: "internal/native/skilltools", Group: "Set by evokore", Use: "child"},
 	{Name: "EVOKORE_SESSION_ROLE", Type: "string", Doc: "set for a skill's code block: the calling session's role", Package: "internal/native/skilltools", Group: "Set by evokore", Use: "child"},
@@ -214,6 +217,8 @@ const (
 	DefaultDashboardPort = 8899
 	// DefaultRepoAuditHook is EVOKORE_REPO_AUDIT_HOOK's default.
 	DefaultRepoAuditHook = true
+	// DefaultAutoMemorySync is EVOKORE_AUTO_MEMORY_SYNC's default.
+	DefaultAutoMemorySync = true
 	// DefaultRequireNPM is EVOKORE_REQUIRE_NPM's default.
 	DefaultRequireNPM = false
 	// DefaultRequirePython is EVOKORE_REQUIRE_PYTHON's default.

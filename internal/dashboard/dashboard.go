@@ -499,7 +499,7 @@ func (d *Dashboard) sessionsPage(w http.ResponseWriter, r *http.Request, c calle
 		SinceChoices        []string
 		Error               string
 	}{Sessions: list, Type: q.Get("type"), Status: q.Get("status"), Since: q.Get("since"),
-		Types: []string{"hook", "router", "http"}, Statuses: []string{"active", "idle", "expired"},
+		Types: []string{"hook", "router", "http"}, Statuses: []string{"active", "idle", "ended", "expired"},
 		SinceChoices: []string{"1h", "24h", "7d", "30d"}, Error: bad}
 	d.render(w, r, http.StatusOK, "sessions", c, "Sessions", data)
 }

@@ -14,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evokore/evokore/internal/audit"
 	"github.com/evokore/evokore/internal/dashboard"
+	"github.com/evokore/evokore/internal/events"
 	"github.com/evokore/evokore/internal/sessionstore"
 )
 
@@ -326,6 +328,10 @@ func TestSessionListMergesSourcesNewestFirst(t *testing.T) {
 	now := time.Now()
 	hookSession(t, home, "hook-old", "an old hook session", now.Add(-48*time.Hour), "Read", "Edit")
 	routerSession(t, home, "stdio-router", now.Add(-10*time.Minute), "fx_echo", "fx_echo", "fx_count")
+	// A stdio client that called a minute ago and exited: the router's
+	// audit log recorded the session's end.
+	routerSession(t, home, "stdio-gone", now.Add(-20*time.Minute), "fx_echo")
+	audit.Append(audit.Options{Path: audit.Path(home)}, events.Event{Type: events.SessionEnd, Session: "stdio-gone", Transport: "stdio"})
 	store := sessionstore.NewMemory(0)
 	_ = store.Save(context.Background(), sessionstore.Record{ID: "HTTPSESSION1", Role: "developer", Activations: []string{"fx_echo"},
 		Created: now.Add(-time.Minute), LastSeen: now})
@@ -345,7 +351,7 @@ func TestSessionListMergesSourcesNewestFirst(t *testing.T) {
 		return out
 	}
 	all := list("")
-	if got := ids(all); !slices.Equal(got, []string{"HTTPSESSION1=http/active", "stdio-router=router/active", "hook-old=hook/idle"}) {
+	if got := ids(all); !slices.Equal(got, []string{"HTTPSESSION1=http/active", "stdio-router=router/active", "stdio-gone=router/ended", "hook-old=hook/idle"}) {
 		t.Errorf("sessions = %v", got)
 	}
 	for _, s := range all {
@@ -365,14 +371,17 @@ func TestSessionListMergesSourcesNewestFirst(t *testing.T) {
 	if got := ids(list("?status=active")); len(got) != 2 {
 		t.Errorf("status=active: %v", got)
 	}
-	if got := ids(list("?since=24h")); len(got) != 2 || slices.Contains(got, "hook-old=hook/idle") {
+	if got := ids(list("?status=ended")); !slices.Equal(got, []string{"stdio-gone=router/ended"}) {
+		t.Errorf("status=ended: %v", got)
+	}
+	if got := ids(list("?since=24h")); len(got) != 3 || slices.Contains(got, "hook-old=hook/idle") {
 		t.Errorf("since=24h: %v", got)
 	}
 	if r := do(t, "GET", base+"/api/sessions?since=yesterday", nil, ""); r.status != 400 {
 		t.Errorf("a bad since: %d", r.status)
 	}
 	r := do(t, "GET", base+"/api/sessions/types", nil, "")
-	if !strings.Contains(r.body, `"hook":1`) || !strings.Contains(r.body, `"http":1`) || !strings.Contains(r.body, `"total":3`) {
+	if !strings.Contains(r.body, `"hook":1`) || !strings.Contains(r.body, `"http":1`) || !strings.Contains(r.body, `"total":4`) {
 		t.Errorf("types: %s", r.body)
 	}
 }

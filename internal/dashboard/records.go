@@ -47,8 +47,9 @@ type Session struct {
 	// CreatedAt and LastActivity are Unix milliseconds (0: unknown).
 	CreatedAt    int64 `json:"createdAt"`
 	LastActivity int64 `json:"lastActivity"`
-	// Status is active, idle (no activity for 30 minutes), or what the
-	// hook state file says.
+	// Status is active, idle (no activity for 30 minutes), ended (a
+	// router session the audit log saw end), expired (an HTTP session
+	// past its TTL), or what the hook state file says.
 	Status        string         `json:"status"`
 	Purpose       string         `json:"purpose,omitempty"`
 	ReplayCount   int            `json:"replayCount"`
@@ -276,6 +277,13 @@ func listSessions(ctx context.Context, home string, store sessionstore.Store, tt
 			s.Status = "expired"
 		}
 	}
+	// A router session whose end the audit log records has ended: its
+	// client exited, however recent its last call.
+	for id := range endedSessions(ctx, home) {
+		if s, ok := byID[id]; ok && s.Type == "router" {
+			s.Status = "ended"
+		}
+	}
 	out := make([]Session, 0, len(byID))
 	for _, s := range byID {
 		if s.Status == "" {
@@ -440,4 +448,26 @@ func storedSessions(ctx context.Context, home string) []sessionstore.Record {
 			Created: time.UnixMilli(w.Created), LastSeen: time.UnixMilli(w.LastSeen)})
 	}
 	return out
+}
+
+// endedSessions are the sessions the audit log (the live file and the
+// newest rotated one) records as ended. Lines are filtered by their bytes
+// before any is decoded: most are tool calls.
+func endedSessions(ctx context.Context, home string) map[string]bool {
+	ended := map[string]bool{}
+	for _, path := range []string{auditPath(home) + ".1", auditPath(home)} {
+		eachLine(ctx, path, func(line []byte) {
+			if !bytes.Contains(line, []byte(`"session_end"`)) {
+				return
+			}
+			var e struct {
+				Type    string `json:"eventType"`
+				Session string `json:"sessionId"`
+			}
+			if json.Unmarshal(line, &e) == nil && e.Type == "session_end" && e.Session != "" {
+				ended[e.Session] = true
+			}
+		})
+	}
+	return ended
 }

@@ -8,6 +8,8 @@ package filewatch
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"log/slog"
 	"path/filepath"
 	"slices"
@@ -20,8 +22,8 @@ import (
 // reports it.
 const Debounce = 250 * time.Millisecond
 
-// Watch calls changed, once per burst of events, when one of the files
-// files returns changes, until ctx ends. files is asked at every event,
+// Watch calls changed once when the watch has begun, then once per burst
+// of events when one of the files files returns changes, until ctx ends. files is asked at every event,
 // so a file that changed its path is followed (its directory is watched
 // from the next report on). Problems (a
 // directory that cannot be watched) go to log; a file whose directory
@@ -40,7 +42,11 @@ func Watch(ctx context.Context, files func() []string, changed func(), log *slog
 			if dirs[d] {
 				continue
 			}
-			if err := w.Add(d); err != nil {
+			if err := w.Add(d); errors.Is(err, fs.ErrNotExist) {
+				// No directory, no file to change: nothing to say.
+				log.Debug("[EVOKORE] Not watching a directory that does not exist", "dir", d)
+				continue
+			} else if err != nil {
 				log.Info("[EVOKORE] Cannot watch a directory for changes; reload with SIGHUP", "dir", d, "err", err)
 				continue
 			}
@@ -48,6 +54,9 @@ func Watch(ctx context.Context, files func() []string, changed func(), log *slog
 		}
 	}
 	add()
+	// A file written after its reader last read it and before the watch
+	// began raised no event.
+	changed()
 	timer := time.NewTimer(Debounce)
 	timer.Stop()
 	for {

@@ -3,6 +3,8 @@ package hooks
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -75,6 +77,12 @@ func (e *ChainError) Error() string { return fmt.Sprintf("evidence line %d: %s",
 // for the first) and hash to its proof_hash. Edit traces (no hashes) are
 // skipped. It returns how many links it checked; a tampered, removed or
 // reordered line gives a *ChainError.
+//
+// Chains EVOKORE-MCP's hooks wrote verify too: they hash tool_input in
+// the key order the line holds (ours sorts the keys), and they start
+// again from ZeroHash after an edit trace (ours chains across it), so a
+// link is accepted when it hashes either way and, right after an edit
+// trace, when it starts from ZeroHash.
 func VerifyEvidence(path string) (int, error) {
 	f, err := safefile.OpenOwn(path, safefile.MaxStateBytes)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -87,6 +95,7 @@ func VerifyEvidence(path string) (int, error) {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), maxManifestLine)
 	prev, links, n := ZeroHash, 0, 0
+	afterTrace := false
 	for sc.Scan() {
 		n++
 		line := bytes.TrimSpace(sc.Bytes())
@@ -98,22 +107,65 @@ func VerifyEvidence(path string) (int, error) {
 			return links, &ChainError{n, "not JSON: " + err.Error()}
 		}
 		if e.ProofHash == "" && e.PrevHash == "" {
+			afterTrace = true
 			continue
 		}
-		if e.PrevHash != prev {
+		if e.PrevHash != prev && (!afterTrace || e.PrevHash != ZeroHash) {
 			return links, &ChainError{n, fmt.Sprintf("prev_hash %.12s… does not name the previous link %.12s…", e.PrevHash, prev)}
 		}
 		want, err := ProofHash(e.AgentID, e.Tool, e.ToolInput, e.PrevHash)
 		if err != nil {
 			return links, &ChainError{n, err.Error()}
 		}
-		if want != e.ProofHash {
+		if want != e.ProofHash && legacyProofHash(line) != e.ProofHash {
 			return links, &ChainError{n, "proof_hash does not match the line's content"}
 		}
-		prev = e.ProofHash
+		prev, afterTrace = e.ProofHash, false
 		links++
 	}
 	return links, sc.Err()
+}
+
+// legacyProofHash is the proof_hash EVOKORE-MCP's evidence hook gives a
+// line: SHA-256 of the compact JSON {agentId, toolName, toolInput,
+// prevHash}, each value as the line holds it (tool_input in its own key
+// order and escapes, a missing agent "unknown", a missing input {}, a
+// missing tool left out). "" when the line cannot be read so.
+func legacyProofHash(line []byte) string {
+	var raw map[string]json.RawMessage
+	if json.Unmarshal(line, &raw) != nil {
+		return ""
+	}
+	agent := raw["agent_id"]
+	if s := string(agent); s == "" || s == `""` || s == "null" {
+		agent = json.RawMessage(`"unknown"`)
+	}
+	input := raw["tool_input"]
+	if s := string(input); s == "" || s == "null" {
+		input = json.RawMessage("{}")
+	}
+	var doc bytes.Buffer
+	doc.WriteString(`{"agentId":`)
+	if json.Compact(&doc, agent) != nil {
+		return ""
+	}
+	if tool, ok := raw["tool"]; ok && string(tool) != "null" {
+		doc.WriteString(`,"toolName":`)
+		if json.Compact(&doc, tool) != nil {
+			return ""
+		}
+	}
+	doc.WriteString(`,"toolInput":`)
+	if json.Compact(&doc, input) != nil {
+		return ""
+	}
+	doc.WriteString(`,"prevHash":`)
+	if json.Compact(&doc, raw["prev_hash"]) != nil {
+		return ""
+	}
+	doc.WriteByte('}')
+	sum := sha256.Sum256(doc.Bytes())
+	return hex.EncodeToString(sum[:])
 }
 
 // trustLedger is sessions/<sid>-trust.json, which session_trust_report

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aymanbagabas/go-udiff"
+
 	"github.com/evokore/evokore/internal/safefile"
 	"github.com/evokore/evokore/internal/statefile"
 )
@@ -159,7 +161,7 @@ func (s Settings) plan(install bool) (*Change, error) {
 		if err != nil {
 			return nil, err
 		}
-		root.set("hooks", b)
+		root.set("hooks", bytes.TrimSpace(b))
 	} else {
 		root.del("hooks")
 	}
@@ -217,6 +219,11 @@ func (s Settings) Apply(c *Change) error {
 type object struct {
 	keys []string
 	vals map[string]json.RawMessage
+	// touched are the keys set since parsing: the others are written
+	// back as the file had them, byte for byte.
+	touched map[string]bool
+	// indent is the file's indentation unit ("" = two spaces).
+	indent string
 }
 
 func parseObject(data []byte) (*object, error) {
@@ -242,6 +249,8 @@ func parseObject(data []byte) (*object, error) {
 		}
 		o.set(k, v)
 	}
+	o.touched = nil
+	o.indent = indentOf(data)
 	if _, err := dec.Token(); err != nil {
 		return nil, err
 	}
@@ -267,6 +276,10 @@ func (o *object) set(k string, v json.RawMessage) {
 		o.keys = append(o.keys, k)
 	}
 	o.vals[k] = v
+	if o.touched == nil {
+		o.touched = map[string]bool{}
+	}
+	o.touched[k] = true
 }
 
 func (o *object) del(k string) {
@@ -282,9 +295,14 @@ func (o *object) del(k string) {
 	}
 }
 
-// marshal renders the object indented by two spaces, with a final
-// newline.
+// marshal renders the object in the file's indentation (two spaces for a
+// new file), with a final newline: the members it did not change as they
+// were written, so a diff shows only what changed.
 func (o *object) marshal() ([]byte, error) {
+	unit := o.indent
+	if unit == "" {
+		unit = "  "
+	}
 	var b bytes.Buffer
 	b.WriteString("{")
 	for i, k := range o.keys {
@@ -292,11 +310,15 @@ func (o *object) marshal() ([]byte, error) {
 			b.WriteString(",")
 		}
 		kb, _ := json.Marshal(k)
-		b.WriteString("\n  ")
+		b.WriteString("\n" + unit)
 		b.Write(kb)
 		b.WriteString(": ")
+		if !o.touched[k] {
+			b.Write(o.vals[k])
+			continue
+		}
 		var v bytes.Buffer
-		if err := json.Indent(&v, o.vals[k], "  ", "  "); err != nil {
+		if err := json.Indent(&v, o.vals[k], unit, unit); err != nil {
 			return nil, err
 		}
 		b.Write(v.Bytes())
@@ -308,87 +330,27 @@ func (o *object) marshal() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// Diff renders a line diff of before and after: "-" lines removed, "+"
-// lines added, with up to three unchanged lines around each change.
+// indentOf is the indentation of an object's first member when it
+// starts a line of spaces or tabs; "" otherwise.
+func indentOf(data []byte) string {
+	open := bytes.IndexByte(data, '{')
+	quote := bytes.IndexByte(data, '"')
+	if open < 0 || quote < open {
+		return ""
+	}
+	gap := data[open+1 : quote]
+	nl := bytes.LastIndexByte(gap, '\n')
+	if nl < 0 {
+		return ""
+	}
+	ws := string(gap[nl+1:])
+	if ws == "" || strings.Trim(ws, " \t") != "" {
+		return ""
+	}
+	return ws
+}
+
+// Diff renders a unified diff of before and after.
 func Diff(name string, before, after []byte) string {
-	a := splitLines(before)
-	b := splitLines(after)
-	// Longest common subsequence table; settings files are small, and a
-	// huge one is shown whole instead.
-	if len(a)*len(b) > 4_000_000 {
-		return fmt.Sprintf("--- %s\n+++ %s (new)\n%s", name, name, prefix("+", b))
-	}
-	n, m := len(a), len(b)
-	lcs := make([][]int32, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int32, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	type line struct {
-		op   byte
-		text string
-	}
-	var ops []line
-	i, j := 0, 0
-	for i < n || j < m {
-		switch {
-		case i < n && j < m && a[i] == b[j]:
-			ops = append(ops, line{' ', a[i]})
-			i++
-			j++
-		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-			ops = append(ops, line{'+', b[j]})
-			j++
-		default:
-			ops = append(ops, line{'-', a[i]})
-			i++
-		}
-	}
-	var out strings.Builder
-	fmt.Fprintf(&out, "--- %s\n+++ %s\n", name, name)
-	last := -100
-	for k, l := range ops {
-		near := false
-		for d := -3; d <= 3; d++ {
-			if k+d >= 0 && k+d < len(ops) && ops[k+d].op != ' ' {
-				near = true
-				break
-			}
-		}
-		if !near {
-			continue
-		}
-		if k != last+1 {
-			out.WriteString("@@\n")
-		}
-		last = k
-		out.WriteByte(l.op)
-		out.WriteString(l.text)
-		out.WriteByte('\n')
-	}
-	return out.String()
-}
-
-func splitLines(b []byte) []string {
-	s := strings.TrimSuffix(string(b), "\n")
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, "\n")
-}
-
-func prefix(p string, lines []string) string {
-	var b strings.Builder
-	for _, l := range lines {
-		b.WriteString(p + l + "\n")
-	}
-	return b.String()
+	return udiff.Unified(name, name, string(before), string(after))
 }

@@ -181,16 +181,24 @@ func (r *run) record(typ string, payload any) (State, error) {
 	if err := statefile.AppendLine(path, line); err != nil {
 		return State{}, err
 	}
-	if info, err := os.Stat(path); err == nil && info.Size() > ManifestMaxBytes {
-		if err := Compact(r.Home, r.sid, r.now); err != nil {
-			return State{}, err
-		}
+	if err := compactIfLarge(r.Home, r.sid, r.now); err != nil {
+		return State{}, err
 	}
 	s, err := Fold(r.Home, r.sid)
 	if err != nil {
 		return s, err
 	}
 	return s, statefile.WriteJSON(replay.SessionFile(r.Home, r.sid, ".json"), s, 0o600)
+}
+
+// compactIfLarge compacts the manifest once it has grown past
+// ManifestMaxBytes, the only time it is compacted: below that, the lines
+// stay as they were appended, readable one event at a time.
+func compactIfLarge(home, sid string, now time.Time) error {
+	if info, err := os.Stat(ManifestPath(home, sid)); err == nil && info.Size() > ManifestMaxBytes {
+		return Compact(home, sid, now)
+	}
+	return nil
 }
 
 // Compact replaces the manifest by one __snapshot__ line holding its

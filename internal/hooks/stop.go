@@ -110,10 +110,13 @@ func tillDone(r *run) (int, error) {
 		}
 		return ExitBlock, nil
 	}
-	if _, err := r.record(EvStopCheck, map[string]any{"blocked": false, "open": 0, "total": len(tasks)}); err != nil {
+	// record compacts the manifest when it is over ManifestMaxBytes; a
+	// stop does not compact a smaller one (docs/hooks.md, issue 32).
+	s, err := r.record(EvStopCheck, map[string]any{"blocked": false, "open": 0, "total": len(tasks)})
+	if err != nil {
 		return ExitOK, err
 	}
-	return ExitOK, Compact(r.Home, r.sid, r.now)
+	return ExitOK, syncMemory(r, s, tasks)
 }
 
 // preCompact is the PreCompact hook: it saves what the session knew.

@@ -372,7 +372,10 @@ func BootOnce(opts Options) []ServerStatus {
 		opts.Catalog = catalog.NewStore(nil, ids)
 	}
 	sup := New(opts)
-	sup.Start(nil)
+	// Boot as a client with roots would: a child may list more tools for
+	// one (server-everything adds get-roots-list), and pins recorded from
+	// a shorter list would hold those tools at the first real session.
+	sup.Start(&mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{}})
 	<-sup.Booted()
 	st := sup.Status()
 	sup.Close()

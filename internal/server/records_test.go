@@ -191,8 +191,8 @@ func TestAuditLogRecordsTheRoutersEvents(t *testing.T) {
 	h.Booted()
 	home := filepath.Join(h.Dir, "home")
 
-	start := waitAudit(t, home, "session_start", eventIs("session_start", ""))
-	if start["role"] != "ops" || start["client"] != "test-client" || start["transport"] != "stdio" {
+	start := waitAudit(t, home, "session_create", eventIs("session_create", ""))
+	if start["role"] != "ops" || start["actor"] != "ops" || start["client"] != "test-client" || start["transport"] != "stdio" || start["event"] != "session_start" {
 		t.Errorf("session_start = %v", start)
 	}
 	sid := start["sessionId"].(string)
@@ -214,10 +214,10 @@ func TestAuditLogRecordsTheRoutersEvents(t *testing.T) {
 		t.Fatal(routertest.Text(res))
 	}
 	waitAudit(t, home, "approval_granted", func(m map[string]any) bool {
-		return m["eventType"] == "approval_granted" && m["approvalId"] == id[1]
+		return m["eventType"] == "approval_grant" && m["event"] == "approval_granted" && m["approvalId"] == id[1]
 	})
 	waitAudit(t, home, "tool_call ok", func(m map[string]any) bool {
-		return eventIs("tool_call", "fx_echo")(m) && m["outcome"] == "ok" && m["latencyMs"] != nil
+		return eventIs("tool_call", "fx_echo")(m) && m["outcome"] == "success" && m["latencyMs"] != nil
 	})
 
 	// Another call, denied by the operator.
@@ -228,20 +228,20 @@ func TestAuditLogRecordsTheRoutersEvents(t *testing.T) {
 	}
 	routertest.Call(t, cs, "fx_echo", map[string]any{"message": "second"})
 	waitAudit(t, home, "approval_denied", func(m map[string]any) bool {
-		return m["eventType"] == "approval_denied" && m["approvalId"] == id[1]
+		return m["eventType"] == "approval_deny" && m["approvalId"] == id[1]
 	})
 
 	// A call the role denies is refused and recorded as such.
 	rpcError(t, cs, "fx_fail", map[string]any{"message": "x"})
 	refused := waitAudit(t, home, "refused fx_fail", eventIs("tool_call", "fx_fail"))
-	if refused["outcome"] != "refused" || !strings.Contains(refused["detail"].(string), "strictly denied") {
+	if refused["outcome"] != "denied" || !strings.Contains(refused["detail"].(string), "strictly denied") {
 		t.Errorf("refused call = %v", refused)
 	}
 
 	h.Server.Records().Reload("mcp.config.json: 1 server changed", nil)
 	h.Server.Records().AuthFailure("203.0.113.9:5555", "invalid bearer token")
 	waitAudit(t, home, "reload", func(m map[string]any) bool {
-		return m["eventType"] == "reload" && m["outcome"] == "ok" && m["detail"] == "mcp.config.json: 1 server changed"
+		return m["eventType"] == "reload" && m["outcome"] == "success" && m["detail"] == "mcp.config.json: 1 server changed"
 	})
 	waitAudit(t, home, "auth_failure", func(m map[string]any) bool {
 		return m["eventType"] == "auth_failure" && m["remote"] == "203.0.113.9:5555"
@@ -263,7 +263,7 @@ func TestAuditLogRecordsTheRoutersEvents(t *testing.T) {
 	for _, l := range auditLines(t, home) {
 		types = append(types, l["eventType"].(string))
 	}
-	for _, want := range []string{"session_start", "tool_call", "approval_requested", "approval_granted", "approval_denied", "reload", "auth_failure", "quarantine", "session_end"} {
+	for _, want := range []string{"session_create", "tool_call", "approval_requested", "approval_grant", "approval_deny", "reload", "auth_failure", "quarantine", "session_end"} {
 		if !slices.Contains(types, want) {
 			t.Errorf("no %s in %v", want, types)
 		}
@@ -305,7 +305,7 @@ func TestReloadIsAuditedAndItsNewServersRedacted(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitAudit(t, home, "reload ok", func(m map[string]any) bool {
-		return m["eventType"] == "reload" && m["outcome"] == "ok" && strings.Contains(m["detail"].(string), "fy")
+		return m["eventType"] == "reload" && m["outcome"] == "success" && strings.Contains(m["detail"].(string), "fy")
 	})
 	routertest.WaitFor(t, "fy's tools", func() bool {
 		out, isErr := routertest.CallText(t, cs, "fy_env", map[string]any{"name": "API_TOKEN"})
@@ -317,7 +317,7 @@ func TestReloadIsAuditedAndItsNewServersRedacted(t *testing.T) {
 		t.Fatal("a broken mcp.config.json was accepted")
 	}
 	waitAudit(t, home, "reload refused", func(m map[string]any) bool {
-		return m["eventType"] == "reload" && m["outcome"] == "error"
+		return m["eventType"] == "reload" && m["outcome"] == "failure"
 	})
 	waitAudit(t, home, "fy_env recorded", eventIs("tool_call", "fy_env"))
 	_ = cs.Close()

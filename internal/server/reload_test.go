@@ -428,3 +428,31 @@ func TestReloadReachesHTTPSessions(t *testing.T) {
 		t.Errorf("added_echo after a refused reload: %q", text)
 	}
 }
+
+// On a fresh machine EVOKORE_HOME does not exist yet: the watcher creates
+// it instead of warning that it cannot watch it, and a config written
+// there later is served.
+func TestWatcherOnAFreshHomeCreatesItAndSeesTheConfig(t *testing.T) {
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	cfgPath := filepath.Join(home, "mcp.config.json")
+	h := rt.NewWithServerOptions(t, dir, cfgPath, nil, func(o *server.Options) { o.Watch = true })
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(h.Stderr.String())
+		}
+	})
+	h.Connect(nil)
+	rt.WaitFor(t, "EVOKORE_HOME", func() bool {
+		st, err := os.Stat(home)
+		return err == nil && st.IsDir()
+	})
+	writeAtomic(t, cfgPath, `{"servers":{"a":{"command":"never-started","disabled":true}}}`)
+	rt.WaitFor(t, "the config written into the new home", func() bool {
+		st := h.Server.Status()
+		return len(st) == 1 && st[0].ID == "a"
+	})
+	if strings.Contains(h.Stderr.String(), "Cannot watch") {
+		t.Errorf("the router warned about the fresh home:\n%s", h.Stderr.String())
+	}
+}

@@ -36,7 +36,7 @@ type receiver struct {
 func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	body, _ := io.ReadAll(req.Body)
 	ok := webhook.Verify(r.secret, req.Header.Get(webhook.HeaderTimestamp), req.Header.Get(webhook.HeaderNonce), body,
-		req.Header.Get(webhook.HeaderSignature))
+		req.Header.Get(webhook.HeaderSignature256))
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !ok {

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 
 	"github.com/evokore/evokore/internal/filewatch"
 )
@@ -14,6 +16,14 @@ func (s *Server) watchFiles(ctx context.Context) {
 	files := func() []string {
 		g := s.gen.Load()
 		return []string{g.settings.ConfigPath, g.settings.PermissionsPath}
+	}
+	// A fresh EVOKORE_HOME holding the config: the router writes there
+	// anyway, and a config created in it later is then seen.
+	home := filewatch.Abs(s.opts.Settings.Home)
+	for _, f := range files() {
+		if filepath.Dir(filewatch.Abs(f)) == home {
+			_ = os.MkdirAll(home, 0o700)
+		}
 	}
 	filewatch.Watch(ctx, files, s.reloadIfChanged, s.log)
 }

@@ -23,7 +23,7 @@
 // exported every 30 s (OTEL_METRIC_EXPORT_INTERVAL) and at shutdown.
 //
 // The SDK and the exporters read the standard OTEL_* variables from the
-// process environment themselves (config lists the ones that apply among its known variables):
+// process environment themselves (Variables lists the ones that apply):
 // the protocol (http/protobuf, the default, or grpc), headers, timeouts,
 // compression, certificates, the sampler, the batch processor and the
 // resource. evokore only decides whether export is on, picks the exporter

@@ -78,8 +78,8 @@ func RunReport(opts Options) (config.Diagnostics, []string) {
 	ds = append(ds, cds...)
 	perms, pds := config.CheckPermissions(opts.PermissionsPath, policy.ShippedPermissions())
 	ds = append(ds, pds...)
-	files = append(files, describeFile("mcp.config.json", opts.ConfigPath, cfg != nil && cfg.Missing, "no child servers"))
-	files = append(files, describeFile("permissions.yml", opts.PermissionsPath, perms != nil && perms.Missing, "the shipped roles and rules apply"))
+	files = append(files, describeFile("mcp.config.json", opts.ConfigPath, cfg != nil && cfg.Missing, opts.ConfigFrom, "no child servers"))
+	files = append(files, describeFile("permissions.yml", opts.PermissionsPath, perms != nil && perms.Missing, opts.PermissionsFrom, "the shipped roles and rules apply"))
 	c := checker{cfg: cfg, perms: perms, env: opts.Env}
 	if cfg != nil {
 		c.servers()
@@ -120,12 +120,18 @@ func chosenMissing(path, from string) config.Diagnostics {
 		Message: fmt.Sprintf("%s names %s, which does not exist (only the default paths may be absent)", from, path)}}
 }
 
-func describeFile(kind, path string, missing bool, absent string) string {
+// describeFile is the line saying which file vet read. A missing file
+// says so first: a chosen one is an error (chosenMissing), a default one
+// only means the default applies.
+func describeFile(kind, path string, missing bool, from, absent string) string {
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
-	if missing {
-		return fmt.Sprintf("%s: %s (absent: %s)", kind, path, absent)
+	switch {
+	case missing && from != "":
+		return fmt.Sprintf("%s: %s does not exist (%s names it)", kind, path, from)
+	case missing:
+		return fmt.Sprintf("%s: %s does not exist, so %s", kind, path, absent)
 	}
 	return fmt.Sprintf("%s: %s", kind, path)
 }

@@ -18,7 +18,7 @@ func Say(ctx context.Context, url, text, persona string) error {
 		resp.Body.Close()
 	}
 	if err != nil {
-		return fmt.Errorf("connect to the voice sidecar at %s: %w", url, err)
+		return &DialError{URL: url, Err: err}
 	}
 	defer c.CloseNow()
 	b, _ := json.Marshal(Speak{Text: text, Persona: persona, Flush: true})
@@ -32,3 +32,16 @@ func Say(ctx context.Context, url, text, persona string) error {
 	}
 	return nil
 }
+
+// DialError is Say finding no sidecar at URL: nothing listens there, or
+// what answers is not a sidecar.
+type DialError struct {
+	URL string
+	Err error
+}
+
+func (e *DialError) Error() string {
+	return fmt.Sprintf("connect to the voice sidecar at %s: %v", e.URL, e.Err)
+}
+
+func (e *DialError) Unwrap() error { return e.Err }

@@ -101,8 +101,8 @@ func positive(env config.Env, key string, def int, warnings *[]string) int {
 // utterance.
 var ErrMissingElevenLabsKey = errors.New("ELEVENLABS_API_KEY is not set: the elevenlabs TTS provider needs it (or set EVOKORE_TTS_PROVIDER=openai-compat)")
 
-// ReadOptions reads the sidecar's settings from env (see the README's
-// Voice sidecar section). Values it cannot use are returned as warnings
+// ReadOptions reads the sidecar's settings from env (see
+// docs/voice.md). Values it cannot use are returned as warnings
 // and replaced by defaults; a configuration that cannot work is an error.
 func ReadOptions(env config.Env, log *slog.Logger) (Options, []string, error) {
 	var warnings []string

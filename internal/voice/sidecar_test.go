@@ -153,7 +153,7 @@ func TestBinarySayReachesTheProviderAndWritesAnArtefact(t *testing.T) {
 	nobody.Env = sidecarEnv(t, "VOICE_SIDECAR_PORT="+freePort(t))
 	out, err := nobody.CombinedOutput()
 	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "connect to the voice sidecar") {
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "no voice sidecar answers at ws://127.0.0.1:") {
 		t.Errorf("say without a sidecar: %v\n%s", err, out)
 	}
 }

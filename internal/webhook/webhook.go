@@ -12,13 +12,17 @@
 //	X-EVOKORE-Delivery:  <nonce>           (the same on every retry)
 //	X-EVOKORE-Timestamp: <unix seconds>    (of this attempt)
 //	X-EVOKORE-Nonce:     <nonce>
-//	X-EVOKORE-Signature: sha256=<hex>      (only when the webhook has a secret)
+//	X-EVOKORE-Signature-256: sha256=<hex of `<timestamp>.<nonce>.<body>`>
+//	X-EVOKORE-Signature:     <hex of `<timestamp>.<body>`>
 //
-// where <hex> is the lower-case hex HMAC-SHA256, keyed by the webhook's
-// secret, of the bytes `<timestamp>.<nonce>.<body>`. A receiver recomputes
-// it over the raw body, compares in constant time, rejects timestamps far
-// from its clock and nonces it has seen: that stops forged, altered and
-// replayed posts.
+// (both signatures only when the webhook has a secret), where each <hex>
+// is the lower-case hex HMAC-SHA256, keyed by the webhook's secret, of the
+// bytes shown. A receiver recomputes X-EVOKORE-Signature-256 over the raw
+// body, compares in constant time, rejects timestamps far from its clock
+// and nonces it has seen: that stops forged, altered and replayed posts.
+// X-EVOKORE-Signature is EVOKORE-MCP's header, in its format, so a
+// receiver written for EVOKORE-MCP accepts evokore's deliveries unchanged;
+// it does not bind the nonce.
 //
 // Delivery never holds up a tool call: Handle only queues. Each webhook
 // has its own bounded queue (a dead receiver does not delay a live one);
@@ -61,7 +65,10 @@ const (
 	HeaderDelivery  = "X-EVOKORE-Delivery"
 	HeaderTimestamp = "X-EVOKORE-Timestamp"
 	HeaderNonce     = "X-EVOKORE-Nonce"
-	HeaderSignature = "X-EVOKORE-Signature"
+	// HeaderSignature256 is evokore's signature (Sign); HeaderSignature
+	// EVOKORE-MCP's (SignLegacy).
+	HeaderSignature256 = "X-EVOKORE-Signature-256"
+	HeaderSignature    = "X-EVOKORE-Signature"
 )
 
 // Defaults of a Sender.
@@ -111,7 +118,7 @@ func (b Body) AppendJSON(dst []byte) (out []byte, ok bool) {
 	return append(buf, '}'), true
 }
 
-// Sign returns the X-EVOKORE-Signature value of a body: "sha256=" and the
+// Sign returns the X-EVOKORE-Signature-256 value of a body: "sha256=" and the
 // hex HMAC-SHA256 of `<timestamp>.<nonce>.<body>` under secret.
 func Sign(secret, timestamp, nonce string, body []byte) string {
 	m := hmac.New(sha256.New, []byte(secret))
@@ -127,6 +134,17 @@ func Sign(secret, timestamp, nonce string, body []byte) string {
 // under secret, comparing in constant time.
 func Verify(secret, timestamp, nonce string, body []byte, signature string) bool {
 	return hmac.Equal([]byte(Sign(secret, timestamp, nonce, body)), []byte(signature))
+}
+
+// SignLegacy returns the X-EVOKORE-Signature value of a body, as
+// EVOKORE-MCP computes it: the bare hex HMAC-SHA256 of `<timestamp>.<body>`
+// under secret.
+func SignLegacy(secret, timestamp string, body []byte) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(timestamp))
+	m.Write([]byte{'.'})
+	m.Write(body)
+	return hex.EncodeToString(m.Sum(nil))
 }
 
 // Stats count deliveries across all webhooks.
@@ -357,7 +375,8 @@ func (s *Sender) post(h *hook, d delivery) (retry bool, err error) {
 	req.Header.Set(HeaderTimestamp, ts)
 	req.Header.Set(HeaderNonce, n)
 	if h.cfg.Secret != "" {
-		req.Header.Set(HeaderSignature, Sign(h.cfg.Secret, ts, n, d.body))
+		req.Header.Set(HeaderSignature256, Sign(h.cfg.Secret, ts, n, d.body))
+		req.Header.Set(HeaderSignature, SignLegacy(h.cfg.Secret, ts, d.body))
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {

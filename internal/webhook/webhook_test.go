@@ -57,13 +57,21 @@ func closeNow(s *webhook.Sender) {
 	s.Close(ctx)
 }
 
-// receiverSignature is the X-EVOKORE-Signature a receiver expects, written
+// receiverSignature is the X-EVOKORE-Signature-256 a receiver expects, written
 // from the package doc, not from Sign: "sha256=" and the hex HMAC-SHA256
 // under the secret of `<timestamp>.<nonce>.<body>`.
 func receiverSignature(secret, timestamp, nonce string, body []byte) string {
 	m := hmac.New(sha256.New, []byte(secret))
 	m.Write([]byte(timestamp + "." + nonce + "." + string(body)))
 	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+}
+
+// legacyReceiverSignature is the X-EVOKORE-Signature a receiver written
+// for EVOKORE-MCP expects: the bare hex HMAC-SHA256 of `<timestamp>.<body>`.
+func legacyReceiverSignature(secret, timestamp string, body []byte) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(timestamp + "." + string(body)))
+	return hex.EncodeToString(m.Sum(nil))
 }
 
 // The signature of fixed parts is a known answer: the hex was computed
@@ -100,6 +108,25 @@ func TestSignatureKnownAnswer(t *testing.T) {
 	}
 }
 
+// EVOKORE-MCP's signature of fixed parts is a known answer, computed
+// outside Go with
+//
+//	printf '%s' '1767225600.{"id":"n0nce-4f2a","event":"tool.called"}' |
+//	  openssl dgst -sha256 -hmac 'k3y-for-the-record'
+func TestLegacySignatureKnownAnswer(t *testing.T) {
+	const (
+		key, ts = "k3y-for-the-record", "1767225600"
+		body    = `{"id":"n0nce-4f2a","event":"tool.called"}`
+		want    = "7f87341c21a656cfad8263e79d93115996aa6b66e333e8629cae345eaafa8e9c"
+	)
+	if got := legacyReceiverSignature(key, ts, []byte(body)); got != want {
+		t.Fatalf("the test's own HMAC = %q, openssl's = %q", got, want)
+	}
+	if got := webhook.SignLegacy(key, ts, []byte(body)); got != want {
+		t.Errorf("SignLegacy = %q, want %q", got, want)
+	}
+}
+
 func TestDeliveriesAreSignedAndFiltered(t *testing.T) {
 	only, all := newCollector(), newCollector()
 	a, b := httptest.NewServer(only), httptest.NewServer(all)
@@ -120,8 +147,12 @@ func TestDeliveriesAreSignedAndFiltered(t *testing.T) {
 	}
 	p := posts[0]
 	// What a receiver does, from the documented format alone.
-	if got, want := p.header.Get(webhook.HeaderSignature), receiverSignature("s3cret-value", p.header.Get(webhook.HeaderTimestamp), p.header.Get(webhook.HeaderNonce), p.body); got != want {
+	if got, want := p.header.Get(webhook.HeaderSignature256), receiverSignature("s3cret-value", p.header.Get(webhook.HeaderTimestamp), p.header.Get(webhook.HeaderNonce), p.body); got != want {
 		t.Errorf("signature %q, a receiver computes %q", got, want)
+	}
+	// What a receiver written for EVOKORE-MCP does, with the same post.
+	if got, want := p.header.Get("X-EVOKORE-Signature"), legacyReceiverSignature("s3cret-value", p.header.Get("X-EVOKORE-Timestamp"), p.body); got != want {
+		t.Errorf("EVOKORE-MCP's signature %q, its receiver computes %q", got, want)
 	}
 	var body webhook.Body
 	if err := json.Unmarshal(p.body, &body); err != nil {
@@ -131,7 +162,7 @@ func TestDeliveriesAreSignedAndFiltered(t *testing.T) {
 		body.ID != p.header.Get(webhook.HeaderDelivery) || p.header.Get(webhook.HeaderEvent) != "tool_call" {
 		t.Errorf("post = %s %v", p.body, p.header)
 	}
-	if got := all.all(); len(got) != 2 || got[0].header.Get(webhook.HeaderSignature) != "" {
+	if got := all.all(); len(got) != 2 || (got[0].header.Get(webhook.HeaderSignature) != "" || got[0].header.Get(webhook.HeaderSignature256) != "") {
 		t.Errorf("the unfiltered, unsigned webhook got %d posts", len(got))
 	}
 	if st := s.Stats(); st.Delivered != 3 || st.Failed != 0 {

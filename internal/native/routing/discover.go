@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -60,12 +61,20 @@ func discoverTools(p Projection, sem *search.Semantic) native.Handler {
 			return native.Errorf(discoverEmpty), nil
 		}
 		limit := min(max(parseLimit(in.Limit), 1), 25)
-		var found catalog.Found
-		if sem == nil {
-			found = p.Snapshot().Find(q, limit)
-		} else {
-			found = p.Snapshot().Find(q, limit*semanticPool)
+		find := func() catalog.Found {
+			if sem == nil {
+				return p.Snapshot().Find(q, limit)
+			}
+			found := p.Snapshot().Find(q, limit*semanticPool)
 			found.Matches = rerankTools(ctx, sem, q, found.Matches, limit)
+			return found
+		}
+		found := find()
+		// Right after connecting the children may still be booting: a
+		// search that found nothing waits a little for their first boot
+		// rather than answer "No tools matched".
+		if len(found.Matches) == 0 && notSearchable(p) != "" && waitFirstBoot(ctx, p) {
+			found = find()
 		}
 		matches := found.Matches
 		pending := notSearchable(p)
@@ -214,6 +223,28 @@ func parseLimit(raw json.RawMessage) int {
 		return 8
 	}
 	return int(math.Max(math.Min(math.Floor(f), 1e6), -1e6))
+}
+
+// FirstBootWait bounds how long discover_tools waits for the children's
+// first boot when it found nothing while some were still starting.
+const FirstBootWait = 5 * time.Second
+
+// waitFirstBoot waits until every child has finished its first boot, at
+// most FirstBootWait; it reports whether they did.
+func waitFirstBoot(ctx context.Context, p any) bool {
+	b, ok := p.(interface{ ChildrenBooted() <-chan struct{} })
+	if !ok {
+		return false
+	}
+	t := time.NewTimer(FirstBootWait)
+	defer t.Stop()
+	select {
+	case <-b.ChildrenBooted():
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
 }
 
 // notSearchable says which servers discovery could not search because

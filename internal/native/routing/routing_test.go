@@ -7,12 +7,17 @@ import (
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
-// describe_tool skips entries that are not strings, as EVOKORE-MCP does,
-// instead of refusing the whole call.
-func TestDescribeToolSkipsNonStrings(t *testing.T) {
+// describe_tool's schema types its items as strings (EVOKORE-MCP's
+// schema did): an entry that is not a string is refused by name, before
+// the tool runs; strings are trimmed and unknown names reported.
+func TestDescribeToolTakesStrings(t *testing.T) {
 	h := routertest.New(t, map[string]any{}, nil)
 	cs := h.Connect(nil)
 	res := routertest.Call(t, cs, "describe_tool", map[string]any{"tools": []any{42, "proxy_server_status", nil, " nope "}})
+	if text := routertest.Text(res); !res.IsError || !strings.Contains(text, "/tools/0") || !strings.Contains(text, "/tools/2") {
+		t.Fatalf("describe_tool with non-strings: %s", text)
+	}
+	res = routertest.Call(t, cs, "describe_tool", map[string]any{"tools": []any{"proxy_server_status", " nope "}})
 	if res.IsError {
 		t.Fatalf("describe_tool: %s", routertest.Text(res))
 	}
@@ -63,5 +68,16 @@ func TestActivationDoesNotCallNativesProxied(t *testing.T) {
 	text := routertest.Text(routertest.Call(t, cs, "discover_tools", map[string]any{"query": "claim_acquire"}))
 	if !strings.Contains(text, "- claim_acquire [native") || !strings.Contains(text, "Activated ") || strings.Contains(text, "proxied tool(s)") {
 		t.Errorf("discover_tools claim_acquire under research:\n%s", text)
+	}
+}
+
+// Right after connecting, a search that would find a booting child's
+// tool waits for the first boot instead of answering "No tools matched".
+func TestDiscoveryRightAfterConnectingWaitsForTheFirstBoot(t *testing.T) {
+	h := routertest.New(t, map[string]any{"prompt": routertest.Fixture(t, "-start-delay", "100ms")}, nil)
+	cs := h.Connect(nil)
+	text := routertest.Text(routertest.Call(t, cs, "discover_tools", map[string]any{"query": "echo"}))
+	if !strings.Contains(text, "prompt_echo") || strings.Contains(text, "No tools matched") || strings.Contains(text, "still starting") {
+		t.Errorf("discover_tools right after connecting:\n%s", text)
 	}
 }

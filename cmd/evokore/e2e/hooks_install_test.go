@@ -1,4 +1,4 @@
-package main_test
+package e2e_test
 
 import (
 	"encoding/json"
@@ -70,6 +70,24 @@ func TestHooksInstallMergesIsIdempotentAndUninstalls(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(path); string(b) != existingSettings || len(backups(t, path)) != 0 {
 		t.Fatal("--dry-run wrote")
+	}
+	// A real diff: the members install does not touch are unchanged
+	// context, in the file's own indentation and layout, not lines
+	// removed and added again.
+	for _, same := range []string{
+		`    "permissions": {"allow": ["Bash(go test:*)"], "deny": ["Read(./secrets/**)"]},`,
+		`    "env": {"FOO": "bar"},`,
+		`    "statusLine": {"type": "command", "command": "~/.claude/my-status.sh"},`,
+	} {
+		if strings.Contains(r.stdout, "\n-"+same+"\n") || strings.Contains(r.stdout, "\n+"+same+"\n") {
+			t.Errorf("dry run removes and adds the untouched %q:\n%s", same, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stdout, "\n "+`    "env": {"FOO": "bar"},`+"\n") || strings.Contains(r.stdout, "\n+,") {
+		t.Errorf("dry run lost the untouched lines' layout:\n%s", r.stdout)
+	}
+	if !strings.Contains(r.stdout, "\n@@ -") {
+		t.Errorf("dry run is not a unified diff:\n%s", r.stdout)
 	}
 
 	r = c.run(nil, "hooks", "install", "--project")

@@ -1,4 +1,4 @@
-package main_test
+package e2e_test
 
 import (
 	"bufio"
@@ -335,15 +335,49 @@ func TestHookSessionLifecycle(t *testing.T) {
 	if r := c.hook("tilldone", stop); r.code != 0 || r.stderr != "" {
 		t.Fatalf("tilldone with every task done: %+v", r)
 	}
-	// The stop compacted the manifest to one snapshot that folds to the
-	// same state.
+	// The stop wrote the Claude memory files EVOKORE-MCP's stop wrote,
+	// under ~/.claude/projects/<the project path, '-' for separators>/memory.
+	slug := strings.TrimPrefix(strings.NewReplacer("/", "-", "\\", "-", ":", "-").Replace(c.project), "-")
+	memDir := filepath.Join(c.userDir, ".claude", "projects", slug, "memory")
+	for _, name := range []string{"MEMORY.md", "project-state.md", "patterns.md", "workflow.md"} {
+		if b, err := os.ReadFile(filepath.Join(memDir, name)); err != nil || len(b) == 0 {
+			t.Errorf("memory file %s: %v", name, err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(memDir, "MEMORY.md")); !strings.Contains(string(b), "Fix the failing login test in auth") {
+		t.Errorf("MEMORY.md lacks the session's purpose:\n%s", b)
+	}
+	// A MEMORY.md someone else wrote is kept; ours are rewritten.
+	testutil.WriteFile(t, memDir, "MEMORY.md", "# my notes\n")
+	if r := c.hook("tilldone", stop); r.code != 0 {
+		t.Fatalf("second stop: %+v", r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(memDir, "MEMORY.md")); string(b) != "# my notes\n" {
+		t.Errorf("the stop replaced a MEMORY.md it did not write:\n%s", b)
+	}
+	// EVOKORE_AUTO_MEMORY_SYNC=false writes nothing.
+	if err := os.RemoveAll(memDir); err != nil {
+		t.Fatal(err)
+	}
+	c.env = append(c.env, "EVOKORE_AUTO_MEMORY_SYNC=false")
+	if r := c.hook("tilldone", stop); r.code != 0 {
+		t.Fatalf("stop without memory sync: %+v", r)
+	}
+	c.env = c.env[:len(c.env)-1]
+	if _, err := os.Stat(memDir); !os.IsNotExist(err) {
+		t.Errorf("EVOKORE_AUTO_MEMORY_SYNC=false still wrote %s: %v", memDir, err)
+	}
+
+	// The stop left the manifest as it was appended (it is under 1 MB, the
+	// size at which it is compacted): every event is still a line, the
+	// last the stop check.
 	m := c.lines("sessions/" + sid + ".jsonl")
-	if len(m) != 1 || m[0]["type"] != "__snapshot__" || m[0]["schemaVersion"] != 1.0 {
+	if len(m) < 10 || m[len(m)-1]["type"] != "stop_check" || m[0]["type"] == "__snapshot__" || m[0]["schemaVersion"] != 1.0 {
 		t.Fatalf("manifest after the stop: %v", m)
 	}
 	folded, err := hooks.Fold(c.home, sid)
 	if err != nil || folded.ToolCount != 6 || folded.Purpose == "" || folded.Status != "stopped" {
-		t.Fatalf("fold of the compacted manifest: %+v %v", folded, err)
+		t.Fatalf("fold of the manifest: %+v %v", folded, err)
 	}
 
 	// The status line shows the session.
