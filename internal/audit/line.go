@@ -110,6 +110,7 @@ func appendAuditJSON(dst []byte, e events.Event) (out []byte, ok bool) {
 	if renamed {
 		b = jsonenc.String(append(b, `,"event":`...), e.Type)
 	}
+	b = field(b, `,"tenantId":`, e.Tenant)
 	b = field(b, `,"role":`, e.Role)
 	b = field(b, `,"transport":`, e.Transport)
 	b = field(b, `,"client":`, e.Client)
