@@ -110,25 +110,8 @@ func appendAuditJSON(dst []byte, e events.Event) (out []byte, ok bool) {
 	if renamed {
 		b = jsonenc.String(append(b, `,"event":`...), e.Type)
 	}
-	b = field(b, `,"tenantId":`, e.Tenant)
-	b = field(b, `,"role":`, e.Role)
-	b = field(b, `,"transport":`, e.Transport)
-	b = field(b, `,"client":`, e.Client)
-	b = field(b, `,"tool":`, e.Tool)
-	b = field(b, `,"server":`, e.Server)
-	b = field(b, `,"source":`, e.Source)
-	if e.LatencyMs != nil {
-		b, _ = jsonenc.Float(append(b, `,"latencyMs":`...), *e.LatencyMs)
-	}
-	if len(e.Args) > 0 {
-		b = append(append(b, `,"args":`...), e.Args...)
-	}
-	b = field(b, `,"approvalId":`, e.Approval)
-	b = field(b, `,"mode":`, e.Mode)
-	b = field(b, `,"detail":`, e.Detail)
-	b = field(b, `,"remote":`, e.Remote)
-	if e.Pid != 0 {
-		b = strconv.AppendInt(append(b, `,"pid":`...), int64(e.Pid), 10)
+	if b, ok = events.AppendMembers(b, e, false); !ok {
+		return dst, false
 	}
 	return append(b, '}'), true
 }

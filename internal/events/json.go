@@ -18,6 +18,17 @@ func AppendJSON(dst []byte, e Event) (out []byte, ok bool) {
 	}
 	b = jsonenc.String(append(b, `,"eventType":`...), e.Type)
 	b = field(b, `,"sessionId":`, e.Session)
+	if b, ok = AppendMembers(b, e, true); !ok {
+		return dst, false
+	}
+	return append(b, '}'), true
+}
+
+// AppendMembers appends e's members from tenantId on, each after a comma,
+// as AppendJSON writes them (withOutcome: the outcome too, which the
+// audit log writes in its own place). ok is false when the latency is not
+// a number.
+func AppendMembers(b []byte, e Event, withOutcome bool) (out []byte, ok bool) {
 	b = field(b, `,"tenantId":`, e.Tenant)
 	b = field(b, `,"role":`, e.Role)
 	b = field(b, `,"transport":`, e.Transport)
@@ -25,10 +36,12 @@ func AppendJSON(dst []byte, e Event) (out []byte, ok bool) {
 	b = field(b, `,"tool":`, e.Tool)
 	b = field(b, `,"server":`, e.Server)
 	b = field(b, `,"source":`, e.Source)
-	b = field(b, `,"outcome":`, e.Outcome)
+	if withOutcome {
+		b = field(b, `,"outcome":`, e.Outcome)
+	}
 	if e.LatencyMs != nil {
 		if b, ok = jsonenc.Float(append(b, `,"latencyMs":`...), *e.LatencyMs); !ok {
-			return dst, false
+			return b, false
 		}
 	}
 	if len(e.Args) > 0 {
@@ -41,7 +54,7 @@ func AppendJSON(dst []byte, e Event) (out []byte, ok bool) {
 	if e.Pid != 0 {
 		b = strconv.AppendInt(append(b, `,"pid":`...), int64(e.Pid), 10)
 	}
-	return append(b, '}'), true
+	return b, true
 }
 
 // field appends an omitempty string member.
