@@ -13,7 +13,7 @@ LDFLAGS := -X main.version=$(VERSION)
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := bin/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: all build cross generate generate-check wordnet-check lint test test-short bench bench-proxy run npm-deps services conformance conformance-deps mutate clean
+.PHONY: bench-report all build cross generate generate-check wordnet-check lint test test-short bench bench-proxy run npm-deps services conformance conformance-deps mutate clean
 
 # Mutation testing (not in CI: one package takes tens of minutes on two
 # cores): the decision packages, and the proxy and server the call path
@@ -107,6 +107,9 @@ PROXY_ROUNDS ?= 5
 PROXY_CLIENTS ?= ts-sdk,line
 bench-proxy: npm-deps ## Proxy cost table: direct vs a Go line relay vs a C byte relay (when cc is on PATH) vs evokore, npm and Go echo children, TypeScript SDK and raw line clients (issue 15).
 	$(GO) test -run '^$$' -bench '^BenchmarkProxyTable$$' -benchtime 1x -timeout 30m ./cmd/evokore -args -proxy-rounds $(PROXY_ROUNDS) -proxy-base "$(PROXY_BASE)" -proxy-clients "$(PROXY_CLIENTS)"
+
+bench-report: npm-deps ## Measure this build and write docs/performance.md (stdio proxy table with the relays as floors, start-up), with the machine, load and date.
+	.ci/bench-report
 
 run: ## Serve MCP over stdio from source; stdout carries only the protocol (build progress goes to stderr).
 	@$(GO) build -v -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/evokore

@@ -109,7 +109,22 @@ func BenchmarkInitializeWith4Children(b *testing.B) {
 		b.ReportMetric(float64(percentile(initLat[i], 50))/float64(percentile(initLat[0], 50)), "init-"+bins[i].name+"/evokore")
 		b.ReportMetric(float64(percentile(listLat[i], 50))/float64(percentile(listLat[0], 50)), "list-"+bins[i].name+"/evokore")
 	}
+	if *initReport != "" {
+		var md strings.Builder
+		fmt.Fprintf(&md, "%d spawns of each build, alternating; Go SDK client (2025-11-25), 4 fixture children configured, a fresh EVOKORE_HOME per spawn.\n\n", len(initLat[0]))
+		md.WriteString("| build | initialize p50 ms | p99 ms | first tools/list p50 ms | p99 ms |\n|---|---|---|---|---|\n")
+		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+		for i, bin := range bins {
+			fmt.Fprintf(&md, "| %s | %.1f | %.1f | %.1f | %.1f |\n", bin.name,
+				ms(percentile(initLat[i], 50)), ms(percentile(initLat[i], 99)), ms(percentile(listLat[i], 50)), ms(percentile(listLat[i], 99)))
+		}
+		if err := os.WriteFile(*initReport, []byte(md.String()), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
+
+var initReport = flag.String("init-report", "", "BenchmarkInitializeWith4Children: also write the table as markdown to this file (make bench-report)")
 
 var initCompare = flag.String("init-compare", "", "BenchmarkInitializeWith4Children: other binaries to spawn in the same rounds, name=path,...")
 

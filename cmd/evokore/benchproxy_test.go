@@ -25,6 +25,7 @@ var (
 	proxyRounds  = flag.Int("proxy-rounds", 5, "BenchmarkProxyTable: interleaved rounds")
 	proxyCalls   = flag.Int("proxy-calls", 1000, "BenchmarkProxyTable: calls per phase and round")
 	proxyBase    = flag.String("proxy-base", "", "BenchmarkProxyTable: another evokore binary (an older build) to measure in the same rounds")
+	proxyReport  = flag.String("proxy-report", "", "BenchmarkProxyTable: also write the table as markdown to this file (make bench-report)")
 	proxyClients = flag.String("proxy-clients", "ts-sdk,line", "BenchmarkProxyTable: the clients to measure with, comma-separated: ts-sdk (the TypeScript SDK's client, as issue 15's targets were set), line (a raw JSON-RPC line client)")
 )
 
@@ -145,8 +146,10 @@ func BenchmarkProxyTable(b *testing.B) {
 		}
 	}
 
-	var out strings.Builder
+	var out, md strings.Builder
 	fmt.Fprintf(&out, "\nproxy benchmark: %d rounds × %d calls, echo %s\n", *proxyRounds, *proxyCalls, args)
+	fmt.Fprintf(&md, "%d interleaved rounds × %d sequential calls of `echo %s`, then %d more 16 at a time; medians over the rounds; ratios per round to `direct` (the client calling the child itself) and to the Go line relay.\n", *proxyRounds, *proxyCalls, args, *proxyCalls*2)
+	mdHeader := "| child | path | p50 µs | p99 µs | p50 ÷ direct | p99 ÷ direct | p50 ÷ relay | 16 in flight, calls/s | ÷ direct | proxy CPU µs/call | KB/call | allocs/call | RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
 	header := fmt.Sprintf("%-18s %-13s %9s %9s %8s %8s %8s %9s %8s %10s %8s %9s %10s %8s\n",
 		"child", "path", "p50 µs", "p99 µs", "p50÷dir", "p99÷dir", "p50÷rel", "calls/s16", "÷dir", "CPU µs/call", "syscalls", "KB/call", "allocs/call", "RSS MiB")
 	per := len(targets) / len(children) / len(strings.Split(*proxyClients, ","))
@@ -154,6 +157,7 @@ func BenchmarkProxyTable(b *testing.B) {
 		direct, relayed := targets[i], targets[i+1]
 		if i%(per*len(children)) == 0 {
 			fmt.Fprintf(&out, "\nclient: %s\n%s", clientTitle[direct.client], header)
+			fmt.Fprintf(&md, "\nClient: %s.\n\n%s", clientTitle[direct.client], mdHeader)
 		}
 		for _, t := range targets[i : i+per] {
 			var p50r, p99r, relr, tpr []float64
@@ -188,6 +192,13 @@ func BenchmarkProxyTable(b *testing.B) {
 				median(p50r), median(p99r), median(relr),
 				med(func(r roundResult) float64 { return r.perSec }), median(tpr),
 				cpu, sys, kb, allocs, rssOf(t.c.pid()))
+			fmt.Fprintf(&md, "| %s | %s | %.0f | %.0f | %.2f | %.2f | %.2f | %.0f | %.2f | %s | %s | %s | %.1f |\n",
+				t.child, t.kind,
+				med(func(r roundResult) float64 { return float64(r.p50.Microseconds()) }),
+				med(func(r roundResult) float64 { return float64(r.p99.Microseconds()) }),
+				median(p50r), median(p99r), median(relr),
+				med(func(r roundResult) float64 { return r.perSec }), median(tpr),
+				cpu, kb, allocs, rssOf(t.c.pid()))
 			if t.kind == "evokore" {
 				tag := t.client + "-" + strings.TrimPrefix(t.child, "server-")
 				b.ReportMetric(median(p50r), tag+"-p50÷direct")
@@ -220,6 +231,11 @@ func BenchmarkProxyTable(b *testing.B) {
 		}
 	}
 	fmt.Print(out.String())
+	if *proxyReport != "" {
+		if err := os.WriteFile(*proxyReport, []byte(md.String()), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // clientTitle names each client in the printed table.
