@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"github.com/evokore/evokore/internal/dashboard"
 	"github.com/evokore/evokore/internal/events"
 	"github.com/evokore/evokore/internal/sessionstore"
+	"github.com/evokore/evokore/internal/testutil"
 )
 
 const secret = "correct-horse-battery-staple"
@@ -514,23 +514,8 @@ func TestFileSessionStoreIsRead(t *testing.T) {
 // New dials nothing: a feed is connected at Start, as net/http's Server
 // listens at Serve and not when it is built.
 func TestNewDialsNothingUntilStart(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	dialed := make(chan struct{}, 16)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			dialed <- struct{}{}
-			c.Close()
-		}
-	}()
-	d, err := dashboard.New(dashboard.Options{Home: t.TempDir(), Feeds: []string{"ws://" + ln.Addr().String() + "/ws/approvals"}})
+	addr, dialed := testutil.HangUpListener(t)
+	d, err := dashboard.New(dashboard.Options{Home: t.TempDir(), Feeds: []string{"ws://" + addr + "/ws/approvals"}})
 	if err != nil {
 		t.Fatal(err)
 	}

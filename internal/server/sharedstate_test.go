@@ -1,10 +1,10 @@
 package server_test
 
 import (
-	"net"
 	"strings"
 	"testing"
 
+	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
@@ -14,25 +14,10 @@ import (
 func TestNewDialsRedisOnlyAtStart(t *testing.T) {
 	// A listener that is not Redis: it counts the connections and hangs
 	// up, so the dial at Start fails at once.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	dialed := make(chan struct{}, 16)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			dialed <- struct{}{} // before the hang-up, so before the dial fails
-			c.Close()
-		}
-	}()
+	addr, dialed := testutil.HangUpListener(t)
 	h := routertest.New(t, map[string]any{}, map[string]string{
 		"EVOKORE_SESSION_STORE": "redis",
-		"EVOKORE_REDIS_URL":     "redis://" + ln.Addr().String(),
+		"EVOKORE_REDIS_URL":     "redis://" + addr,
 	})
 	select {
 	case <-dialed:
