@@ -64,6 +64,10 @@ type Router interface {
 	// StatelessView builds the view one sessionless request is served
 	// by (MCP 2026-07-28).
 	StatelessView(so server.SessionOptions) *server.View
+	// TakeProxied and StatelessSession serve the fast path (fastcall.go):
+	// a proxied tools/call answered before the SDK decodes it.
+	TakeProxied(sess *session.Session, params []byte, meta server.MetaRule) (*server.ProxiedCall, bool)
+	StatelessSession(so server.SessionOptions) *session.Session
 	// Closing reports whether the router is shutting down.
 	Closing() bool
 	// OnShutdown registers what the router runs when it shuts down,
@@ -116,9 +120,10 @@ func New(rt Router, o Options) *Handler {
 	if o.SDK != nil {
 		sdk = *o.SDK
 	}
-	if sdk.SessionTimeout == 0 {
-		sdk.SessionTimeout = o.TTL
-	}
+	// The SDK's idle timer counts only the POSTs it serves, and the fast
+	// path serves most calls: idle sessions are the handler's to close
+	// (idle.go).
+	sdk.SessionTimeout = 0
 	if sdk.EventStore == nil {
 		// A session's SSE streams can be resumed after a dropped
 		// connection (Last-Event-ID), from this replica's memory.
@@ -178,7 +183,9 @@ func New(rt Router, o Options) *Handler {
 		}
 		return rt.StatelessView(so).MCP()
 	}, &stateless)
+	h.sweepStop = make(chan struct{})
 	rt.OnShutdown(h.flush)
+	rt.OnShutdown(func(context.Context) { h.stopSweeping() })
 	return h
 }
 
@@ -292,6 +299,13 @@ type entry struct {
 	mu         sync.Mutex
 	generation uint64
 	at         time.Time
+	// calls are the fast path's calls in flight, by raw id, for the
+	// client's cancellation.
+	calls map[string]context.CancelFunc
+	// posts counts the session's POSTs being served; lastPost is when
+	// the last one ended (see idle.go).
+	posts    int
+	lastPost time.Time
 }
 
 // Handler serves MCP over streamable HTTP (see New).
@@ -313,13 +327,18 @@ type Handler struct {
 	mu       sync.Mutex
 	live     map[string]*entry
 	resuming sync.Mutex
+
+	sweepOnce sync.Once
+	stopOnce  sync.Once
+	sweepStop chan struct{}
 }
 
 // add registers a session once its id is known (its initialize).
 func (h *Handler) add(e *entry) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	h.live[e.v.Session().ID] = e
+	h.mu.Unlock()
+	h.startSweeping()
 }
 
 // remove forgets a session that closed (idle, DELETE, shutdown). A
@@ -370,6 +389,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if sid == "" {
+		r, body, err := readBody(r)
+		if err != nil {
+			http.Error(w, "cannot read the request body", http.StatusBadRequest)
+			return
+		}
+		if h.fastStateless(w, r, body) {
+			return
+		}
 		r, opens, err := opensSession(r)
 		if err != nil {
 			http.Error(w, "cannot read the request body", http.StatusBadRequest)
@@ -446,6 +473,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.delete(r.Context(), sid)
 	} else {
 		h.touch(r.Context(), e)
+	}
+	if r.Method == http.MethodPost {
+		e.postStarted()
+		defer e.postDone()
+	}
+	if r.Method == http.MethodPost && e.v.Session().Identity.Subject == who.Identity.Subject {
+		// Another subject of the tenant is refused by the SDK, which
+		// holds the session's user.
+		r2, body, err := readBody(r)
+		if err != nil {
+			http.Error(w, "cannot read the request body", http.StatusBadRequest)
+			return
+		}
+		if h.fastSession(w, r2, body, e) {
+			return
+		}
+		r = r2
 	}
 	h.sdk.ServeHTTP(w, r)
 }
