@@ -3,9 +3,11 @@ package httpsession
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -124,10 +126,64 @@ func (h *Handler) fastSession(w http.ResponseWriter, r *http.Request, body []byt
 		return false // the SDK answers a reused id as it always did
 	}
 	defer e.end(key)
+	rep := &replier{w: w}
+	if ip.ProtocolVersion >= primingEra && h.events != nil {
+		// 2025-11-25 clients expect a resumable stream (SEP-1699): a
+		// priming event first, then the answer, both kept in the SDK's
+		// event store under a stream of their own, so a client whose
+		// connection drops mid-call resumes it with Last-Event-ID.
+		rep.stream = h.openStream(r.Context(), w, e.v.Session().ID)
+	}
 	res, raw, err := p.Run(ctx)
-	answer(w, m.ID, res, raw, err, false)
+	answer(rep, m.ID, res, raw, err, false)
 	h.saveIfChanged(r.Context(), e)
 	return true
+}
+
+// primingEra is the first protocol version whose POST streams begin with
+// a priming event.
+const primingEra = "2025-11-25"
+
+// openStream starts a POST's event stream: headers, and the priming
+// event, stored. A store that fails leaves nil: the answer goes as JSON.
+func (h *Handler) openStream(ctx context.Context, w http.ResponseWriter, sid string) *sseStream {
+	st := &sseStream{ctx: ctx, events: h.events, sid: sid, id: rand.Text()}
+	if h.events.Open(ctx, sid, st.id) != nil || h.events.Append(ctx, sid, st.id, nil) != nil {
+		return nil
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache, no-transform")
+	w.WriteHeader(http.StatusOK)
+	_ = st.write(w, "prime", nil)
+	return st
+}
+
+// sseStream is one fast-path POST answered as events.
+type sseStream struct {
+	ctx    context.Context
+	events mcp.EventStore
+	sid    string
+	id     string
+	next   int
+}
+
+// write sends one event, numbered as the SDK numbers a stream's events
+// ("<stream>_<index>", the index counting from 0, the priming event's).
+func (st *sseStream) write(w http.ResponseWriter, name string, data []byte) error {
+	buf := make([]byte, 0, len(data)+len(st.id)+48)
+	buf = append(buf, "event: "...)
+	buf = append(buf, name...)
+	buf = append(buf, "\nid: "...)
+	buf = append(buf, st.id...)
+	buf = append(buf, '_')
+	buf = strconv.AppendInt(buf, int64(st.next), 10)
+	buf = append(buf, "\ndata: "...)
+	buf = append(buf, data...)
+	buf = append(buf, "\n\n"...)
+	st.next++
+	_, err := w.Write(buf)
+	_ = http.NewResponseController(w).Flush()
+	return err
 }
 
 // fastStateless answers body, a POST without a session, when it is a
@@ -160,15 +216,14 @@ func (h *Handler) fastStateless(w http.ResponseWriter, r *http.Request, body []b
 		return false
 	}
 	res, raw, err := p.Run(tracing.FromHeader(r.Context(), r.Header))
-	answer(w, m.ID, res, raw, err, true)
+	answer(&replier{w: w}, m.ID, res, raw, err, true)
 	return true
 }
 
 // answer writes a call's JSON-RPC response as application/json: the
 // child's result bytes when raw is set (with the resultType a 2026-07-28
 // result carries, when the child did not say), else res or err.
-func answer(w http.ResponseWriter, id []byte, res *mcp.CallToolResult, raw []byte, err error, newEra bool) {
-	rep := &replier{w: w}
+func answer(rep *replier, id []byte, res *mcp.CallToolResult, raw []byte, err error, newEra bool) {
 	if err == nil && raw == nil {
 		data, merr := server.ResultBytes(res, newEra)
 		if merr != nil {
@@ -193,8 +248,12 @@ func withResultType(obj []byte) []byte {
 	return append(out, rest...)
 }
 
-// replier writes one JSON-RPC response line as an HTTP response.
-type replier struct{ w http.ResponseWriter }
+// replier writes one JSON-RPC response as the HTTP response: plain
+// JSON, or the message event of a stream already open.
+type replier struct {
+	w      http.ResponseWriter
+	stream *sseStream
+}
 
 func (p *replier) Reply(id, result []byte) error {
 	return p.write(stdio.ResponseLine(id, result))
@@ -205,6 +264,11 @@ func (p *replier) ReplyError(id []byte, code int64, message string, data []byte)
 }
 
 func (p *replier) write(line []byte) error {
+	if st := p.stream; st != nil {
+		// Stored before it is sent: a client that misses it finds it.
+		_ = st.events.Append(st.ctx, st.sid, st.id, line)
+		return st.write(p.w, "message", line)
+	}
 	p.w.Header().Set("Content-Type", "application/json")
 	p.w.WriteHeader(http.StatusOK)
 	_, err := p.w.Write(line)

@@ -51,9 +51,11 @@ func statelessCall(id int, tool, args string) (string, map[string]string) {
 	return body, map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": tool}
 }
 
-// A proxied call over HTTP is answered as one plain JSON response in
-// both eras (the sessionless one with its resultType), exactly the
-// result the SDK's path gives; a call that asks for progress gets its
+// A proxied call over HTTP is answered without the SDK: as one plain JSON
+// response to a sessionless (2026-07-28) request, with its resultType,
+// and to a 2025-11-25 session as a resumable stream of two events (a
+// priming event, then the result), exactly the result the SDK's path
+// gives; a call that asks for progress gets its
 // progress on an event stream; a session's call is cancelled by the
 // client's notifications/cancelled and the child hears of it.
 func TestProxiedCallsOverHTTPAnswerPlainJSON(t *testing.T) {
@@ -93,9 +95,29 @@ func TestProxiedCallsOverHTTPAnswerPlainJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cs.Close() })
+	// A 2025-11-25 session gets a resumable stream: a priming event, then
+	// the answer, which a GET with the priming event's id replays.
 	code, ctype, got = post(t, ts.URL, cs.ID(), `{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"fx_echo","arguments":{"message":"s"}}}`, nil)
-	if code != http.StatusOK || ctype != "application/json" || got != `{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"Echo: s"}]}}` {
-		t.Errorf("session call: %d %s %s", code, ctype, got)
+	want := `{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"Echo: s"}]}}`
+	events := strings.Split(strings.TrimSpace(got), "\n\n")
+	if code != http.StatusOK || ctype != "text/event-stream" || len(events) != 2 ||
+		!strings.HasPrefix(events[0], "event: prime\nid: ") || !strings.HasSuffix(events[1], "\ndata: "+want) {
+		t.Fatalf("session call: %d %s %q", code, ctype, got)
+	}
+	primed := strings.TrimPrefix(strings.Split(events[0], "\n")[1], "id: ")
+	req, _ := http.NewRequest(http.MethodGet, ts.URL, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Last-Event-ID", primed)
+	resumed, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replayed, _ := io.ReadAll(resumed.Body)
+	resumed.Body.Close()
+	if !strings.Contains(string(replayed), "data: "+want) {
+		t.Errorf("resumed after %s: %d %q", primed, resumed.StatusCode, replayed)
 	}
 	// The same call through the SDK client reads the same result.
 	if text := routertest.Text(routertest.Call(t, cs, "fx_echo", map[string]any{"message": "s"})); text != "Echo: s" {
@@ -162,7 +184,7 @@ func TestHTTPSessionIdleForTheTTLCloses(t *testing.T) {
 	t.Cleanup(func() { _ = cs.Close() })
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fx_echo","arguments":{"message":"k"}}}`
 	for end := time.Now().Add(2 * ttl); time.Now().Before(end); time.Sleep(ttl / 10) {
-		if code, ctype, got := post(t, ts.URL, cs.ID(), call, nil); code != http.StatusOK || ctype != "application/json" {
+		if code, _, got := post(t, ts.URL, cs.ID(), call, nil); code != http.StatusOK || !strings.Contains(got, "Echo: k") {
 			t.Fatalf("a busy session was closed: %d %s", code, got)
 		}
 	}

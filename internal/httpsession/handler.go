@@ -134,6 +134,7 @@ func New(rt Router, o Options) *Handler {
 	// answers those without building a session's.
 	var probe *mcp.Server
 	var probeOnce sync.Once
+	h.events = sdk.EventStore
 	h.sdk = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if rt.Closing() {
 			return nil
@@ -315,6 +316,9 @@ type Handler struct {
 	store     sessionstore.Store
 	sdk       *mcp.StreamableHTTPHandler
 	stateless *mcp.StreamableHTTPHandler
+	// events is the SDK handler's event store: the fast path's streams
+	// are kept in it too, so a client resumes them the SDK's way.
+	events mcp.EventStore
 	saveEvery time.Duration
 	log       *slog.Logger
 
