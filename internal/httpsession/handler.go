@@ -318,7 +318,7 @@ type Handler struct {
 	stateless *mcp.StreamableHTTPHandler
 	// events is the SDK handler's event store: the fast path's streams
 	// are kept in it too, so a client resumes them the SDK's way.
-	events mcp.EventStore
+	events    mcp.EventStore
 	saveEvery time.Duration
 	log       *slog.Logger
 
