@@ -125,8 +125,9 @@ func TestNewEraOnlyChildForBothEras(t *testing.T) {
 // refused before the child sees it.
 func TestChildRequestStateIsSealedToTheCall(t *testing.T) {
 	h, url := newEraHarness(t)
-	h.Booted()
 	cs := connectNewEra(t, url, (&answering{}).options(true))
+	routertest.Call(t, cs, "classic_echo", map[string]any{"message": "start the children"})
+	h.Booted()
 	ask := func(args map[string]any, state string) (*mcp.CallToolResult, error) {
 		p := &mcp.CallToolParams{Name: "solo_ask", Arguments: args}
 		if state != "" {
@@ -135,33 +136,47 @@ func TestChildRequestStateIsSealedToTheCall(t *testing.T) {
 		}
 		return cs.CallTool(context.Background(), p)
 	}
-	routertest.WaitFor(t, "solo listed", func() bool { return strings.Contains(strings.Join(routertest.ToolNames(t, cs), ","), "solo_ask") })
-	args := map[string]any{"message": "name?"}
-	first, err := ask(args, "")
-	if err != nil || !first.NeedsInput() {
-		t.Fatalf("solo_ask answered %v, %v; want input_required", first, err)
+	routertest.WaitFor(t, "solo connected", func() bool { return routertest.StatusOf(t, cs, "solo") == "connected" })
+	// Each retry has arguments of its own: a refused one starts the
+	// tool's cooldown for its arguments.
+	begin := func(message string) (map[string]any, string) {
+		args := map[string]any{"message": message}
+		first, err := ask(args, "")
+		if err != nil || !first.NeedsInput() {
+			t.Fatalf("solo_ask answered %v, %v; want input_required", first, err)
+		}
+		if !strings.HasPrefix(first.RequestState, "evokore-child.") || strings.Contains(first.RequestState, "fixture-ask-state") {
+			t.Fatalf("the child's own state reached the client: %q", first.RequestState)
+		}
+		if e, ok := first.InputRequests["answer"].(*mcp.ElicitParams); !ok || e.Message != "The 'solo' server asks: "+message {
+			t.Errorf("input requests = %#v", first.InputRequests)
+		}
+		return args, first.RequestState
 	}
-	state := first.RequestState
-	if !strings.HasPrefix(state, "evokore-child.") || strings.Contains(state, "fixture-ask-state") {
-		t.Fatalf("the child's own state reached the client: %q", state)
-	}
-	if e, ok := first.InputRequests["answer"].(*mcp.ElicitParams); !ok || e.Message != "The 'solo' server asks: name?" {
-		t.Errorf("input requests = %#v", first.InputRequests)
-	}
-	for what, retry := range map[string]func() (*mcp.CallToolResult, error){
-		"forged":  func() (*mcp.CallToolResult, error) { return ask(args, state[:len(state)-2]+"xx") },
-		"altered": func() (*mcp.CallToolResult, error) { return ask(args, state+"-TAMPERED") },
-		"moved":   func() (*mcp.CallToolResult, error) { return ask(map[string]any{"message": "other?"}, state) },
-		"foreign": func() (*mcp.CallToolResult, error) { return ask(args, "fixture-ask-state") },
+	for what, retry := range map[string]func(args map[string]any, state string) (*mcp.CallToolResult, error){
+		"forged": func(args map[string]any, state string) (*mcp.CallToolResult, error) {
+			return ask(args, state[:len(state)-2]+"xx")
+		},
+		"altered": func(args map[string]any, state string) (*mcp.CallToolResult, error) {
+			return ask(args, state+"-TAMPERED")
+		},
+		"moved": func(args map[string]any, state string) (*mcp.CallToolResult, error) {
+			return ask(map[string]any{"message": "moved " + args["message"].(string)}, state)
+		},
+		"foreign": func(args map[string]any, _ string) (*mcp.CallToolResult, error) {
+			return ask(args, "fixture-ask-state")
+		},
 	} {
-		res, err := retry()
+		args, state := begin("name? " + what)
+		res, err := retry(args, state)
 		if err == nil || !strings.Contains(err.Error(), "requestState") {
-			t.Errorf("a %s requestState: %v, %v; want it refused", what, res, err)
+			t.Errorf("a %s requestState: %q, %v; want it refused", what, routertest.Text(res), err)
 		}
 	}
+	args, state := begin("name?")
 	res, err := ask(args, state)
 	if err != nil || res.IsError || routertest.Text(res) != "accept: Lin (state fixture-ask-state)" {
-		t.Errorf("the retry with the state = %v, %v", res, err)
+		t.Errorf("the retry with the state = %q, %v", routertest.Text(res), err)
 	}
 }
 
@@ -249,7 +264,11 @@ func TestForgottenChildSessionIsOpenedAgain(t *testing.T) {
 	cs := h.Connect(nil)
 	routertest.WaitFor(t, "remote connected", func() bool { return routertest.StatusOf(t, cs, "remote") == "connected" })
 	call := func(name string) string {
-		res := routertest.Call(t, cs, name, map[string]any{"message": "still here"})
+		var args map[string]any
+		if name == "remote_echo" {
+			args = map[string]any{"message": "still here"}
+		}
+		res := routertest.Call(t, cs, name, args)
 		if res.IsError {
 			t.Fatalf("%s while the session was renewed: %q", name, routertest.Text(res))
 		}
