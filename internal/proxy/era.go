@@ -9,7 +9,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -287,8 +286,9 @@ func answerInputs(ctx context.Context, ch *child, c *router.Call, reqs mcp.Input
 	return out, nil
 }
 
-// isStateError reports whether err refuses a requestState.
-func isStateError(err error) bool {
-	var we *jsonrpc.Error
-	return errors.As(err, &we) && we.Code == jsonrpc.CodeInvalidParams && strings.Contains(we.Message, "requestState")
+// inputOnlyForTools refuses a prompt or resource a child of the new era
+// answered with input_required: the router routes input requests for
+// tool calls only.
+func inputOnlyForTools(server string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the '%s' server asked for input to answer this; evokore passes input requests on for tool calls only", server)}
 }

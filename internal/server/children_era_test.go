@@ -290,3 +290,23 @@ func TestForgottenChildSessionIsOpenedAgain(t *testing.T) {
 		t.Errorf("remote is %s", st)
 	}
 }
+
+// A 2025-11-25 child's elicitation during a call from a sessionless
+// caller cannot be passed on (that caller takes no request of the
+// router's): it is refused with a reason, and no other client is asked.
+func TestOldEraChildRequestForASessionlessCallerIsRefused(t *testing.T) {
+	h, url := newEraHarness(t)
+	bystander := &answering{answer: "not me"}
+	old := h.Connect(bystander.options(false))
+	h.Booted()
+	caller := &answering{answer: "nor me"}
+	fresh := connectNewEra(t, url, caller.options(false))
+	routertest.WaitFor(t, "classic connected", func() bool { return routertest.StatusOf(t, old, "classic") == "connected" })
+	got := routertest.Text(routertest.Call(t, fresh, "classic_elicit", map[string]any{"message": "deploy?"}))
+	if !strings.HasPrefix(got, "elicitation failed: ") || !strings.Contains(got, "speaks MCP 2026-07-28") {
+		t.Errorf("classic_elicit from a sessionless caller = %q", got)
+	}
+	if q := append(bystander.questions(), caller.questions()...); len(q) != 0 {
+		t.Errorf("a client was asked %q", q)
+	}
+}
