@@ -122,6 +122,9 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	ch.recordCall(err)
 	switch {
 	case err == nil:
+		// A child of the new era names itself in every result; to the
+		// client the server that answered is evokore.
+		delete(res.Meta, mcp.MetaKeyServerInfo)
 		return res, nil
 	case ctx.Err() != nil:
 		return nil, ctx.Err() // the client cancelled; the SDK told the child
