@@ -38,7 +38,8 @@
 //	                        JSON
 //	forget {}               (streamable HTTP) answers, then forgets the
 //	                        caller's session, as a server whose sessions
-//	                        expire does: its next request is answered 404
+//	                        expire does: its later requests are answered
+//	                        404
 //	session {}              (streamable HTTP) the caller's session id
 //
 //	garbage {message}       writes message as a bare line on stdout (not
@@ -89,6 +90,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -407,18 +409,26 @@ func main() {
 	}
 
 	if *httpAddr != "" {
+		var forgotten sync.Map
 		mcp.AddTool(s, &mcp.Tool{Name: "forget", Description: "Forgets the caller's session after answering."}, func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
-			go func() {
-				time.Sleep(100 * time.Millisecond)
-				_ = req.Session.Close()
-			}()
+			forgotten.Store(req.Session.ID(), true)
 			return text("forgetting %s", req.Session.ID()), nil, nil
 		})
 		mcp.AddTool(s, &mcp.Tool{Name: "session", Description: "The caller's session id."}, func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
 			return text("%s", req.Session.ID()), nil, nil
 		})
 		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: *era != ""})
-		log.Fatal(http.ListenAndServe(*httpAddr, h))
+		// A forgotten session's every later request is answered 404, as by
+		// a server whose session expired; the SDK never sees them.
+		log.Fatal(http.ListenAndServe(*httpAddr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+				if _, gone := forgotten.Load(id); gone {
+					http.Error(w, "session not found", http.StatusNotFound)
+					return
+				}
+			}
+			h.ServeHTTP(w, r)
+		})))
 	}
 	err := s.Run(context.Background(), &mcp.StdioTransport{})
 	if *ignoreEOF {
