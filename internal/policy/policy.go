@@ -335,6 +335,9 @@ func (s approvalStage) inputRequired(c *router.Call, req Request, runOnce func(i
 			s.notify(StateDenied, id, modeInputRequired, c)
 			return errorResult(DeclinedText(c.Entry.Name, action)), nil
 		}
+		// The state and the answer were the approval's: no child sees
+		// them (a child's own input_required state is sealed apart).
+		c.Input = nil
 		return runOnce(id, modeInputRequired)
 	}
 	token, err := a.MintChecked(req)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -38,14 +39,39 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	defer end()
 
 	timeout := s.requestTimeout(ch.spec)
-	if c.Raw != nil {
+	// The wire carries calls of the old era only: a call from a client of
+	// the new era, a retry with input, or a child of the new era goes
+	// through the SDK, which writes that era's _meta and reads
+	// input_required.
+	newChild := childNewEra(cs)
+	if c.Raw != nil && c.Input == nil && !newChild && !roundTrips(c.Session) {
 		if wr := ch.wireFor(cs); wr != nil {
 			return rawCall(ctx, ch, cs, wr, c, childToken, timeout)
 		}
 	}
 	params := &mcp.CallToolParams{Name: c.Entry.Original, Arguments: callArgs(c.Args)}
+	params.Meta = eraMeta(c.Session, params.Meta)
 	if childToken != "" {
 		params.SetProgressToken(childToken)
+	}
+	var binding string
+	if newChild || c.Input != nil {
+		var err error
+		if binding, err = callBinding(c); err != nil {
+			return errorResult(fmt.Sprintf("evokore cannot pass the answers of '%s' on: %v", c.Entry.Name, err)), nil
+		}
+	}
+	if in := c.Input; in != nil {
+		// A retry after input_required: the answers go to this child only
+		// when the state is the one sealed for this call to it.
+		if in.State != "" {
+			inner, err := s.openState(in.State, ch.spec.ID, binding, c.Entry.Name)
+			if err != nil {
+				return nil, err
+			}
+			params.RequestState = inner
+		}
+		params.InputResponses = in.Responses
 	}
 	if tp, ts := tracing.Inject(ctx, c.Meta); tp != "" {
 		if params.Meta == nil {
@@ -59,12 +85,46 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := cs.CallTool(cctx, params)
+	if errors.Is(err, mcp.ErrSessionMissing) && ctx.Err() == nil {
+		// The server answered that it forgot the session, so it did not
+		// run the call: send it again on the session the run loop opens.
+		ch.expire(cs)
+		if next := ch.reconnected(cctx, cs); next != nil {
+			cs = next
+			res, err = cs.CallTool(cctx, params)
+		}
+	}
+	for round := 1; err == nil && res.InputRequests != nil; round++ {
+		// The child asks for input (input_required). A client of the new
+		// era is asked in the call's answer; one of the old era is asked
+		// over its session by the router, which then retries the call.
+		if roundTrips(c.Session) {
+			ch.order.settle(cctx)
+			ch.recordCall(nil)
+			return s.inputRequired(ch, c, binding, res), nil
+		}
+		if round > maxRounds {
+			ch.recordCall(nil)
+			return errorResult(fmt.Sprintf("the '%s' server asked for input more than %d times in one call of '%s'; evokore stopped it", ch.spec.ID, maxRounds, c.Entry.Original)), nil
+		}
+		answers, aerr := answerInputs(cctx, ch, c, res.InputRequests)
+		if aerr != nil {
+			ch.recordCall(nil)
+			return errorResult(fmt.Sprintf("'%s' needs input the client could not give: %v", c.Entry.Original, ch.redact.Replace(aerr.Error()))), nil
+		}
+		next := *params
+		next.InputResponses, next.RequestState = answers, res.RequestState
+		res, err = cs.CallTool(cctx, &next)
+	}
 	if err == nil {
 		ch.order.settle(cctx)
 	}
 	ch.recordCall(err)
 	switch {
 	case err == nil:
+		// A child of the new era names itself in every result; to the
+		// client the server that answered is evokore.
+		delete(res.Meta, mcp.MetaKeyServerInfo)
 		return res, nil
 	case ctx.Err() != nil:
 		return nil, ctx.Err() // the client cancelled; the SDK told the child

@@ -26,9 +26,11 @@ const (
 	stableAfter = time.Minute
 )
 
-// childProtocol is the protocol version children are asked for: the
-// newest one that every SDK in the wild still answers with initialize.
-const childProtocol = "2025-11-25"
+// childProtocol is the protocol version children are asked for first:
+// the newest one that every SDK in the wild still answers with
+// initialize. A child that refuses initialize is asked for the new era
+// (era.go).
+const childProtocol = oldEra
 
 // child is one configured server. Its goroutine (run) owns the process
 // and the client session; other goroutines read its state under mu.
@@ -61,6 +63,13 @@ type child struct {
 	announced string
 	// launched is set once the run loop started.
 	launched bool
+	// expired is set when a call learnt that the server forgot the
+	// session: its end is then no failure of the server's.
+	expired bool
+	// newEra is set once the child refused initialize and answered
+	// server/discover: it is asked for MCP 2026-07-28 from then on. Only
+	// the run loop touches it.
+	newEra bool
 
 	// order keeps a call's result behind its log and progress messages.
 	order noteOrder
@@ -134,6 +143,16 @@ func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone
 			if ctx.Err() != nil {
 				return
 			}
+			if c.takeExpired() || errors.Is(err, mcp.ErrSessionMissing) {
+				// The server forgot the session (it expired, or the
+				// server restarted): the server is up, so open a new
+				// session at once, keeping its tools listed; calls wait
+				// for it instead of being told the server died.
+				c.sup.log.Info("[EVOKORE] A server's session expired; opening a new one", "server", c.spec.ID)
+				attempt = 0
+				c.booting()
+				continue
+			}
 			c.sup.log.Info(c.redact.Replace(MsgChildExited(c.spec.ID, err)))
 			c.fail(fmt.Errorf("exited: %v", err), false)
 			c.sup.register(c, nil, false)
@@ -199,11 +218,21 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 		}
 	}
 
+	protocol := childProtocol
+	if c.newEra {
+		protocol = newEra
+	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
-	cs, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: childProtocol})
+	cs, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
 	cancel()
 	if err != nil {
 		abandon()
+		if refusedInitialize(err) && !c.newEra && ctx.Err() == nil {
+			// A child of the sessionless era alone: ask it that way.
+			c.newEra = true
+			c.sup.log.Info("[EVOKORE] A server refused initialize; asking it for MCP "+newEra, "server", spec.ID)
+			return c.boot(ctx, caps)
+		}
 		if errors.Is(err, context.DeadlineExceeded) || cctx.Err() == context.DeadlineExceeded {
 			return errors.New(MsgConnectTimeout(spec.ID, timeout))
 		}
@@ -239,6 +268,13 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 	c.notifyLocked()
 	c.mu.Unlock()
 	return nil
+}
+
+// refusedInitialize reports whether a connect failed because the child
+// answered initialize with an error (a server of the new era alone does).
+func refusedInitialize(err error) bool {
+	var we *jsonrpc.Error
+	return errors.As(err, &we) && strings.Contains(err.Error(), "initialize")
 }
 
 // listTools fetches every page of a child's tools within timeout.
@@ -365,6 +401,43 @@ func (c *child) fail(err error, fatal bool) {
 	c.notifyLocked()
 }
 
+// expire marks the session cs forgotten by its server (a call was
+// answered "session not found"): calls wait for the new session the run
+// loop opens once cs is closed here.
+func (c *child) expire(cs *mcp.ClientSession) {
+	c.mu.Lock()
+	if c.cs == cs {
+		c.expired = true
+		if c.state == StatusConnected {
+			c.state = StatusBooting
+			c.ready = make(chan struct{})
+			c.notifyLocked()
+		}
+	}
+	c.mu.Unlock()
+	go cs.Close()
+}
+
+func (c *child) takeExpired() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	was := c.expired
+	c.expired = false
+	return was
+}
+
+// booting marks the child booting again, unless it already is (expire
+// did, and calls wait on that ready channel).
+func (c *child) booting() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != StatusBooting {
+		c.state = StatusBooting
+		c.ready = make(chan struct{})
+		c.notifyLocked()
+	}
+}
+
 func (c *child) rebooting() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -441,6 +514,28 @@ func (c *child) session(ctx context.Context) (*mcp.ClientSession, error) {
 		}
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: MsgReconnecting(c.spec.ID)}
+}
+
+// reconnected waits, up to the boot timeout, for a session other than
+// old: after the server forgot old, the run loop opens a new one.
+func (c *child) reconnected(ctx context.Context, old *mcp.ClientSession) *mcp.ClientSession {
+	t := time.NewTimer(c.sup.bootTimeout(c.spec))
+	defer t.Stop()
+	for {
+		c.mu.Lock()
+		cs, state, changed := c.cs, c.state, c.changed
+		c.mu.Unlock()
+		if state == StatusConnected && cs != nil && cs != old {
+			return cs
+		}
+		select {
+		case <-changed:
+		case <-t.C:
+			return nil
+		case <-ctx.Done():
+			return nil
+		}
+	}
 }
 
 // connected is the child's session when it is connected, nil while it

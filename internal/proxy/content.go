@@ -360,14 +360,22 @@ func (s *Supervisor) TemplateOwner(uri string) (server string, ok bool) {
 // GetPrompt renders a child's prompt; name is the child's own.
 func (s *Supervisor) GetPrompt(ctx context.Context, server, name string, args map[string]string) (*mcp.GetPromptResult, error) {
 	return forwardContent(s, ctx, server, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
-		return cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
+		res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
+		if err == nil && res.InputRequests != nil {
+			return nil, inputOnlyForTools(server)
+		}
+		return res, err
 	})
 }
 
 // ReadResource reads a child's resource.
 func (s *Supervisor) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error) {
 	return forwardContent(s, ctx, server, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
-		return cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err == nil && res.InputRequests != nil {
+			return nil, inputOnlyForTools(server)
+		}
+		return res, err
 	})
 }
 

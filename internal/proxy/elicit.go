@@ -11,7 +11,8 @@ import (
 // that renders the form: the SDK's check is stricter than the protocol
 // (it refuses the titled multi-select of SEP-1330, items with anyOf), so
 // it would refuse forms the user's client can show. The client checks
-// the schema it is asked to render; the router only routes the request.
+// the schema it is asked to render; the router only routes the request,
+// with the asking server named in its message.
 func (s *Supervisor) elicitMiddleware(server string, caps *mcp.ClientCapabilities) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -25,7 +26,7 @@ func (s *Supervisor) elicitMiddleware(server string, caps *mcp.ClientCapabilitie
 			}
 			ctx, cancel := callContext(call, ctx)
 			defer cancel()
-			return peer.Elicit(ctx, er.Params)
+			return peer.Elicit(ctx, named(server, er.Params))
 		}
 	}
 }

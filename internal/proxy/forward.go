@@ -172,6 +172,11 @@ func (s *Supervisor) peerFor(server, what string, allowLone bool, accept func(*m
 	if sess == nil || sess.Peer == nil {
 		return nil, nil, unattributed(server, what)
 	}
+	if what != "log" && roundTrips(sess) {
+		// A client of the sessionless era takes no request of ours; the
+		// child's request would have to wait for the client's retry.
+		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "the client that called " + server + " speaks MCP " + newEra + ", which takes no " + what + " request during a call; evokore does not hold a call open for its retry (a server of that era answers input_required instead)"}
+	}
 	ip := sess.Peer.InitializeParams()
 	if ip == nil || !accept(ip.Capabilities) {
 		return nil, nil, unsupported(what)
@@ -194,6 +199,9 @@ func (c *child) clientOptions(caps *mcp.ClientCapabilities) *mcp.ClientOptions {
 	id := c.spec.ID
 	opts := &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{},
+		// A child's input_required is the router's to route (era.go):
+		// the SDK must not answer it from the handlers below.
+		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			c.requestRelist()
 		},
@@ -241,7 +249,7 @@ func (c *child) clientOptions(caps *mcp.ClientCapabilities) *mcp.ClientOptions {
 			}
 			ctx, cancel := callContext(call, ctx)
 			defer cancel()
-			return peer.Elicit(ctx, req.Params)
+			return peer.Elicit(ctx, named(id, req.Params))
 		}
 	}
 	if hasRoots(caps) {

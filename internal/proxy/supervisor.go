@@ -78,6 +78,9 @@ type Supervisor struct {
 	// readers load it without locking and see one configuration.
 	set    atomic.Pointer[childSet]
 	routes routes
+	// stateKey seals the requestStates of children's input_required
+	// (era.go); SetStateKey shares one across replicas.
+	stateKey atomic.Pointer[[]byte]
 
 	// reconf serialises Reconfigure and guards what Start and Close share
 	// with it: whether the first boot round began (and the capabilities
@@ -128,6 +131,7 @@ func New(opts Options) *Supervisor {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Supervisor{opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel, booted: make(chan struct{}), retiring: map[*child]struct{}{}}
 	s.routes = newRoutes()
+	s.stateKey.Store(newStateKey())
 	s.content.init()
 	set := &childSet{byID: map[string]*child{}}
 	for _, spec := range opts.Servers {

@@ -405,6 +405,9 @@ func (s *Server) shareState(p *policy.Policy, servers []config.Server) {
 			sharedstate.AttachUnavailable(p, servers, err)
 			return
 		}
+		// A child's sealed requestState (proxy, era.go) verifies on any
+		// replica that shares the key; the seal has a domain of its own.
+		s.proxy.SetStateKey(sh.Key)
 		s.parts.OnStop(func() { _ = sh.Close() })
 	})
 }

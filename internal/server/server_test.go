@@ -478,7 +478,7 @@ func TestElicitationForwardedToClient(t *testing.T) {
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "yes to " + req.Params.Message}}, nil
 	}})
 	h.Booted()
-	if got := routertest.Text(routertest.Call(t, cs, "fx_elicit", map[string]any{"message": "deploy?"})); got != "accept: yes to deploy?" {
+	if got := routertest.Text(routertest.Call(t, cs, "fx_elicit", map[string]any{"message": "deploy?"})); got != "accept: yes to The 'fx' server asks: deploy?" {
 		t.Errorf("fx_elicit = %q", got)
 	}
 }

@@ -47,7 +47,8 @@ func TestOTLPSpansNestTheUpstreamCall(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("fx_meta: %v %v", res, err)
 	}
-	var childMeta map[string]string
+	// The new era's _meta triple (the client's capabilities) is there too.
+	var childMeta map[string]any
 	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &childMeta); err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +162,8 @@ func TestTraceparentHeaderReachesTheChild(t *testing.T) {
 	t.Cleanup(func() { _ = cs.Close() })
 	h.Booted()
 	res := routertest.Call(t, cs, "fx_meta", map[string]any{})
-	var childMeta map[string]string
+	// The new era's _meta triple (the client's capabilities) is there too.
+	var childMeta map[string]any
 	if err := json.Unmarshal([]byte(res.Content[0].(*mcp.TextContent).Text), &childMeta); err != nil {
 		t.Fatal(err)
 	}

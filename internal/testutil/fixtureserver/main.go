@@ -29,6 +29,18 @@
 //	pid {}                  this process's pid
 //	args {...}              the raw arguments it received, as JSON
 //	header {name}           an HTTP request header (streamable HTTP only)
+//	ask {message}           asks the client for a one-field form the
+//	                        sessionless way (MCP 2026-07-28): answers
+//	                        input_required, then on the retry that carries
+//	                        the answer and its requestState, "<action>:
+//	                        <answer> (state <requestState>)"
+//	caps {}                 the client capabilities of this request, as
+//	                        JSON
+//	forget {}               (streamable HTTP) answers, then forgets the
+//	                        caller's session, as a server whose sessions
+//	                        expire does: its later requests are answered
+//	                        404
+//	session {}              (streamable HTTP) the caller's session id
 //
 //	garbage {message}       writes message as a bare line on stdout (not
 //	                        JSON-RPC), then answers
@@ -50,7 +62,8 @@
 // before answering anything), -extra N
 // (N generated tools), -alias NAME (echo again under NAME), -stderr TEXT
 // (a line on stderr at start), -pidfile PATH (write the pid there), -http
-// ADDR (serve streamable HTTP instead of stdio).
+// ADDR (serve streamable HTTP instead of stdio), -era 2026-07-28 (speak
+// that protocol version only: no initialize, and over HTTP no sessions).
 //
 // Misbehaviour, for the launcher's and the proxy's tests: -banner TEXT
 // (a non-JSON line on stdout before anything else), -stderr-bytes N (one
@@ -77,6 +90,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -182,6 +196,7 @@ func main() {
 	sleeper := flag.Bool("sleeper", false, "be the sleeping helper")
 	payloads := flag.Bool("payloads", false, "add the big, blob and rpcerror tools")
 	sequential := flag.Bool("sequential", false, "serve echo one message at a time, with blocking writes")
+	era := flag.String("era", "", "the only protocol version to speak")
 	flag.Parse()
 	if *pidfile != "" {
 		if err := writePid(*pidfile); err != nil {
@@ -217,8 +232,13 @@ func main() {
 		return
 	}
 
-	s := mcp.NewServer(&mcp.Implementation{Name: *name, Version: "1.0.0"}, nil)
+	var sopts *mcp.ServerOptions
+	if *era != "" {
+		sopts = &mcp.ServerOptions{SupportedProtocolVersions: []string{*era}}
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: *name, Version: "1.0.0"}, sopts)
 	addEcho(s, *echoDesc)
+	addRoundTrips(s)
 	if *payloads {
 		addPayloads(s)
 	}
@@ -384,10 +404,31 @@ func main() {
 		return text("spoofed: %v", err), nil, nil
 	})
 	s.AddReceivingMiddleware(stripUntypedSchema, countLists)
+	if *era != "" {
+		s.AddReceivingMiddleware(refuseInitialize)
+	}
 
 	if *httpAddr != "" {
-		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
-		log.Fatal(http.ListenAndServe(*httpAddr, h))
+		var forgotten sync.Map
+		mcp.AddTool(s, &mcp.Tool{Name: "forget", Description: "Forgets the caller's session after answering."}, func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
+			forgotten.Store(req.Session.ID(), true)
+			return text("forgetting %s", req.Session.ID()), nil, nil
+		})
+		mcp.AddTool(s, &mcp.Tool{Name: "session", Description: "The caller's session id."}, func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
+			return text("%s", req.Session.ID()), nil, nil
+		})
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: *era != ""})
+		// A forgotten session's every later request is answered 404, as by
+		// a server whose session expired; the SDK never sees them.
+		log.Fatal(http.ListenAndServe(*httpAddr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+				if _, gone := forgotten.Load(id); gone {
+					http.Error(w, "session not found", http.StatusNotFound)
+					return
+				}
+			}
+			h.ServeHTTP(w, r)
+		})))
 	}
 	err := s.Run(context.Background(), &mcp.StdioTransport{})
 	if *ignoreEOF {
@@ -527,4 +568,39 @@ func addPayloads(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{Name: "rpcerror", Description: "Answers with a JSON-RPC error."}, func(_ context.Context, _ *mcp.CallToolRequest, in rpcErrorIn) (*mcp.CallToolResult, any, error) {
 		return nil, nil, &jsonrpc.Error{Code: in.Code, Message: in.Message}
 	})
+}
+
+// stateMark is what ask puts in its requestState, so the retry shows the
+// state came back unchanged.
+const stateMark = "fixture-ask-state"
+
+// addRoundTrips adds the tools of the sessionless protocol's multi
+// round-trip requests (and the capabilities a request declared).
+func addRoundTrips(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "Asks the client for a value by input_required."}, func(_ context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		if res, ok := req.Params.InputResponses["answer"].(*mcp.ElicitResult); ok && res != nil {
+			return text("%s: %v (state %s)", res.Action, res.Content["answer"], req.Params.RequestState), nil, nil
+		}
+		return &mcp.CallToolResult{
+			InputRequests: mcp.InputRequestMap{"answer": &mcp.ElicitParams{Mode: "form", Message: in.Message, RequestedSchema: map[string]any{
+				"type": "object", "properties": map[string]any{"answer": map[string]any{"type": "string"}},
+			}}},
+			RequestState: stateMark,
+		}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "caps", Description: "Returns the client capabilities of this request."}, func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
+		b, err := json.Marshal(req.ClientCapabilities())
+		return text("%s", b), nil, err
+	})
+}
+
+// refuseInitialize answers initialize as a server of the sessionless
+// protocol alone does: the method does not exist.
+func refuseInitialize(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "initialize" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: `"initialize" is not supported in the new protocol`}
+		}
+		return next(ctx, method, req)
+	}
 }

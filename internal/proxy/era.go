@@ -1,0 +1,294 @@
+package proxy
+
+//lint:file-ignore SA1019 sampling and roots pass through on purpose; see docs/decisions.md
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/canonjson"
+	"github.com/evokore/evokore/internal/router"
+	"github.com/evokore/evokore/internal/session"
+)
+
+// The two protocol eras, on both sides of the router.
+//
+// Children are asked for 2025-11-25 (initialize) first: every SDK in the
+// wild answers it, and a child that speaks both eras (the go-sdk's) keeps
+// the semantics its old-era tools were written for. A child that refuses
+// initialize is asked again for 2026-07-28 (server/discover), and its era
+// is remembered across restarts.
+//
+// A call from a client of the new era carries the _meta triple of that
+// era to the child (protocol version, the client's capabilities and
+// information, per request): a child of either era that reads them sees
+// the capabilities of the client that called, not of the first client
+// that connected (a go-sdk child answers -32021 when one it needs is
+// missing).
+//
+// A child of the new era asks for input by answering input_required. For
+// a client of the old era the router plays the new era's client: it asks
+// its client (the elicitation, sampling or roots request, over its
+// session), and retries the call with the answers, up to maxRounds
+// rounds. For a client of the new era it passes the input_required on,
+// with the child's requestState sealed (see sealState), so the retry goes
+// back to that child, for that call, only.
+const (
+	oldEra = "2025-11-25"
+	newEra = "2026-07-28"
+	// maxRounds bounds the rounds of one call's input requests the router
+	// answers for a client of the old era.
+	maxRounds = 10
+	// stateTTL is how long a sealed requestState is honoured.
+	stateTTL = 10 * time.Minute
+	// statePrefix marks a requestState the router sealed.
+	statePrefix = "evokore-child."
+)
+
+// roundTrips reports whether the session's client speaks the new era:
+// it gets input_required, never a request of the router's.
+func roundTrips(sess *session.Session) bool {
+	if sess == nil {
+		return false
+	}
+	if sess.Stateless {
+		return true
+	}
+	if sess.Peer == nil {
+		return false
+	}
+	ip := sess.Peer.InitializeParams()
+	return ip != nil && ip.ProtocolVersion >= newEra
+}
+
+// v2Caps is the client capabilities as the new era writes them in _meta
+// (roots as an object that may be absent).
+type v2Caps struct {
+	mcp.ClientCapabilities
+	Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+}
+
+// eraMeta adds the new era's per-request _meta triple of the calling
+// client to meta; nil when the caller is of the old era (the child's
+// session says everything then).
+func eraMeta(sess *session.Session, meta mcp.Meta) mcp.Meta {
+	if !roundTrips(sess) || sess.Peer == nil {
+		return meta
+	}
+	ip := sess.Peer.InitializeParams()
+	if ip == nil {
+		return meta
+	}
+	if meta == nil {
+		meta = mcp.Meta{}
+	}
+	caps := v2Caps{}
+	if ip.Capabilities != nil {
+		caps.ClientCapabilities = *ip.Capabilities
+		caps.Roots = ip.Capabilities.RootsV2
+		if caps.Roots == nil && ip.Capabilities.Roots != (mcp.RootCapabilities{}) {
+			caps.Roots = &mcp.RootCapabilities{ListChanged: ip.Capabilities.Roots.ListChanged}
+		}
+	}
+	meta[mcp.MetaKeyProtocolVersion] = newEra
+	meta[mcp.MetaKeyClientCapabilities] = caps
+	if ip.ClientInfo != nil {
+		meta[mcp.MetaKeyClientInfo] = ip.ClientInfo
+	}
+	return meta
+}
+
+// childNewEra reports whether the child's session is of the new era.
+func childNewEra(cs *mcp.ClientSession) bool {
+	ir := cs.InitializeResult()
+	return ir != nil && ir.ProtocolVersion >= newEra
+}
+
+// named is an elicitation with the asking server named first, so a child
+// cannot dress its question as evokore's own approval prompt.
+func named(server string, p *mcp.ElicitParams) *mcp.ElicitParams {
+	if p == nil {
+		return nil
+	}
+	cp := *p
+	cp.Message = fmt.Sprintf("The '%s' server asks: %s", server, p.Message)
+	return &cp
+}
+
+// namedRequests is a child's input requests as the client is shown them.
+func namedRequests(server string, in mcp.InputRequestMap) mcp.InputRequestMap {
+	out := make(mcp.InputRequestMap, len(in))
+	for id, r := range in {
+		if e, ok := r.(*mcp.ElicitParams); ok {
+			r = named(server, e)
+		}
+		out[id] = r
+	}
+	return out
+}
+
+// callBinding is what a sealed state is bound to: the caller, the tool,
+// its definition and the canonical arguments.
+func callBinding(c *router.Call) (string, error) {
+	args := c.Args
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	canon, err := canonjson.FromJSON(args, "")
+	if err != nil {
+		return "", err
+	}
+	sess := ""
+	if c.Session != nil {
+		sess = c.Session.ID
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", sess, c.Entry.Name, c.Entry.Hash)
+	h.Write(canon)
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)), nil
+}
+
+type sealed struct {
+	Server  string `json:"s"`
+	Binding string `json:"b"`
+	Expires int64  `json:"x"`
+	Inner   string `json:"r,omitempty"`
+}
+
+// SetStateKey sets the key requestStates are sealed with; replicas that
+// share approvals share it, so a retry may reach any of them.
+func (s *Supervisor) SetStateKey(key []byte) {
+	if len(key) > 0 {
+		k := append([]byte(nil), key...)
+		s.stateKey.Store(&k)
+	}
+}
+
+func (s *Supervisor) mac(payload string) string {
+	m := hmac.New(sha256.New, *s.stateKey.Load())
+	m.Write([]byte("evokore child requestState\x00" + payload))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// sealState wraps a child's requestState in one of the router's: the
+// child and the call it belongs to, an expiry, under an HMAC.
+func (s *Supervisor) sealState(server, binding, inner string) string {
+	b, _ := json.Marshal(sealed{Server: server, Binding: binding, Expires: time.Now().Add(stateTTL).UnixMilli(), Inner: inner})
+	payload := base64.RawURLEncoding.EncodeToString(b)
+	return statePrefix + payload + "." + s.mac(payload)
+}
+
+// errState refuses a retry whose requestState the router did not seal
+// for this call.
+func errState(tool, why string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("the requestState sent with '%s' %s; call the tool again without it", tool, why)}
+}
+
+// openState returns the child's own requestState from a state the
+// router sealed for this very call to this child.
+func (s *Supervisor) openState(state, server, binding, tool string) (string, error) {
+	rest, ok := strings.CutPrefix(state, statePrefix)
+	payload, sum, ok2 := strings.Cut(rest, ".")
+	if !ok || !ok2 || !hmac.Equal([]byte(sum), []byte(s.mac(payload))) {
+		return "", errState(tool, "is not one evokore issued (forged or altered)")
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(payload)
+	var st sealed
+	if err == nil {
+		err = json.Unmarshal(raw, &st)
+	}
+	switch {
+	case err != nil:
+		return "", errState(tool, "cannot be read")
+	case st.Server != server || st.Binding != binding:
+		return "", errState(tool, "belongs to another call (other arguments, tool or client)")
+	case time.Now().UnixMilli() > st.Expires:
+		return "", errState(tool, "has expired")
+	}
+	return st.Inner, nil
+}
+
+// newStateKey is a random key for a router that shares nothing.
+func newStateKey() *[]byte {
+	k := make([]byte, 32)
+	_, _ = rand.Read(k)
+	return &k
+}
+
+// inputRequired passes a child's input_required on to a client of the
+// new era: the requests with the child named, and the child's state
+// sealed to this call.
+func (s *Supervisor) inputRequired(ch *child, c *router.Call, binding string, res *mcp.CallToolResult) *mcp.CallToolResult {
+	reqs := namedRequests(ch.spec.ID, res.InputRequests)
+	if reqs == nil {
+		reqs = mcp.InputRequestMap{}
+	}
+	return &mcp.CallToolResult{InputRequests: reqs, RequestState: s.sealState(ch.spec.ID, binding, res.RequestState)}
+}
+
+// answerInputs asks the calling client of the old era, over its session,
+// what a child of the new era asked for in input_required.
+func answerInputs(ctx context.Context, ch *child, c *router.Call, reqs mcp.InputRequestMap) (mcp.InputResponseMap, error) {
+	if len(reqs) == 0 {
+		return nil, fmt.Errorf("the '%s' server is busy (it asked for no input); try again later", ch.spec.ID)
+	}
+	if c.Session == nil || c.Session.Peer == nil {
+		return nil, fmt.Errorf("the '%s' server asked for input, and no client session can answer it", ch.spec.ID)
+	}
+	peer := c.Session.Peer
+	ip := peer.InitializeParams()
+	var caps *mcp.ClientCapabilities
+	if ip != nil {
+		caps = ip.Capabilities
+	}
+	out := make(mcp.InputResponseMap, len(reqs))
+	for id, r := range reqs {
+		var (
+			resp mcp.InputResponse
+			err  error
+		)
+		switch p := r.(type) {
+		case *mcp.ElicitParams:
+			if !hasElicitation(caps) {
+				return nil, unsupported("elicitation")
+			}
+			resp, err = peer.Elicit(ctx, named(ch.spec.ID, p))
+		case *mcp.CreateMessageParams:
+			if !hasSampling(caps) {
+				return nil, unsupported("sampling")
+			}
+			resp, err = peer.CreateMessage(ctx, p)
+		case *mcp.CreateMessageWithToolsParams:
+			return nil, fmt.Errorf("the '%s' server asked for sampling with tools, which evokore does not pass on yet", ch.spec.ID)
+		case *mcp.ListRootsParams:
+			if !hasRoots(caps) {
+				return nil, unsupported("roots")
+			}
+			resp, err = peer.ListRoots(ctx, p)
+		default:
+			return nil, fmt.Errorf("the '%s' server asked for an input of a kind evokore does not know", ch.spec.ID)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[id] = resp
+	}
+	return out, nil
+}
+
+// inputOnlyForTools refuses a prompt or resource a child of the new era
+// answered with input_required: the router routes input requests for
+// tool calls only.
+func inputOnlyForTools(server string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the '%s' server asked for input to answer this; evokore passes input requests on for tool calls only", server)}
+}

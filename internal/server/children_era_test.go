@@ -1,0 +1,314 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/testutil"
+	"github.com/evokore/evokore/internal/testutil/routertest"
+)
+
+// answering is a client that answers every elicitation with its own
+// answer and remembers the questions it was shown.
+type answering struct {
+	answer string
+	mu     sync.Mutex
+	asked  []string
+}
+
+func (a *answering) options(disableRoundTrips bool) *mcp.ClientOptions {
+	o := &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		a.mu.Lock()
+		a.asked = append(a.asked, req.Params.Message)
+		a.mu.Unlock()
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": a.answer}}, nil
+	}}
+	if disableRoundTrips {
+		o.MultiRoundTrip = &mcp.MultiRoundTripOptions{Disabled: true}
+	}
+	return o
+}
+
+func (a *answering) questions() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.asked...)
+}
+
+// newEraHarness is a router with two children that speak MCP 2026-07-28
+// only (they refuse initialize): "solo" over stdio and "remote" over
+// stateless streamable HTTP, and a "classic" child of 2025-11-25. It
+// serves streamable HTTP too.
+func newEraHarness(t *testing.T) (*routertest.Harness, string) {
+	t.Helper()
+	addr := freeAddr(t)
+	remote := exec.Command(testutil.FixtureServer(t), "-http", addr, "-era", "2026-07-28", "-name", "remote")
+	if err := remote.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = remote.Process.Kill(); _ = remote.Wait() })
+	h := routertest.New(t, map[string]any{
+		"solo":    routertest.Fixture(t, "-era", "2026-07-28", "-name", "solo"),
+		"remote":  map[string]any{"transport": "http", "url": "http://" + addr + "/"},
+		"classic": routertest.Fixture(t),
+	}, map[string]string{"EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS": "10000"})
+	ts := httptest.NewServer(h.HTTP(nil, nil))
+	t.Cleanup(ts.Close)
+	return h, ts.URL
+}
+
+// connectNewEra connects a go-sdk client of MCP 2026-07-28 (its default)
+// over streamable HTTP: it has no session with the router.
+func connectNewEra(t *testing.T, url string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "new-era", Version: "1"}, opts)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("the new-era client negotiated %s", v)
+	}
+	return cs
+}
+
+// A child that speaks MCP 2026-07-28 only, over stdio and over stateless
+// HTTP, is proxied for a client of either era: its tools are listed and
+// called, and its input_required reaches the calling client, named, with
+// the answer going back to the child with its own requestState.
+func TestNewEraOnlyChildForBothEras(t *testing.T) {
+	h, url := newEraHarness(t)
+	oldA := &answering{answer: "Ada"}
+	old := h.Connect(oldA.options(false))
+	h.Booted()
+	newA := &answering{answer: "Grace"}
+	fresh := connectNewEra(t, url, newA.options(false))
+	for _, id := range []string{"solo", "remote", "classic"} {
+		routertest.WaitFor(t, id+" connected", func() bool { return routertest.StatusOf(t, old, id) == "connected" })
+	}
+	for _, id := range []string{"solo", "remote"} {
+		for _, tc := range []struct {
+			era string
+			cs  *mcp.ClientSession
+			a   *answering
+		}{{"2025-11-25", old, oldA}, {"2026-07-28", fresh, newA}} {
+			if got := routertest.Text(routertest.Call(t, tc.cs, id+"_echo", map[string]any{"message": tc.era})); got != "Echo: "+tc.era {
+				t.Errorf("%s_echo from a %s client = %q", id, tc.era, got)
+			}
+			res := routertest.Call(t, tc.cs, id+"_ask", map[string]any{"message": "your name?"})
+			want := "accept: " + tc.a.answer + " (state fixture-ask-state)"
+			if res.IsError || routertest.Text(res) != want {
+				t.Errorf("%s_ask from a %s client = %q, want %q", id, tc.era, routertest.Text(res), want)
+			}
+			q := tc.a.questions()
+			if len(q) == 0 || q[len(q)-1] != "The '"+id+"' server asks: your name?" {
+				t.Errorf("the %s client was asked %q", tc.era, q)
+			}
+		}
+	}
+	if got := routertest.Text(routertest.Call(t, fresh, "classic_echo", map[string]any{"message": "both"})); got != "Echo: both" {
+		t.Errorf("classic_echo from the new-era client = %q", got)
+	}
+}
+
+// The requestState a client of the new era gets with a child's
+// input_required is evokore's seal over the child's own: it goes back to
+// that child for that call only, and a forged, altered or moved one is
+// refused before the child sees it.
+func TestChildRequestStateIsSealedToTheCall(t *testing.T) {
+	h, url := newEraHarness(t)
+	cs := connectNewEra(t, url, (&answering{}).options(true))
+	routertest.Call(t, cs, "classic_echo", map[string]any{"message": "start the children"})
+	h.Booted()
+	ask := func(args map[string]any, state string) (*mcp.CallToolResult, error) {
+		p := &mcp.CallToolParams{Name: "solo_ask", Arguments: args}
+		if state != "" {
+			p.RequestState = state
+			p.InputResponses = mcp.InputResponseMap{"answer": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "Lin"}}}
+		}
+		return cs.CallTool(context.Background(), p)
+	}
+	routertest.WaitFor(t, "solo connected", func() bool { return routertest.StatusOf(t, cs, "solo") == "connected" })
+	// Each retry has arguments of its own: a refused one starts the
+	// tool's cooldown for its arguments.
+	begin := func(message string) (map[string]any, string) {
+		args := map[string]any{"message": message}
+		first, err := ask(args, "")
+		if err != nil || !first.NeedsInput() {
+			t.Fatalf("solo_ask answered %v, %v; want input_required", first, err)
+		}
+		if !strings.HasPrefix(first.RequestState, "evokore-child.") || strings.Contains(first.RequestState, "fixture-ask-state") {
+			t.Fatalf("the child's own state reached the client: %q", first.RequestState)
+		}
+		if e, ok := first.InputRequests["answer"].(*mcp.ElicitParams); !ok || e.Message != "The 'solo' server asks: "+message {
+			t.Errorf("input requests = %#v", first.InputRequests)
+		}
+		return args, first.RequestState
+	}
+	for what, retry := range map[string]func(args map[string]any, state string) (*mcp.CallToolResult, error){
+		"forged": func(args map[string]any, state string) (*mcp.CallToolResult, error) {
+			return ask(args, state[:len(state)-2]+"xx")
+		},
+		"altered": func(args map[string]any, state string) (*mcp.CallToolResult, error) {
+			return ask(args, state+"-TAMPERED")
+		},
+		"moved": func(args map[string]any, state string) (*mcp.CallToolResult, error) {
+			return ask(map[string]any{"message": "moved " + args["message"].(string)}, state)
+		},
+		"foreign": func(args map[string]any, _ string) (*mcp.CallToolResult, error) {
+			return ask(args, "fixture-ask-state")
+		},
+	} {
+		args, state := begin("name? " + what)
+		res, err := retry(args, state)
+		if err == nil || !strings.Contains(err.Error(), "requestState") {
+			t.Errorf("a %s requestState: %q, %v; want it refused", what, routertest.Text(res), err)
+		}
+	}
+	args, state := begin("name?")
+	res, err := ask(args, state)
+	if err != nil || res.IsError || routertest.Text(res) != "accept: Lin (state fixture-ask-state)" {
+		t.Errorf("the retry with the state = %q, %v", routertest.Text(res), err)
+	}
+}
+
+// Two clients call a child that asks for input at once: each is asked
+// its own question only, and each answer reaches the child in the call it
+// answers.
+func TestChildInputReachesOnlyTheCaller(t *testing.T) {
+	h, url := newEraHarness(t)
+	a := &answering{answer: "from A"}
+	b := &answering{answer: "from B"}
+	ca := h.Connect(a.options(false))
+	h.Booted()
+	cb := connectNewEra(t, url, b.options(false))
+	routertest.WaitFor(t, "solo connected", func() bool { return routertest.StatusOf(t, ca, "solo") == "connected" })
+	for round := range 5 {
+		var wg sync.WaitGroup
+		got := make([]string, 2)
+		for i, cs := range []*mcp.ClientSession{ca, cb} {
+			wg.Go(func() {
+				got[i] = routertest.Text(routertest.Call(t, cs, "solo_ask", map[string]any{"message": "question " + string(rune('A'+i))}))
+			})
+		}
+		wg.Wait()
+		if got[0] != "accept: from A (state fixture-ask-state)" || got[1] != "accept: from B (state fixture-ask-state)" {
+			t.Fatalf("round %d: A got %q, B got %q", round, got[0], got[1])
+		}
+	}
+	for name, c := range map[string]*answering{"A": a, "B": b} {
+		for _, q := range c.questions() {
+			if q != "The 'solo' server asks: question "+name {
+				t.Errorf("client %s was shown %q", name, q)
+			}
+		}
+		if len(c.questions()) != 5 {
+			t.Errorf("client %s was asked %d times, want 5", name, len(c.questions()))
+		}
+	}
+}
+
+// A call from a client of the new era carries that client's capabilities
+// to the child, per request: not those of the first client that
+// connected.
+func TestChildSeesTheCallersCapabilities(t *testing.T) {
+	h, url := newEraHarness(t)
+	first := h.Connect(&mcp.ClientOptions{CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		return &mcp.CreateMessageResult{Content: &mcp.TextContent{Text: "x"}, Model: "m", Role: "assistant"}, nil
+	}})
+	h.Booted()
+	plain := connectNewEra(t, url, nil)
+	asking := connectNewEra(t, url, (&answering{}).options(false))
+	for _, id := range []string{"classic", "solo"} {
+		routertest.WaitFor(t, id+" connected", func() bool { return routertest.StatusOf(t, first, id) == "connected" })
+		for _, tc := range []struct {
+			who         string
+			cs          *mcp.ClientSession
+			elicitation bool
+		}{{"plain", plain, false}, {"asking", asking, true}} {
+			var caps map[string]any
+			text := routertest.Text(routertest.Call(t, tc.cs, id+"_caps", nil))
+			if err := json.Unmarshal([]byte(text), &caps); err != nil {
+				t.Fatalf("%s_caps for %s = %q", id, tc.who, text)
+			}
+			if _, ok := caps["sampling"]; ok {
+				t.Errorf("%s saw sampling for the %s client, which did not declare it: %s", id, tc.who, text)
+			}
+			if _, ok := caps["elicitation"]; ok != tc.elicitation {
+				t.Errorf("%s saw elicitation %v for the %s client: %s", id, ok, tc.who, text)
+			}
+		}
+	}
+}
+
+// A child whose server forgot the router's session (it expired, or the
+// server restarted) gets a new session: every call keeps working while
+// it is opened, and none is told the server died or is reconnecting.
+func TestForgottenChildSessionIsOpenedAgain(t *testing.T) {
+	addr := freeAddr(t)
+	remote := exec.Command(testutil.FixtureServer(t), "-http", addr)
+	if err := remote.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = remote.Process.Kill(); _ = remote.Wait() })
+	h := routertest.New(t, map[string]any{"remote": map[string]any{"transport": "http", "url": "http://" + addr + "/"}},
+		map[string]string{"EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS": "10000"})
+	cs := h.Connect(nil)
+	routertest.WaitFor(t, "remote connected", func() bool { return routertest.StatusOf(t, cs, "remote") == "connected" })
+	call := func(name string) string {
+		var args map[string]any
+		if name == "remote_echo" {
+			args = map[string]any{"message": "still here"}
+		}
+		res := routertest.Call(t, cs, name, args)
+		if res.IsError {
+			t.Fatalf("%s while the session was renewed: %q", name, routertest.Text(res))
+		}
+		return routertest.Text(res)
+	}
+	for range 2 {
+		before := call("remote_session")
+		if got := call("remote_forget"); got != "forgetting "+before {
+			t.Fatalf("remote_forget = %q", got)
+		}
+		// The server answers the next request 404: the call goes out
+		// again on a new session.
+		if got := call("remote_echo"); got != "Echo: still here" {
+			t.Fatalf("remote_echo = %q", got)
+		}
+		if after := call("remote_session"); after == before {
+			t.Fatalf("still on session %s", before)
+		}
+	}
+	if st := routertest.StatusOf(t, cs, "remote"); st != "connected" {
+		t.Errorf("remote is %s", st)
+	}
+}
+
+// A 2025-11-25 child's elicitation during a call from a sessionless
+// caller cannot be passed on (that caller takes no request of the
+// router's): it is refused with a reason, and no other client is asked.
+func TestOldEraChildRequestForASessionlessCallerIsRefused(t *testing.T) {
+	h, url := newEraHarness(t)
+	bystander := &answering{answer: "not me"}
+	old := h.Connect(bystander.options(false))
+	h.Booted()
+	caller := &answering{answer: "nor me"}
+	fresh := connectNewEra(t, url, caller.options(false))
+	routertest.WaitFor(t, "classic connected", func() bool { return routertest.StatusOf(t, old, "classic") == "connected" })
+	got := routertest.Text(routertest.Call(t, fresh, "classic_elicit", map[string]any{"message": "deploy?"}))
+	if !strings.HasPrefix(got, "elicitation failed: ") || !strings.Contains(got, "speaks MCP 2026-07-28") {
+		t.Errorf("classic_elicit from a sessionless caller = %q", got)
+	}
+	if q := append(bystander.questions(), caller.questions()...); len(q) != 0 {
+		t.Errorf("a client was asked %q", q)
+	}
+}
