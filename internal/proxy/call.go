@@ -39,12 +39,12 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	defer end()
 
 	timeout := s.requestTimeout(ch.spec)
-	// The wire carries calls of the old era only: a call from a client of
-	// the new era, a retry with input, or a child of the new era goes
-	// through the SDK, which writes that era's _meta and reads
-	// input_required.
+	// The wire carries calls to children of the old era (whose answers
+	// are never input_required), with a new-era caller's capabilities in
+	// _meta; a retry with input, or a child of the new era, goes through
+	// the SDK, which reads input_required.
 	newChild := childNewEra(cs)
-	if c.Raw != nil && c.Input == nil && !newChild && !roundTrips(c.Session) {
+	if c.Raw != nil && c.Input == nil && !newChild {
 		if wr := ch.wireFor(cs); wr != nil {
 			return rawCall(ctx, ch, cs, wr, c, childToken, timeout)
 		}
@@ -172,7 +172,8 @@ func rawCall(ctx context.Context, ch *child, cs *mcp.ClientSession, wr *wire, c 
 	line = rawjson.Quote(line, c.Entry.Original)
 	line = append(line, `,"arguments":`...)
 	line = append(line, args...)
-	if tp, ts := tracing.Inject(ctx, c.Meta); childToken != "" || tp != "" {
+	era := eraMeta(c.Session, nil)
+	if tp, ts := tracing.Inject(ctx, c.Meta); childToken != "" || tp != "" || era != nil {
 		line = append(line, `,"_meta":{`...)
 		sep := ""
 		for _, kv := range [][2]string{{"progressToken", childToken}, {"traceparent", tp}, {"tracestate", ts}} {
@@ -181,6 +182,21 @@ func rawCall(ctx context.Context, ch *child, cs *mcp.ClientSession, wr *wire, c 
 				line = rawjson.Quote(line, kv[0])
 				line = append(line, ':')
 				line = rawjson.Quote(line, kv[1])
+				sep = ","
+			}
+		}
+		// A caller of the new era: its protocol, capabilities and client,
+		// which the child reads per request.
+		for _, k := range []string{mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities, mcp.MetaKeyClientInfo} {
+			if v, ok := era[k]; ok {
+				b, err := json.Marshal(v)
+				if err != nil {
+					continue
+				}
+				line = append(line, sep...)
+				line = rawjson.Quote(line, k)
+				line = append(line, ':')
+				line = append(line, b...)
 				sep = ","
 			}
 		}
