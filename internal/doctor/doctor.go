@@ -61,7 +61,7 @@ type Options struct {
 	PermissionsPath, PermissionsFrom string
 	// Children bound each child's boot.
 	Children config.ChildTimeouts
-	Ports                  []Port
+	Ports    []Port
 	// ProjectDir is the directory checked for trust; UserHome the home
 	// directory holding ~/.claude.
 	ProjectDir, UserHome string
