@@ -21,9 +21,6 @@ type Vars struct {
 // NewVars reads from env.
 func NewVars(env Env) *Vars { return &Vars{env: env} }
 
-// Env is the environment read from.
-func (v *Vars) Env() Env { return v.env }
-
 // Set reports whether name is set to something other than blanks.
 func (v *Vars) Set(name string) bool { return strings.TrimSpace(v.env.Get(name)) != "" }
 
