@@ -18,6 +18,7 @@ import (
 
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/policy"
+	"github.com/evokore/evokore/internal/records"
 	"github.com/evokore/evokore/internal/sharedstate"
 )
 
@@ -38,11 +39,23 @@ func listApprovals(ctx context.Context, s config.Settings) ([]policy.PendingAppr
 // decideApproval records an operator's verdict where the routers look.
 func decideApproval(ctx context.Context, s config.Settings, id, verdict string) error {
 	err := decideApprovalWhere(ctx, s, id, verdict)
-	if err == nil && s.AuditLog {
-		audit.Append(audit.Options{Path: audit.Path(s.Home), MaxBytes: s.AuditMaxBytes, Keep: s.AuditKeep},
-			audit.OperatorDecision(id, verdict, "'evokore approvals'"))
+	if record := auditDecision(s, "'evokore approvals'"); err == nil && record != nil {
+		record(id, verdict)
 	}
 	return err
+}
+
+// auditDecision returns what appends an operator's decision, taken
+// through via, to the audit log; nil when EVOKORE_AUDIT_LOG is off.
+func auditDecision(s config.Settings, via string) func(id, verdict string) {
+	rec := records.ReadSettings(config.NewVars(s.Env))
+	if !rec.AuditLog {
+		return nil
+	}
+	return func(id, verdict string) {
+		audit.Append(audit.Options{Path: audit.Path(s.Home), MaxBytes: rec.AuditMaxBytes, Keep: rec.AuditKeep},
+			audit.OperatorDecision(id, verdict, via))
+	}
 }
 
 func decideApprovalWhere(ctx context.Context, s config.Settings, id, verdict string) error {

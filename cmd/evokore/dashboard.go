@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/evokore/evokore/internal/audit"
 	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/sessionstore"
 	"github.com/evokore/evokore/internal/sharedstate"
@@ -56,12 +55,7 @@ EVOKORE_DASHBOARD_APPROVAL_WS_TOKEN. It stops on SIGINT or SIGTERM.`,
 				return &exitError{1, err}
 			}
 			opts.SessionTTL = s.SessionTTL
-			if s.AuditLog {
-				opts.OnDecision = func(id, verdict string) {
-					audit.Append(audit.Options{Path: audit.Path(s.Home), MaxBytes: s.AuditMaxBytes, Keep: s.AuditKeep},
-						audit.OperatorDecision(id, verdict, "the dashboard"))
-				}
-			}
+			opts.OnDecision = auditDecision(s, "the dashboard")
 			// Replicas that share Redis keep their HTTP sessions and
 			// approvals there: the dashboard reads and decides them there.
 			if share := sharedstate.ReadOptions(s.Env, s.Home, s.SessionTTL); share.Enabled() {

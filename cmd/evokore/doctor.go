@@ -60,10 +60,14 @@ Exit 0 when every check passes (notes are advice), 1 when one does not.`,
 			ports = append(ports, doctor.Port{What: "evokore voice", Addr: strings.TrimPrefix(voice.URL(s.Env), "ws://"), Setting: "VOICE_SIDECAR_PORT"})
 			wd, _ := os.Getwd()
 			userDir, _ := os.UserHomeDir()
+			children := s.Children
+			if bootTimeout > 0 {
+				children.Boot = bootTimeout
+			}
 			findings := doctor.Run(doctor.Options{
-				Settings: s, ConfigPath: cfgPath, ConfigFrom: from,
-				Ports: ports, ProjectDir: wd, UserHome: userDir,
-				Clients: clientStates(), BootTimeout: bootTimeout,
+				Home: s.Home, Env: s.Env, ConfigPath: cfgPath, ConfigFrom: from,
+				PermissionsPath: s.PermissionsPath, PermissionsFrom: s.PermissionsPathFrom, Children: children,
+				Ports: ports, ProjectDir: wd, UserHome: userDir, Clients: clientStates(),
 			})
 			out := cmd.OutOrStdout()
 			for _, f := range findings {

@@ -132,6 +132,10 @@ func (p *paths) settleProjectFiles(s config.Settings) (config.Settings, []string
 func (p *paths) apply(env config.Env, ds config.Diagnostics, warnings []string) (config.Settings, []string) {
 	s, more := config.ReadSettings(env, server.ShippedDefaults)
 	warnings = append(warnings, more...)
+	// The packages the server composes read their own variables when it
+	// is built; what they cannot use is said here, at start, with the rest.
+	_, more = server.ReadPartSettings(env)
+	warnings = append(warnings, more...)
 	for _, d := range ds {
 		warnings = append(warnings, d.String())
 	}

@@ -59,7 +59,7 @@ budget (compared in the first tokenizer).`,
 			if live {
 				proxy.BootOnce(proxy.Options{
 					Servers: cfg.Servers, Env: s.Env, Home: s.Home, Log: io.Discard, Version: buildVersion(),
-					BootTimeout: s.ChildBootTimeout, RequestTimeout: s.ProxyRequestTimeout, ShutdownGrace: s.ShutdownGrace,
+					BootTimeout: s.Children.Boot, RequestTimeout: s.Children.Request, ShutdownGrace: s.Children.ShutdownGrace,
 				})
 			}
 			pins, _ := policy.OpenPins(s.Home, nil) // an unreadable store holds every tool, as in a router

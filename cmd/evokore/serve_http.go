@@ -147,7 +147,7 @@ func serveHTTP(ctx context.Context, p *paths, s config.Settings, hs config.HTTPS
 	case serveErr = <-served:
 	}
 
-	grace := s.ShutdownGrace
+	grace := s.Children.ShutdownGrace
 	if grace <= 0 {
 		grace = 5 * time.Second
 	}

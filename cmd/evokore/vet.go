@@ -50,7 +50,8 @@ Every problem is reported as file:line:col. Exit 0 when there are no errors,
 			}
 			if matrix {
 				rows, err := vet.Matrix(vet.MatrixOptions{
-					ConfigPath: s.ConfigPath, PermissionsPath: s.PermissionsPath, Settings: s,
+					ConfigPath: s.ConfigPath, PermissionsPath: s.PermissionsPath,
+					Env: s.Env, Home: s.Home, Children: s.Children,
 					Role: role, Profile: profile, Live: live,
 				})
 				if err != nil {
@@ -74,7 +75,8 @@ Every problem is reported as file:line:col. Exit 0 when there are no errors,
 				Env:             s.Env,
 				Strict:          strict,
 				Live:            live,
-				Settings:        s,
+				Home:            s.Home,
+				Children:        s.Children,
 			})
 			if p.skills != "" {
 				files = append(files, "skills: "+p.skills)
@@ -113,7 +115,7 @@ Every problem is reported as file:line:col. Exit 0 when there are no errors,
 // approvalsLine says what an "approval" level means under the approvals
 // mode in force.
 func approvalsLine(s config.Settings) string {
-	mode := s.ApprovalMode
+	mode := policy.ReadSettings(config.NewVars(s.Env)).ApprovalMode
 	if mode == "" {
 		if cfg, err := config.LoadMCPConfig(s.ConfigPath); err == nil {
 			mode = cfg.Approvals.Mode

@@ -129,6 +129,25 @@ func TestVetStaticChecksAndUnknownVariables(t *testing.T) {
 	}
 }
 
+// serve names each variable whose value it cannot use, with the value,
+// once, at start, whichever package reads the variable.
+func TestServeReportsBadSettingValues(t *testing.T) {
+	dir := t.TempDir()
+	code, _, errOut := runEvokore(t, dir, []string{"EVOKORE_SESSION_TTL_MS=0", "EVOKORE_AUDIT_KEEP=lots",
+		"EVOKORE_TOOL_SCHEMA_MODE=lazy", "EVOKORE_SECURITY_DEFAULT_DENY=sure", "EVOKORE_TELEMETRY=enabled"}, "serve")
+	for _, want := range []string{
+		`Ignoring EVOKORE_SESSION_TTL_MS="0": want a positive number of milliseconds.`,
+		`Ignoring EVOKORE_AUDIT_KEEP="lots": want a positive number.`,
+		`Unknown EVOKORE_TOOL_SCHEMA_MODE 'lazy'. Using full schemas.`,
+		`Ignoring EVOKORE_SECURITY_DEFAULT_DENY="sure": want 1, true, on or yes (or 0, false, off, no).`,
+		`Ignoring EVOKORE_TELEMETRY="enabled": want 1, true, on or yes (or 0, false, off, no).`,
+	} {
+		if n := strings.Count(errOut, want+"\n"); code != 0 || n != 1 {
+			t.Errorf("exit %d, %q said %d times, want once:\n%s", code, want, n, errOut)
+		}
+	}
+}
+
 // EVOKORE_TOOL_LIST_PAGINATION=true pages tools/list like "on" does.
 func TestPaginationTakesTrue(t *testing.T) {
 	dir := t.TempDir()

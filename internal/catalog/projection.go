@@ -109,7 +109,7 @@ type Resolution struct {
 //
 // user are the profiles of mcp.config.json; one with a shipped name
 // replaces the shipped one.
-func Resolve(s config.DiscoverySettings, activeProfile string, user []Profile) Resolution {
+func Resolve(s Discovery, activeProfile string, user []Profile) Resolution {
 	profiles := map[string]*Profile{}
 	for _, p := range shippedProfiles {
 		p := p

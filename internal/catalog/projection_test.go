@@ -8,7 +8,7 @@ import (
 	"github.com/evokore/evokore/internal/config"
 )
 
-func settings(mode, profile string) config.DiscoverySettings {
+func settings(mode, profile string) Discovery {
 	vars := map[string]string{}
 	if mode != "" {
 		vars["EVOKORE_TOOL_DISCOVERY_MODE"] = mode
@@ -16,8 +16,7 @@ func settings(mode, profile string) config.DiscoverySettings {
 	if profile != "" {
 		vars["EVOKORE_DISCOVERY_PROFILE"] = profile
 	}
-	s, _ := config.ReadSettings(config.NewEnv(vars), config.Defaults{})
-	return s.Discovery
+	return ReadSettings(config.NewVars(config.NewEnv(vars))).Discovery
 }
 
 func TestResolvePrecedence(t *testing.T) {

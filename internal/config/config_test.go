@@ -463,8 +463,6 @@ func TestReadSettingsDefaults(t *testing.T) {
 	d := config.Defaults{
 		ChildBootTimeout:    15 * time.Second,
 		ProxyRequestTimeout: 60 * time.Second,
-		Cooldown:            10 * time.Second,
-		ApprovalTTL:         5 * time.Minute,
 		SessionTTL:          time.Hour,
 		ShutdownGrace:       3 * time.Second,
 	}
@@ -479,21 +477,10 @@ func TestReadSettingsDefaults(t *testing.T) {
 		{"ConfigPath", s.ConfigPath, "mcp.config.json"},
 		{"PermissionsPath", s.PermissionsPath, "permissions.yml"},
 		{"SkillsDir", s.SkillsDir, "SKILLS"},
-		{"Discovery.Mode", s.Discovery.Mode, config.ModeDynamic},
-		{"Discovery.ModeSet", s.Discovery.ModeSet, false},
-		{"Discovery.Profile", s.Discovery.Profile, ""},
-		{"Role", s.Role, ""},
-		{"DefaultDeny", s.DefaultDeny, false},
-		{"ChildBootTimeout", s.ChildBootTimeout, d.ChildBootTimeout},
-		{"ProxyRequestTimeout", s.ProxyRequestTimeout, d.ProxyRequestTimeout},
-		{"Cooldown", s.Cooldown, d.Cooldown},
-		{"ApprovalTTL", s.ApprovalTTL, d.ApprovalTTL},
+		{"Children.Boot", s.Children.Boot, d.ChildBootTimeout},
+		{"Children.Request", s.Children.Request, d.ProxyRequestTimeout},
+		{"Children.ShutdownGrace", s.Children.ShutdownGrace, d.ShutdownGrace},
 		{"SessionTTL", s.SessionTTL, d.SessionTTL},
-		{"ShutdownGrace", s.ShutdownGrace, d.ShutdownGrace},
-		{"Pagination", s.Pagination, false},
-		{"PageSize", s.PageSize, 35},
-		{"SchemaMode", s.SchemaMode, config.SchemaFull},
-		{"SchemaFallback", s.SchemaFallback, 60 * time.Second},
 		{"Home base", filepath.Base(s.Home), ".evokore"},
 		{"PluginsDir", s.PluginsDir, filepath.Join(s.Home, "plugins")},
 	}
@@ -508,27 +495,15 @@ func TestReadSettingsDefaults(t *testing.T) {
 		"EVOKORE_HOME":                         home,
 		"EVOKORE_MCP_CONFIG_PATH":              "conf/mcp.json",
 		"EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS": "2500",
-		"EVOKORE_TOOL_DISCOVERY_MODE":          " LEGACY ",
-		"EVOKORE_TOOL_LIST_PAGINATION":         "ON",
-		"EVOKORE_TOOL_LIST_PAGE_SIZE":          "5000",
-		"EVOKORE_TOOL_SCHEMA_MODE":             "deferred",
-		"EVOKORE_SECURITY_DEFAULT_DENY":        "true",
-		"EVOKORE_ROLE":                         " developer ",
 	}), d)
 	if len(warnings) != 0 {
 		t.Errorf("warnings: %q", warnings)
 	}
-	if s.Home != home || s.PluginsDir != filepath.Join(home, "plugins") || s.ConfigPath != "conf/mcp.json" {
-		t.Errorf("paths: home %q plugins %q config %q", s.Home, s.PluginsDir, s.ConfigPath)
+	if s.Home != home || s.PluginsDir != filepath.Join(home, "plugins") || s.ConfigPath != "conf/mcp.json" || s.ConfigPathFrom != "EVOKORE_MCP_CONFIG_PATH" {
+		t.Errorf("paths: home %q plugins %q config %q from %q", s.Home, s.PluginsDir, s.ConfigPath, s.ConfigPathFrom)
 	}
-	if s.ChildBootTimeout != 2500*time.Millisecond {
-		t.Errorf("ChildBootTimeout = %v", s.ChildBootTimeout)
-	}
-	if s.Discovery.Mode != config.ModeLegacy || !s.Discovery.ModeSet {
-		t.Errorf("DiscoveryMode = %q set=%v", s.Discovery.Mode, s.Discovery.ModeSet)
-	}
-	if !s.Pagination || s.PageSize != 1000 || s.SchemaMode != config.SchemaDeferred || !s.DefaultDeny || s.Role != "developer" {
-		t.Errorf("got %+v", s)
+	if s.Children.Boot != 2500*time.Millisecond {
+		t.Errorf("Children.Boot = %v", s.Children.Boot)
 	}
 }
 
@@ -539,35 +514,18 @@ func TestReadSettingsWarnings(t *testing.T) {
 		"EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS": "abc",
 		"EVOKORE_PROXY_REQUEST_TIMEOUT_MS":     "-5",
 		"EVOKORE_SESSION_TTL_MS":               "0",
-		"EVOKORE_TOOL_LIST_PAGE_SIZE":          "lots",
-		"EVOKORE_TOOL_DISCOVERY_MODE":          "Turbo",
 	})
 	s, warnings := config.ReadSettings(env, d)
 	want := []string{
 		`Ignoring EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS="abc": want a positive number of milliseconds.`,
 		`Ignoring EVOKORE_PROXY_REQUEST_TIMEOUT_MS="-5": want a positive number of milliseconds.`,
 		`Ignoring EVOKORE_SESSION_TTL_MS="0": want a positive number of milliseconds.`,
-		`Unknown EVOKORE_TOOL_DISCOVERY_MODE 'Turbo'. Falling back to dynamic mode.`,
-		`Ignoring EVOKORE_TOOL_LIST_PAGE_SIZE="lots": want a number.`,
 	}
-	for _, w := range want {
-		if !slices.Contains(warnings, w) {
-			t.Errorf("missing warning %q in %q", w, warnings)
-		}
+	if !slices.Equal(warnings, want) {
+		t.Errorf("warnings %q, want %q", warnings, want)
 	}
-	if len(warnings) != len(want) {
-		t.Errorf("got %d warnings, want %d: %q", len(warnings), len(want), warnings)
-	}
-	if s.ChildBootTimeout != d.ChildBootTimeout || s.ProxyRequestTimeout != d.ProxyRequestTimeout || s.SessionTTL != d.SessionTTL {
-		t.Errorf("bad values did not fall back to defaults: %v %v %v", s.ChildBootTimeout, s.ProxyRequestTimeout, s.SessionTTL)
-	}
-	if s.Discovery.Mode != config.ModeDynamic || !s.Discovery.ModeSet || s.PageSize != 35 {
-		t.Errorf("mode %q set=%v page size %d", s.Discovery.Mode, s.Discovery.ModeSet, s.PageSize)
-	}
-
-	s, _ = config.ReadSettings(config.NewEnv(map[string]string{"EVOKORE_HOME": t.TempDir(), "EVOKORE_TOOL_LIST_PAGE_SIZE": "0"}), d)
-	if s.PageSize != 1 {
-		t.Errorf("page size 0 clamps to %d, want 1", s.PageSize)
+	if s.Children.Boot != d.ChildBootTimeout || s.Children.Request != d.ProxyRequestTimeout || s.SessionTTL != d.SessionTTL {
+		t.Errorf("bad values did not fall back to defaults: %v %v %v", s.Children.Boot, s.Children.Request, s.SessionTTL)
 	}
 }
 

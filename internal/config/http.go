@@ -45,49 +45,32 @@ func (h HTTPSettings) Addr() string { return net.JoinHostPort(h.Host, strconv.It
 // ReadHTTPSettings parses the HTTP transport's variables; values it
 // cannot use are reported and replaced by their defaults.
 func ReadHTTPSettings(env Env) (HTTPSettings, []string) {
-	var warnings []string
-	boolean := func(key string) bool {
-		raw := env.Get(key)
-		v, ok := ParseBool(raw)
-		if !ok {
-			warnings = append(warnings, "Ignoring "+key+"="+strconv.Quote(raw)+": want 1, true, on or yes (or 0, false, off, no).")
-		}
-		return v
-	}
-	list := func(key string) []string {
-		var out []string
-		for _, p := range strings.Split(env.Get(key), ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				out = append(out, p)
-			}
-		}
-		return out
-	}
+	v := NewVars(env)
 	h := HTTPSettings{
-		Enabled:        boolean("EVOKORE_HTTP_MODE"),
-		Host:           or(strings.TrimSpace(env.Get("EVOKORE_HTTP_HOST")), DefaultHTTPHost),
+		Enabled:        v.Bool("EVOKORE_HTTP_MODE"),
+		Host:           v.String("EVOKORE_HTTP_HOST"),
 		Port:           DefaultHTTPPort,
-		AuthRequired:   boolean("EVOKORE_AUTH_REQUIRED"),
+		AuthRequired:   v.Bool("EVOKORE_AUTH_REQUIRED"),
 		AuthMode:       strings.ToLower(strings.TrimSpace(env.Get("EVOKORE_AUTH_MODE"))),
-		Tokens:         list("EVOKORE_AUTH_TOKEN"),
-		JWKSURI:        strings.TrimSpace(env.Get("EVOKORE_OAUTH_JWKS_URI")),
-		Issuer:         strings.TrimSpace(env.Get("EVOKORE_OAUTH_ISSUER")),
-		Audience:       strings.TrimSpace(env.Get("EVOKORE_OAUTH_AUDIENCE")),
-		Resource:       strings.TrimSpace(env.Get("EVOKORE_OAUTH_RESOURCE")),
-		AnyAudience:    strings.TrimSpace(env.Get(AnyAudienceVar)) == unsafeValue,
-		TenantScoping:  boolean("EVOKORE_TENANT_SCOPING"),
-		AllowedHosts:   list("EVOKORE_HTTP_ALLOWED_HOSTS"),
-		AllowedOrigins: list("EVOKORE_HTTP_ALLOWED_ORIGINS"),
+		Tokens:         v.List("EVOKORE_AUTH_TOKEN"),
+		JWKSURI:        v.String("EVOKORE_OAUTH_JWKS_URI"),
+		Issuer:         v.String("EVOKORE_OAUTH_ISSUER"),
+		Audience:       v.String("EVOKORE_OAUTH_AUDIENCE"),
+		Resource:       v.String("EVOKORE_OAUTH_RESOURCE"),
+		AnyAudience:    v.String(AnyAudienceVar) == unsafeValue,
+		TenantScoping:  v.Bool("EVOKORE_TENANT_SCOPING"),
+		AllowedHosts:   v.List("EVOKORE_HTTP_ALLOWED_HOSTS"),
+		AllowedOrigins: v.List("EVOKORE_HTTP_ALLOWED_ORIGINS"),
 	}
 	if raw := strings.TrimSpace(env.Get("EVOKORE_HTTP_PORT")); raw != "" {
 		if n, err := strconv.Atoi(raw); err == nil && n >= 0 && n <= 65535 {
 			h.Port = n
 		} else {
-			warnings = append(warnings, "Ignoring EVOKORE_HTTP_PORT="+strconv.Quote(raw)+": want a port number.")
+			v.Warn("Ignoring EVOKORE_HTTP_PORT=" + strconv.Quote(raw) + ": want a port number.")
 		}
 	}
 	if raw := strings.TrimSpace(env.Get(AnyAudienceVar)); raw != "" && raw != unsafeValue {
-		warnings = append(warnings, "Ignoring "+AnyAudienceVar+"="+strconv.Quote(raw)+": only the value unsafe turns the audience check off.")
+		v.Warn("Ignoring " + AnyAudienceVar + "=" + strconv.Quote(raw) + ": only the value unsafe turns the audience check off.")
 	}
 	switch h.AuthMode {
 	case "":
@@ -96,9 +79,9 @@ func ReadHTTPSettings(env Env) (HTTPSettings, []string) {
 	default:
 		// An unknown mode must not fall back to something weaker: with
 		// auth required, it refuses every request.
-		warnings = append(warnings, "Unknown EVOKORE_AUTH_MODE '"+h.AuthMode+"': every request will be refused. Use static or jwt.")
+		v.Warn("Unknown EVOKORE_AUTH_MODE '" + h.AuthMode + "': every request will be refused. Use static or jwt.")
 	}
-	return h, warnings
+	return h, v.Warnings
 }
 
 // AnyAudienceVar turns JWT mode's audience check off when set to

@@ -3,7 +3,6 @@ package config
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -26,24 +25,22 @@ const (
 	ModeLegacy  = "legacy"
 )
 
-// Schema modes of tools/list.
-const (
-	SchemaFull     = "full"
-	SchemaDeferred = "deferred"
-)
-
-// DiscoverySettings choose the discovery profile (catalog.Resolve).
-type DiscoverySettings struct {
-	// Mode is EVOKORE_TOOL_DISCOVERY_MODE, dynamic or legacy; ModeSet
-	// records whether the variable was set at all, which profile
-	// precedence needs.
-	Mode    string
-	ModeSet bool
-	Profile string // EVOKORE_DISCOVERY_PROFILE
+// ChildTimeouts bound a child's boot, each proxied call and a child's
+// stop: what starting children takes, for the router and for vet's and
+// doctor's live boots.
+type ChildTimeouts struct {
+	Boot    time.Duration // EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS
+	Request time.Duration // EVOKORE_PROXY_REQUEST_TIMEOUT_MS
+	// ShutdownGrace is how long a child may take to stop.
+	ShutdownGrace time.Duration
 }
 
-// Settings are the EVOKORE_* variables, parsed, with defaults applied.
-// Command-line flags override the path fields after ReadSettings.
+// Settings are what the composition root hands out across packages: the
+// files and directories evokore reads, the children's timeouts, the
+// session lifetime, and the environment every package reads its own
+// settings from (records.ReadSettings, policy.ReadSettings,
+// catalog.ReadDiscovery, sessionstore.ReadOptions…). Command-line flags
+// override the path fields after ReadSettings.
 type Settings struct {
 	ConfigPath      string // EVOKORE_MCP_CONFIG_PATH, default ./mcp.config.json
 	PermissionsPath string // EVOKORE_PERMISSIONS_PATH, default ./permissions.yml
@@ -63,45 +60,8 @@ type Settings struct {
 	ConfigPathFrom      string
 	PermissionsPathFrom string
 
-	// Discovery is what chooses the discovery profile.
-	Discovery DiscoverySettings
-
-	Role        string // EVOKORE_ROLE
-	DefaultDeny bool   // EVOKORE_SECURITY_DEFAULT_DENY
-	// ApprovalMode is EVOKORE_APPROVALS_MODE (auto, operator or token);
-	// "" defers to mcp.config.json, then auto.
-	ApprovalMode string
-
-	ChildBootTimeout    time.Duration // EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS
-	ProxyRequestTimeout time.Duration // EVOKORE_PROXY_REQUEST_TIMEOUT_MS
-	Cooldown            time.Duration
-	ApprovalTTL         time.Duration
-	SessionTTL          time.Duration // EVOKORE_SESSION_TTL_MS
-	ShutdownGrace       time.Duration
-
-	Pagination     bool          // EVOKORE_TOOL_LIST_PAGINATION (any true value of ParseBool)
-	PageSize       int           // EVOKORE_TOOL_LIST_PAGE_SIZE, default 35, 1..1000
-	SchemaMode     string        // EVOKORE_TOOL_SCHEMA_MODE: full or deferred
-	SchemaFallback time.Duration // EVOKORE_TOOL_SCHEMA_FALLBACK_MS, default 60 s
-
-	Telemetry        bool // EVOKORE_TELEMETRY
-	SkillWatcher     bool // EVOKORE_SKILL_WATCHER
-	HTTPAllowPrivate bool // EVOKORE_HTTP_ALLOW_PRIVATE
-
-	// AuditLog is EVOKORE_AUDIT_LOG: on unless set false. AuditMaxBytes
-	// (EVOKORE_AUDIT_MAX_BYTES) and AuditKeep (EVOKORE_AUDIT_KEEP) shape
-	// its rotation; zero takes the audit package's defaults.
-	AuditLog      bool
-	AuditMaxBytes int64
-	AuditKeep     int
-	// Webhooks is EVOKORE_WEBHOOKS_ENABLED: on unless set false, so the
-	// webhooks of a trusted mcp.config.json are posted to.
-	// WebhooksAllowPrivate is EVOKORE_WEBHOOKS_ALLOW_PRIVATE.
-	Webhooks bool
-	// SessionReplay is EVOKORE_SESSION_REPLAY: on unless set false, the
-	// router records its own sessions under <Home>/sessions.
-	SessionReplay        bool
-	WebhooksAllowPrivate bool
+	Children   ChildTimeouts
+	SessionTTL time.Duration // EVOKORE_SESSION_TTL_MS
 
 	// UntrustedConfig is set when mcp.config.json is the project
 	// directory's own (found in the working directory, not named by a
@@ -110,88 +70,33 @@ type Settings struct {
 	UntrustedConfig bool
 
 	// Env is the environment the settings were read from; children and
-	// placeholders resolve against it.
+	// placeholders resolve against it, and packages read their own
+	// settings from it.
 	Env Env
 }
 
-// ReadSettings parses the EVOKORE_* variables of env. Values it cannot use
+// ReadSettings reads the variables of Settings from env, and reports the
+// variables of evokore's families it does not know. Values it cannot use
 // are reported as warnings and replaced by their defaults.
 func ReadSettings(env Env, d Defaults) (Settings, []string) {
-	var warnings []string
-	ms := func(key string, def time.Duration) time.Duration {
-		raw, ok := env.Lookup(key)
-		if !ok || strings.TrimSpace(raw) == "" {
-			return def
-		}
-		n, err := strconv.Atoi(strings.TrimSpace(raw))
-		if err != nil || n <= 0 {
-			warnings = append(warnings, "Ignoring "+key+"="+strconv.Quote(raw)+": want a positive number of milliseconds.")
-			return def
-		}
-		return time.Duration(n) * time.Millisecond
-	}
-	boolean := func(key string) bool {
-		raw := env.Get(key)
-		v, ok := ParseBool(raw)
-		if !ok {
-			warnings = append(warnings, "Ignoring "+key+"="+strconv.Quote(raw)+": want 1, true, on or yes (or 0, false, off, no).")
-		}
-		return v
-	}
-	// onUnlessFalse reads a boolean whose declared default is true.
-	onUnlessFalse := func(key string) bool {
-		raw, set := env.Lookup(key)
-		if !set || strings.TrimSpace(raw) == "" {
-			return true
-		}
-		return boolean(key)
-	}
-	positive := func(key string, def int) int {
-		raw := strings.TrimSpace(env.Get(key))
-		if raw == "" {
-			return def
-		}
-		n, err := strconv.Atoi(raw)
-		if err != nil || n <= 0 {
-			warnings = append(warnings, "Ignoring "+key+"="+strconv.Quote(raw)+": want a positive number.")
-			return def
-		}
-		return n
-	}
+	v := NewVars(env)
 	s := Settings{
-		ConfigPath:           or(env.Get("EVOKORE_MCP_CONFIG_PATH"), DefaultMCPConfigPath),
-		PermissionsPath:      or(env.Get("EVOKORE_PERMISSIONS_PATH"), DefaultPermissionsPath),
-		SkillsDir:            or(env.Get("EVOKORE_SKILLS_DIR"), DefaultSkillsDir),
-		Home:                 env.Get("EVOKORE_HOME"),
-		Discovery:            DiscoverySettings{Profile: strings.TrimSpace(env.Get("EVOKORE_DISCOVERY_PROFILE"))},
-		Role:                 strings.TrimSpace(env.Get("EVOKORE_ROLE")),
-		DefaultDeny:          boolean("EVOKORE_SECURITY_DEFAULT_DENY"),
-		ApprovalMode:         strings.ToLower(strings.TrimSpace(env.Get("EVOKORE_APPROVALS_MODE"))),
-		ChildBootTimeout:     ms("EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS", d.ChildBootTimeout),
-		ProxyRequestTimeout:  ms("EVOKORE_PROXY_REQUEST_TIMEOUT_MS", d.ProxyRequestTimeout),
-		Cooldown:             d.Cooldown,
-		ApprovalTTL:          d.ApprovalTTL,
-		SessionTTL:           ms("EVOKORE_SESSION_TTL_MS", d.SessionTTL),
-		ShutdownGrace:        d.ShutdownGrace,
-		Pagination:           boolean("EVOKORE_TOOL_LIST_PAGINATION"),
-		PageSize:             DefaultToolListPageSize,
-		SchemaMode:           DefaultToolSchemaMode,
-		SchemaFallback:       ms("EVOKORE_TOOL_SCHEMA_FALLBACK_MS", DefaultToolSchemaFallback),
-		Telemetry:            boolean("EVOKORE_TELEMETRY"),
-		SkillWatcher:         boolean("EVOKORE_SKILL_WATCHER"),
-		HTTPAllowPrivate:     boolean("EVOKORE_HTTP_ALLOW_PRIVATE"),
-		AuditLog:             onUnlessFalse("EVOKORE_AUDIT_LOG"),
-		AuditMaxBytes:        int64(positive("EVOKORE_AUDIT_MAX_BYTES", DefaultAuditMaxBytes)),
-		AuditKeep:            positive("EVOKORE_AUDIT_KEEP", DefaultAuditKeep),
-		Webhooks:             onUnlessFalse("EVOKORE_WEBHOOKS_ENABLED"),
-		SessionReplay:        onUnlessFalse("EVOKORE_SESSION_REPLAY"),
-		WebhooksAllowPrivate: boolean("EVOKORE_WEBHOOKS_ALLOW_PRIVATE"),
-		Env:                  env,
+		ConfigPath:      v.Path("EVOKORE_MCP_CONFIG_PATH"),
+		PermissionsPath: v.Path("EVOKORE_PERMISSIONS_PATH"),
+		SkillsDir:       v.Path("EVOKORE_SKILLS_DIR"),
+		Home:            v.Path("EVOKORE_HOME"),
+		Children: ChildTimeouts{
+			Boot:          v.Millis("EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS", d.ChildBootTimeout),
+			Request:       v.Millis("EVOKORE_PROXY_REQUEST_TIMEOUT_MS", d.ProxyRequestTimeout),
+			ShutdownGrace: d.ShutdownGrace,
+		},
+		SessionTTL: v.Millis("EVOKORE_SESSION_TTL_MS", d.SessionTTL),
+		Env:        env,
 	}
-	if strings.TrimSpace(env.Get("EVOKORE_MCP_CONFIG_PATH")) != "" {
+	if v.Set("EVOKORE_MCP_CONFIG_PATH") {
 		s.ConfigPathFrom = "EVOKORE_MCP_CONFIG_PATH"
 	}
-	if strings.TrimSpace(env.Get("EVOKORE_PERMISSIONS_PATH")) != "" {
+	if v.Set("EVOKORE_PERMISSIONS_PATH") {
 		s.PermissionsPathFrom = "EVOKORE_PERMISSIONS_PATH"
 	}
 	if wd, err := os.Getwd(); err == nil && filepath.Dir(wd) != wd {
@@ -204,53 +109,22 @@ func ReadSettings(env Env, d Defaults) (Settings, []string) {
 		}
 		s.Home = filepath.Join(home, ".evokore")
 	}
-	s.PluginsDir = or(env.Get("EVOKORE_PLUGINS_DIR"), filepath.Join(s.Home, "plugins"))
+	s.PluginsDir = or(v.Raw("EVOKORE_PLUGINS_DIR"), filepath.Join(s.Home, "plugins"))
 	// A relative directory would follow whatever directory the client
 	// happened to start evokore in.
 	if abs, err := filepath.Abs(s.PluginsDir); err == nil {
 		s.PluginsDir = abs
 	}
-	if d := strings.TrimSpace(env.Get("EVOKORE_TELEMETRY_DIR")); d != "" {
+	if d := v.String("EVOKORE_TELEMETRY_DIR"); d != "" {
 		s.TelemetryDir = d
 		if abs, err := filepath.Abs(d); err == nil {
 			s.TelemetryDir = abs
 		}
 	}
-
 	for _, u := range UnknownVariables(env) {
-		warnings = append(warnings, "[EVOKORE] "+u.Message+".")
+		v.Warn("[EVOKORE] " + u.Message + ".")
 	}
-
-	raw, set := env.Lookup("EVOKORE_TOOL_DISCOVERY_MODE")
-	mode := strings.ToLower(strings.TrimSpace(raw))
-	s.Discovery.ModeSet = set && mode != ""
-	switch mode {
-	case "":
-		s.Discovery.Mode = DefaultToolDiscoveryMode
-	case ModeDynamic:
-		s.Discovery.Mode = ModeDynamic
-	case ModeLegacy:
-		s.Discovery.Mode = ModeLegacy
-	default:
-		s.Discovery.Mode = ModeDynamic
-		warnings = append(warnings, "Unknown EVOKORE_TOOL_DISCOVERY_MODE '"+raw+"'. Falling back to dynamic mode.")
-	}
-
-	if raw := strings.TrimSpace(env.Get("EVOKORE_TOOL_LIST_PAGE_SIZE")); raw != "" {
-		if n, err := strconv.Atoi(raw); err == nil {
-			s.PageSize = min(max(n, 1), 1000)
-		} else {
-			warnings = append(warnings, "Ignoring EVOKORE_TOOL_LIST_PAGE_SIZE="+strconv.Quote(raw)+": want a number.")
-		}
-	}
-	switch m := strings.ToLower(strings.TrimSpace(env.Get("EVOKORE_TOOL_SCHEMA_MODE"))); m {
-	case "", SchemaFull:
-	case SchemaDeferred:
-		s.SchemaMode = SchemaDeferred
-	default:
-		warnings = append(warnings, "Unknown EVOKORE_TOOL_SCHEMA_MODE '"+m+"'. Using full schemas.")
-	}
-	return s, warnings
+	return s, v.Warnings
 }
 
 func or(v, def string) string {

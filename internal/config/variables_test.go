@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -72,37 +71,6 @@ func TestCodeReadsOnlyDeclaredVariables(t *testing.T) {
 	}
 }
 
-// A declared default is the value an unset variable takes.
-func TestDeclaredDefaultsAreTheSettingsDefaults(t *testing.T) {
-	s, warnings := config.ReadSettings(config.NewEnv(map[string]string{"EVOKORE_HOME": t.TempDir()}), config.Defaults{})
-	if len(warnings) != 0 {
-		t.Fatal(warnings)
-	}
-	h, _ := config.ReadHTTPSettings(config.NewEnv(nil))
-	got := map[string]string{
-		"EVOKORE_MCP_CONFIG_PATH":         s.ConfigPath,
-		"EVOKORE_PERMISSIONS_PATH":        s.PermissionsPath,
-		"EVOKORE_SKILLS_DIR":              s.SkillsDir,
-		"EVOKORE_TOOL_DISCOVERY_MODE":     s.Discovery.Mode,
-		"EVOKORE_TOOL_LIST_PAGE_SIZE":     strconv.Itoa(s.PageSize),
-		"EVOKORE_TOOL_SCHEMA_MODE":        s.SchemaMode,
-		"EVOKORE_TOOL_SCHEMA_FALLBACK_MS": strconv.FormatInt(s.SchemaFallback.Milliseconds(), 10),
-		"EVOKORE_AUDIT_LOG":               strconv.FormatBool(s.AuditLog),
-		"EVOKORE_SESSION_REPLAY":          strconv.FormatBool(s.SessionReplay),
-		"EVOKORE_WEBHOOKS_ENABLED":        strconv.FormatBool(s.Webhooks),
-		"EVOKORE_TELEMETRY":               strconv.FormatBool(s.Telemetry),
-		"EVOKORE_HTTP_HOST":               h.Host,
-		"EVOKORE_HTTP_PORT":               strconv.Itoa(h.Port),
-		"EVOKORE_AUTH_MODE":               h.AuthMode,
-	}
-	for name, value := range got {
-		v, ok := config.LookupVariable(name)
-		if !ok || !v.HasDefault || v.Default != value {
-			t.Errorf("%s: declared default %q (declared %v), settings take %q", name, v.Default, ok, value)
-		}
-	}
-}
-
 func TestUnknownVariablesAreReported(t *testing.T) {
 	env := config.NewEnv(map[string]string{
 		"EVOKORE_ROLE":                "developer",
@@ -129,37 +97,5 @@ func TestUnknownVariablesAreReported(t *testing.T) {
 	}
 	if n := strings.Count(all, "EVOKORE_STEERING_MODE"); n != 1 {
 		t.Errorf("reported %d times", n)
-	}
-}
-
-// Every boolean setting takes the same spellings.
-func TestBooleanSettingsShareOneParser(t *testing.T) {
-	keys := []string{"EVOKORE_TOOL_LIST_PAGINATION", "EVOKORE_SECURITY_DEFAULT_DENY", "EVOKORE_TELEMETRY", "EVOKORE_SKILL_WATCHER", "EVOKORE_HTTP_ALLOW_PRIVATE"}
-	read := func(s config.Settings) []bool {
-		return []bool{s.Pagination, s.DefaultDeny, s.Telemetry, s.SkillWatcher, s.HTTPAllowPrivate}
-	}
-	for _, raw := range []string{"1", "true", "TRUE", "on", "On", "yes", " yes "} {
-		vars := map[string]string{}
-		for _, k := range keys {
-			vars[k] = raw
-		}
-		s, warnings := config.ReadSettings(config.NewEnv(vars), config.Defaults{})
-		if got := read(s); slices.Contains(got, false) || len(warnings) != 0 {
-			t.Errorf("%q: %v, warnings %v", raw, got, warnings)
-		}
-	}
-	for _, raw := range []string{"0", "false", "off", "no", ""} {
-		vars := map[string]string{}
-		for _, k := range keys {
-			vars[k] = raw
-		}
-		s, warnings := config.ReadSettings(config.NewEnv(vars), config.Defaults{})
-		if got := read(s); slices.Contains(got, true) || len(warnings) != 0 {
-			t.Errorf("%q: %v, warnings %v", raw, got, warnings)
-		}
-	}
-	s, warnings := config.ReadSettings(config.NewEnv(map[string]string{"EVOKORE_TELEMETRY": "enabled"}), config.Defaults{})
-	if s.Telemetry || len(warnings) != 1 || !strings.Contains(warnings[0], "EVOKORE_TELEMETRY") {
-		t.Errorf("an unreadable boolean must be off and reported: %v %v", s.Telemetry, warnings)
 	}
 }

@@ -22,7 +22,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/connect"
@@ -51,15 +50,22 @@ type Port struct {
 
 // Options say what to check.
 type Options struct {
-	Settings config.Settings
+	// Home is EVOKORE_HOME, checked for being writable; it holds the trust
+	// record and the children's tool-list cache.
+	Home string
+	// Env resolves the children's placeholders.
+	Env config.Env
 	// ConfigPath is the mcp.config.json checked; ConfigFrom what chose it.
-	ConfigPath, ConfigFrom string
-	Ports                  []Port
+	// PermissionsPath and PermissionsFrom likewise.
+	ConfigPath, ConfigFrom           string
+	PermissionsPath, PermissionsFrom string
+	// Children bound each child's boot.
+	Children config.ChildTimeouts
+	Ports    []Port
 	// ProjectDir is the directory checked for trust; UserHome the home
 	// directory holding ~/.claude.
 	ProjectDir, UserHome string
 	Clients              []connect.State
-	BootTimeout          time.Duration
 }
 
 type report struct{ out []Finding }
@@ -81,7 +87,7 @@ func Run(o Options) []Finding {
 	r := &report{}
 	cfg := r.vet(o)
 	r.children(o, cfg)
-	r.home(o.Settings.Home)
+	r.home(o.Home)
 	r.ports(o.Ports)
 	r.trust(o)
 	r.hooks(o.UserHome, o.ProjectDir)
@@ -101,11 +107,10 @@ func Problems(fs []Finding) int {
 }
 
 func (r *report) vet(o Options) *config.MCPConfig {
-	s := o.Settings
 	ds, _ := vet.RunReport(vet.Options{
-		ConfigPath: o.ConfigPath, PermissionsPath: s.PermissionsPath,
-		ConfigFrom: o.ConfigFrom, PermissionsFrom: s.PermissionsPathFrom,
-		Env: s.Env, Settings: s,
+		ConfigPath: o.ConfigPath, PermissionsPath: o.PermissionsPath,
+		ConfigFrom: o.ConfigFrom, PermissionsFrom: o.PermissionsFrom,
+		Env: o.Env, Home: o.Home, Children: o.Children,
 	})
 	errs := 0
 	for _, d := range ds {
@@ -115,7 +120,7 @@ func (r *report) vet(o Options) *config.MCPConfig {
 		}
 	}
 	if errs == 0 {
-		r.ok("config and permissions pass vet (%s, %s)", o.ConfigPath, s.PermissionsPath)
+		r.ok("config and permissions pass vet (%s, %s)", o.ConfigPath, o.PermissionsPath)
 	}
 	cfg, err := config.LoadMCPConfig(o.ConfigPath)
 	if err != nil {
@@ -154,7 +159,7 @@ func (r *report) children(o Options, cfg *config.MCPConfig) {
 		if srv.Disabled || srv.Invalid != "" {
 			continue
 		}
-		res, err := srv.Resolve(o.Settings.Env)
+		res, err := srv.Resolve(o.Env)
 		var self *config.SelfReferenceError
 		switch {
 		case errors.As(err, &self):
@@ -200,14 +205,9 @@ func (r *report) children(o Options, cfg *config.MCPConfig) {
 		return
 	}
 	var log lineLog
-	s := o.Settings
-	timeout := s.ChildBootTimeout
-	if o.BootTimeout > 0 {
-		timeout = o.BootTimeout
-	}
 	statuses := proxy.BootOnce(proxy.Options{
-		Servers: boot, Env: s.Env, Home: s.Home,
-		BootTimeout: timeout, RequestTimeout: s.ProxyRequestTimeout, ShutdownGrace: s.ShutdownGrace,
+		Servers: boot, Env: o.Env, Home: o.Home,
+		BootTimeout: o.Children.Boot, RequestTimeout: o.Children.Request, ShutdownGrace: o.Children.ShutdownGrace,
 		Log: &log, Version: "doctor",
 	})
 	for _, st := range statuses {
@@ -288,7 +288,7 @@ func unwrapAll(err error) error {
 }
 
 func (r *report) trust(o Options) {
-	home := o.Settings.Home
+	home := o.Home
 	dir := o.ProjectDir
 	if _, err := os.Stat(filepath.Join(dir, "permissions.yml")); err == nil {
 		if trust.Trusted(home, dir, "permissions.yml") {

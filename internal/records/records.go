@@ -42,7 +42,14 @@ const webhookGrace = 2 * time.Second
 
 // Options say which records to keep.
 type Options struct {
-	Settings config.Settings
+	Settings Settings
+	// Home holds the audit log and the session records.
+	Home string
+	// Env resolves the servers' and webhooks' secrets.
+	Env config.Env
+	// UntrustedConfig says Config is a project directory's own, not
+	// trusted: its webhooks are not posted to.
+	UntrustedConfig bool
 	// Config is the configuration the router starts with: its servers'
 	// secrets are scrubbed, its webhooks posted to.
 	Config *config.MCPConfig
@@ -68,12 +75,12 @@ func Open(o Options) *Records {
 	}
 	var reps [][]string
 	for _, srv := range cfg.Servers {
-		reps = append(reps, srv.RedactPairs(set.Env))
+		reps = append(reps, srv.RedactPairs(o.Env))
 	}
 	var hooks []config.Webhook
 	var literals []string
 	for i, w := range cfg.Webhooks {
-		r, err := w.Resolve(set.Env)
+		r, err := w.Resolve(o.Env)
 		if err != nil {
 			o.Log.Info("[EVOKORE] Ignoring a webhook", "index", i, "err", err)
 			continue
@@ -83,14 +90,14 @@ func Open(o Options) *Records {
 	}
 	r := &Records{log: o.Log, bus: events.NewBus(nil, os.Getpid()), scrub: redact.NewScrubber(reps, literals...)}
 	if set.AuditLog {
-		r.audit = audit.Open(audit.Options{Path: audit.Path(set.Home), MaxBytes: set.AuditMaxBytes, Keep: set.AuditKeep, Log: o.Log})
+		r.audit = audit.Open(audit.Options{Path: audit.Path(o.Home), MaxBytes: set.AuditMaxBytes, Keep: set.AuditKeep, Log: o.Log})
 		r.bus.Add(r.audit)
 	}
 	switch {
 	case len(hooks) == 0:
 	case !set.Webhooks:
 		o.Log.Info("[EVOKORE] Webhooks are configured but EVOKORE_WEBHOOKS_ENABLED=false: none are posted.")
-	case set.UntrustedConfig:
+	case o.UntrustedConfig:
 		// A project's own config must not send what the router sees to a
 		// URL of its choosing.
 		o.Log.Info("[EVOKORE] Ignoring the webhooks of an untrusted project directory. Run 'evokore trust' there to honour them.", "config", cfg.File)
@@ -99,7 +106,7 @@ func Open(o Options) *Records {
 		r.bus.Add(r.webhooks)
 	}
 	if set.SessionReplay {
-		r.sessions = sessionrecord.New(set.Home, r.scrub, o.Log)
+		r.sessions = sessionrecord.New(o.Home, r.scrub, o.Log)
 	}
 	return r
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/catalog"
-	"github.com/evokore/evokore/internal/config"
 )
 
 // cursor is a tools/list page position: base64url of {offset, epoch}. A
@@ -60,7 +59,7 @@ func (v *view) listTools(req *mcp.ListToolsRequest) *toolsList {
 	if req != nil && req.Params != nil {
 		requested = req.Params.Cursor
 	}
-	if requested != "" || s.opts.Settings.Pagination {
+	if requested != "" || s.settings.Catalog.Pagination {
 		// The epoch changes whenever this session's listing can change:
 		// the catalog, the session's activations, a reload's profile.
 		epoch := (snap.Epoch<<20 | v.sess.Generation()&(1<<20-1)) ^ gen.number<<52
@@ -68,7 +67,7 @@ func (v *view) listTools(req *mcp.ListToolsRequest) *toolsList {
 		if c, ok := decodeCursor(requested); ok && c.Epoch == epoch {
 			offset = c.Offset
 		}
-		size := s.opts.Settings.PageSize
+		size := s.settings.Catalog.PageSize
 		if offset >= len(entries) {
 			entries = nil
 		} else {
@@ -98,11 +97,11 @@ func (v *view) listTools(req *mcp.ListToolsRequest) *toolsList {
 // the router lists full schemas for the rest of its life and tells every
 // session.
 func (s *Server) schemasDeferred() bool {
-	if s.opts.Settings.SchemaMode != config.SchemaDeferred || s.deferFallback.Load() {
+	if s.settings.Catalog.SchemaMode != catalog.SchemaDeferred || s.deferFallback.Load() {
 		return false
 	}
 	s.deferArm.Do(func() {
-		delay := s.opts.Settings.SchemaFallback
+		delay := s.settings.Catalog.SchemaFallback
 		time.AfterFunc(delay, func() {
 			if s.describeSeen.Load() {
 				// Said on stderr so an operator (and a test) can see the

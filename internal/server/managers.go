@@ -55,7 +55,7 @@ func registerManagers(t *native.Table, host *native.Host, s *Server) contributio
 	plugged := plugins.Register(t, set.PluginsDir, set.Env, host)
 	c.Plugins = plugged
 	c.Starters = append(c.Starters, func(context.Context) { plugged.Start() })
-	counters := telemetry.Register(t, telemetry.Options{Enabled: set.Telemetry,
+	counters := telemetry.Register(t, telemetry.Options{Enabled: s.settings.Natives.Telemetry,
 		Path: filepath.Join(telemetry.Dir(set.TelemetryDir, set.Home), "metrics.json"), Sessions: host.Sessions, Log: host.Log})
 	c.Observers = append(c.Observers, counters)
 	locks := claims.Register(t, filepath.Join(set.Home, ".claims"))
@@ -70,12 +70,12 @@ func registerManagers(t *native.Table, host *native.Host, s *Server) contributio
 	// Closers run in reverse: runs release their claims before the fleet
 	// kills what is left.
 	c.Closers = append(c.Closers, counters.Close, background.Close, agents.Close, runs.Close)
-	library := skilltools.Register(t, host, skilltools.Options{Dir: set.SkillsDir, Watch: set.SkillWatcher, Home: set.Home,
-		Env: set.Env, AllowPrivate: set.HTTPAllowPrivate, DiscoveryMode: set.Discovery.Mode})
+	library := skilltools.Register(t, host, skilltools.Options{Dir: set.SkillsDir, Watch: s.settings.Natives.SkillWatcher, Home: set.Home,
+		Env: set.Env, AllowPrivate: s.settings.Natives.HTTPAllowPrivate, DiscoveryMode: s.settings.Catalog.Discovery.Mode})
 	c.AfterHandshake = append(c.AfterHandshake, library.Start)
 	c.Binders = map[string]func(json.RawMessage) (string, error){native.ExecuteSkill.String(): library.Tools.StepBinding}
 	c.Content = resources.New(resources.Options{Library: library.Library, Status: s.Status, Snapshot: s.Snapshot, Config: host.Config,
-		DiscoveryMode: set.Discovery.Mode, Name: serverName, Version: s.opts.Version,
+		DiscoveryMode: s.settings.Catalog.Discovery.Mode, Name: serverName, Version: s.opts.Version,
 		Problems: s.Problems, Plugins: plugged, Semantic: host.Semantic.Status})
 	c.Closers = append(c.Closers, library.Close)
 	return c

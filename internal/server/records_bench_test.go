@@ -86,11 +86,10 @@ func BenchmarkRecords(b *testing.B) {
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			home := b.TempDir()
-			set := config.Settings{Home: home, AuditLog: true, SessionReplay: true,
-				Env: config.NewEnv(map[string]string{"GH_TOKEN": "ghp_benchsecret0123456789"})}
+			env := config.NewEnv(map[string]string{"GH_TOKEN": "ghp_benchsecret0123456789"})
 			cfg := &config.MCPConfig{Servers: []config.Server{{ID: "github", Command: "github-mcp",
 				Env: map[string]string{"GITHUB_TOKEN": "${GH_TOKEN}"}}}}
-			rs := records.Open(records.Options{Settings: set, Config: cfg})
+			rs := records.Open(records.Options{Settings: records.Settings{AuditLog: true, SessionReplay: true}, Home: home, Env: env, Config: cfg})
 			recs, closeAll := rs.Observers(), rs.Close
 			entry := &catalog.Entry{Name: "github_search", Server: "github", Source: catalog.SourceProxy}
 			sess := &session.Session{ID: "stdio-0b6f2c1e-bench", Role: "dev"}

@@ -122,10 +122,10 @@ func (s *Server) Reload() (ReloadReport, error) {
 	if !ds.HasErrors() {
 		// The role sessions would run under must exist: at start an
 		// undefined one fails closed; a reload keeps what serves instead.
-		role := cmpOr(settings.Role, g.perms.ActiveRole)
+		role := cmpOr(s.settings.Policy.Role, g.perms.ActiveRole)
 		if role != "" && !policy.NewRBAC(g.perms, false).HasRole(role) {
 			at := config.Position{File: g.perms.File}
-			if settings.Role == "" {
+			if s.settings.Policy.Role == "" {
 				at = g.perms.Pos("active_role")
 			}
 			ds = append(ds, config.Diagnostic{Position: at, Severity: config.SeverityError, Code: "undefined-role",

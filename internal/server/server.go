@@ -101,6 +101,9 @@ type Server struct {
 	sharedProblem atomic.Pointer[string]
 	// records are the audit log, webhooks and session records.
 	records *records.Records
+	// settings are the parts' own settings, read from the environment
+	// once, at New.
+	settings PartSettings
 	// tracing exports OTLP traces and metrics; nil unless an OTLP
 	// endpoint is set.
 	tracing *tracing.Exporter
@@ -139,7 +142,10 @@ func New(opts Options) *Server {
 	if opts.Logger == nil {
 		opts.Logger = logging.New(opts.Log, slog.LevelInfo)
 	}
-	s := &Server{opts: opts, log: opts.Logger, legacy: opts.Settings.Discovery.Mode == config.ModeLegacy}
+	s := &Server{opts: opts, log: opts.Logger}
+	// serve reported the values the readers could not use at start.
+	s.settings, _ = ReadPartSettings(opts.Settings.Env)
+	s.legacy = s.settings.Catalog.Discovery.Mode == config.ModeLegacy
 
 	g := &generation{number: 1, settings: opts.Settings, loaded: time.Now(), superseded: make(chan struct{})}
 	// The native entries' hashes are computed on another core while the
@@ -148,7 +154,8 @@ func New(opts Options) *Server {
 	g.config, g.configSum = s.loadConfig()
 	// Opened first so they close last, after every part that reports
 	// into them.
-	s.records = records.Open(records.Options{Settings: opts.Settings, Config: g.config, Log: s.log})
+	s.records = records.Open(records.Options{Settings: s.settings.Records, Home: opts.Settings.Home, Env: opts.Settings.Env,
+		UntrustedConfig: opts.Settings.UntrustedConfig, Config: g.config, Log: s.log})
 	s.parts.OnStop(s.records.Close)
 	s.openTracing()
 	perms, failClosed := s.loadPermissions()
@@ -199,9 +206,9 @@ func New(opts Options) *Server {
 		Servers:         g.config.Servers,
 		Env:             opts.Settings.Env,
 		Home:            opts.Settings.Home,
-		BootTimeout:     opts.Settings.ChildBootTimeout,
-		RequestTimeout:  opts.Settings.ProxyRequestTimeout,
-		ShutdownGrace:   opts.Settings.ShutdownGrace,
+		BootTimeout:     opts.Settings.Children.Boot,
+		RequestTimeout:  opts.Settings.Children.Request,
+		ShutdownGrace:   opts.Settings.Children.ShutdownGrace,
 		Catalog:         s.catalog,
 		Log:             opts.Log,
 		Logger:          s.log,
@@ -235,7 +242,7 @@ func New(opts Options) *Server {
 		// In-flight accounting, so Shutdown can wait for and cancel
 		// calls, then the trace span when OTLP export is on.
 		Middleware:    []router.Middleware{s.track, s.span()},
-		NativeTimeout: s.opts.Settings.ProxyRequestTimeout,
+		NativeTimeout: s.opts.Settings.Children.Request,
 		OnPanic: func(c *router.Call, v any, stack []byte) {
 			s.log.Error("[EVOKORE] A tool call panicked; the call answered an internal error and the router goes on", "tool", c.Entry.Name, "panic", fmt.Sprint(v), "stack", string(stack))
 		},
@@ -318,7 +325,7 @@ func (s *Server) loadPermissions() (*config.Permissions, bool) {
 // and the approvals mode the settings or the config choose.
 func (s *Server) policyOptions(g *generation, failClosed bool) policy.Options {
 	opts := s.opts
-	mode := g.settings.ApprovalMode
+	mode := s.settings.Policy.ApprovalMode
 	if mode == "" {
 		mode = g.config.Approvals.Mode
 		// A project's own config may make approvals stricter, never
@@ -335,10 +342,10 @@ func (s *Server) policyOptions(g *generation, failClosed bool) policy.Options {
 	return policy.Options{
 		Permissions:  g.perms,
 		Servers:      g.config.Servers,
-		DefaultDeny:  g.settings.DefaultDeny || failClosed,
+		DefaultDeny:  s.settings.Policy.DefaultDeny || failClosed,
 		Home:         opts.Settings.Home,
-		ApprovalTTL:  opts.Settings.ApprovalTTL,
-		Cooldown:     opts.Settings.Cooldown,
+		ApprovalTTL:  ShippedDefaults.ApprovalTTL,
+		Cooldown:     ShippedDefaults.Cooldown,
 		Now:          opts.Now,
 		ApprovalMode: mode,
 		OnApproval:   s.approvalEvent,
@@ -348,7 +355,7 @@ func (s *Server) policyOptions(g *generation, failClosed bool) policy.Options {
 // settle sets the role sessions of generation g run under and the
 // problems that keep it from serving as configured.
 func (s *Server) settle(g *generation, rbac *policy.RBAC, failClosed bool) {
-	g.role = g.settings.Role
+	g.role = s.settings.Policy.Role
 	if g.role == "" {
 		g.role = g.perms.ActiveRole
 	}
@@ -370,7 +377,7 @@ func (s *Server) resolveProfile(g *generation) catalog.Resolution {
 	for _, p := range g.config.Discovery.Profiles {
 		user = append(user, catalog.FromConfig(p, func(n string) bool { _, ok := native.Lookup(n); return ok }))
 	}
-	r := catalog.Resolve(g.settings.Discovery, g.config.Discovery.ActiveProfile, user)
+	r := catalog.Resolve(s.settings.Catalog.Discovery, g.config.Discovery.ActiveProfile, user)
 	if r.Warning != "" {
 		s.log.Info("[EVOKORE] " + r.Warning) // the text the status shows, from catalog
 	}
@@ -475,7 +482,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 // Close shuts the server down, giving calls in flight the shutdown grace.
 func (s *Server) Close() error {
-	grace := s.opts.Settings.ShutdownGrace
+	grace := s.opts.Settings.Children.ShutdownGrace
 	if grace <= 0 {
 		grace = 5 * time.Second
 	}
@@ -649,7 +656,7 @@ func (s *Server) ServeStdio(ctx context.Context, t *stdio.Transport) error {
 	s.log.Info(s.Banner("stdio"))
 	// A client that writes its requests and closes stdin at once is
 	// answered first, each within the per-call timeout.
-	t.Drain = s.opts.Settings.ProxyRequestTimeout + time.Second
+	t.Drain = s.opts.Settings.Children.Request + time.Second
 	s.OnShutdown(t.Answered)
 	// ctx ends the serving, through Shutdown; the session must not die
 	// with it, or the answers of calls in flight are lost.

@@ -15,14 +15,14 @@ import (
 // what needs real tool names: prefixed-name collisions, and profile,
 // override and rule names that no booted server serves. Booting also
 // refreshes the manifest cache, so later starts list the tools at once.
-func (c *checker) live(s config.Settings) {
+func (c *checker) live(home string, t config.ChildTimeouts) {
 	statuses := proxy.BootOnce(proxy.Options{
 		Servers:        c.cfg.Servers,
 		Env:            c.env,
-		Home:           s.Home,
-		BootTimeout:    s.ChildBootTimeout,
-		RequestTimeout: s.ProxyRequestTimeout,
-		ShutdownGrace:  s.ShutdownGrace,
+		Home:           home,
+		BootTimeout:    t.Boot,
+		RequestTimeout: t.Request,
+		ShutdownGrace:  t.ShutdownGrace,
 		Log:            io.Discard,
 		Version:        "vet",
 	})
@@ -38,7 +38,7 @@ func (c *checker) live(s config.Settings) {
 	c.served = map[string]map[string]bool{}
 	owners := map[string][]string{}
 	for _, srv := range c.cfg.Servers {
-		tools := manifest.Cached(s.Home, []config.Server{srv})[srv.ID]
+		tools := manifest.Cached(home, []config.Server{srv})[srv.ID]
 		if tools == nil {
 			continue
 		}

@@ -17,7 +17,13 @@ import (
 type MatrixOptions struct {
 	ConfigPath      string
 	PermissionsPath string
-	Settings        config.Settings
+	// Env is the environment the router would read: its role rules
+	// (EVOKORE_SECURITY_DEFAULT_DENY) and discovery mode.
+	Env config.Env
+	// Home holds the tool-list cache and the pins; Children bound a live
+	// boot.
+	Home     string
+	Children config.ChildTimeouts
 	// Role and Profile restrict the matrix to one role ("none" for no
 	// role) and one profile; empty means all.
 	Role, Profile string
@@ -56,14 +62,15 @@ func Matrix(o MatrixOptions) ([]Row, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := o.Settings
 	if o.Live {
-		proxy.BootOnce(proxy.Options{Servers: cfg.Servers, Env: s.Env, Home: s.Home, Log: io.Discard, Version: "vet",
-			BootTimeout: s.ChildBootTimeout, RequestTimeout: s.ProxyRequestTimeout, ShutdownGrace: s.ShutdownGrace})
+		proxy.BootOnce(proxy.Options{Servers: cfg.Servers, Env: o.Env, Home: o.Home, Log: io.Discard, Version: "vet",
+			BootTimeout: o.Children.Boot, RequestTimeout: o.Children.Request, ShutdownGrace: o.Children.ShutdownGrace})
 	}
-	pins, _ := policy.OpenPins(s.Home, nil) // an unreadable store holds every tool, as in a router
-	snap := budget.Catalog(cfg, s.Home, pins)
-	rbac := policy.NewRBAC(perms, s.DefaultDeny)
+	vars := config.NewVars(o.Env)
+	pol, cat := policy.ReadSettings(vars), catalog.ReadSettings(vars)
+	pins, _ := policy.OpenPins(o.Home, nil) // an unreadable store holds every tool, as in a router
+	snap := budget.Catalog(cfg, o.Home, pins)
+	rbac := policy.NewRBAC(perms, pol.DefaultDeny)
 
 	roles := []string{NoRole}
 	for _, r := range perms.Roles {
@@ -82,7 +89,7 @@ func Matrix(o MatrixOptions) ([]Row, error) {
 			return nil, fmt.Errorf("no profile %q", o.Profile)
 		}
 	}
-	legacy := s.Discovery.Mode == config.ModeLegacy
+	legacy := cat.Discovery.Mode == config.ModeLegacy
 	var rows []Row
 	for _, role := range roles {
 		rbacRole := role

@@ -15,20 +15,17 @@ import (
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
-func matrixSettings(t *testing.T) config.Settings {
-	s, _ := config.ReadSettings(config.NewEnv(map[string]string{"HOME": t.TempDir()}), config.Defaults{})
-	s.Home = t.TempDir()
-	return s
+// matrixOptions are the options of a matrix over the files in cfg and
+// perms with a fresh home and the environment vars.
+func matrixOptions(t *testing.T, cfg, perms string, vars map[string]string) MatrixOptions {
+	return MatrixOptions{ConfigPath: cfg, PermissionsPath: perms, Env: config.NewEnv(vars), Home: t.TempDir()}
 }
 
 func TestMatrixOfTheShippedConfiguration(t *testing.T) {
 	dir := t.TempDir()
-	rows, err := Matrix(MatrixOptions{
-		ConfigPath:      filepath.Join(dir, "none.json"),
-		PermissionsPath: filepath.Join(dir, "none.yml"),
-		Settings:        matrixSettings(t),
-		Profile:         "default",
-	})
+	o := matrixOptions(t, filepath.Join(dir, "none.json"), filepath.Join(dir, "none.yml"), nil)
+	o.Profile = "default"
+	rows, err := Matrix(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +67,9 @@ func TestMatrixFiltersAndCustomPermissions(t *testing.T) {
 	testutil.WriteFile(t, dir, "permissions.yml", "roles:\n  ops:\n    default_permission: deny\n    overrides:\n      search_skills: allow\n")
 	cfg := filepath.Join(dir, "mcp.config.json")
 	testutil.WriteFile(t, dir, "mcp.config.json", `{"discovery": {"profiles": {"tiny": {"alwaysVisible": ["search_skills"]}}}}`)
-	rows, err := Matrix(MatrixOptions{ConfigPath: cfg, PermissionsPath: perms, Settings: matrixSettings(t), Role: "ops", Profile: "tiny"})
+	o := matrixOptions(t, cfg, perms, nil)
+	o.Role, o.Profile = "ops", "tiny"
+	rows, err := Matrix(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,10 +92,12 @@ func TestMatrixFiltersAndCustomPermissions(t *testing.T) {
 	if allowed != 1 {
 		t.Errorf("search_skills appears %d times", allowed)
 	}
-	if _, err := Matrix(MatrixOptions{ConfigPath: cfg, PermissionsPath: perms, Settings: matrixSettings(t), Role: "nobody"}); err == nil {
+	o.Role, o.Profile = "nobody", ""
+	if _, err := Matrix(o); err == nil {
 		t.Error("an unknown role is an error")
 	}
-	if _, err := Matrix(MatrixOptions{ConfigPath: cfg, PermissionsPath: perms, Settings: matrixSettings(t), Profile: "nope"}); err == nil {
+	o.Role, o.Profile = "", "nope"
+	if _, err := Matrix(o); err == nil {
 		t.Error("an unknown profile is an error")
 	}
 }
@@ -109,13 +110,11 @@ func TestMatrixShowsToolsPinningHolds(t *testing.T) {
 	routertest.WaitFor(t, "fx_echo to leave the listing", func() bool {
 		return !slices.Contains(routertest.ToolNames(t, cs), "fx_echo")
 	})
-	s := matrixSettings(t)
-	s.Home = filepath.Join(h.Dir, "home")
-	s.Discovery.Mode = config.ModeLegacy
-	rows, err := Matrix(MatrixOptions{
-		ConfigPath: filepath.Join(h.Dir, "mcp.config.json"), PermissionsPath: filepath.Join(h.Dir, "none.yml"),
-		Settings: s, Role: NoRole, Profile: "default",
-	})
+	o := matrixOptions(t, filepath.Join(h.Dir, "mcp.config.json"), filepath.Join(h.Dir, "none.yml"),
+		map[string]string{"EVOKORE_TOOL_DISCOVERY_MODE": config.ModeLegacy})
+	o.Home = filepath.Join(h.Dir, "home")
+	o.Role, o.Profile = NoRole, "default"
+	rows, err := Matrix(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +133,8 @@ func TestMatrixShowsToolsPinningHolds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pins, _ := policy.OpenPins(s.Home, nil)
-	report, err := budget.Measure(&catalog.Profile{Name: "all", Visibility: catalog.VisibleAll}, budget.Catalog(cfg, s.Home, pins), nil, 0)
+	pins, _ := policy.OpenPins(o.Home, nil)
+	report, err := budget.Measure(&catalog.Profile{Name: "all", Visibility: catalog.VisibleAll}, budget.Catalog(cfg, o.Home, pins), nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,8 +31,9 @@ func TestPrefixCollisions(t *testing.T) {
     "z": {"command": "`+fx+`", "prefix": "own"}
   }
 }`)
-	settings := config.Settings{Home: filepath.Join(dir, "home"), ChildBootTimeout: 30 * time.Second, ProxyRequestTimeout: 30 * time.Second, ShutdownGrace: time.Second}
-	ds := vet.Run(vet.Options{ConfigPath: path, PermissionsPath: filepath.Join(dir, "permissions.yml"), Env: fixedEnv(nil), Live: true, Settings: settings})
+	children := config.ChildTimeouts{Boot: 30 * time.Second, Request: 30 * time.Second, ShutdownGrace: time.Second}
+	ds := vet.Run(vet.Options{ConfigPath: path, PermissionsPath: filepath.Join(dir, "permissions.yml"), Env: fixedEnv(nil), Live: true,
+		Home: filepath.Join(dir, "home"), Children: children})
 	var got []config.Diagnostic
 	for _, d := range ds {
 		if d.Code == vet.CodePrefixCollision {
@@ -68,8 +69,9 @@ func TestLongToolNameShowsItsShortName(t *testing.T) {
 	dir := t.TempDir()
 	long := "summarize_every_open_pull_request_with_its_review_threads_x"
 	path := testutil.WriteFile(t, dir, "mcp.config.json", `{"servers": {"github_enterprise": {"command": "`+fx+`", "args": ["-alias", "`+long+`"]}}}`)
-	settings := config.Settings{Home: filepath.Join(dir, "home"), ChildBootTimeout: 30 * time.Second, ProxyRequestTimeout: 30 * time.Second, ShutdownGrace: time.Second}
-	ds := vet.Run(vet.Options{ConfigPath: path, PermissionsPath: filepath.Join(dir, "permissions.yml"), Env: fixedEnv(nil), Live: true, Settings: settings})
+	children := config.ChildTimeouts{Boot: 30 * time.Second, Request: 30 * time.Second, ShutdownGrace: time.Second}
+	ds := vet.Run(vet.Options{ConfigPath: path, PermissionsPath: filepath.Join(dir, "permissions.yml"), Env: fixedEnv(nil), Live: true,
+		Home: filepath.Join(dir, "home"), Children: children})
 	full := "github_enterprise_" + long
 	for _, d := range ds {
 		if d.Code == vet.CodeLongName && d.Line == 1 && strings.Contains(d.Message, "'"+full+"'") && strings.Contains(d.Message, "'"+catalog.ShortName(full)+"'") {

@@ -25,10 +25,12 @@ type Options struct {
 	Env config.Env
 	// Strict turns every warning into an error.
 	Strict bool
-	// Live boots the children (with Settings' home and timeouts) and checks
-	// names against the tools they really serve.
-	Live     bool
-	Settings config.Settings
+	// Live boots the children (under Home, within Children's timeouts)
+	// and checks names against the tools they really serve.
+	Live bool
+	// Home holds the tool-list cache the prefix check reads.
+	Home     string
+	Children config.ChildTimeouts
 	// ConfigFrom and PermissionsFrom name the flag or variable that chose
 	// each path ("" for the default): a chosen path must exist.
 	ConfigFrom, PermissionsFrom string
@@ -90,11 +92,11 @@ func RunReport(opts Options) (config.Diagnostics, []string) {
 	}
 	c.variables()
 	if opts.Live && cfg != nil {
-		c.live(opts.Settings)
+		c.live(opts.Home, opts.Children)
 	}
 	if cfg != nil {
 		// After a live boot, which refreshed the cached tool lists.
-		c.prefixes(opts.Settings.Home)
+		c.prefixes(opts.Home)
 	}
 	ds = append(ds, c.out...)
 	if opts.Strict {

@@ -66,34 +66,20 @@ func (o Options) Addr() string { return net.JoinHostPort(o.Host, strconv.Itoa(o.
 // URL is the ws:// address of the sidecar the environment configures,
 // for clients such as `evokore voice say` and the stop hook.
 func URL(env config.Env) string {
-	return "ws://" + readAddr(env, new([]string)).Addr()
+	return "ws://" + readAddr(config.NewVars(env)).Addr()
 }
 
 // readAddr reads VOICE_SIDECAR_HOST and VOICE_SIDECAR_PORT.
-func readAddr(env config.Env, warnings *[]string) Options {
+func readAddr(v *config.Vars) Options {
 	o := Options{
-		Host: firstNonEmpty(strings.TrimSpace(env.Get("VOICE_SIDECAR_HOST")), DefaultHost),
-		Port: positive(env, "VOICE_SIDECAR_PORT", DefaultPort, warnings),
+		Host: v.String("VOICE_SIDECAR_HOST"),
+		Port: v.Positive("VOICE_SIDECAR_PORT"),
 	}
 	if o.Port > 65535 {
-		*warnings = append(*warnings, fmt.Sprintf("Ignoring VOICE_SIDECAR_PORT=%d: want at most 65535.", o.Port))
+		v.Warn(fmt.Sprintf("Ignoring VOICE_SIDECAR_PORT=%d: want at most 65535.", o.Port))
 		o.Port = DefaultPort
 	}
 	return o
-}
-
-// positive reads a positive whole number, or warns and returns def.
-func positive(env config.Env, key string, def int, warnings *[]string) int {
-	raw := strings.TrimSpace(env.Get(key))
-	if raw == "" {
-		return def
-	}
-	n, err := strconv.Atoi(raw)
-	if err != nil || n <= 0 {
-		*warnings = append(*warnings, fmt.Sprintf("Ignoring %s=%q: want a positive number.", key, raw))
-		return def
-	}
-	return n
 }
 
 // ErrMissingElevenLabsKey is returned at start-up when the ElevenLabs
@@ -105,13 +91,13 @@ var ErrMissingElevenLabsKey = errors.New("ELEVENLABS_API_KEY is not set: the ele
 // docs/voice.md). Values it cannot use are returned as warnings
 // and replaced by defaults; a configuration that cannot work is an error.
 func ReadOptions(env config.Env, log *slog.Logger) (Options, []string, error) {
-	var warnings []string
-	addr := readAddr(env, &warnings)
+	v := config.NewVars(env)
+	addr := readAddr(v)
 	httpClient := &http.Client{Timeout: 2 * time.Minute}
 	o := Options{
 		Host:            addr.Host,
 		Port:            addr.Port,
-		MaxConnections:  positive(env, "VOICE_SIDECAR_MAX_CONNECTIONS", DefaultMaxConnections, &warnings),
+		MaxConnections:  v.Positive("VOICE_SIDECAR_MAX_CONNECTIONS"),
 		Heartbeat:       DefaultHeartbeat,
 		Drain:           DefaultDrain,
 		VoicesPath:      firstNonEmpty(env.Get("EVOKORE_VOICES_PATH"), config.DefaultVoicesPath),
@@ -128,7 +114,7 @@ func ReadOptions(env config.Env, log *slog.Logger) (Options, []string, error) {
 	case "", "elevenlabs":
 		key := strings.TrimSpace(env.Get("ELEVENLABS_API_KEY"))
 		if key == "" {
-			return o, warnings, ErrMissingElevenLabsKey
+			return o, v.Warnings, ErrMissingElevenLabsKey
 		}
 		el := &ElevenLabs{
 			APIKey:         key,
@@ -139,7 +125,7 @@ func ReadOptions(env config.Env, log *slog.Logger) (Options, []string, error) {
 			Logger:         log,
 		}
 		if err := el.checkBaseURL(); err != nil {
-			return o, warnings, err
+			return o, v.Warnings, err
 		}
 		o.TTS = el
 	case "openai-compat", "openai":
@@ -151,11 +137,11 @@ func ReadOptions(env config.Env, log *slog.Logger) (Options, []string, error) {
 			Client:  httpClient,
 		}
 		if _, err := oa.endpoint(); err != nil {
-			return o, warnings, err
+			return o, v.Warnings, err
 		}
 		o.TTS = oa
 	default:
-		return o, warnings, fmt.Errorf("unknown EVOKORE_TTS_PROVIDER %q: want elevenlabs or openai-compat", provider)
+		return o, v.Warnings, fmt.Errorf("unknown EVOKORE_TTS_PROVIDER %q: want elevenlabs or openai-compat", provider)
 	}
 
 	if env.Bool("EVOKORE_STT_ENABLED") {
@@ -168,7 +154,7 @@ func ReadOptions(env config.Env, log *slog.Logger) (Options, []string, error) {
 				Client:  httpClient,
 			}
 			if w.APIKey == "" {
-				warnings = append(warnings, "EVOKORE_STT_ENABLED is set but OPENAI_API_KEY is not: transcriptions will fail until it is.")
+				v.Warn("EVOKORE_STT_ENABLED is set but OPENAI_API_KEY is not: transcriptions will fail until it is.")
 			}
 			o.STT = w
 		case "local-whisper", "local":
@@ -178,22 +164,22 @@ func ReadOptions(env config.Env, log *slog.Logger) (Options, []string, error) {
 				TempDir: o.TempDir,
 			}
 			if _, err := lookPath(l.Path); err != nil {
-				warnings = append(warnings, fmt.Sprintf("EVOKORE_STT_PROVIDER=local-whisper but %q is not installed: transcriptions will fail until it is.", l.Path))
+				v.Warn(fmt.Sprintf("EVOKORE_STT_PROVIDER=local-whisper but %q is not installed: transcriptions will fail until it is.", l.Path))
 			}
 			o.STT = l
 		default:
-			warnings = append(warnings, fmt.Sprintf("Unknown EVOKORE_STT_PROVIDER %q: want whisper-api or local-whisper; speech-to-text stays off.", provider))
+			v.Warn(fmt.Sprintf("Unknown EVOKORE_STT_PROVIDER %q: want whisper-api or local-whisper; speech-to-text stays off.", provider))
 		}
 	}
 	if !o.DisablePlayback {
 		p, err := defaultPlayer(env.Get("VOICE_SIDECAR_PLAYER"))
 		if err != nil {
-			warnings = append(warnings, err.Error()+" Audio is written, not played.")
+			v.Warn(err.Error() + " Audio is written, not played.")
 			o.DisablePlayback = true
 		}
 		o.Player = p
 	}
-	return o, warnings, nil
+	return o, v.Warnings, nil
 }
 
 // lookPath finds a helper program; a variable so that nothing else in the

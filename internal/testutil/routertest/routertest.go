@@ -102,7 +102,7 @@ func NewWithServerOptions(t testing.TB, dir, configPath string, env map[string]s
 		vars[k] = v
 	}
 	settings, _ := config.ReadSettings(config.NewEnv(vars), server.ShippedDefaults)
-	settings.ShutdownGrace = 500 * time.Millisecond
+	settings.Children.ShutdownGrace = 500 * time.Millisecond
 	// The directory holding the config plays the project the router was
 	// started in, not the test binary's working directory.
 	settings.ProjectDir = dir

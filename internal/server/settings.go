@@ -1,0 +1,44 @@
+package server
+
+import (
+	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/policy"
+	"github.com/evokore/evokore/internal/records"
+)
+
+// PartSettings are the settings of the parts the server composes, each
+// read from the environment by the package that owns it. New reads them
+// from Options.Settings.Env; serve reads them once more at start only to
+// report bad values (ReadPartSettings), with config's.
+type PartSettings struct {
+	Records records.Settings
+	Policy  policy.Settings
+	Catalog catalog.Settings
+	Natives NativeSettings
+}
+
+// NativeSettings are the switches of the native tools the server
+// registers (registerManagers hands each to its manager).
+type NativeSettings struct {
+	Telemetry        bool // EVOKORE_TELEMETRY
+	SkillWatcher     bool // EVOKORE_SKILL_WATCHER
+	HTTPAllowPrivate bool // EVOKORE_HTTP_ALLOW_PRIVATE: fetch_skill may reach private addresses
+}
+
+// ReadPartSettings reads every part's settings from env, and what the
+// readers could not use.
+func ReadPartSettings(env config.Env) (PartSettings, []string) {
+	v := config.NewVars(env)
+	p := PartSettings{
+		Policy:  policy.ReadSettings(v),
+		Catalog: catalog.ReadSettings(v),
+		Natives: NativeSettings{
+			Telemetry:        v.Bool("EVOKORE_TELEMETRY"),
+			SkillWatcher:     v.Bool("EVOKORE_SKILL_WATCHER"),
+			HTTPAllowPrivate: v.Bool("EVOKORE_HTTP_ALLOW_PRIVATE"),
+		},
+		Records: records.ReadSettings(v),
+	}
+	return p, v.Warnings
+}
