@@ -64,6 +64,9 @@ type Router interface {
 	// StatelessView builds the view one sessionless request is served
 	// by (MCP 2026-07-28).
 	StatelessView(so server.SessionOptions) *server.View
+	// InputSchema is the input schema clients are shown for the tool
+	// they call by name; false when no tool has that name.
+	InputSchema(name string) (any, bool)
 	// Closing reports whether the router is shutting down.
 	Closing() bool
 	// OnShutdown registers what the router runs when it shuts down,
@@ -361,6 +364,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		h.postStarted()
 		defer h.postDone()
+	}
+	if r.Method == http.MethodPost && r.Header.Get("Mcp-Protocol-Version") >= newEra {
+		var ok bool
+		if r, ok = h.checkHeaders(w, r); !ok {
+			return
+		}
 	}
 	sid := r.Header.Get(sessionHeader)
 	if sid == "" && r.Method != http.MethodPost {

@@ -65,3 +65,16 @@ func (r completeResult) MarshalJSON() ([]byte, error) {
 	}
 	return append(out, b[1:]...), nil
 }
+
+// InputSchema is the input schema clients are shown for the tool they
+// call by name (in tools/list, discover_tools and describe_tool; a hidden
+// tool's too, as it stays callable by name): the streamable HTTP front
+// checks a call's Mcp-Param-* headers against its x-mcp-header
+// annotations. A proxied tool's is its child's, annotations kept.
+func (s *Server) InputSchema(name string) (any, bool) {
+	e, ok := s.catalog.Snapshot().Lookup(name)
+	if !ok || e.Tool == nil {
+		return nil, false
+	}
+	return e.Tool.InputSchema, true
+}
