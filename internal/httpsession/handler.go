@@ -65,8 +65,9 @@ type Router interface {
 	// by (MCP 2026-07-28).
 	StatelessView(so server.SessionOptions) *server.View
 	// InputSchema is the input schema clients are shown for the tool
-	// they call by name; false when no tool has that name.
-	InputSchema(name string) (any, bool)
+	// they call by name, and whether a client without a session finds it
+	// in tools/list; ok is false when no tool has that name.
+	InputSchema(name string) (schema any, listed, ok bool)
 	// Closing reports whether the router is shutting down.
 	Closing() bool
 	// OnShutdown registers what the router runs when it shuts down,

@@ -24,7 +24,10 @@ import (
 // holds none of the router's), so it checks them here, against the
 // schema its listings show for the name called: a proxied tool's is the
 // child's, annotations included, so what a client mirrors for it is what
-// the router checks. The go-sdk client that calls the child then mirrors
+// the router checks. A tool the client's tools/list does not show (one it
+// must discover, or every tool while listings defer schemas) is called
+// by a client that may not know its annotations: a header it sends is
+// checked all the same, one it leaves out is not required. The go-sdk client that calls the child then mirrors
 // the same arguments into the child's request from the child's own
 // listing. A header that disagrees with the body, is missing while the
 // body has the value, or is present while the body has none, is refused
@@ -103,7 +106,7 @@ type rpcCall struct {
 // 2026-07-28 protocol whose body is a tools/call (or a batch holding
 // some), against the schema schemaOf gives for the tool called. It
 // returns the id of the request that failed and what is wrong, or "".
-func checkParamHeaders(header http.Header, body []byte, schemaOf func(name string) (any, bool)) (json.RawMessage, string) {
+func checkParamHeaders(header http.Header, body []byte, schemaOf func(name string) (any, bool, bool)) (json.RawMessage, string) {
 	var calls []rpcCall
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) > 0 && trimmed[0] == '[' {
@@ -121,13 +124,13 @@ func checkParamHeaders(header http.Header, body []byte, schemaOf func(name strin
 		if c.Method != "tools/call" {
 			continue
 		}
-		schema, ok := schemaOf(c.Params.Name)
+		schema, listed, ok := schemaOf(c.Params.Name)
 		if !ok {
 			// An unknown tool: its call is refused as such.
 			continue
 		}
 		for _, b := range paramBindings(schema) {
-			if problem := checkParam(header, b, c.Params.Arguments); problem != "" {
+			if problem := checkParam(header, b, c.Params.Arguments, listed); problem != "" {
 				return c.ID, problem
 			}
 		}
@@ -135,8 +138,9 @@ func checkParamHeaders(header http.Header, body []byte, schemaOf func(name strin
 	return nil, ""
 }
 
-// checkParam checks one annotated argument against its header.
-func checkParam(header http.Header, b paramBinding, args map[string]json.RawMessage) string {
+// checkParam checks one annotated argument against its header, which
+// must be sent when required and the argument is.
+func checkParam(header http.Header, b paramBinding, args map[string]json.RawMessage, required bool) string {
 	name := paramHeaderPrefix + b.header
 	values := header.Values(name)
 	arg, present := argumentAt(args, b.path)
@@ -148,6 +152,9 @@ func checkParam(header http.Header, b paramBinding, args map[string]json.RawMess
 		return ""
 	}
 	if len(values) == 0 {
+		if !required {
+			return ""
+		}
 		return fmt.Sprintf("Header mismatch: argument '%s' is set but the %s header is missing", where, name)
 	}
 	if len(values) > 1 {

@@ -6,6 +6,9 @@ import (
 	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/config"
 )
 
 // newEra is the first protocol version without sessions (MCP 2026-07-28):
@@ -67,14 +70,19 @@ func (r completeResult) MarshalJSON() ([]byte, error) {
 }
 
 // InputSchema is the input schema clients are shown for the tool they
-// call by name (in tools/list, discover_tools and describe_tool; a hidden
-// tool's too, as it stays callable by name): the streamable HTTP front
-// checks a call's Mcp-Param-* headers against its x-mcp-header
-// annotations. A proxied tool's is its child's, annotations kept.
-func (s *Server) InputSchema(name string) (any, bool) {
+// call by name, for the streamable HTTP front's check of a call's
+// Mcp-Param-* headers against its x-mcp-header annotations (a proxied
+// tool's is its child's, annotations kept). listed reports whether a
+// client without a session finds that schema in tools/list: it does not
+// for a tool it must discover (dynamic mode) or when listings defer
+// schemas, so it cannot know what to mirror. ok is false when no tool has
+// that name.
+func (s *Server) InputSchema(name string) (schema any, listed, ok bool) {
 	e, ok := s.catalog.Snapshot().Lookup(name)
 	if !ok || e.Tool == nil {
-		return nil, false
+		return nil, false, false
 	}
-	return e.Tool.InputSchema, true
+	deferred := s.opts.Settings.SchemaMode == config.SchemaDeferred && !s.deferFallback.Load()
+	listed = !deferred && catalog.Visible(e, s.gen.Load().profile.Profile, s.legacy, nil)
+	return e.Tool.InputSchema, listed, true
 }
