@@ -1,10 +1,10 @@
 package httpsession_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -35,11 +35,26 @@ func post2026(t *testing.T, url, method string, params map[string]any, headers m
 		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
 		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw", "version": "1"},
 	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
+	all := map[string]string{"Mcp-Protocol-Version": "2026-07-28"}
+	for k, v := range headers {
+		all[k] = v
+	}
+	status, _, raw := postRaw(t, url, map[string]any{"jsonrpc": "2.0", "id": 7, "method": method, "params": params}, all)
+	ans := rpcAnswer{status: status}
+	if err := json.Unmarshal(raw, &ans); err != nil {
+		t.Fatalf("%s answered %d with %q: %v", method, status, raw, err)
+	}
+	return ans
+}
+
+// postRaw POSTs msg with headers and returns the status, the headers and
+// the answer: a JSON body, or the SSE stream's first message.
+func postRaw(t *testing.T, url string, msg any, headers map[string]string) (int, http.Header, []byte) {
+	t.Helper()
+	body, _ := json.Marshal(msg)
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(string(body)))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
@@ -48,29 +63,20 @@ func post2026(t *testing.T, url, method string, params map[string]any, headers m
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	ans := rpcAnswer{status: resp.StatusCode}
-	var raw []byte
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		sc := bufio.NewScanner(resp.Body)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				raw = []byte(data)
-				break
+		for _, line := range strings.Split(string(b), "\n") {
+			// A stream may start with an empty priming event.
+			if data, ok := strings.CutPrefix(line, "data: "); ok && strings.TrimSpace(data) != "" {
+				return resp.StatusCode, resp.Header, []byte(data)
 			}
 		}
-	} else {
-		var b strings.Builder
-		sc := bufio.NewScanner(resp.Body)
-		for sc.Scan() {
-			b.WriteString(sc.Text())
-		}
-		raw = []byte(b.String())
+		return resp.StatusCode, resp.Header, nil
 	}
-	if err := json.Unmarshal(raw, &ans); err != nil {
-		t.Fatalf("%s answered %d with %q: %v", method, resp.StatusCode, raw, err)
-	}
-	return ans
+	return resp.StatusCode, resp.Header, b
 }
 
 // refused reports what is wrong unless the answer is the spec's refusal

@@ -53,8 +53,14 @@ func completed(res mcp.Result) mcp.Result {
 type completeResult struct{ mcp.Result }
 
 func (r completeResult) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(r.Result)
-	if err != nil || len(b) < 2 || b[0] != '{' || bytes.Contains(b, []byte(`"resultType"`)) {
+	// Written as the SDK writes every other answer, without escaping
+	// <, > and & (a listing would cost more tokens in the new era).
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(r.Result)
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	if err != nil || len(b) < 2 || b[0] != '{' || hasKey(b, "resultType") {
 		return b, err
 	}
 	kind := "complete"
@@ -67,6 +73,29 @@ func (r completeResult) MarshalJSON() ([]byte, error) {
 		out = append(out, ',')
 	}
 	return append(out, b[1:]...), nil
+}
+
+// hasKey reports whether the JSON object b has key at its top level (a
+// tool whose schema names a property resultType does not count).
+func hasKey(b []byte, key string) bool {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if t == key {
+			return true
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return false
+		}
+	}
+	return false
 }
 
 // InputSchema is the input schema clients are shown for the tool they

@@ -48,7 +48,7 @@
 //
 // With -param-headers, one more tool, for the Mcp-Param-* header tests:
 //
-//	deploy {region, replicas, target: {zone}}
+//	deploy {region, replicas, target: {zone}, resultType}
 //	                        annotated x-mcp-header Region, Replicas and
 //	                        Zone; returns its arguments and, served over
 //	                        HTTP, the Mcp-Param-Region header it got
@@ -545,7 +545,8 @@ func addDeploy(s *mcp.Server) {
 	schema := json.RawMessage(`{"type":"object","properties":{
 		"region":{"type":"string","x-mcp-header":"Region"},
 		"replicas":{"type":"integer","x-mcp-header":"Replicas"},
-		"target":{"type":"object","properties":{"zone":{"type":"string","x-mcp-header":"Zone"}}}}}`)
+		"target":{"type":"object","properties":{"zone":{"type":"string","x-mcp-header":"Zone"}}},
+		"resultType":{"type":"string","description":"a property named like a result's field, <not> a header"}}}`)
 	s.AddTool(&mcp.Tool{Name: "deploy", Description: "Deploys nothing; its arguments are mirrored into headers.", InputSchema: schema}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		seen := "no HTTP headers"
 		if req.Extra != nil && req.Extra.Header != nil {
