@@ -234,10 +234,28 @@ func paramMatches(h string, arg json.RawMessage) bool {
 	return false
 }
 
+// decodeName decodes an Mcp-Name sent in the base64 sentinel form (a
+// name or URI that is not plain ASCII), which the go-sdk's check would
+// otherwise compare to the body still encoded; the SDK then compares the
+// decoded name. It returns what is wrong with one that does not decode.
+func decodeName(header http.Header) string {
+	v := header.Get("Mcp-Name")
+	if !strings.HasPrefix(v, base64Open) || !strings.HasSuffix(v, base64Close) {
+		return ""
+	}
+	name, ok := decodeParam(v)
+	if !ok {
+		return "Header mismatch: Mcp-Name is not valid base64"
+	}
+	header.Set("Mcp-Name", name)
+	return ""
+}
+
 // checkHeaders refuses a POST of the 2026-07-28 protocol whose Mcp-Param-*
 // headers do not match its body (400, HeaderMismatch), and otherwise
 // returns it with its body restored. Mcp-Method and Mcp-Name are the
-// go-sdk handler's to check; it sees every request after this.
+// go-sdk handler's to check; it sees every request after this, with an
+// encoded Mcp-Name decoded.
 func (h *Handler) checkHeaders(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 	body, err := io.ReadAll(r.Body)
 	_ = r.Body.Close()
@@ -248,6 +266,9 @@ func (h *Handler) checkHeaders(w http.ResponseWriter, r *http.Request) (*http.Re
 		return nil, false
 	}
 	id, problem := checkParamHeaders(r.Header, body, h.rt.InputSchema)
+	if problem == "" {
+		problem = decodeName(r2.Header)
+	}
 	if problem == "" {
 		return r2, true
 	}

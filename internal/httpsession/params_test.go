@@ -132,6 +132,9 @@ func TestMcpHeadersMustMatchTheBody(t *testing.T) {
 	if ans := call("fx_deploy", with("Mcp-Param-Replicas", "3.0")); ans.status != http.StatusOK || ans.Error != nil {
 		t.Errorf("Mcp-Param-Replicas 3.0 for 3: %d %+v", ans.status, ans.Error)
 	}
+	if ans := call("fx_deploy", with("Mcp-Name", "=?base64?ZnhfZGVwbG95?=")); ans.status != http.StatusOK || ans.Error != nil {
+		t.Errorf("a base64-encoded Mcp-Name: %d %+v", ans.status, ans.Error)
+	}
 
 	for what, headers := range map[string]map[string]string{
 		"Mcp-Method of another method":    with("Mcp-Method", "tools/list"),
@@ -143,6 +146,8 @@ func TestMcpHeadersMustMatchTheBody(t *testing.T) {
 		"a nested Mcp-Param-Zone differs": with("Mcp-Param-Zone", "c"),
 		"Mcp-Param-Replicas differs":      with("Mcp-Param-Replicas", "4"),
 		"broken base64":                   with("Mcp-Param-Region", "=?base64?!!?="),
+		"an encoded Mcp-Name of another":  with("Mcp-Name", "=?base64?ZnhfZWNobw==?="),
+		"an Mcp-Name of broken base64":    with("Mcp-Name", "=?base64?!?="),
 		"a non-ASCII Mcp-Param value":     with("Mcp-Param-Region", "us-wést1"),
 	} {
 		if problem := call("fx_deploy", headers).refused(); problem != "" {
