@@ -123,6 +123,10 @@ func New(rt Router, o Options) *Handler {
 	if sdk.SessionTimeout == 0 {
 		sdk.SessionTimeout = o.TTL
 	}
+	h.maxBody = sdk.MaxRequestBodyBytes
+	if h.maxBody == 0 {
+		h.maxBody = mcp.DefaultMaxRequestBodyBytes
+	}
 	if sdk.EventStore == nil {
 		// A session's SSE streams can be resumed after a dropped
 		// connection (Last-Event-ID), from this replica's memory.
@@ -192,10 +196,7 @@ func New(rt Router, o Options) *Handler {
 // stateless handler answers it as an unknown method). It returns the
 // request with its body restored.
 func opensSession(r *http.Request) (*http.Request, bool, error) {
-	body, err := io.ReadAll(r.Body)
-	_ = r.Body.Close()
-	r2 := r.Clone(r.Context())
-	r2.Body = io.NopCloser(bytes.NewReader(body))
+	r2, body, err := readBody(r)
 	if err != nil {
 		return r2, false, err
 	}
@@ -225,6 +226,27 @@ func opensSession(r *http.Request) (*http.Request, bool, error) {
 		}
 	}
 	return r2, false, nil
+}
+
+// readBody reads r's body and returns r with it restored. The server
+// closes the body it gave; closing it here would read on, past a bound
+// that was hit, to drain it.
+func readBody(r *http.Request) (*http.Request, []byte, error) {
+	body, err := io.ReadAll(r.Body)
+	r2 := r.Clone(r.Context())
+	r2.Body = io.NopCloser(bytes.NewReader(body))
+	return r2, body, err
+}
+
+// bodyUnreadable answers a POST whose body could not be read: 413 when
+// it is over the bound, else 400.
+func bodyUnreadable(w http.ResponseWriter, err error) {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		http.Error(w, fmt.Sprintf("the request body is over %d bytes", tooBig.Limit), http.StatusRequestEntityTooLarge)
+		return
+	}
+	http.Error(w, "cannot read the request body", http.StatusBadRequest)
 }
 
 // newEra is the first protocol version without sessions.
@@ -307,6 +329,9 @@ type Handler struct {
 	stateless *mcp.StreamableHTTPHandler
 	saveEvery time.Duration
 	log       *slog.Logger
+	// maxBody bounds a POST's body (the SDK's MaxRequestBodyBytes);
+	// negative is no bound.
+	maxBody int64
 
 	// posts counts the POSTs being served, so Shutdown can let their
 	// answers be written before the sessions close.
@@ -365,6 +390,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		h.postStarted()
 		defer h.postDone()
+		// The front reads bodies before the SDK does (the era, the
+		// headers): bounded as the SDK bounds them.
+		if h.maxBody > 0 && r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
+		}
 	}
 	if r.Method == http.MethodPost && r.Header.Get("Mcp-Protocol-Version") >= newEra {
 		var ok bool
@@ -382,7 +412,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if sid == "" {
 		r, opens, err := opensSession(r)
 		if err != nil {
-			http.Error(w, "cannot read the request body", http.StatusBadRequest)
+			bodyUnreadable(w, err)
 			return
 		}
 		if !opens {

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -257,12 +256,9 @@ func decodeName(header http.Header) string {
 // go-sdk handler's to check; it sees every request after this, with an
 // encoded Mcp-Name decoded.
 func (h *Handler) checkHeaders(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
-	body, err := io.ReadAll(r.Body)
-	_ = r.Body.Close()
-	r2 := r.Clone(r.Context())
-	r2.Body = io.NopCloser(bytes.NewReader(body))
+	r2, body, err := readBody(r)
 	if err != nil {
-		http.Error(w, "cannot read the request body", http.StatusBadRequest)
+		bodyUnreadable(w, err)
 		return nil, false
 	}
 	id, problem := checkParamHeaders(r.Header, body, h.rt.InputSchema)

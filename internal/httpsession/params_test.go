@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -193,5 +194,54 @@ func TestMcpParamHeadersOfAHiddenToolAreCheckedWhenSent(t *testing.T) {
 	std["Mcp-Param-Region"] = "eu-west1"
 	if problem := post2026(t, ts.URL, "tools/call", params(), std).refused(); problem != "" {
 		t.Errorf("a hidden tool's mismatched Mcp-Param-Region: %s", problem)
+	}
+}
+
+// The front reads a POST's body before the SDK does (to tell the eras
+// apart and check the headers): it stops at the SDK's bound and answers
+// 413, so a body that never ends costs a bounded read, and the router
+// goes on serving.
+func TestAnEndlessBodyIsCutOffAtTheBound(t *testing.T) {
+	h := routertest.New(t, map[string]any{}, nil)
+	ts := httptest.NewServer(h.HTTP(nil, &mcp.StreamableHTTPOptions{MaxRequestBodyBytes: 64 << 10}))
+	t.Cleanup(ts.Close)
+	for _, version := range []string{"", "2026-07-28"} {
+		pr, pw := io.Pipe()
+		stop := make(chan struct{})
+		go func() {
+			_, _ = pw.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"pad":"`))
+			chunk := []byte(strings.Repeat("x", 4096))
+			for written := 0; written <= 64<<10; written += len(chunk) {
+				if _, err := pw.Write(chunk); err != nil {
+					return
+				}
+			}
+			<-stop // and never ends
+			_ = pw.Close()
+		}()
+		// Only a guard against a hang: the answer comes as soon as the
+		// bound is passed.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL, pr)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if version != "" {
+			req.Header.Set("Mcp-Protocol-Version", version)
+			req.Header.Set("Mcp-Method", "tools/list")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("version %q: %v (the front read on past the bound)", version, err)
+		}
+		_ = resp.Body.Close()
+		close(stop)
+		cancel()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Errorf("version %q: an endless body answered %d", version, resp.StatusCode)
+		}
+	}
+	ans := post2026(t, ts.URL, "tools/list", map[string]any{}, map[string]string{"Mcp-Method": "tools/list"})
+	if ans.status != http.StatusOK {
+		t.Errorf("after the endless bodies tools/list answered %d %+v", ans.status, ans.Error)
 	}
 }
