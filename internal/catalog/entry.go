@@ -54,6 +54,10 @@ type Entry struct {
 	// Hash identifies the Definition as the child declared it; pinning
 	// and approvals bind to it.
 	Hash string
+	// ParamHeaders is set when the tool's input schema annotates
+	// arguments with x-mcp-header (MCP 2026-07-28): a request calling it
+	// over HTTP must carry them as Mcp-Param-* headers.
+	ParamHeaders bool
 	// Quarantine, when set, explains why the tool is held back: its
 	// definition changed since an operator last accepted it. A quarantined
 	// tool is never listed or found, and calls get this text.
@@ -110,7 +114,31 @@ func newProxyEntry(server, prefix string, t *mcp.Tool) *Entry {
 	props[ApprovalTokenField] = approvalTokenProperty
 	schema["properties"] = props
 	cp.InputSchema = schema
-	return &Entry{Name: cp.Name, Tool: &cp, Source: SourceProxy, Server: server, Original: t.Name, Long: long, Hash: DefinitionHash(t)}
+	return &Entry{Name: cp.Name, Tool: &cp, Source: SourceProxy, Server: server, Original: t.Name, Long: long, Hash: DefinitionHash(t),
+		ParamHeaders: annotatesHeaders(schema)}
+}
+
+// annotatesHeaders reports whether a schema, at any depth, carries an
+// x-mcp-header annotation.
+func annotatesHeaders(v any) bool {
+	switch v := v.(type) {
+	case map[string]any:
+		if _, ok := v["x-mcp-header"]; ok {
+			return true
+		}
+		for _, sub := range v {
+			if annotatesHeaders(sub) {
+				return true
+			}
+		}
+	case []any:
+		for _, sub := range v {
+			if annotatesHeaders(sub) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // MaxToolName is the longest tool name evokore lists: clients reject

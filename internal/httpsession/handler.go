@@ -68,6 +68,10 @@ type Router interface {
 	// they call by name, and whether a client without a session finds it
 	// in tools/list; ok is false when no tool has that name.
 	InputSchema(name string) (schema any, listed, ok bool)
+	// TakeProxied and StatelessSession serve the fast path (fastcall.go):
+	// a proxied tools/call answered before the SDK decodes it.
+	TakeProxied(sess *session.Session, params []byte, meta server.MetaRule) (*server.ProxiedCall, bool)
+	StatelessSession(so server.SessionOptions) *session.Session
 	// Closing reports whether the router is shutting down.
 	Closing() bool
 	// OnShutdown registers what the router runs when it shuts down,
@@ -120,9 +124,10 @@ func New(rt Router, o Options) *Handler {
 	if o.SDK != nil {
 		sdk = *o.SDK
 	}
-	if sdk.SessionTimeout == 0 {
-		sdk.SessionTimeout = o.TTL
-	}
+	// The SDK's idle timer counts only the POSTs it serves, and the fast
+	// path serves most calls: idle sessions are the handler's to close
+	// (idle.go).
+	sdk.SessionTimeout = 0
 	h.maxBody = sdk.MaxRequestBodyBytes
 	if h.maxBody == 0 {
 		h.maxBody = mcp.DefaultMaxRequestBodyBytes
@@ -186,7 +191,9 @@ func New(rt Router, o Options) *Handler {
 		}
 		return rt.StatelessView(so).MCP()
 	}, &stateless)
+	h.sweepStop = make(chan struct{})
 	rt.OnShutdown(h.flush)
+	rt.OnShutdown(func(context.Context) { h.stopSweeping() })
 	return h
 }
 
@@ -196,7 +203,7 @@ func New(rt Router, o Options) *Handler {
 // stateless handler answers it as an unknown method). It returns the
 // request with its body restored.
 func opensSession(r *http.Request) (*http.Request, bool, error) {
-	r2, body, err := readBody(r)
+	r2, body, err := readWhole(r)
 	if err != nil {
 		return r2, false, err
 	}
@@ -228,10 +235,10 @@ func opensSession(r *http.Request) (*http.Request, bool, error) {
 	return r2, false, nil
 }
 
-// readBody reads r's body and returns r with it restored. The server
-// closes the body it gave; closing it here would read on, past a bound
-// that was hit, to drain it.
-func readBody(r *http.Request) (*http.Request, []byte, error) {
+// readWhole reads r's whole body and returns r with it restored. The
+// server closes the body it gave; closing it here would read on, past a
+// bound that was hit, to drain it.
+func readWhole(r *http.Request) (*http.Request, []byte, error) {
 	body, err := io.ReadAll(r.Body)
 	r2 := r.Clone(r.Context())
 	r2.Body = io.NopCloser(bytes.NewReader(body))
@@ -318,6 +325,13 @@ type entry struct {
 	mu         sync.Mutex
 	generation uint64
 	at         time.Time
+	// calls are the fast path's calls in flight, by raw id, for the
+	// client's cancellation.
+	calls map[string]context.CancelFunc
+	// posts counts the session's POSTs being served; lastPost is when
+	// the last one ended (see idle.go).
+	posts    int
+	lastPost time.Time
 }
 
 // Handler serves MCP over streamable HTTP (see New).
@@ -342,13 +356,18 @@ type Handler struct {
 	mu       sync.Mutex
 	live     map[string]*entry
 	resuming sync.Mutex
+
+	sweepOnce sync.Once
+	stopOnce  sync.Once
+	sweepStop chan struct{}
 }
 
 // add registers a session once its id is known (its initialize).
 func (h *Handler) add(e *entry) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	h.live[e.v.Session().ID] = e
+	h.mu.Unlock()
+	h.startSweeping()
 }
 
 // remove forgets a session that closed (idle, DELETE, shutdown). A
@@ -410,6 +429,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if sid == "" {
+		r, body, err := readBody(r)
+		if err != nil {
+			bodyUnreadable(w, err)
+			return
+		}
+		if h.fastStateless(w, r, body) {
+			return
+		}
 		r, opens, err := opensSession(r)
 		if err != nil {
 			bodyUnreadable(w, err)
@@ -486,6 +513,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.delete(r.Context(), sid)
 	} else {
 		h.touch(r.Context(), e)
+	}
+	if r.Method == http.MethodPost {
+		e.postStarted()
+		defer e.postDone()
+	}
+	if r.Method == http.MethodPost && e.v.Session().Identity.Subject == who.Identity.Subject {
+		// Another subject of the tenant is refused by the SDK, which
+		// holds the session's user.
+		r2, body, err := readBody(r)
+		if err != nil {
+			bodyUnreadable(w, err)
+			return
+		}
+		if h.fastSession(w, r2, body, e) {
+			return
+		}
+		r = r2
 	}
 	h.sdk.ServeHTTP(w, r)
 }

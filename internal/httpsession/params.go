@@ -256,7 +256,7 @@ func decodeName(header http.Header) string {
 // go-sdk handler's to check; it sees every request after this, with an
 // encoded Mcp-Name decoded.
 func (h *Handler) checkHeaders(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
-	r2, body, err := readBody(r)
+	r2, body, err := readWhole(r)
 	if err != nil {
 		bodyUnreadable(w, err)
 		return nil, false

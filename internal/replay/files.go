@@ -117,15 +117,8 @@ func AppendRotatingLines(path string, lines []byte, maxBytes int64, keep int) er
 			return err
 		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if _, err := f.Write(lines); err != nil {
-		return err
-	}
-	return nil
+	// The rotation lock is held: the log itself needs no lock of its own.
+	return statefile.WriteHeld(path, lines)
 }
 
 // rotate shifts path's generations by one, keeping keep of them.

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -10,16 +11,155 @@ import (
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/rawjson"
 	"github.com/evokore/evokore/internal/router"
+	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/stdio"
 )
 
-// fastCalls takes the stdio session's proxied tools/call off the
-// transport before the go-sdk decodes them (see package proxy's doc): each
-// runs on a goroutine of its own, as the SDK runs its calls, through the
-// same router pipeline as every call, with the arguments as the bytes the
-// client sent, and is answered with the child's result bytes. Everything
-// else (native tools, names not in the catalog, calls with params it does
-// not know) goes on to the SDK unchanged.
+// A transport answers a proxied tools/call itself, before the go-sdk
+// decodes it: the arguments stay the bytes the client sent and the result
+// the bytes the child sent (see package proxy's doc), and the call runs
+// through the same router pipeline as every call. The SDK's JSON decoding
+// costs tens of KiB per message; this path a few. stdio takes such calls
+// in fastCalls below, streamable HTTP in package httpsession; everything
+// else (native tools, names not in the catalog, params it does not know)
+// goes on to the SDK unchanged.
+
+// MetaRule says which _meta members a transport's fast path accepts in a
+// call it takes; a call carrying any other is left to the SDK.
+type MetaRule func(key string) bool
+
+// ProxiedCall is a proxied tools/call taken off a transport.
+type ProxiedCall struct {
+	c   *router.Call
+	srv *Server
+}
+
+// TakeProxied returns the call that params (the request's params object,
+// as the client sent it) describe for sess when it is a call of a proxied
+// tool that a transport may answer itself; false leaves the request to
+// the SDK.
+func (s *Server) TakeProxied(sess *session.Session, params []byte, meta MetaRule) (*ProxiedCall, bool) {
+	if params == nil {
+		return nil, false
+	}
+	var name string
+	var args, rawMeta []byte
+	ok := true
+	if rawjson.Members(params, func(k string, v []byte) bool {
+		switch k {
+		case "name":
+			name, ok = rawjson.String(v)
+		case "arguments":
+			args = v
+		case "_meta":
+			rawMeta = v
+		default:
+			ok = false // task augmentation, input responses or anything newer: the SDK's
+		}
+		return ok
+	}) != nil || !ok || name == "" {
+		return nil, false
+	}
+	entry, found := s.catalog.Snapshot().Lookup(name)
+	if !found || entry.Source != catalog.SourceProxy {
+		return nil, false
+	}
+	var md mcp.Meta
+	if rawMeta != nil {
+		if json.Unmarshal(rawMeta, &md) != nil {
+			return nil, false
+		}
+		for k := range md {
+			if !meta(k) {
+				return nil, false
+			}
+		}
+	}
+	if sess.Stateless && sess.Peer == nil {
+		peer, ok := newRequestPeer(rawMeta)
+		if !ok {
+			return nil, false
+		}
+		sess.Peer = peer
+	}
+	return &ProxiedCall{srv: s, c: &router.Call{Entry: entry, Session: sess, Args: args, Meta: md, Raw: &router.RawResult{}}}, true
+}
+
+// Name is the name the client called.
+func (p *ProxiedCall) Name() string { return p.c.Entry.Name }
+
+// Run runs the call through the router. The answer is raw, the child's
+// result bytes, when not nil; else res, or err (a JSON-RPC error).
+func (p *ProxiedCall) Run(ctx context.Context) (res *mcp.CallToolResult, raw []byte, err error) {
+	p.c.Session.Touch()
+	res, err = p.srv.router.Run(ctx, p.c)
+	if err == nil && res != nil && res == p.c.Raw.Result {
+		raw = p.c.Raw.Bytes
+	}
+	return res, raw, err
+}
+
+// StatelessSession is the session a request of a client without one
+// (MCP 2026-07-28) acts under when a transport answers it itself: the
+// same as StatelessView's, without building the view's MCP server.
+func (s *Server) StatelessSession(so SessionOptions) *session.Session {
+	role := so.Role
+	if role == "" {
+		role = s.gen.Load().role
+	}
+	sess := session.New(statelessID(role, so), role)
+	sess.Identity = so.Identity
+	sess.TTL = s.opts.Settings.SessionTTL
+	sess.Stateless = true
+	return sess
+}
+
+// requestPeer is the client of one sessionless request answered on the
+// fast path: what its _meta declares (protocol, capabilities, client),
+// and no way to send it anything, as a 2026-07-28 request has no stream
+// for a call that asked for none (the policy then asks for an approval
+// by input_required, which needs none).
+type requestPeer struct{ params mcp.InitializeParams }
+
+var errNoStream = errors.New("a sessionless request without a stream cannot be sent requests")
+
+func newRequestPeer(rawMeta []byte) (*requestPeer, bool) {
+	var m struct {
+		Version string                  `json:"io.modelcontextprotocol/protocolVersion"`
+		Caps    *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
+		Client  *mcp.Implementation     `json:"io.modelcontextprotocol/clientInfo"`
+	}
+	if rawMeta != nil && json.Unmarshal(rawMeta, &m) != nil {
+		return nil, false
+	}
+	return &requestPeer{mcp.InitializeParams{ProtocolVersion: m.Version, Capabilities: m.Caps, ClientInfo: m.Client}}, true
+}
+
+func (p *requestPeer) InitializeParams() *mcp.InitializeParams { return &p.params }
+func (p *requestPeer) NotifyProgress(context.Context, *mcp.ProgressNotificationParams) error {
+	return nil
+}
+func (p *requestPeer) Log(context.Context, *mcp.LoggingMessageParams) error { return nil }
+func (p *requestPeer) CreateMessage(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
+	return nil, errNoStream
+}
+func (p *requestPeer) Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
+	return nil, errNoStream
+}
+func (p *requestPeer) ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
+	return nil, errNoStream
+}
+
+// stdioMeta is what a stdio call's _meta may carry on the fast path: a
+// progress token (progress is written to the same stream) and the trace
+// context. Anything else (the per-request protocol of 2026-07-28, say) is
+// the SDK's to read.
+func stdioMeta(k string) bool {
+	return k == "progressToken" || k == "traceparent" || k == "tracestate"
+}
+
+// fastCalls takes the stdio session's proxied tools/call: each runs on a
+// goroutine of its own, as the SDK runs its calls.
 type fastCalls struct {
 	view *view
 
@@ -64,48 +204,13 @@ func (f *fastCalls) cancel(m stdio.Message) bool {
 // call takes a tools/call for a proxied tool and starts it, or returns
 // false to leave it to the SDK.
 func (f *fastCalls) call(m stdio.Message, r stdio.Replier) bool {
-	if m.Params == nil {
-		return false
-	}
-	var name string
-	var args, meta []byte
-	ok := true
-	if rawjson.Members(m.Params, func(k string, v []byte) bool {
-		switch k {
-		case "name":
-			name, ok = rawjson.String(v)
-		case "arguments":
-			args = v
-		case "_meta":
-			meta = v
-		default:
-			ok = false // task augmentation or anything newer: the SDK's
-		}
-		return ok
-	}) != nil || !ok || name == "" {
-		return false
-	}
 	v := f.view
 	if v.ss == nil || v.ss.InitializeParams() == nil {
 		return false // the SDK refuses calls before initialize
 	}
-	entry, found := v.srv.catalog.Snapshot().Lookup(name)
-	if !found || entry.Source != catalog.SourceProxy {
+	p, ok := v.srv.TakeProxied(v.sess, m.Params, stdioMeta)
+	if !ok {
 		return false
-	}
-	var md mcp.Meta
-	if meta != nil {
-		// Only a progress token and the trace context are taken here;
-		// any other _meta (the per-request protocol of 2026-07-28, say)
-		// is the SDK's to read.
-		if json.Unmarshal(meta, &md) != nil {
-			return false
-		}
-		for k := range md {
-			if k != "progressToken" && k != "traceparent" && k != "tracestate" {
-				return false
-			}
-		}
 	}
 	key := string(m.ID)
 	f.mu.Lock()
@@ -116,20 +221,34 @@ func (f *fastCalls) call(m stdio.Message, r stdio.Replier) bool {
 	ctx, cancel := context.WithCancel(context.Background())
 	f.inflight[key] = cancel
 	f.mu.Unlock()
-	v.sess.Touch()
-	c := &router.Call{Entry: entry, Session: v.sess, Args: args, Meta: md, Raw: &router.RawResult{}}
 	go func() {
 		defer cancel()
-		res, err := v.srv.router.Run(ctx, c)
+		res, raw, err := p.Run(ctx)
 		// The id is free again once answered: a client may reuse it.
 		f.mu.Lock()
 		delete(f.inflight, key)
 		f.mu.Unlock()
-		var raw []byte
-		if err == nil && res != nil && res == c.Raw.Result {
-			raw = c.Raw.Bytes
-		}
 		stdio.Answer(r, m.ID, res, raw, err)
 	}()
 	return true
+}
+
+// ParamHeaders reports whether the tool declares x-mcp-header arguments,
+// which a 2026-07-28 request must repeat as headers.
+func (p *ProxiedCall) ParamHeaders() bool { return p.c.Entry.ParamHeaders }
+
+// ResultBytes encodes a result the router answered itself (not a child's
+// bytes) for a transport's fast path; newEra adds the resultType a
+// 2026-07-28 result carries.
+func ResultBytes(res *mcp.CallToolResult, newEra bool) ([]byte, error) {
+	if res == nil {
+		res = &mcp.CallToolResult{}
+	}
+	if res.Content == nil {
+		res.Content = []mcp.Content{}
+	}
+	if newEra {
+		return json.Marshal(completed(res))
+	}
+	return json.Marshal(res)
 }

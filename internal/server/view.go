@@ -99,9 +99,15 @@ func (s *Server) NewView(so SessionOptions, id string) *View {
 func (s *Server) StatelessView(so SessionOptions) *View {
 	v := s.newView(so)
 	v.sess.Stateless = true
-	sum := sha256.Sum256([]byte(v.sess.Role + "\x00" + so.Identity.Tenant + "\x00" + so.Identity.Subject))
-	v.sess.ID = "stateless-" + hex.EncodeToString(sum[:8])
+	v.sess.ID = statelessID(v.sess.Role, so)
 	return v
+}
+
+// statelessID is the session id of every request of one caller without a
+// session: its role, tenant and subject.
+func statelessID(role string, so SessionOptions) string {
+	sum := sha256.Sum256([]byte(role + "\x00" + so.Identity.Tenant + "\x00" + so.Identity.Subject))
+	return "stateless-" + hex.EncodeToString(sum[:8])
 }
 
 // MCP is the view's own MCP server.

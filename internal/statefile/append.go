@@ -20,6 +20,9 @@ func AppendLine(path string, line []byte) error {
 func AppendLines(path string, data []byte) error { return appendLines(path, data, false) }
 
 func appendLines(path string, data []byte, sync bool) error {
+	if !sync {
+		return AppendHeld(path, data)
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
@@ -35,8 +38,27 @@ func appendLines(path string, data []byte, sync bool) error {
 	if _, err := f.Write(data); err != nil {
 		return err
 	}
-	if !sync {
-		return nil
-	}
 	return f.Sync()
+}
+
+// AppendHeld appends data to path in one write under the file's lock,
+// keeping the file open for the next append (held.go).
+func AppendHeld(path string, data []byte) error {
+	return withHeld(path, func(f *os.File) error {
+		if err := Lock(f); err != nil {
+			return err
+		}
+		defer Unlock(f)
+		_, err := f.Write(data)
+		return err
+	})
+}
+
+// WriteHeld appends data to path in one write, keeping the file open
+// for the next append; the caller holds whatever lock orders the writers.
+func WriteHeld(path string, data []byte) error {
+	return withHeld(path, func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	})
 }

@@ -55,11 +55,13 @@ func (t *Transport) SetFastPath(fp FastPath) {
 	t.fast.Store(&fp)
 }
 
-// scanFast reads the envelope of a frame in place and returns it when it
-// is a clean tools/call or notifications/cancelled. Anything
-// less than clean (a duplicate member, an id out of range, bad UTF-8, too
-// deep) returns false, and Decode then answers it as it always does.
-func scanFast(frame []byte) (Message, bool) {
+// ScanRequest reads the envelope of a JSON-RPC message in place and
+// returns it when it is a clean tools/call or notifications/cancelled.
+// Anything less than clean (a duplicate member, an id out of range, bad
+// UTF-8, too deep) returns false, and Decode then answers it as it always
+// does. Streamable HTTP reads its POST bodies with it too: the message is
+// the same whatever carries it.
+func ScanRequest(frame []byte) (Message, bool) {
 	var m Message
 	if firstByte(frame) != '{' || !json.Valid(frame) || !utf8.Valid(frame) {
 		return m, false
@@ -126,18 +128,25 @@ func idKey(id []byte) any {
 }
 
 // Reply answers a request a FastPath took.
-func (c *Conn) Reply(id, result []byte) error {
+func (c *Conn) Reply(id, result []byte) error { return c.answer(id, ResponseLine(id, result)) }
+
+// ReplyError answers a request a FastPath took with an error.
+func (c *Conn) ReplyError(id []byte, code int64, message string, data []byte) error {
+	return c.answer(id, ErrorLine(id, code, message, data))
+}
+
+// ResponseLine is the JSON-RPC response to id with result, as written.
+func ResponseLine(id, result []byte) []byte {
 	buf := make([]byte, 0, len(result)+len(id)+40)
 	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
 	buf = append(buf, id...)
 	buf = append(buf, `,"result":`...)
 	buf = append(buf, result...)
-	buf = append(buf, '}')
-	return c.answer(id, buf)
+	return append(buf, '}')
 }
 
-// ReplyError answers a request a FastPath took with an error.
-func (c *Conn) ReplyError(id []byte, code int64, message string, data []byte) error {
+// ErrorLine is the JSON-RPC error response to id; data may be nil.
+func ErrorLine(id []byte, code int64, message string, data []byte) []byte {
 	buf := make([]byte, 0, len(message)+len(id)+len(data)+80)
 	buf = append(buf, `{"jsonrpc":"2.0","id":`...)
 	buf = append(buf, id...)
@@ -149,8 +158,7 @@ func (c *Conn) ReplyError(id []byte, code int64, message string, data []byte) er
 		buf = append(buf, `,"data":`...)
 		buf = append(buf, data...)
 	}
-	buf = append(buf, `}}`...)
-	return c.answer(id, buf)
+	return append(buf, `}}`...)
 }
 
 // answer writes a response line and marks its request answered.

@@ -290,7 +290,7 @@ func (c *Conn) offerFast(frame []byte) bool {
 	if fp == nil {
 		return false
 	}
-	m, ok := scanFast(frame)
+	m, ok := ScanRequest(frame)
 	if !ok {
 		return false
 	}

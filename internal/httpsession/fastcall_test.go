@@ -1,0 +1,173 @@
+package httpsession_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/httpsession"
+	"github.com/evokore/evokore/internal/server"
+	"github.com/evokore/evokore/internal/testutil"
+	"github.com/evokore/evokore/internal/testutil/routertest"
+)
+
+// post sends one JSON-RPC message over streamable HTTP, of a session
+// when sid is set, else of the sessionless protocol with its headers and
+// _meta; it returns the response's content type and body.
+func post(t *testing.T, url, sid, body string, header map[string]string) (int, string, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Content-Type"), string(b)
+}
+
+// statelessCall is a 2026-07-28 tools/call of tool with args and the
+// headers that era requires.
+func statelessCall(id int, tool, args string) (string, map[string]string) {
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s,"_meta":{%q:"2026-07-28",%q:{}}}}`,
+		id, tool, args, mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities)
+	return body, map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": tool}
+}
+
+// A proxied call over HTTP is answered as one plain JSON response in
+// both eras (the sessionless one with its resultType), exactly the
+// result the SDK's path gives; a call that asks for progress gets its
+// progress on an event stream; a session's call is cancelled by the
+// client's notifications/cancelled and the child hears of it.
+func TestProxiedCallsOverHTTPAnswerPlainJSON(t *testing.T) {
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, nil)
+	h.Server.StartChildren(nil)
+	h.Booted()
+	ts := httptest.NewServer(h.HTTP(nil, nil))
+	t.Cleanup(ts.Close)
+
+	// The sessionless era.
+	body, hdr := statelessCall(1, "fx_echo", `{"message":"plain"}`)
+	code, ctype, got := post(t, ts.URL, "", body, hdr)
+	if code != http.StatusOK || ctype != "application/json" {
+		t.Fatalf("sessionless call: %d %s %s", code, ctype, got)
+	}
+	var resp struct {
+		ID     int `json:"id"`
+		Result struct {
+			ResultType string `json:"resultType"`
+			Content    []struct{ Text string }
+		}
+	}
+	if err := json.Unmarshal([]byte(got), &resp); err != nil || resp.ID != 1 || resp.Result.ResultType != "complete" ||
+		len(resp.Result.Content) != 1 || resp.Result.Content[0].Text != "Echo: plain" {
+		t.Errorf("sessionless answer: %s", got)
+	}
+	// A header that disagrees with the call goes the SDK's way: refused.
+	hdr["Mcp-Name"] = "fx_other"
+	if code, _, got := post(t, ts.URL, "", body, hdr); code != http.StatusBadRequest {
+		t.Errorf("Mcp-Name naming another tool: %d %s", code, got)
+	}
+
+	// A session of the 2025-11-25 era.
+	c := mcp.NewClient(&mcp.Implementation{Name: "fast", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL}, sessionEra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	code, ctype, got = post(t, ts.URL, cs.ID(), `{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"fx_echo","arguments":{"message":"s"}}}`, nil)
+	if code != http.StatusOK || ctype != "application/json" || got != `{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"Echo: s"}]}}` {
+		t.Errorf("session call: %d %s %s", code, ctype, got)
+	}
+	// The same call through the SDK client reads the same result.
+	if text := routertest.Text(routertest.Call(t, cs, "fx_echo", map[string]any{"message": "s"})); text != "Echo: s" {
+		t.Errorf("SDK client: %q", text)
+	}
+
+	// Progress needs a stream: the call is the SDK's, answered as events.
+	code, ctype, got = post(t, ts.URL, cs.ID(), `{"jsonrpc":"2.0","id":"p","method":"tools/call","params":{"name":"fx_progress","arguments":{"steps":2},"_meta":{"progressToken":"tok"}}}`, nil)
+	if code != http.StatusOK || ctype != "text/event-stream" || !strings.Contains(got, "notifications/progress") {
+		t.Errorf("call with progress: %d %s %s", code, ctype, got)
+	}
+
+	// Cancelled by the client while the child works on it.
+	done := make(chan string, 1)
+	go func() {
+		_, _, got := post(t, ts.URL, cs.ID(), `{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"fx_slow","arguments":{"ms":60000}}}`, nil)
+		done <- got
+	}()
+	waitFor(t, func() bool {
+		return strings.Contains(routertest.Text(routertest.Call(t, cs, "fx_read_cancelled", map[string]any{"started": true})), "started: 1")
+	})
+	if code, _, got := post(t, ts.URL, cs.ID(), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":77,"reason":"user"}}`, nil); code != http.StatusAccepted {
+		t.Errorf("cancellation: %d %s", code, got)
+	}
+	select {
+	case got := <-done:
+		if !strings.Contains(got, `"id":77`) {
+			t.Errorf("the cancelled call answered %s", got)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the cancelled call was never answered")
+	}
+	waitFor(t, func() bool {
+		return strings.Contains(routertest.Text(routertest.Call(t, cs, "fx_read_cancelled", map[string]any{})), "cancelled: 1")
+	})
+}
+
+// waitFor polls cond for up to 30 s.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("condition never held")
+		}
+	}
+}
+
+// A session stays open while its client keeps calling, though every call
+// is answered without the SDK, and closes once idle for the TTL.
+func TestHTTPSessionIdleForTheTTLCloses(t *testing.T) {
+	const ttl = 2 * time.Second
+	dir := t.TempDir()
+	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{"fx": routertest.Fixture(t)}})
+	h := routertest.NewWithConfig(t, dir, cfg, nil)
+	h.Server.StartChildren(nil)
+	h.Booted()
+	ts := httptest.NewServer(httpsession.New(h.Server, httpsession.Options{TTL: ttl, Identify: func(*http.Request) server.SessionOptions { return server.SessionOptions{} }}))
+	t.Cleanup(ts.Close)
+	c := mcp.NewClient(&mcp.Implementation{Name: "idle", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL}, sessionEra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fx_echo","arguments":{"message":"k"}}}`
+	for end := time.Now().Add(2 * ttl); time.Now().Before(end); time.Sleep(ttl / 10) {
+		if code, ctype, got := post(t, ts.URL, cs.ID(), call, nil); code != http.StatusOK || ctype != "application/json" {
+			t.Fatalf("a busy session was closed: %d %s", code, got)
+		}
+	}
+	time.Sleep(2 * ttl)
+	if code, _, got := post(t, ts.URL, cs.ID(), call, nil); code != http.StatusNotFound {
+		t.Errorf("a session idle for twice its TTL answered %d %s", code, got)
+	}
+}
