@@ -21,6 +21,7 @@
 package httpfront
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -176,12 +177,12 @@ func notFound(w http.ResponseWriter) {
 
 func writeJSON(w http.ResponseWriter, status int, v any) { httpguard.WriteJSON(w, status, v) }
 
-// rpcError is a JSON-RPC error response with no id, in EVOKORE-MCP's
-// field order.
+// rpcError is a JSON-RPC error response, in EVOKORE-MCP's field order;
+// a nil ID is written as null.
 type rpcError struct {
-	JSONRPC string   `json:"jsonrpc"`
-	Error   rpcField `json:"error"`
-	ID      *int     `json:"id"`
+	JSONRPC string          `json:"jsonrpc"`
+	Error   rpcField        `json:"error"`
+	ID      json.RawMessage `json:"id"`
 }
 
 type rpcField struct {
@@ -193,5 +194,14 @@ type rpcField struct {
 // WriteRPCError answers an HTTP request with a JSON-RPC error that
 // belongs to no request (id null), as EVOKORE-MCP does for 401 and 404.
 func WriteRPCError(w http.ResponseWriter, status, code int, message string, data any) {
-	writeJSON(w, status, rpcError{JSONRPC: "2.0", Error: rpcField{Code: code, Message: message, Data: data}})
+	WriteRPCErrorID(w, status, nil, code, message, data)
+}
+
+// WriteRPCErrorID answers an HTTP request with a JSON-RPC error for the
+// request whose id is id (nil: null, the id of no request).
+func WriteRPCErrorID(w http.ResponseWriter, status int, id json.RawMessage, code int, message string, data any) {
+	if !json.Valid(id) {
+		id = nil
+	}
+	writeJSON(w, status, rpcError{JSONRPC: "2.0", Error: rpcField{Code: code, Message: message, Data: data}, ID: id})
 }

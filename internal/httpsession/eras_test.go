@@ -2,6 +2,7 @@ package httpsession_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -65,5 +66,53 @@ func TestOneEndpointServesBothEras(t *testing.T) {
 	}
 	if got := routertest.Text(routertest.Call(t, stateless, "fx_echo", map[string]any{"message": "hi"})); got != "Echo: hi" {
 		t.Errorf("a hidden tool called by exact name: %q", got)
+	}
+}
+
+// Both eras list the same tools, byte for byte: the sessionless answer
+// adds "resultType": "complete" at its top level (even for a tool whose
+// schema has a property of that name) and escapes nothing the session
+// answer does not.
+func TestBothErasListTheSameTools(t *testing.T) {
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t, "-param-headers")},
+		map[string]string{"EVOKORE_TOOL_DISCOVERY_MODE": "legacy"})
+	h.Server.StartChildren(nil)
+	h.Booted()
+	ts := httptest.NewServer(h.HTTP(nil, nil))
+	t.Cleanup(ts.Close)
+
+	_, hdr, _ := postRaw(t, ts.URL, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}}, nil)
+	session := map[string]string{"Mcp-Session-Id": hdr.Get("Mcp-Session-Id"), "Mcp-Protocol-Version": "2025-11-25"}
+	postRaw(t, ts.URL, map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+	_, _, old := postRaw(t, ts.URL, map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": map[string]any{}}, session)
+	_, _, stateless := postRaw(t, ts.URL, map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": map[string]any{"_meta": map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw", "version": "1"}}}},
+		map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"})
+	var a, b struct {
+		Result struct {
+			Tools      json.RawMessage `json:"tools"`
+			ResultType *string         `json:"resultType"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(old, &a); err != nil {
+		t.Fatalf("2025-11-25 tools/list: %q: %v", old, err)
+	}
+	if err := json.Unmarshal(stateless, &b); err != nil {
+		t.Fatalf("2026-07-28 tools/list: %q: %v", stateless, err)
+	}
+	if !strings.Contains(string(a.Result.Tools), `"fx_deploy"`) || !strings.Contains(string(a.Result.Tools), "<not>") {
+		t.Fatalf("the listing lacks the fixture's deploy tool: %.300s", a.Result.Tools)
+	}
+	if string(a.Result.Tools) != string(b.Result.Tools) {
+		t.Errorf("the eras list different tools:\n2025-11-25 %.400s\n2026-07-28 %.400s", a.Result.Tools, b.Result.Tools)
+	}
+	if a.Result.ResultType != nil {
+		t.Errorf("the session answer says resultType %q", *a.Result.ResultType)
+	}
+	if b.Result.ResultType == nil || *b.Result.ResultType != "complete" {
+		t.Errorf("the sessionless answer's resultType: %v", b.Result.ResultType)
 	}
 }

@@ -64,6 +64,10 @@ type Router interface {
 	// StatelessView builds the view one sessionless request is served
 	// by (MCP 2026-07-28).
 	StatelessView(so server.SessionOptions) *server.View
+	// InputSchema is the input schema clients are shown for the tool
+	// they call by name, and whether a client without a session finds it
+	// in tools/list; ok is false when no tool has that name.
+	InputSchema(name string) (schema any, listed, ok bool)
 	// TakeProxied and StatelessSession serve the fast path (fastcall.go):
 	// a proxied tools/call answered before the SDK decodes it.
 	TakeProxied(sess *session.Session, params []byte, meta server.MetaRule) (*server.ProxiedCall, bool)
@@ -124,6 +128,10 @@ func New(rt Router, o Options) *Handler {
 	// path serves most calls: idle sessions are the handler's to close
 	// (idle.go).
 	sdk.SessionTimeout = 0
+	h.maxBody = sdk.MaxRequestBodyBytes
+	if h.maxBody == 0 {
+		h.maxBody = mcp.DefaultMaxRequestBodyBytes
+	}
 	if sdk.EventStore == nil {
 		// A session's SSE streams can be resumed after a dropped
 		// connection (Last-Event-ID), from this replica's memory.
@@ -196,10 +204,7 @@ func New(rt Router, o Options) *Handler {
 // stateless handler answers it as an unknown method). It returns the
 // request with its body restored.
 func opensSession(r *http.Request) (*http.Request, bool, error) {
-	body, err := io.ReadAll(r.Body)
-	_ = r.Body.Close()
-	r2 := r.Clone(r.Context())
-	r2.Body = io.NopCloser(bytes.NewReader(body))
+	r2, body, err := readWhole(r)
 	if err != nil {
 		return r2, false, err
 	}
@@ -229,6 +234,27 @@ func opensSession(r *http.Request) (*http.Request, bool, error) {
 		}
 	}
 	return r2, false, nil
+}
+
+// readWhole reads r's whole body and returns r with it restored. The
+// server closes the body it gave; closing it here would read on, past a
+// bound that was hit, to drain it.
+func readWhole(r *http.Request) (*http.Request, []byte, error) {
+	body, err := io.ReadAll(r.Body)
+	r2 := r.Clone(r.Context())
+	r2.Body = io.NopCloser(bytes.NewReader(body))
+	return r2, body, err
+}
+
+// bodyUnreadable answers a POST whose body could not be read: 413 when
+// it is over the bound, else 400.
+func bodyUnreadable(w http.ResponseWriter, err error) {
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		http.Error(w, fmt.Sprintf("the request body is over %d bytes", tooBig.Limit), http.StatusRequestEntityTooLarge)
+		return
+	}
+	http.Error(w, "cannot read the request body", http.StatusBadRequest)
 }
 
 // newEra is the first protocol version without sessions.
@@ -321,6 +347,9 @@ type Handler struct {
 	events    mcp.EventStore
 	saveEvery time.Duration
 	log       *slog.Logger
+	// maxBody bounds a POST's body (the SDK's MaxRequestBodyBytes);
+	// negative is no bound.
+	maxBody int64
 
 	// posts counts the POSTs being served, so Shutdown can let their
 	// answers be written before the sessions close.
@@ -384,6 +413,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost {
 		h.postStarted()
 		defer h.postDone()
+		// The front reads bodies before the SDK does (the era, the
+		// headers): bounded as the SDK bounds them.
+		if h.maxBody > 0 && r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
+		}
+	}
+	if r.Method == http.MethodPost && r.Header.Get("Mcp-Protocol-Version") >= newEra {
+		var ok bool
+		if r, ok = h.checkHeaders(w, r); !ok {
+			return
+		}
 	}
 	sid := r.Header.Get(sessionHeader)
 	if sid == "" && r.Method != http.MethodPost {
@@ -395,7 +435,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if sid == "" {
 		r, body, err := readBody(r)
 		if err != nil {
-			http.Error(w, "cannot read the request body", http.StatusBadRequest)
+			bodyUnreadable(w, err)
 			return
 		}
 		if h.fastStateless(w, r, body) {
@@ -403,7 +443,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r, opens, err := opensSession(r)
 		if err != nil {
-			http.Error(w, "cannot read the request body", http.StatusBadRequest)
+			bodyUnreadable(w, err)
 			return
 		}
 		if !opens {
@@ -487,7 +527,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// holds the session's user.
 		r2, body, err := readBody(r)
 		if err != nil {
-			http.Error(w, "cannot read the request body", http.StatusBadRequest)
+			bodyUnreadable(w, err)
 			return
 		}
 		if h.fastSession(w, r2, body, e) {

@@ -6,6 +6,8 @@ import (
 	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/catalog"
 )
 
 // newEra is the first protocol version without sessions (MCP 2026-07-28):
@@ -50,8 +52,14 @@ func completed(res mcp.Result) mcp.Result {
 type completeResult struct{ mcp.Result }
 
 func (r completeResult) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(r.Result)
-	if err != nil || len(b) < 2 || b[0] != '{' || bytes.Contains(b, []byte(`"resultType"`)) {
+	// Written as the SDK writes every other answer, without escaping
+	// <, > and & (a listing would cost more tokens in the new era).
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(r.Result)
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	if err != nil || len(b) < 2 || b[0] != '{' || hasKey(b, "resultType") {
 		return b, err
 	}
 	kind := "complete"
@@ -64,4 +72,45 @@ func (r completeResult) MarshalJSON() ([]byte, error) {
 		out = append(out, ',')
 	}
 	return append(out, b[1:]...), nil
+}
+
+// hasKey reports whether the JSON object b has key at its top level (a
+// tool whose schema names a property resultType does not count).
+func hasKey(b []byte, key string) bool {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return false
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if t == key {
+			return true
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return false
+		}
+	}
+	return false
+}
+
+// InputSchema is the input schema clients are shown for the tool they
+// call by name, for the streamable HTTP front's check of a call's
+// Mcp-Param-* headers against its x-mcp-header annotations (a proxied
+// tool's is its child's, annotations kept). listed reports whether a
+// client without a session finds that schema in tools/list: it does not
+// for a tool it must discover (dynamic mode) or when listings defer
+// schemas, so it cannot know what to mirror. ok is false when no tool has
+// that name.
+func (s *Server) InputSchema(name string) (schema any, listed, ok bool) {
+	e, ok := s.catalog.Snapshot().Lookup(name)
+	if !ok || e.Tool == nil {
+		return nil, false, false
+	}
+	deferred := s.settings.Catalog.SchemaMode == catalog.SchemaDeferred && !s.deferFallback.Load()
+	listed = !deferred && catalog.Visible(e, s.gen.Load().profile.Profile, s.legacy, nil)
+	return e.Tool.InputSchema, listed, true
 }

@@ -58,6 +58,13 @@
 //	                        every byte value in turn (binary content)
 //	rpcerror {code,message} answers with that JSON-RPC error object
 //
+// With -param-headers, one more tool, for the Mcp-Param-* header tests:
+//
+//	deploy {region, replicas, target: {zone}, resultType}
+//	                        annotated x-mcp-header Region, Replicas and
+//	                        Zone; returns its arguments and, served over
+//	                        HTTP, the Mcp-Param-Region header it got
+//
 // Flags: -name, -echo TEXT (echo's description), -start-delay (sleep
 // before answering anything), -extra N
 // (N generated tools), -alias NAME (echo again under NAME), -stderr TEXT
@@ -195,6 +202,7 @@ func main() {
 	setsid := flag.Bool("setsid", false, "the helper calls setsid")
 	sleeper := flag.Bool("sleeper", false, "be the sleeping helper")
 	payloads := flag.Bool("payloads", false, "add the big, blob and rpcerror tools")
+	paramHeaders := flag.Bool("param-headers", false, "add the deploy tool, whose arguments are annotated x-mcp-header")
 	sequential := flag.Bool("sequential", false, "serve echo one message at a time, with blocking writes")
 	era := flag.String("era", "", "the only protocol version to speak")
 	flag.Parse()
@@ -239,6 +247,9 @@ func main() {
 	s := mcp.NewServer(&mcp.Implementation{Name: *name, Version: "1.0.0"}, sopts)
 	addEcho(s, *echoDesc)
 	addRoundTrips(s)
+	if *paramHeaders {
+		addDeploy(s)
+	}
 	if *payloads {
 		addPayloads(s)
 	}
@@ -603,4 +614,19 @@ func refuseInitialize(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+// addDeploy adds the -param-headers tool.
+func addDeploy(s *mcp.Server) {
+	schema := json.RawMessage(`{"type":"object","properties":{
+		"region":{"type":"string","x-mcp-header":"Region"},
+		"replicas":{"type":"integer","x-mcp-header":"Replicas"},
+		"target":{"type":"object","properties":{"zone":{"type":"string","x-mcp-header":"Zone"}}},
+		"resultType":{"type":"string","description":"a property named like a result's field, <not> a header"}}}`)
+	s.AddTool(&mcp.Tool{Name: "deploy", Description: "Deploys nothing; its arguments are mirrored into headers.", InputSchema: schema}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		seen := "no HTTP headers"
+		if req.Extra != nil && req.Extra.Header != nil {
+			seen = "Mcp-Param-Region: " + req.Extra.Header.Get("Mcp-Param-Region")
+		}
+		return text("deployed %s; %s", req.Params.Arguments, seen), nil
+	})
 }

@@ -1,0 +1,273 @@
+package httpsession
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/evokore/evokore/internal/httpfront"
+)
+
+// Mcp-Param-* headers (MCP 2026-07-28, SEP-2243).
+//
+// A tool may mark arguments with "x-mcp-header": "<Name>" in its input
+// schema; a client of the new protocol then mirrors each such argument
+// into an `Mcp-Param-<Name>` header, so that a gateway or load balancer can
+// route on it without reading the body. The router answers tools/call
+// itself (the go-sdk's own check only knows tools in its registry, which
+// holds none of the router's), so it checks them here, against the
+// schema its listings show for the name called: a proxied tool's is the
+// child's, annotations included, so what a client mirrors for it is what
+// the router checks. A tool the client's tools/list does not show (one it
+// must discover, or every tool while listings defer schemas) is called
+// by a client that may not know its annotations: a header it sends is
+// checked all the same, one it leaves out is not required. The go-sdk client that calls the child then mirrors
+// the same arguments into the child's request from the child's own
+// listing. A header that disagrees with the body, is missing while the
+// body has the value, or is present while the body has none, is refused
+// with 400 and HeaderMismatch (-32020) before anything runs: a proxy in
+// front that routed on the header and a router that runs the body would
+// otherwise act on different values.
+
+const (
+	paramHeaderPrefix = "Mcp-Param-"
+	// codeHeaderMismatch is the JSON-RPC code of a header that does not
+	// match the body.
+	codeHeaderMismatch = -32020
+	base64Open         = "=?base64?"
+	base64Close        = "?="
+	// maxSafeInteger bounds the integers a header may carry (JavaScript's
+	// safe range).
+	maxSafeInteger = 1<<53 - 1
+)
+
+// paramBinding is one annotated argument: its path of property names from
+// the schema's root, and the header that mirrors it.
+type paramBinding struct {
+	path   []string
+	header string
+}
+
+// paramBindings are the x-mcp-header annotations of schema, reached
+// through "properties" alone, as the spec allows.
+func paramBindings(schema any) []paramBinding {
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		return nil
+	}
+	type prop struct {
+		Header     json.RawMessage `json:"x-mcp-header"`
+		Properties map[string]json.RawMessage
+	}
+	var out []paramBinding
+	var walk func(props map[string]json.RawMessage, prefix []string, depth int)
+	walk = func(props map[string]json.RawMessage, prefix []string, depth int) {
+		if depth > 32 {
+			return
+		}
+		for name, rawProp := range props {
+			var p prop
+			if json.Unmarshal(rawProp, &p) != nil {
+				continue
+			}
+			path := append(append([]string(nil), prefix...), name)
+			var header string
+			if json.Unmarshal(p.Header, &header) == nil && header != "" {
+				out = append(out, paramBinding{path: path, header: header})
+			}
+			walk(p.Properties, path, depth+1)
+		}
+	}
+	var root prop
+	if json.Unmarshal(raw, &root) != nil {
+		return nil
+	}
+	walk(root.Properties, nil, 0)
+	return out
+}
+
+// rpcCall is what the check reads of a JSON-RPC message.
+type rpcCall struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Name      string                     `json:"name"`
+		Arguments map[string]json.RawMessage `json:"arguments"`
+	} `json:"params"`
+}
+
+// checkParamHeaders checks the Mcp-Param-* headers of a POST of the
+// 2026-07-28 protocol whose body is a tools/call (or a batch holding
+// some), against the schema schemaOf gives for the tool called. It
+// returns the id of the request that failed and what is wrong, or "".
+func checkParamHeaders(header http.Header, body []byte, schemaOf func(name string) (any, bool, bool)) (json.RawMessage, string) {
+	var calls []rpcCall
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		if json.Unmarshal(trimmed, &calls) != nil {
+			return nil, ""
+		}
+	} else {
+		var one rpcCall
+		if json.Unmarshal(trimmed, &one) != nil {
+			return nil, ""
+		}
+		calls = []rpcCall{one}
+	}
+	for _, c := range calls {
+		if c.Method != "tools/call" {
+			continue
+		}
+		schema, listed, ok := schemaOf(c.Params.Name)
+		if !ok {
+			// An unknown tool: its call is refused as such.
+			continue
+		}
+		for _, b := range paramBindings(schema) {
+			if problem := checkParam(header, b, c.Params.Arguments, listed); problem != "" {
+				return c.ID, problem
+			}
+		}
+	}
+	return nil, ""
+}
+
+// checkParam checks one annotated argument against its header, which
+// must be sent when required and the argument is.
+func checkParam(header http.Header, b paramBinding, args map[string]json.RawMessage, required bool) string {
+	name := paramHeaderPrefix + b.header
+	values := header.Values(name)
+	arg, present := argumentAt(args, b.path)
+	where := strings.Join(b.path, ".")
+	if !present {
+		if len(values) > 0 {
+			return fmt.Sprintf("Header mismatch: %s is sent but argument '%s' is absent or null", name, where)
+		}
+		return ""
+	}
+	if len(values) == 0 {
+		if !required {
+			return ""
+		}
+		return fmt.Sprintf("Header mismatch: argument '%s' is set but the %s header is missing", where, name)
+	}
+	if len(values) > 1 {
+		return fmt.Sprintf("Header mismatch: %s is sent %d times", name, len(values))
+	}
+	got, ok := decodeParam(values[0])
+	if !ok {
+		return fmt.Sprintf("Header mismatch: %s is not a valid header value", name)
+	}
+	if !paramMatches(got, arg) {
+		return fmt.Sprintf("Header mismatch: %s does not match argument '%s'", name, where)
+	}
+	return ""
+}
+
+// argumentAt is the value at path in args; absent and null are the same.
+func argumentAt(args map[string]json.RawMessage, path []string) (json.RawMessage, bool) {
+	cur := args
+	for i, key := range path {
+		v, ok := cur[key]
+		if !ok || string(bytes.TrimSpace(v)) == "null" {
+			return nil, false
+		}
+		if i == len(path)-1 {
+			return v, true
+		}
+		cur = nil
+		if json.Unmarshal(v, &cur) != nil {
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// decodeParam is a header's value, its base64 sentinel form decoded; a
+// plain value must be visible ASCII without surrounding blanks.
+func decodeParam(v string) (string, bool) {
+	if inner, ok := strings.CutPrefix(v, base64Open); ok {
+		if inner, ok = strings.CutSuffix(inner, base64Close); ok {
+			b, err := base64.StdEncoding.DecodeString(inner)
+			return string(b), err == nil
+		}
+	}
+	if v != strings.Trim(v, " \t") {
+		return "", false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 || v[i] > 0x7e {
+			return "", false
+		}
+	}
+	return v, true
+}
+
+// paramMatches reports whether the decoded header h carries the argument
+// arg: a string byte for byte, a boolean as true/false, an integer (in
+// the safe range) by value, so "42.0" carries 42. Other JSON (numbers
+// with fractions, objects, arrays) cannot be carried by a header.
+func paramMatches(h string, arg json.RawMessage) bool {
+	var v any
+	if json.Unmarshal(arg, &v) != nil {
+		return false
+	}
+	switch v := v.(type) {
+	case string:
+		return h == v
+	case bool:
+		return h == strconv.FormatBool(v)
+	case float64:
+		if v != math.Trunc(v) || math.Abs(v) > maxSafeInteger {
+			return false
+		}
+		// JSON's number syntax: no hex, no NaN, no leading '+'.
+		var n float64
+		return json.Unmarshal([]byte(h), &n) == nil && n == v
+	}
+	return false
+}
+
+// decodeName decodes an Mcp-Name sent in the base64 sentinel form (a
+// name or URI that is not plain ASCII), which the go-sdk's check would
+// otherwise compare to the body still encoded; the SDK then compares the
+// decoded name. It returns what is wrong with one that does not decode.
+func decodeName(header http.Header) string {
+	v := header.Get("Mcp-Name")
+	if !strings.HasPrefix(v, base64Open) || !strings.HasSuffix(v, base64Close) {
+		return ""
+	}
+	name, ok := decodeParam(v)
+	if !ok {
+		return "Header mismatch: Mcp-Name is not valid base64"
+	}
+	header.Set("Mcp-Name", name)
+	return ""
+}
+
+// checkHeaders refuses a POST of the 2026-07-28 protocol whose Mcp-Param-*
+// headers do not match its body (400, HeaderMismatch), and otherwise
+// returns it with its body restored. Mcp-Method and Mcp-Name are the
+// go-sdk handler's to check; it sees every request after this, with an
+// encoded Mcp-Name decoded.
+func (h *Handler) checkHeaders(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	r2, body, err := readWhole(r)
+	if err != nil {
+		bodyUnreadable(w, err)
+		return nil, false
+	}
+	id, problem := checkParamHeaders(r.Header, body, h.rt.InputSchema)
+	if problem == "" {
+		problem = decodeName(r2.Header)
+	}
+	if problem == "" {
+		return r2, true
+	}
+	httpfront.WriteRPCErrorID(w, http.StatusBadRequest, id, codeHeaderMismatch, problem, nil)
+	return nil, false
+}
