@@ -615,6 +615,7 @@ func refuseInitialize(next mcp.MethodHandler) mcp.MethodHandler {
 		return next(ctx, method, req)
 	}
 }
+
 // addDeploy adds the -param-headers tool.
 func addDeploy(s *mcp.Server) {
 	schema := json.RawMessage(`{"type":"object","properties":{
