@@ -8,7 +8,7 @@
 // answered from the child's first answer; notifications are passed on
 // (notifications/initialized is not: the child had its own); what the
 // child sends unasked is dropped. Session ids are handed out, never
-// checked.
+// checked. It ends when its stdin does.
 //
 //	httpbridge [-addr 127.0.0.1:0] COMMAND [ARG...]
 //
@@ -73,6 +73,14 @@ func main() {
 	if err := cmd.Start(); err != nil {
 		fail(err)
 	}
+	// The bridge's own stdin ending ends the child's, then the bridge:
+	// whoever started it closes that pipe to stop both.
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		_ = in.Close()
+		_ = cmd.Wait()
+		os.Exit(0)
+	}()
 	br := &bridge{in: in, waiting: map[int64]chan message{}}
 	go br.read(out)
 	hello, err := br.call("initialize", json.RawMessage(`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"httpbridge","version":"1"}}`))
