@@ -236,7 +236,7 @@ func BenchmarkProxiedCallOverhead(b *testing.B) {
 // router's own processes after four children booted and served a few
 // hundred calls: evokore itself and its watchdog (the process that kills
 // what the router started should the router be SIGKILLed), apart and
-// together. rss-MiB is evokore's VmRSS; it is also split into anonymous
+// together, in RSS and in PSS. rss-MiB is evokore's VmRSS; it is also split into anonymous
 // memory (the Go heap, stacks and runtime metadata: what the router's own
 // allocations decide) and file-backed pages of the binary (text, rodata,
 // pclntab: what linking and package initialisation touch). The file part
@@ -244,7 +244,7 @@ func BenchmarkProxiedCallOverhead(b *testing.B) {
 // binary measures several MiB apart freshly linked and after a plain copy
 // (see docs/decisions.md, "Startup"), so compare builds in one run.
 func BenchmarkRouterRSSWith4Children(b *testing.B) {
-	var rss, anon, file, dog, dogAnon, dogFile, total []float64
+	var rss, anon, file, pss, dog, dogAnon, dogFile, dogPss, total, totalPss []float64
 	for b.Loop() {
 		cs, cmd := benchRouter(b, 4, 0, "legacy")
 		for i := range 4 {
@@ -259,12 +259,14 @@ func BenchmarkRouterRSSWith4Children(b *testing.B) {
 		rss = append(rss, rssMiB(b, pid))
 		anon = append(anon, statusMiB(b, pid, "RssAnon:"))
 		file = append(file, statusMiB(b, pid, "RssFile:"))
-		var d, da, df float64
+		pss = append(pss, pssMiB(pid))
+		var d, da, df, dp float64
 		if w := watchdogOf(pid); w != 0 {
-			d, da, df = rssMiB(b, w), statusMiB(b, w, "RssAnon:"), statusMiB(b, w, "RssFile:")
+			d, da, df, dp = rssMiB(b, w), statusMiB(b, w, "RssAnon:"), statusMiB(b, w, "RssFile:"), pssMiB(w)
 		}
-		dog, dogAnon, dogFile = append(dog, d), append(dogAnon, da), append(dogFile, df)
+		dog, dogAnon, dogFile, dogPss = append(dog, d), append(dogAnon, da), append(dogFile, df), append(dogPss, dp)
 		total = append(total, rss[len(rss)-1]+d)
+		totalPss = append(totalPss, pss[len(pss)-1]+dp)
 		_ = cs.Close()
 	}
 	med := func(v []float64) float64 {
@@ -275,16 +277,16 @@ func BenchmarkRouterRSSWith4Children(b *testing.B) {
 	for _, m := range []struct {
 		v    []float64
 		unit string
-	}{{rss, "rss-MiB"}, {anon, "rss-anon-MiB"}, {file, "rss-file-MiB"}, {dog, "watchdog-rss-MiB"}, {total, "together-rss-MiB"}} {
+	}{{rss, "rss-MiB"}, {anon, "rss-anon-MiB"}, {file, "rss-file-MiB"}, {dog, "watchdog-rss-MiB"}, {total, "together-rss-MiB"}, {totalPss, "together-pss-MiB"}} {
 		b.ReportMetric(med(m.v), m.unit)
 	}
 	if *rssReport != "" {
 		var md strings.Builder
-		fmt.Fprintf(&md, "Medians of %d starts over stdio, 4 fixture children booted and 400 calls served; VmRSS, and its anonymous (heap, stacks) and file-backed (pages of the binary) parts. The children's own memory is not counted.\n\n", len(rss))
-		md.WriteString("| process | RSS MiB | anonymous MiB | file-backed MiB |\n|---|---|---|---|\n")
-		fmt.Fprintf(&md, "| evokore | %.1f | %.1f | %.1f |\n", med(rss), med(anon), med(file))
-		fmt.Fprintf(&md, "| evokore-watchdog | %.1f | %.1f | %.1f |\n", med(dog), med(dogAnon), med(dogFile))
-		fmt.Fprintf(&md, "| together | %.1f | | |\n", med(total))
+		fmt.Fprintf(&md, "Medians of %d starts over stdio, 4 fixture children booted and 400 calls served; VmRSS, and its anonymous (heap, stacks) and file-backed (pages of the binary) parts; PSS shares each page among the processes that map it (the two processes map the same binary, which RSS counts twice). The children's own memory is not counted.\n\n", len(rss))
+		md.WriteString("| process | RSS MiB | anonymous MiB | file-backed MiB | PSS MiB |\n|---|---|---|---|---|\n")
+		fmt.Fprintf(&md, "| evokore | %.1f | %.1f | %.1f | %.1f |\n", med(rss), med(anon), med(file), med(pss))
+		fmt.Fprintf(&md, "| evokore-watchdog | %.1f | %.1f | %.1f | %.1f |\n", med(dog), med(dogAnon), med(dogFile), med(dogPss))
+		fmt.Fprintf(&md, "| together | %.1f | | | %.1f |\n", med(total), med(totalPss))
 		if err := os.WriteFile(*rssReport, []byte(md.String()), 0o644); err != nil {
 			b.Fatal(err)
 		}
@@ -292,6 +294,23 @@ func BenchmarkRouterRSSWith4Children(b *testing.B) {
 }
 
 var rssReport = flag.String("rss-report", "", "BenchmarkRouterRSSWith4Children: also write the table as markdown to this file (make bench-report)")
+
+// pssMiB is a process's proportional set size (each page divided among
+// the processes that map it), from /proc/<pid>/smaps_rollup; 0 where the
+// kernel has no such file.
+func pssMiB(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "Pss:" {
+			kb, _ := strconv.Atoi(f[1])
+			return float64(kb) / 1024
+		}
+	}
+	return 0
+}
 
 // watchdogOf is the pid of the router's watchdog: the child of pid named
 // evokore-watchdog (as the kernel keeps it, 15 bytes); 0 when there is
