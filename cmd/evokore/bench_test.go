@@ -64,7 +64,9 @@ func waitTool(b *testing.B, cs *mcp.ClientSession, name string) {
 // and spawn → first tools/list answered, with four children configured
 // (they boot after the handshake), alternating with the builds
 // -init-compare names each iteration so a noisy machine weighs on all
-// alike. Each spawn gets a fresh EVOKORE_HOME (a first start).
+// alike. Each build is spawned twice per iteration: with a fresh
+// EVOKORE_HOME (a first start) and with a returning user's home, one an
+// earlier run of that build left its manifest cache and tool pins in.
 func BenchmarkInitializeWith4Children(b *testing.B) {
 	fx := testutil.FixtureServer(b)
 	dir := b.TempDir()
@@ -73,20 +75,33 @@ func BenchmarkInitializeWith4Children(b *testing.B) {
 		servers[fmt.Sprintf("c%d", i)] = map[string]any{"command": fx, "args": []string{}}
 	}
 	testutil.WriteJSON(b, dir, "mcp.config.json", map[string]any{"servers": servers})
-	bins := []struct{ name, path string }{{"evokore", testutil.Evokore(b)}}
+	type build struct{ name, path, home string }
+	bins := []build{{name: "evokore", path: testutil.Evokore(b)}}
 	// -init-compare adds other builds to the same spawns, as
 	// name=path,...: an older evokore, or a front that execs one.
 	for _, kv := range strings.Split(*initCompare, ",") {
 		if name, path, ok := strings.Cut(kv, "="); ok {
-			bins = append(bins, struct{ name, path string }{name, path})
+			bins = append(bins, build{name: name, path: path})
 		}
+	}
+	// Every build also starts with a returning user's home.
+	for _, bin := range slices.Clone(bins) {
+		bin.home = returningHome(b, bin.path, dir)
+		bins = append(bins, bin)
+	}
+	env := func(home string) []string {
+		return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + home}
 	}
 	initLat, listLat := make([][]time.Duration, len(bins)), make([][]time.Duration, len(bins))
 	for b.Loop() {
 		for i, bin := range bins {
 			cmd := exec.Command(bin.path)
 			cmd.Dir = dir
-			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + b.TempDir()}
+			home := bin.home
+			if home == "" {
+				home = b.TempDir()
+			}
+			cmd.Env = env(home)
 			c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
 			start := time.Now()
 			cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
@@ -101,25 +116,66 @@ func BenchmarkInitializeWith4Children(b *testing.B) {
 			_ = cs.Close()
 		}
 	}
+	label := func(bin build) string {
+		if bin.home != "" {
+			return bin.name + "-returning"
+		}
+		return bin.name
+	}
 	for i, bin := range bins {
-		reportPercentiles(b, "init-"+bin.name, initLat[i])
-		reportPercentiles(b, "list-"+bin.name, listLat[i])
+		reportPercentiles(b, "init-"+label(bin), initLat[i])
+		reportPercentiles(b, "list-"+label(bin), listLat[i])
 	}
 	for i := 1; i < len(bins); i++ {
-		b.ReportMetric(float64(percentile(initLat[i], 50))/float64(percentile(initLat[0], 50)), "init-"+bins[i].name+"/evokore")
-		b.ReportMetric(float64(percentile(listLat[i], 50))/float64(percentile(listLat[0], 50)), "list-"+bins[i].name+"/evokore")
+		b.ReportMetric(float64(percentile(initLat[i], 50))/float64(percentile(initLat[0], 50)), "init-"+label(bins[i])+"/evokore")
+		b.ReportMetric(float64(percentile(listLat[i], 50))/float64(percentile(listLat[0], 50)), "list-"+label(bins[i])+"/evokore")
 	}
 	if *initReport != "" {
 		var md strings.Builder
-		fmt.Fprintf(&md, "%d spawns of each build, alternating; Go SDK client (2025-11-25), 4 fixture children configured, a fresh EVOKORE_HOME per spawn.\n\n", len(initLat[0]))
-		md.WriteString("| build | initialize p50 ms | p99 ms | first tools/list p50 ms | p99 ms |\n|---|---|---|---|---|\n")
+		fmt.Fprintf(&md, "%d spawns of each build and home, alternating; Go SDK client (2025-11-25), 4 fixture children configured (they boot after the handshake); a fresh EVOKORE_HOME per spawn, or a returning user's home (the manifest cache and tool pins an earlier run left). Ratios are to the same build's fresh home.\n\n", len(initLat[0]))
+		md.WriteString("| build | home | initialize p50 ms | p99 ms | first tools/list p50 ms | p99 ms | tools/list ÷ fresh |\n|---|---|---|---|---|---|---|\n")
 		ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+		half := len(bins) / 2
 		for i, bin := range bins {
-			fmt.Fprintf(&md, "| %s | %.1f | %.1f | %.1f | %.1f |\n", bin.name,
-				ms(percentile(initLat[i], 50)), ms(percentile(initLat[i], 99)), ms(percentile(listLat[i], 50)), ms(percentile(listLat[i], 99)))
+			home, fresh := "fresh", i
+			if bin.home != "" {
+				home, fresh = "returning", i-half
+			}
+			fmt.Fprintf(&md, "| %s | %s | %.1f | %.1f | %.1f | %.1f | %.2f |\n", bin.name, home,
+				ms(percentile(initLat[i], 50)), ms(percentile(initLat[i], 99)), ms(percentile(listLat[i], 50)), ms(percentile(listLat[i], 99)),
+				float64(percentile(listLat[i], 50))/float64(percentile(listLat[fresh], 50)))
 		}
 		if err := os.WriteFile(*initReport, []byte(md.String()), 0o644); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// returningHome runs bin once in dir with a home of its own until every
+// child's tool list is cached there and the tools are pinned, and returns
+// that home: what a returning user starts with.
+func returningHome(b *testing.B, bin, dir string) string {
+	b.Helper()
+	home := b.TempDir()
+	cmd := exec.Command(bin)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + home}
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := cs.ListTools(context.Background(), nil); err != nil {
+			b.Fatal(err)
+		}
+		cached, _ := filepath.Glob(filepath.Join(home, "manifests", "*.json"))
+		if _, err := os.Stat(filepath.Join(home, "pins.json")); err == nil && len(cached) == 4 {
+			return home
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("%s cached %d of 4 manifests in %s", bin, len(cached), home)
 		}
 	}
 }
@@ -176,17 +232,19 @@ func BenchmarkProxiedCallOverhead(b *testing.B) {
 	b.ReportMetric(float64(ep99)/float64(dp99), "p99-ratio")
 }
 
-// BenchmarkRouterRSSWith4Children reports evokore's own resident memory
-// after four children booted and served a few hundred calls. rss-MiB is
-// VmRSS; it is also split into anonymous memory (the Go heap, stacks and
-// runtime metadata: what the router's own allocations decide) and
-// file-backed pages of the binary (text, rodata, pclntab: what linking
-// and package initialisation touch). The file part also depends on how
-// the kernel's page cache holds the binary: the same binary measures
-// several MiB apart freshly linked and after a plain copy (see
-// docs/decisions.md, "Startup"), so compare builds in one run.
+// BenchmarkRouterRSSWith4Children reports the resident memory of the
+// router's own processes after four children booted and served a few
+// hundred calls: evokore itself and its watchdog (the process that kills
+// what the router started should the router be SIGKILLed), apart and
+// together, in RSS and in PSS. rss-MiB is evokore's VmRSS; it is also split into anonymous
+// memory (the Go heap, stacks and runtime metadata: what the router's own
+// allocations decide) and file-backed pages of the binary (text, rodata,
+// pclntab: what linking and package initialisation touch). The file part
+// also depends on how the kernel's page cache holds the binary: the same
+// binary measures several MiB apart freshly linked and after a plain copy
+// (see docs/decisions.md, "Startup"), so compare builds in one run.
 func BenchmarkRouterRSSWith4Children(b *testing.B) {
-	var rss, anon, file []float64
+	var rss, anon, file, pss, dog, dogAnon, dogFile, dogPss, total, totalPss []float64
 	for b.Loop() {
 		cs, cmd := benchRouter(b, 4, 0, "legacy")
 		for i := range 4 {
@@ -197,18 +255,79 @@ func BenchmarkRouterRSSWith4Children(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		rss = append(rss, rssMiB(b, cmd.Process.Pid))
-		anon = append(anon, statusMiB(b, cmd.Process.Pid, "RssAnon:"))
-		file = append(file, statusMiB(b, cmd.Process.Pid, "RssFile:"))
+		pid := cmd.Process.Pid
+		rss = append(rss, rssMiB(b, pid))
+		anon = append(anon, statusMiB(b, pid, "RssAnon:"))
+		file = append(file, statusMiB(b, pid, "RssFile:"))
+		pss = append(pss, pssMiB(pid))
+		var d, da, df, dp float64
+		if w := watchdogOf(pid); w != 0 {
+			d, da, df, dp = rssMiB(b, w), statusMiB(b, w, "RssAnon:"), statusMiB(b, w, "RssFile:"), pssMiB(w)
+		}
+		dog, dogAnon, dogFile, dogPss = append(dog, d), append(dogAnon, da), append(dogFile, df), append(dogPss, dp)
+		total = append(total, rss[len(rss)-1]+d)
+		totalPss = append(totalPss, pss[len(pss)-1]+dp)
 		_ = cs.Close()
+	}
+	med := func(v []float64) float64 {
+		v = slices.Clone(v)
+		slices.Sort(v)
+		return v[len(v)/2]
 	}
 	for _, m := range []struct {
 		v    []float64
 		unit string
-	}{{rss, "rss-MiB"}, {anon, "rss-anon-MiB"}, {file, "rss-file-MiB"}} {
-		slices.Sort(m.v)
-		b.ReportMetric(m.v[len(m.v)/2], m.unit)
+	}{{rss, "rss-MiB"}, {anon, "rss-anon-MiB"}, {file, "rss-file-MiB"}, {dog, "watchdog-rss-MiB"}, {total, "together-rss-MiB"}, {totalPss, "together-pss-MiB"}} {
+		b.ReportMetric(med(m.v), m.unit)
 	}
+	if *rssReport != "" {
+		var md strings.Builder
+		fmt.Fprintf(&md, "Medians of %d starts over stdio, 4 fixture children booted and 400 calls served; VmRSS, and its anonymous (heap, stacks) and file-backed (pages of the binary) parts; PSS shares each page among the processes that map it (the two processes map the same binary, which RSS counts twice). The children's own memory is not counted.\n\n", len(rss))
+		md.WriteString("| process | RSS MiB | anonymous MiB | file-backed MiB | PSS MiB |\n|---|---|---|---|---|\n")
+		fmt.Fprintf(&md, "| evokore | %.1f | %.1f | %.1f | %.1f |\n", med(rss), med(anon), med(file), med(pss))
+		fmt.Fprintf(&md, "| evokore-watchdog | %.1f | %.1f | %.1f | %.1f |\n", med(dog), med(dogAnon), med(dogFile), med(dogPss))
+		fmt.Fprintf(&md, "| together | %.1f | | | %.1f |\n", med(total), med(totalPss))
+		if err := os.WriteFile(*rssReport, []byte(md.String()), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+var rssReport = flag.String("rss-report", "", "BenchmarkRouterRSSWith4Children: also write the table as markdown to this file (make bench-report)")
+
+// pssMiB is a process's proportional set size (each page divided among
+// the processes that map it), from /proc/<pid>/smaps_rollup; 0 where the
+// kernel has no such file.
+func pssMiB(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "Pss:" {
+			kb, _ := strconv.Atoi(f[1])
+			return float64(kb) / 1024
+		}
+	}
+	return 0
+}
+
+// watchdogOf is the pid of the router's watchdog: the child of pid named
+// evokore-watchdog (as the kernel keeps it, 15 bytes); 0 when there is
+// none.
+func watchdogOf(pid int) int {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, t := range tasks {
+		data, _ := os.ReadFile(t)
+		for _, f := range strings.Fields(string(data)) {
+			comm, _ := os.ReadFile("/proc/" + f + "/comm")
+			if strings.TrimSpace(string(comm)) == "evokore-watchdo" {
+				c, _ := strconv.Atoi(f)
+				return c
+			}
+		}
+	}
+	return 0
 }
 
 // BenchmarkToolsList1000Proxied measures tools/list through evokore when

@@ -197,6 +197,40 @@ func TestSIGKILLOfRouterLeavesNoChild(t *testing.T) {
 	routertest.WaitGone(t, 2*time.Second, pids...)
 }
 
+// The watchdog is the evokore binary re-run; it must take the process
+// over before the router's big packages initialise (the configuration,
+// schema compilers, HTTP and the MCP SDK are what made it a second
+// router's size). Run in
+// watchdog mode with stdin at EOF (the router "gone") and a mark no
+// process carries, it exits at once; the runtime's init trace says which
+// packages initialised before it did.
+func TestWatchdogRunsBeforeTheRoutersPackagesInitialise(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("the watchdog is Linux's")
+	}
+	cmd := exec.Command(testutil.Evokore(t))
+	cmd.Env = []string{"GODEBUG=inittrace=1", "EVOKORE_PROCGROUP_WATCHDOG=EVOKORE_PROCTREE_nobody="}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("watchdog mode: %v\n%s", err, out)
+	}
+	var inits []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) > 1 && f[0] == "init" {
+			inits = append(inits, f[1])
+		}
+	}
+	if len(inits) == 0 {
+		t.Fatalf("no init trace:\n%s", out)
+	}
+	for _, p := range inits {
+		if p == "github.com/evokore/evokore/internal/config" || p == "net/http" || strings.HasPrefix(p, "github.com/modelcontextprotocol/") ||
+			strings.HasPrefix(p, "github.com/santhosh-tekuri/") || strings.HasPrefix(p, "cuelang.org/") {
+			t.Errorf("%s initialised before the watchdog took over (%d packages did)", p, len(inits))
+		}
+	}
+}
+
 func TestSIGTERMStopsChildren(t *testing.T) {
 	r := startRouter(t)
 	pids := r.childPids(t)

@@ -42,11 +42,13 @@
 //
 // The parent-death signal reaches only the router's direct children. For
 // the rest, the first [Cmd.Start] also starts a watchdog: the router's own
-// executable re-run in a watchdog mode (the package's init function picks
-// it up before main), holding the read end of a pipe whose write end only
-// the router holds. When the router dies, by SIGKILL or otherwise, the
-// pipe reads EOF and the watchdog SIGKILLs every process carrying this
-// router's tree mark, repeating until none is left, then exits.
+// executable re-run in a watchdog mode (package proctree's init picks it
+// up before the router's other packages initialise, so the watchdog costs
+// the memory of a small Go program, not a second router), holding the
+// read end of a pipe whose write end only the router holds. When the
+// router dies, by SIGKILL or otherwise, the pipe reads EOF and the
+// watchdog SIGKILLs every process carrying this router's tree mark,
+// repeating until none is left, then exits.
 //
 // So after SIGKILL of the router: its direct children die by the kernel's
 // parent-death signal, and every descendant that kept its inherited

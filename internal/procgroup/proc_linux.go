@@ -2,29 +2,17 @@ package procgroup
 
 import (
 	"bytes"
-	"io"
 	"os"
 	"os/exec"
 	"os/signal"
 	"strconv"
 	"sync"
 	"syscall"
-	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/evokore/evokore/internal/proctree"
 )
-
-// watchdogEnv switches a binary that links this package into watchdog
-// mode; its value is the router's token.
-const watchdogEnv = "EVOKORE_PROCGROUP_WATCHDOG"
-
-func init() {
-	if tok, ok := os.LookupEnv(watchdogEnv); ok {
-		runWatchdog(tok)
-		os.Exit(0)
-	}
-}
 
 // sysProcAttr puts the child in its own group and asks the kernel to kill
 // it when the router dies, even by SIGKILL.
@@ -75,16 +63,18 @@ func prepareRouter() {
 	})
 }
 
-// startWatchdog re-runs this executable in watchdog mode, in a group of
-// its own and with no parent-death signal: it must outlive the router.
+// startWatchdog re-runs this executable in watchdog mode (package
+// proctree, whose init takes the process over before the rest of the
+// binary initialises), in a group of its own and with no parent-death
+// signal: it must outlive the router.
 func startWatchdog() {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return
 	}
 	cmd := exec.Command("/proc/self/exe")
-	cmd.Args = []string{"evokore-watchdog"}
-	cmd.Env = []string{watchdogEnv + "=" + routerToken}
+	cmd.Args = []string{proctree.WatchdogName}
+	cmd.Env = []string{proctree.WatchdogEnv + "=" + treeVar() + "="}
 	cmd.Stdin = r
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
@@ -94,22 +84,6 @@ func startWatchdog() {
 		return
 	}
 	watchdogPipe = w
-}
-
-// runWatchdog waits for the router to go, then kills every process that
-// carries one of its tree marks until none is left.
-func runWatchdog(tok string) {
-	name := []byte("evokore-watchdog\x00")
-	_ = unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&name[0])), 0, 0, 0)
-	signal.Ignore(syscall.SIGHUP, syscall.SIGINT)
-	_, _ = io.Copy(io.Discard, os.Stdin)
-	mark := []byte(treeVarPrefix + tok + "=")
-	for range 200 {
-		if killMarked(mark, syscall.SIGKILL) == 0 {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func startLocked(cmd *exec.Cmd) error {
@@ -151,15 +125,15 @@ func reapOrphans() {
 	self, group := os.Getpid(), syscall.Getpgrp()
 	kids, ok := children(self)
 	if !ok {
-		for _, p := range scan() {
-			if p.ppid == self {
-				kids = append(kids, p.pid)
+		for _, p := range proctree.Scan() {
+			if p.PPID == self {
+				kids = append(kids, p.PID)
 			}
 		}
 	}
 	for _, pid := range kids {
-		p, ok := stat(pid)
-		if ok && p.state == 'Z' && p.pgid != group && !leaders[pid] {
+		p, ok := proctree.Stat(pid)
+		if ok && p.State == 'Z' && p.PGID != group && !leaders[pid] {
 			var ws unix.WaitStatus
 			_, _ = unix.Wait4(pid, &ws, unix.WNOHANG, nil)
 		}
@@ -193,93 +167,11 @@ func children(pid int) ([]int, bool) {
 	return out, found
 }
 
-// proc is one line of /proc/<pid>/stat, the fields used here.
-type proc struct {
-	pid, ppid, pgid int
-	state           byte
-}
-
-// scan lists the processes under /proc.
-func scan() []proc {
-	d, err := os.Open("/proc")
-	if err != nil {
-		return nil
-	}
-	defer d.Close()
-	names, _ := d.Readdirnames(-1)
-	out := make([]proc, 0, len(names))
-	for _, n := range names {
-		pid, err := strconv.Atoi(n)
-		if err != nil {
-			continue
-		}
-		if p, ok := stat(pid); ok {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// stat reads /proc/<pid>/stat: the command name is in parentheses and may
-// hold spaces, so the fields are taken after the last ')'.
-func stat(pid int) (proc, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return proc{}, false
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 >= len(b) {
-		return proc{}, false
-	}
-	f := bytes.Fields(b[i+2:])
-	if len(f) < 3 {
-		return proc{}, false
-	}
-	ppid, _ := strconv.Atoi(string(f[1]))
-	pgid, _ := strconv.Atoi(string(f[2]))
-	return proc{pid: pid, ppid: ppid, pgid: pgid, state: f[0][0]}, true
-}
-
 // zombie reports a process that has exited and only waits to be reaped:
 // state "Z" (zombie) or "X" (dead).
 func zombie(pid int) bool {
-	p, ok := stat(pid)
-	return ok && (p.state == 'Z' || p.state == 'X')
-}
-
-// marked reports whether the process's initial environment holds mark (a
-// whole "NAME=" prefix, or "NAME=value" matched as a whole entry).
-func marked(pid int, mark []byte, whole bool) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return false
-	}
-	for len(b) > 0 {
-		entry := b
-		if i := bytes.IndexByte(b, 0); i >= 0 {
-			entry, b = b[:i], b[i+1:]
-		} else {
-			b = nil
-		}
-		if whole && bytes.Equal(entry, mark) || !whole && bytes.HasPrefix(entry, mark) {
-			return true
-		}
-	}
-	return false
-}
-
-// killMarked signals every other process whose environment carries the
-// prefix mark and returns how many it found alive.
-func killMarked(mark []byte, sig syscall.Signal) int {
-	self, n := os.Getpid(), 0
-	for _, p := range scan() {
-		if p.pid == self || p.state == 'Z' || p.state == 'X' || !marked(p.pid, mark, false) {
-			continue
-		}
-		_ = syscall.Kill(p.pid, sig)
-		n++
-	}
-	return n
+	p, ok := proctree.Stat(pid)
+	return ok && (p.State == 'Z' || p.State == 'X')
 }
 
 // signalTree signals the group led by pid, every process whose parent
@@ -321,7 +213,7 @@ func treeByChildren(pid int, mark []byte) (map[int]bool, bool) {
 		queue = append(queue, pid)
 	}
 	for _, k := range kids {
-		if k != pid && marked(k, mark, true) {
+		if k != pid && proctree.Marked(k, mark, true) {
 			targets[k] = true
 			queue = append(queue, k)
 		}
@@ -343,12 +235,12 @@ func treeByChildren(pid int, mark []byte) (map[int]bool, bool) {
 // treeByScan reads every process: parent links from the leader, and the
 // mark in each environment.
 func treeByScan(pid int, mark []byte) map[int]bool {
-	procs := scan()
+	procs := proctree.Scan()
 	targets := map[int]bool{}
 	if pid > 0 {
 		kids := map[int][]int{}
 		for _, p := range procs {
-			kids[p.ppid] = append(kids[p.ppid], p.pid)
+			kids[p.PPID] = append(kids[p.PPID], p.PID)
 		}
 		queue := []int{pid}
 		for len(queue) > 0 {
@@ -364,8 +256,8 @@ func treeByScan(pid int, mark []byte) map[int]bool {
 	}
 	self := os.Getpid()
 	for _, p := range procs {
-		if p.pid != self && !targets[p.pid] && p.state != 'Z' && marked(p.pid, mark, true) {
-			targets[p.pid] = true
+		if p.PID != self && !targets[p.PID] && p.State != 'Z' && proctree.Marked(p.PID, mark, true) {
+			targets[p.PID] = true
 		}
 	}
 	return targets
