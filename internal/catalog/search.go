@@ -70,6 +70,12 @@ var (
 	coverageExp   = 0.5
 	minConfidence = 0.3
 	minEvidence   = 0.8
+	// semanticWeight and semanticFloor fuse offline semantic similarity
+	// (internal/search, vectors.go), tuned on queries.json and
+	// queries_extra.json only; queries_heldout.json judges them.
+	semanticWeight = 0.5
+	semanticFloor  = 0.8
+	semanticJoin   = 0.6
 )
 
 // index is the search index of one snapshot, built on first use.
@@ -129,6 +135,9 @@ func buildIndex(entries []*Entry) *index {
 		CoverageExp:   coverageExp,
 		MinConfidence: minConfidence,
 		MinEvidence:   minEvidence,
+		Semantic:      semanticWeight,
+		SemanticFloor: semanticFloor,
+		SemanticJoin:  semanticJoin,
 	}, docs)
 	return ix
 }

@@ -75,6 +75,12 @@ var (
 	skillCoverageExp = 2.0
 	minConfidence    = 0.45
 	minEvidence      = 0.5
+	// semanticWeight and semanticFloor fuse offline semantic similarity
+	// (internal/search, vectors.go), tuned on queries.json only;
+	// queries_heldout.json judges them.
+	semanticWeight = 0.5
+	semanticFloor  = 0.8
+	semanticJoin   = 0.6
 )
 
 func fieldTexts(s *Skill) []string {
@@ -119,6 +125,9 @@ func buildLexicon(skills []*Skill) *lexicon {
 		CoverageExp:   skillCoverageExp,
 		MinConfidence: minConfidence,
 		MinEvidence:   minEvidence,
+		Semantic:      semanticWeight,
+		SemanticFloor: semanticFloor,
+		SemanticJoin:  semanticJoin,
 		Tie: func(a, b int) int {
 			sa, sb := skills[a], skills[b]
 			return cmp.Or(cmp.Compare(sa.Depth, sb.Depth), cmp.Compare(sa.Name, sb.Name), cmp.Compare(sa.Key, sb.Key))
