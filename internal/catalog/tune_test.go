@@ -21,7 +21,7 @@ func TestTuneSemantic(t *testing.T) {
 	w0, f0 := semanticWeight, semanticJoin
 	defer func() { semanticWeight, semanticJoin = w0, f0 }()
 	for _, w := range []float64{0, 0.25, 0.5, 1} {
-		for _, f := range []float64{0.5, 0.6, 0.7, 0.8} {
+		for _, f := range []float64{0.6, 0.7, 0.8} {
 			semanticWeight, semanticJoin = w, f
 			snap, _ := loadRetrieval(t)
 			m := searcheval.ByKind(qs, toolRanker(snap))
