@@ -625,7 +625,8 @@ func (ix *Index) SearchQuery(q *Query, limit int, skip func(doc int) bool) Resul
 			unknown = append(unknown, c.word)
 		}
 	}
-	if !known && !slices.ContainsFunc(q.concepts, func(c concept) bool { return len(c.alts) > 0 }) {
+	noWord := !known && !slices.ContainsFunc(q.concepts, func(c concept) bool { return len(c.alts) > 0 })
+	if noWord && ix.docVecs == nil {
 		return Result{Abstained: true, Why: fmt.Sprintf("no indexed word matches %s", quoteList(unknown))}
 	}
 	a := ix.pool.Get().(*accum)
@@ -791,6 +792,8 @@ func (ix *Index) SearchQuery(q *Query, limit int, skip func(doc int) bool) Resul
 	if len(top) == 0 || (lexAbstain && !semanticAnswers) {
 		r := Result{Abstained: true}
 		switch {
+		case noWord:
+			r.Why = fmt.Sprintf("no indexed word matches %s", quoteList(unknown))
 		case !anySpecific:
 			r.Why = "only words too common to tell documents apart matched"
 		case bestCov < ix.opts.MinConfidence:
