@@ -512,7 +512,7 @@ func (s *Server) Listed(sess *session.Session, e *catalog.Entry) bool {
 }
 
 // RoleLevel is what sess's role lets a call of name do (discover_tools'
-// why_not).
+// explain: "<tool name>").
 func (s *Server) RoleLevel(sess *session.Session, name string) policy.Level {
 	return s.policy.Rules().RBAC.Level(sess.Role, name)
 }

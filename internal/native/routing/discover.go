@@ -51,10 +51,11 @@ const semanticPool = 3
 func discoverTools(p Projection, sem *search.Semantic) native.Handler {
 	return func(ctx context.Context, call *native.Call) (*mcp.CallToolResult, error) {
 		var in struct {
-			Query   string          `json:"query"`
-			Limit   json.RawMessage `json:"limit"`
-			Explain bool            `json:"explain"`
-			WhyNot  string          `json:"why_not"`
+			Query string          `json:"query"`
+			Limit json.RawMessage `json:"limit"`
+			// Explain is true, or a tool's name: also say why that
+			// tool is not a result.
+			Explain any `json:"explain"`
 		}
 		if err := call.Decode(&in); err != nil {
 			return call.Invalid(err), nil
@@ -81,8 +82,10 @@ func discoverTools(p Projection, sem *search.Semantic) native.Handler {
 		}
 		matches := found.Matches
 		pending := notSearchable(p)
-		if in.WhyNot != "" {
-			pending = "\n" + whyNot(p, call.Session, q, strings.TrimSpace(in.WhyNot), limit) + pending
+		explain, _ := in.Explain.(bool)
+		if name, ok := in.Explain.(string); ok && strings.TrimSpace(name) != "" {
+			explain = true
+			pending = "\n" + whyNot(p, call.Session, q, strings.TrimSpace(name), limit) + pending
 		}
 		if len(matches) == 0 {
 			if found.Why == "" {
@@ -142,7 +145,7 @@ func discoverTools(p Projection, sem *search.Semantic) native.Handler {
 				desc = "No description provided."
 			}
 			fmt.Fprintf(&b, "- %s [%s%s, %s]: %s\n", e.Name, e.Source, server, state, firstLine(desc))
-			if in.Explain {
+			if explain {
 				fmt.Fprintf(&b, "  why: %s\n", m.Signals())
 			}
 		}
@@ -159,12 +162,12 @@ func discoverTools(p Projection, sem *search.Semantic) native.Handler {
 }
 
 // RoleLevels is what a Projection may also tell: the level a session's
-// role gives a call of a tool, for why_not.
+// role gives a call of a tool, for explain: "<tool name>".
 type RoleLevels interface {
 	RoleLevel(sess *session.Session, name string) policy.Level
 }
 
-// whyNot answers why_not: why the named tool is not among the results, in
+// whyNot answers explain: "<tool name>": why the named tool is not among the results, in
 // the catalog's words (not in the catalog, held, ranked below the limit,
 // not matched), with what only the router knows: a server not ready, the
 // session's profile and role.

@@ -85,7 +85,7 @@ func TestDiscoveryRightAfterConnectingWaitsForTheFirstBoot(t *testing.T) {
 }
 
 // discover_tools with explain: true shows how each result scored; with
-// why_not it says why a named tool is not a result: not matched (and
+// explain: "<tool name>" it also says why that tool is not a result: not matched (and
 // hidden by the session's profile), its server not ready, not in the
 // catalog at all.
 func TestDiscoverExplainsResultsAndWhyNot(t *testing.T) {
@@ -101,7 +101,7 @@ func TestDiscoverExplainsResultsAndWhyNot(t *testing.T) {
 	}
 	whyNot := func(cs *mcp.ClientSession, name string, want ...string) {
 		t.Helper()
-		text := routertest.Text(routertest.Call(t, cs, "discover_tools", map[string]any{"query": "echo the message back", "why_not": name}))
+		text := routertest.Text(routertest.Call(t, cs, "discover_tools", map[string]any{"query": "echo the message back", "explain": name}))
 		for _, w := range want {
 			if !strings.Contains(text, w) {
 				t.Errorf("why_not %s: want %q in\n%s", name, w, text)
