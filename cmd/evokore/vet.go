@@ -16,8 +16,9 @@ import (
 )
 
 func newVet(p *paths) *cobra.Command {
-	var format, role, profile string
+	var format, role, profile, explain, whyNot string
 	var strict, live, matrix bool
+	var limit int
 	cmd := &cobra.Command{
 		Use:   "vet",
 		Short: "Check mcp.config.json and permissions.yml (for CI)",
@@ -28,7 +29,9 @@ placeholders, and servers with neither command nor url. With --live it also
 boots the children, reports the ones that fail, prefixed-name collisions,
 and names no booted server serves. With --skills DIR it also indexes that
 skill library and reports malformed frontmatter, collisions, and missing,
-out-of-range or conflicting dependencies.
+out-of-range or conflicting dependencies. With --explain QUERY it prints what
+discover_tools finds for the query and how each result scored, and with
+--why-not NAME why that tool is not a result.
 
 Each section, server and role is checked on its own, so one schema error
 hides nothing else. A config or permissions path named by a flag or variable
@@ -47,6 +50,22 @@ Every problem is reported as file:line:col. Exit 0 when there are no errors,
 				if err := knownRole(s, role); err != nil {
 					return &exitError{2, err}
 				}
+			}
+			if explain != "" {
+				err := vet.Explain(cmd.OutOrStdout(), vet.ExplainOptions{
+					MatrixOptions: vet.MatrixOptions{ConfigPath: s.ConfigPath, PermissionsPath: s.PermissionsPath, Env: s.Env, Home: s.Home, Children: s.Children,
+						Role: role, Profile: profile, Live: live},
+					Query: explain, WhyNot: whyNot, Limit: limit,
+				})
+				if err != nil {
+					var ds config.Diagnostics
+					if errors.As(err, &ds) {
+						_ = writeDiagnostics(cmd.OutOrStdout(), format, ds)
+						return reported(1)
+					}
+					return &exitError{1, err}
+				}
+				return nil
 			}
 			if matrix {
 				rows, err := vet.Matrix(vet.MatrixOptions{
@@ -108,6 +127,9 @@ Every problem is reported as file:line:col. Exit 0 when there are no errors,
 	cmd.Flags().BoolVar(&matrix, "matrix", false, "print the effective surface: every tool's visibility and level per role and profile")
 	cmd.Flags().StringVar(&role, "role", "", "with --matrix: only this role (\"none\" for no role)")
 	cmd.Flags().StringVar(&profile, "profile", "", "with --matrix: only this profile")
+	cmd.Flags().StringVar(&explain, "explain", "", "print what discover_tools finds for this query, with how each result scored (offline: cached tool lists unless --live)")
+	cmd.Flags().StringVar(&whyNot, "why-not", "", "with --explain: say why this tool is not a result (under --role and --profile)")
+	cmd.Flags().IntVar(&limit, "limit", 8, "with --explain: how many results")
 	cmd.Flags().BoolVar(&live, "live", false, "boot the children and check names against the tools they serve (also refreshes the tool-list cache)")
 	return cmd
 }

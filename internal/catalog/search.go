@@ -33,6 +33,9 @@ type Match struct {
 	Tier int
 	// Reasons say why the tool matched ("name: read (typo: raed)").
 	Reasons []string
+	// Lexical and Semantic are the relevance signals (search.Hit): the
+	// lexical score relative to the best, and the cosine in meaning.
+	Lexical, Semantic float64
 }
 
 // Found is a search's answer: the matches, and when there are none, why.
@@ -70,6 +73,12 @@ var (
 	coverageExp   = 0.5
 	minConfidence = 0.3
 	minEvidence   = 0.8
+	// semanticWeight and semanticFloor fuse offline semantic similarity
+	// (internal/search, vectors.go), tuned on queries.json and
+	// queries_extra.json only; queries_heldout.json judges them.
+	semanticWeight = 0.5
+	semanticFloor  = 0.8
+	semanticJoin   = 0.6
 )
 
 // index is the search index of one snapshot, built on first use.
@@ -129,6 +138,9 @@ func buildIndex(entries []*Entry) *index {
 		CoverageExp:   coverageExp,
 		MinConfidence: minConfidence,
 		MinEvidence:   minEvidence,
+		Semantic:      semanticWeight,
+		SemanticFloor: semanticFloor,
+		SemanticJoin:  semanticJoin,
 	}, docs)
 	return ix
 }
@@ -214,10 +226,11 @@ func (s *Snapshot) Find(query string, limit int) Found {
 	res := ix.engine.Search(query, limit+len(named), quarantined)
 	var cands []candidate
 	for _, h := range res.Hits {
-		c := candidate{doc: int32(h.Doc), tier: 2, score: h.Score, reasons: toolReasons(h)}
+		c := candidate{doc: int32(h.Doc), tier: 2, score: h.Score, reasons: toolReasons(h), lexical: h.Lexical, semantic: h.Semantic}
 		if n, ok := named[c.doc]; ok {
 			if n.tier < c.tier || n.score > c.score {
 				n.reasons = append([]string{n.reason}, c.reasons...)
+				n.lexical, n.semantic = c.lexical, c.semantic
 				c = n
 			}
 			delete(named, c.doc)
@@ -247,7 +260,7 @@ func (s *Snapshot) Find(query string, limit int) Found {
 	}
 	out := make([]Match, len(cands))
 	for i, c := range cands {
-		out[i] = Match{Entry: ix.entries[c.doc], Tier: c.tier, Score: c.score, Reasons: c.reasons}
+		out[i] = Match{Entry: ix.entries[c.doc], Tier: c.tier, Score: c.score, Reasons: c.reasons, Lexical: c.lexical, Semantic: c.semantic}
 	}
 	return Found{Matches: out}
 }
@@ -283,6 +296,9 @@ type candidate struct {
 	score   float64
 	reason  string
 	reasons []string
+	// lexical and semantic are the engine's signals for a relevance
+	// match.
+	lexical, semantic float64
 }
 
 // better orders candidates: lower tier, then higher score, then catalog

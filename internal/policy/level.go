@@ -1,6 +1,10 @@
 package policy
 
-import "github.com/evokore/evokore/internal/config"
+import (
+	"fmt"
+
+	"github.com/evokore/evokore/internal/config"
+)
 
 // Level is what a call to a tool may do.
 type Level uint8
@@ -21,6 +25,22 @@ func (l Level) String() string {
 		return config.LevelDeny
 	}
 	return config.LevelAllow
+}
+
+// CallNote says what a call gets at this level under role ("" for no
+// role), for explaining why a tool is out of reach; "" for Allow.
+func (l Level) CallNote(role string) string {
+	what := "is denied"
+	switch l {
+	case Allow:
+		return ""
+	case RequireApproval:
+		what = "needs approval"
+	}
+	if role == "" {
+		return "with no role, a call " + what
+	}
+	return fmt.Sprintf("under role %q, a call %s", role, what)
 }
 
 // ParseLevel reads a level as permissions.yml writes it; the schema has

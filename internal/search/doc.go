@@ -62,6 +62,18 @@
 // internal/skills/testdata/retrieval), which CI scores against committed
 // floors.
 //
+// # Offline semantic similarity
+//
+// When a caller sets Options.Semantic, every document is also a vector:
+// the idf- and field-weighted mean of its words' vectors from
+// vectors_gen.bin (GloVe 100-d, 100,000 words, int8; vectors.go, generated
+// by vectorgen), and so is the query. A lexical match scores its lexical
+// score relative to the best plus Semantic times the cosine; a document no
+// word matched joins at SemanticJoin, within 0.02 of the closest; and a
+// query the lexical floors would abstain on is answered when the closest
+// document reaches SemanticFloor. Index.Stand explains where one document
+// stands (discover_tools' explain).
+//
 // # Semantic reranking
 //
 // Semantic (semantic.go) reranks the lexical candidates with an
@@ -90,7 +102,8 @@
 // go stale through a change to the generator or the stemmer, which the
 // developer making it regenerates with `WORDNET_DICT=<dict dir> go
 // generate ./internal/search`; CI does not install 34 MB of dictionary to
-// re-derive a committed file.
+// re-derive a committed file. vectors_gen.bin is handled the same way by
+// vectorgen (`make vectors-check`, WINK_EMBEDDINGS).
 package search
 
 //go:generate go run ./wordnetgen

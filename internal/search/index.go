@@ -50,6 +50,20 @@ type Options struct {
 	// so a long query (three words or more, not counting abbreviations
 	// no document uses) is not answered on one incidental word.
 	MinEvidence float64
+	// Semantic is the weight of offline semantic similarity in a
+	// document's score (see vectors.go): each document and query is the
+	// idf-weighted mean of its words' vectors, and a document's score is
+	// its lexical score, relative to the best one's, plus Semantic times
+	// the cosine of the two. The documents most similar in meaning join
+	// the candidates even when they share no word with the query. 0 turns
+	// it off.
+	Semantic float64
+	// SemanticFloor is the cosine at which the most similar document
+	// answers a query the lexical floors would abstain on; 0 never.
+	SemanticFloor float64
+	// SemanticJoin is the cosine at which a document no query word
+	// matched joins the candidates; 1 when zero (never).
+	SemanticJoin float64
 	// Tie orders documents of equal score (negative: a first); document
 	// order when nil.
 	Tie func(a, b int) int
@@ -98,6 +112,11 @@ type Hit struct {
 	Reasons []Reason
 	// Expanded is true when a word matched only through expansion.
 	Expanded bool
+	// Lexical is the BM25F part of Score, relative to the best lexical
+	// match (0 when no word matched); Semantic is the cosine of the
+	// document's and the query's vectors (0 when semantic similarity is
+	// off or the vectors know no word of either).
+	Lexical, Semantic float64
 }
 
 // Result is a search's answer.
@@ -137,6 +156,11 @@ type Index struct {
 	boost    []float32
 	maxIDF   float64
 	pool     sync.Pool
+	// termVecs holds a unit vector per term (dims each, zero when the
+	// table knows no form of it), docVecs one per document; both nil
+	// when Options.Semantic is 0.
+	termVecs, docVecs []float32
+	termHas           []bool
 }
 
 // maxConcepts bounds the words of a query that are matched.
@@ -155,6 +179,9 @@ func Build(opts Options, docs []Doc) *Index {
 	}
 	if opts.SpecificShare == 0 {
 		opts.SpecificShare = 0.12
+	}
+	if opts.SemanticJoin == 0 {
+		opts.SemanticJoin = 1
 	}
 	nf := len(opts.Fields)
 	ix := &Index{opts: opts, n: len(docs), ids: map[string]int32{}, boost: make([]float32, len(docs))}
@@ -230,6 +257,9 @@ func Build(opts Options, docs []Doc) *Index {
 		ix.byLen[len(w)] = append(ix.byLen[len(w)], int32(i))
 	}
 	slices.SortFunc(ix.sorted, func(a, b int32) int { return strings.Compare(ix.terms[a], ix.terms[b]) })
+	if opts.Semantic > 0 {
+		ix.embed()
+	}
 	ix.pool.New = func() any { return newAccum(len(docs)) }
 	return ix
 }
@@ -527,6 +557,24 @@ type accum struct {
 	nonLexicon        []uint8
 	best              [][maxConcepts]int16 // per doc and concept: alt index + 1
 	touched, curDocs  []int32
+	// inLex marks the lexical candidates while semantic candidates are
+	// gathered; lex is their reused list.
+	inLex []bool
+	sem   []float32
+	lex   []cand
+}
+
+// semanticMargin is how far below the closest document in meaning an
+// unmatched document may be and still join the candidates; measured on
+// the evaluation sets, the margin does not move recall (0.02 to 1 score
+// the same), so it is as tight as it goes: fewer tools padded in.
+const semanticMargin = 0.02
+
+// cand is a document being ranked: its score, coverage, lexical score
+// relative to the best and cosine.
+type cand struct {
+	doc                int32
+	score, cov, lx, sm float64
 }
 
 func newAccum(n int) *accum {
@@ -534,7 +582,7 @@ func newAccum(n int) *accum {
 		score: make([]float64, n), cover: make([]float64, n), cur: make([]float64, n), evidence: make([]float64, n),
 		curAlt: make([]int16, n), curFields: make([]uint32, n), fields: make([]uint32, n),
 		mask: make([]uint32, n), specific: make([]bool, n), nonLexicon: make([]uint8, n),
-		best: make([][maxConcepts]int16, n),
+		best: make([][maxConcepts]int16, n), inLex: make([]bool, n), sem: make([]float32, n),
 	}
 }
 
@@ -577,7 +625,8 @@ func (ix *Index) SearchQuery(q *Query, limit int, skip func(doc int) bool) Resul
 			unknown = append(unknown, c.word)
 		}
 	}
-	if !known && !slices.ContainsFunc(q.concepts, func(c concept) bool { return len(c.alts) > 0 }) {
+	noWord := !known && !slices.ContainsFunc(q.concepts, func(c concept) bool { return len(c.alts) > 0 })
+	if noWord && ix.docVecs == nil {
 		return Result{Abstained: true, Why: fmt.Sprintf("no indexed word matches %s", quoteList(unknown))}
 	}
 	a := ix.pool.Get().(*accum)
@@ -633,10 +682,6 @@ func (ix *Index) SearchQuery(q *Query, limit int, skip func(doc int) bool) Resul
 		a.curDocs = cur[:0]
 	}
 	full := uint32(1)<<len(q.concepts) - 1
-	type cand struct {
-		doc        int32
-		score, cov float64
-	}
 	better := func(x, y cand) bool {
 		if x.score != y.score {
 			return x.score > y.score
@@ -649,6 +694,33 @@ func (ix *Index) SearchQuery(q *Query, limit int, skip func(doc int) bool) Resul
 		return x.doc < y.doc
 	}
 	top := make([]cand, 0, limit+1)
+	push := func(c cand) {
+		if len(top) == limit && !better(c, top[limit-1]) {
+			return
+		}
+		// Skipped documents still count for confidence: a document a
+		// caller's own tier already answers shows the query is answerable.
+		// Asked only here, since few documents get this far.
+		if skip != nil && skip(int(c.doc)) {
+			return
+		}
+		i := len(top)
+		top = append(top, c)
+		for i > 0 && better(c, top[i-1]) {
+			top[i] = top[i-1]
+			i--
+		}
+		top[i] = c
+		if len(top) > limit {
+			top = top[:limit]
+		}
+	}
+	var qv []float32
+	if ix.docVecs != nil {
+		qv = ix.queryVector(q)
+	}
+	lex := a.lex[:0]
+	lexMax := 0.0
 	bestCov, bestEv, anySpecific := 0.0, 0.0, false
 	for _, d := range a.touched {
 		if !a.specific[d] && len(q.concepts) > 1 {
@@ -673,30 +745,55 @@ func (ix *Index) SearchQuery(q *Query, limit int, skip func(doc int) bool) Resul
 		if ix.opts.Adjust != nil {
 			sc *= ix.opts.Adjust(int(d), q, Matched{Fields: a.fields[d], Full: isFull})
 		}
-		c := cand{d, sc, cov}
-		if len(top) == limit && !better(c, top[limit-1]) {
-			continue
+		lexMax = max(lexMax, sc)
+		lex = append(lex, cand{doc: d, score: sc, cov: cov, lx: sc})
+	}
+	a.lex = lex
+	lexAbstain := len(lex) == 0 || bestCov < ix.opts.MinConfidence || (bestEv < ix.opts.MinEvidence && bestCov < fullCover && len(q.concepts)-qualifiers >= 3)
+	bestSem := 0.0
+	if qv == nil {
+		for _, c := range lex {
+			c.lx = 1
+			if lexMax > 0 {
+				c.lx = c.score / lexMax
+			}
+			push(c)
 		}
-		// Skipped documents still count for confidence: a document a
-		// caller's own tier already answers shows the query is answerable.
-		// Asked only here, since few documents get this far.
-		if skip != nil && skip(int(d)) {
-			continue
+	} else {
+		// Fusion: the lexical score relative to the best one, plus the
+		// weighted cosine; and every other document as close in meaning
+		// as the floor asks joins on its cosine alone.
+		w := ix.opts.Semantic
+		for _, c := range lex {
+			a.inLex[c.doc] = true
+			c.lx = c.score / lexMax
+			c.sm = float64(dot(qv, ix.docVec(c.doc)))
+			c.score = c.lx + w*c.sm
+			push(c)
 		}
-		i := len(top)
-		top = append(top, c)
-		for i > 0 && better(c, top[i-1]) {
-			top[i] = top[i-1]
-			i--
+		for d := range int32(ix.n) {
+			a.sem[d] = dot(qv, ix.docVec(d))
+			bestSem = max(bestSem, float64(a.sem[d]))
 		}
-		top[i] = c
-		if len(top) > limit {
-			top = top[:limit]
+		// A document no word matched joins only when it is about as close
+		// in meaning as the closest: the answer is not padded with
+		// documents merely on the same subject.
+		join := max(ix.opts.SemanticJoin, bestSem-semanticMargin)
+		for d := range int32(ix.n) {
+			if sm := float64(a.sem[d]); !a.inLex[d] && sm >= join {
+				push(cand{doc: d, score: w * sm, sm: sm})
+			}
+		}
+		for _, c := range lex {
+			a.inLex[c.doc] = false
 		}
 	}
-	if len(top) == 0 || bestCov < ix.opts.MinConfidence || (bestEv < ix.opts.MinEvidence && bestCov < fullCover && len(q.concepts)-qualifiers >= 3) {
+	semanticAnswers := qv != nil && ix.opts.SemanticFloor > 0 && bestSem >= ix.opts.SemanticFloor
+	if len(top) == 0 || (lexAbstain && !semanticAnswers) {
 		r := Result{Abstained: true}
 		switch {
+		case noWord:
+			r.Why = fmt.Sprintf("no indexed word matches %s", quoteList(unknown))
 		case !anySpecific:
 			r.Why = "only words too common to tell documents apart matched"
 		case bestCov < ix.opts.MinConfidence:
@@ -707,20 +804,26 @@ func (ix *Index) SearchQuery(q *Query, limit int, skip func(doc int) bool) Resul
 				r.Why += fmt.Sprintf("; nothing mentions %s", quoteList(unknown))
 			}
 		}
+		if qv != nil && ix.opts.SemanticFloor > 0 {
+			r.Why += fmt.Sprintf("; no document is close enough in meaning (%.2f, under %.2f)", bestSem, ix.opts.SemanticFloor)
+		}
 		return r
 	}
 	out := Result{Hits: make([]Hit, len(top))}
 	for i, c := range top {
-		h := Hit{Doc: int(c.doc), Score: c.score, Confidence: c.cov, Evidence: a.evidence[c.doc] / ix.maxIDF}
-		for ci, con := range q.concepts {
-			bi := a.best[c.doc][ci]
-			if bi == 0 {
-				continue
-			}
-			al := con.alts[bi-1]
-			h.Reasons = append(h.Reasons, Reason{Field: ix.fieldOf(al.term, c.doc), Word: con.word, Term: ix.terms[al.term], Via: al.via})
-			if al.via.Expanded() {
-				h.Expanded = true
+		h := Hit{Doc: int(c.doc), Score: c.score, Confidence: c.cov, Lexical: c.lx, Semantic: c.sm}
+		if c.lx > 0 {
+			h.Evidence = a.evidence[c.doc] / ix.maxIDF
+			for ci, con := range q.concepts {
+				bi := a.best[c.doc][ci]
+				if bi == 0 {
+					continue
+				}
+				al := con.alts[bi-1]
+				h.Reasons = append(h.Reasons, Reason{Field: ix.fieldOf(al.term, c.doc), Word: con.word, Term: ix.terms[al.term], Via: al.via})
+				if al.via.Expanded() {
+					h.Expanded = true
+				}
 			}
 		}
 		out.Hits[i] = h
@@ -764,4 +867,59 @@ func coverageFactor(cov, exp float64) float64 {
 		return math.Sqrt(cov)
 	}
 	return math.Pow(cov, exp)
+}
+
+// Standing is where one document stands for a query, for explaining why
+// it is or is not among the results.
+type Standing struct {
+	// Rank is the document's 1-based place among every ranked document;
+	// 0 when it is not ranked.
+	Rank int
+	// Hit is its hit when ranked.
+	Hit Hit
+	// Abstained is the search's reason when it returned nothing.
+	Abstained string
+	// Words are the query words the document holds (exactly or through a
+	// derivation, typo, jargon or synonym).
+	Words []string
+	// Semantic is the cosine of the document's and the query's vectors,
+	// and Join the cosine at which an unmatched document joins the
+	// candidates for this query (1: never).
+	Semantic, Join float64
+}
+
+// Stand explains where doc stands for a query. It ranks every document,
+// so it is for explanations, not for serving searches.
+func (ix *Index) Stand(text string, doc int) Standing {
+	st := Standing{Join: ix.opts.SemanticJoin}
+	if doc < 0 || doc >= ix.n {
+		return st
+	}
+	q := ix.Analyze(text)
+	res := ix.SearchQuery(q, ix.n, nil)
+	st.Abstained = res.Why
+	for i, h := range res.Hits {
+		if h.Doc == doc {
+			st.Rank, st.Hit = i+1, h
+			break
+		}
+	}
+	for _, c := range q.concepts {
+		for _, al := range c.alts {
+			ps := ix.postings[al.term]
+			if _, ok := slices.BinarySearchFunc(ps, int32(doc), func(p posting, d int32) int { return int(p.doc - d) }); ok {
+				st.Words = append(st.Words, c.word)
+				break
+			}
+		}
+	}
+	if qv := ix.queryVector(q); qv != nil {
+		st.Semantic = float64(dot(qv, ix.docVec(int32(doc))))
+		best := 0.0
+		for d := range int32(ix.n) {
+			best = max(best, float64(dot(qv, ix.docVec(d))))
+		}
+		st.Join = max(st.Join, best-semanticMargin)
+	}
+	return st
 }

@@ -144,3 +144,40 @@ func TestSemanticIgnoresHostileCacheFiles(t *testing.T) {
 		t.Fatalf("the malformed cache entry was used: %v", fake.asked())
 	}
 }
+
+// The embedded vector table loads and knows common words, with vectors of
+// unit length.
+func TestVectorTableLoads(t *testing.T) {
+	v := make([]float32, dims)
+	if !wordVector("document", 1, v) || !unitLength(v) {
+		t.Fatal("the table has no vector for 'document'")
+	}
+	if wordVector("zzqxnotaword", 1, make([]float32, dims)) {
+		t.Fatal("the table has a vector for a non-word")
+	}
+	if tableN < 50000 {
+		t.Fatalf("the table has %d words", tableN)
+	}
+}
+
+// A request that shares no word with the tool it wants finds it through
+// meaning, offline; with semantic similarity off it finds nothing.
+func TestSemanticFindsAParaphraseWithNoSharedWord(t *testing.T) {
+	docs := []Doc{
+		{Fields: []string{"merge_pdf", "Merge several PDF files into one PDF.", ""}},
+		{Fields: []string{"take_screenshot", "Capture the browser page as a PNG image.", ""}},
+		{Fields: []string{"send_email", "Send an email message to a recipient.", ""}},
+		{Fields: []string{"list_pods", "List the pods of a Kubernetes namespace.", ""}},
+		{Fields: []string{"play_song", "Play a song from the music library.", ""}},
+	}
+	query := "write a letter to my landlord"
+	on := Build(Options{Fields: testFields, MinConfidence: 0.4, MinEvidence: 0.5, Semantic: 0.5, SemanticJoin: 0.6, SemanticFloor: 0.6}, docs)
+	r := on.Search(query, 3, nil)
+	if len(r.Hits) == 0 || r.Hits[0].Doc != 2 || r.Hits[0].Lexical != 0 || r.Hits[0].Semantic <= 0 {
+		t.Fatalf("semantic on: %+v", r)
+	}
+	off := Build(Options{Fields: testFields, MinConfidence: 0.4, MinEvidence: 0.5}, docs)
+	if r := off.Search(query, 3, nil); len(r.Hits) != 0 {
+		t.Fatalf("semantic off found %v", hitDocs(r))
+	}
+}

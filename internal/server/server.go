@@ -521,6 +521,12 @@ func (s *Server) Listed(sess *session.Session, e *catalog.Entry) bool {
 	return catalog.Visible(e, s.gen.Load().profile.Profile, s.legacy, sess.Active)
 }
 
+// RoleLevel is what sess's role lets a call of name do (discover_tools'
+// explain: "<tool name>").
+func (s *Server) RoleLevel(sess *session.Session, name string) policy.Level {
+	return s.policy.Rules().RBAC.Level(sess.Role, name)
+}
+
 // Status reports the child servers.
 func (s *Server) Status() []proxy.ServerStatus { return s.proxy.Status() }
 

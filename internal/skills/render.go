@@ -157,6 +157,23 @@ func SearchLine(m Match) string {
 	return fmt.Sprintf("- **%s** [%s]: %s | matched on %s", s.Name, s.Where(), s.Description, strings.Join(m.Reasons, ", "))
 }
 
+// Signals renders how a match scored, for search_skills' explain: its
+// tier, and for a relevance match the lexical score (relative to the
+// best), the cosine in meaning and the fused score.
+func (m Match) Signals() string {
+	switch m.Tier {
+	case TierAlias:
+		return "tier alias exact"
+	case TierPrefix:
+		return "tier name prefix"
+	}
+	out := fmt.Sprintf("tier relevance: lexical %.2f, meaning %.2f, score %.2f", m.Lexical, m.Semantic, m.Score)
+	if m.Lexical == 0 {
+		out += "; no query word matched: joined on meaning alone"
+	}
+	return out
+}
+
 // Lookup finds a skill for get_skill_help and the skill-help prompt: the
 // key, then the exact name, then the best search match. Unlike Resolve it
 // may guess, so the caller must say which skill it shows.

@@ -34,6 +34,9 @@ type Match struct {
 	// Expanded is true when the match needed query expansion (jargon or
 	// WordNet).
 	Expanded bool
+	// Lexical and Semantic are the relevance signals (search.Hit): the
+	// lexical score relative to the best, and the cosine in meaning.
+	Lexical, Semantic float64
 }
 
 // field is a part of a skill the search weighs on its own.
@@ -75,6 +78,12 @@ var (
 	skillCoverageExp = 2.0
 	minConfidence    = 0.45
 	minEvidence      = 0.5
+	// semanticWeight and semanticFloor fuse offline semantic similarity
+	// (internal/search, vectors.go), tuned on queries.json only;
+	// queries_heldout.json judges them.
+	semanticWeight = 0.5
+	semanticFloor  = 0.8
+	semanticJoin   = 0.6
 )
 
 func fieldTexts(s *Skill) []string {
@@ -119,6 +128,9 @@ func buildLexicon(skills []*Skill) *lexicon {
 		CoverageExp:   skillCoverageExp,
 		MinConfidence: minConfidence,
 		MinEvidence:   minEvidence,
+		Semantic:      semanticWeight,
+		SemanticFloor: semanticFloor,
+		SemanticJoin:  semanticJoin,
 		Tie: func(a, b int) int {
 			sa, sb := skills[a], skills[b]
 			return cmp.Or(cmp.Compare(sa.Depth, sb.Depth), cmp.Compare(sa.Name, sb.Name), cmp.Compare(sa.Key, sb.Key))
@@ -221,7 +233,7 @@ func (ix *Index) Find(query string, limit int) Found {
 		res := ix.lex().engine.Search(query, limit-len(out), func(d int) bool { return taken[ix.Skills[d]] })
 		for _, h := range res.Hits {
 			s := ix.Skills[h.Doc]
-			push(Match{Skill: s, Tier: TierRelevance, Score: h.Score, Expanded: h.Expanded, Reasons: reasons(s, h)})
+			push(Match{Skill: s, Tier: TierRelevance, Score: h.Score, Expanded: h.Expanded, Reasons: reasons(s, h), Lexical: h.Lexical, Semantic: h.Semantic})
 		}
 		why = res.Why
 	}
@@ -253,7 +265,7 @@ func reasons(s *Skill, h search.Hit) []string {
 		}
 	}
 	if len(out) == 0 {
-		out = append(out, "description: "+s.Description)
+		out = append(out, fmt.Sprintf("meaning: %.2f similar", h.Semantic))
 	}
 	return out
 }

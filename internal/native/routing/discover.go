@@ -14,6 +14,7 @@ import (
 
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/search"
 	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/status"
@@ -52,6 +53,9 @@ func discoverTools(p Projection, sem *search.Semantic) native.Handler {
 		var in struct {
 			Query string          `json:"query"`
 			Limit json.RawMessage `json:"limit"`
+			// Explain is true, or a tool's name: also say why that
+			// tool is not a result.
+			Explain any `json:"explain"`
 		}
 		if err := call.Decode(&in); err != nil {
 			return call.Invalid(err), nil
@@ -78,6 +82,11 @@ func discoverTools(p Projection, sem *search.Semantic) native.Handler {
 		}
 		matches := found.Matches
 		pending := notSearchable(p)
+		explain, _ := in.Explain.(bool)
+		if name, ok := in.Explain.(string); ok && strings.TrimSpace(name) != "" {
+			explain = true
+			pending = "\n" + whyNot(p, call.Session, q, strings.TrimSpace(name), limit) + pending
+		}
 		if len(matches) == 0 {
 			if found.Why == "" {
 				return native.Text("%s", fmt.Sprintf(discoverNone, q)+pending), nil
@@ -136,6 +145,9 @@ func discoverTools(p Projection, sem *search.Semantic) native.Handler {
 				desc = "No description provided."
 			}
 			fmt.Fprintf(&b, "- %s [%s%s, %s]: %s\n", e.Name, e.Source, server, state, firstLine(desc))
+			if explain {
+				fmt.Fprintf(&b, "  why: %s\n", m.Signals())
+			}
 		}
 		if call.Session.Stateless && mode == "dynamic" {
 			res := native.Text("%s", strings.TrimRight(b.String(), "\n")+pending)
@@ -147,6 +159,48 @@ func discoverTools(p Projection, sem *search.Semantic) native.Handler {
 		}
 		return native.Text("%s", strings.TrimRight(b.String(), "\n")+pending), nil
 	}
+}
+
+// RoleLevels is what a Projection may also tell: the level a session's
+// role gives a call of a tool, for explain: "<tool name>".
+type RoleLevels interface {
+	RoleLevel(sess *session.Session, name string) policy.Level
+}
+
+// whyNot answers explain: "<tool name>": why the named tool is not among the results, in
+// the catalog's words (not in the catalog, held, ranked below the limit,
+// not matched), with what only the router knows: a server not ready, the
+// session's profile and role.
+func whyNot(p Projection, sess *session.Session, q, name string, limit int) string {
+	snap := p.Snapshot()
+	var notes []string
+	e, ok := snap.Lookup(name)
+	if ch, isCh := p.(Children); isCh {
+		for _, srv := range ch.Status() {
+			if srv.Status != status.Connected && (strings.HasPrefix(name, srv.ID+"_") || (!ok && srv.RegisteredToolCount == 0)) {
+				why := srv.Status
+				if srv.LastError != "" {
+					why += ": " + srv.LastError
+				}
+				notes = append(notes, fmt.Sprintf("server %s is not ready (%s)", srv.ID, why))
+			}
+		}
+	}
+	reason := snap.WhyNot(q, name, limit)
+	if ok && e.Quarantine == "" {
+		if !p.Legacy() && !p.Listed(sess, e) {
+			notes = append(notes, "this session's profile does not list it (discovery still finds it; call it by exact name)")
+		}
+		if r, isR := p.(RoleLevels); isR {
+			if note := r.RoleLevel(sess, name).CallNote(sess.Role); note != "" {
+				notes = append(notes, note)
+			}
+		}
+	}
+	if len(notes) > 0 {
+		reason += "; " + strings.Join(notes, "; ")
+	}
+	return fmt.Sprintf("Why not %s: %s.", name, reason)
 }
 
 // discoverStateless replaces the activation line for a client without a

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
@@ -80,4 +82,35 @@ func TestDiscoveryRightAfterConnectingWaitsForTheFirstBoot(t *testing.T) {
 	if !strings.Contains(text, "prompt_echo") || strings.Contains(text, "No tools matched") || strings.Contains(text, "still starting") {
 		t.Errorf("discover_tools right after connecting:\n%s", text)
 	}
+}
+
+// discover_tools with explain: true shows how each result scored; with
+// explain: "<tool name>" it also says why that tool is not a result: not matched (and
+// hidden by the session's profile), its server not ready, not in the
+// catalog at all.
+func TestDiscoverExplainsResultsAndWhyNot(t *testing.T) {
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, nil)
+	cs := h.Connect(nil)
+	h.Booted()
+	text := routertest.Text(routertest.Call(t, cs, "discover_tools", map[string]any{"query": "echo the message back", "explain": true}))
+	if !strings.Contains(text, "- fx_echo [") || !strings.Contains(text, "  why: tier relevance: lexical 1.00, meaning ") || !strings.Contains(text, "matched name: echo") {
+		t.Errorf("explain:\n%s", text)
+	}
+	if text := routertest.Text(routertest.Call(t, cs, "discover_tools", map[string]any{"query": "echo the message back"})); strings.Contains(text, "why:") {
+		t.Errorf("without explain, signals are shown:\n%s", text)
+	}
+	whyNot := func(cs *mcp.ClientSession, name string, want ...string) {
+		t.Helper()
+		text := routertest.Text(routertest.Call(t, cs, "discover_tools", map[string]any{"query": "echo the message back", "explain": name}))
+		for _, w := range want {
+			if !strings.Contains(text, w) {
+				t.Errorf("why_not %s: want %q in\n%s", name, w, text)
+			}
+		}
+	}
+	whyNot(cs, "fx_count", "Why not fx_count: not matched: no word of the query", "this session's profile does not list it")
+	whyNot(cs, "nosuch", `Why not nosuch: no tool named "nosuch" is in the catalog.`)
+
+	slow := routertest.New(t, map[string]any{"slowpoke": routertest.Fixture(t, "-start-delay", "30s")}, nil)
+	whyNot(slow.Connect(nil), "slowpoke_echo", `no tool named "slowpoke_echo" is in the catalog; server slowpoke is not ready (booting)`)
 }

@@ -155,8 +155,9 @@ func (t *Tools) resolveWorkflow(_ context.Context, call *native.Call) (*mcp.Call
 
 func (t *Tools) searchSkills(ctx context.Context, call *native.Call) (*mcp.CallToolResult, error) {
 	var in struct {
-		Query string   `json:"query"`
-		Limit *float64 `json:"limit"`
+		Query   string   `json:"query"`
+		Limit   *float64 `json:"limit"`
+		Explain bool     `json:"explain"`
 	}
 	if err := call.Decode(&in); err != nil {
 		return call.Invalid(err), nil
@@ -186,6 +187,9 @@ func (t *Tools) searchSkills(ctx context.Context, call *native.Call) (*mcp.CallT
 	lines := make([]string, len(matches))
 	for i, m := range matches {
 		lines[i] = skills.SearchLine(m)
+		if in.Explain {
+			lines[i] += "\n  why: " + m.Signals()
+		}
 	}
 	return native.Text("%s", strings.Join(lines, "\n")), nil
 }

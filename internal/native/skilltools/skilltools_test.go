@@ -235,3 +235,17 @@ func TestWatcherPublishesNewSkills(t *testing.T) {
 		t.Errorf("stderr:\n%s", h.Stderr.String())
 	}
 }
+
+// search_skills with explain: true adds each match's signals; without it
+// the lines are as before.
+func TestSearchSkillsExplain(t *testing.T) {
+	h := routertest.New(t, map[string]any{}, nil)
+	cs := h.Connect(nil)
+	text, _ := routertest.CallText(t, cs, "search_skills", map[string]any{"query": "severity levels", "explain": true})
+	if !strings.Contains(text, "\n  why: tier relevance: lexical ") || !strings.Contains(text, ", meaning ") {
+		t.Errorf("explain:\n%s", text)
+	}
+	if text, _ := routertest.CallText(t, cs, "search_skills", map[string]any{"query": "severity levels"}); strings.Contains(text, "why:") {
+		t.Errorf("without explain:\n%s", text)
+	}
+}

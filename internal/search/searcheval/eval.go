@@ -6,7 +6,9 @@
 // top k, averaged over the queries that have one; MRR uses the first right
 // answer; nDCG@10 uses gain 2^grade-1, so acceptable answers (grade 1)
 // count too. A query with no labels is a no-answer query: it scores
-// abstention (the ranker returned nothing) instead.
+// abstention (the ranker returned nothing) instead. A query with a right
+// answer that got nothing at all is a false abstention; the "answered"
+// measure is the share of answerable queries that got a result.
 package searcheval
 
 import (
@@ -33,6 +35,9 @@ type Scores struct {
 	// NoAnswer counts the queries without labels, Abstained those of them
 	// that got no result.
 	NoAnswer, Abstained int
+	// FalseAbstained counts the queries with a right answer that got no
+	// result at all: abstention that dropped a right answer.
+	FalseAbstained int
 	// Misses lists the queries with no right answer in the top 5, and the
 	// no-answer queries that got results.
 	Misses []string
@@ -51,6 +56,9 @@ func (s Scores) String() string {
 	row := fmt.Sprintf("n=%d R@1 %.3f R@5 %.3f R@10 %.3f MRR %.3f nDCG@10 %.3f", s.N, s.Recall1, s.Recall5, s.Recall10, s.MRR, s.NDCG10)
 	if s.NoAnswer > 0 {
 		row += fmt.Sprintf(" abstained %d/%d", s.Abstained, s.NoAnswer)
+	}
+	if s.N > 0 {
+		row += fmt.Sprintf(" false-abstained %d/%d", s.FalseAbstained, s.N)
 	}
 	return row
 }
@@ -89,6 +97,9 @@ func Evaluate(queries []Query, rank func(q string) []string) Scores {
 			return float64(found) / float64(len(right))
 		}
 		s.N++
+		if len(names) == 0 {
+			s.FalseAbstained++
+		}
 		s.Recall1 += recall(1)
 		s.Recall5 += recall(5)
 		s.Recall10 += recall(10)
@@ -183,6 +194,11 @@ func Check(m map[string]Scores, floors []Floor) []string {
 			got = s.NDCG10
 		case "abstention":
 			got = s.Abstention()
+		case "answered":
+			got = 1
+			if s.N > 0 {
+				got = 1 - float64(s.FalseAbstained)/float64(s.N)
+			}
 		default:
 			out = append(out, "unknown measure "+f.Measure)
 			continue

@@ -1,0 +1,76 @@
+package catalog
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Signals renders how a match scored, for discover_tools' explain and
+// `evokore vet --explain`: its tier, then for a relevance match the
+// lexical score (relative to the best), the cosine in meaning and the
+// fused score, then the reasons.
+func (m Match) Signals() string {
+	var b strings.Builder
+	switch m.Tier {
+	case 0:
+		b.WriteString("tier exact name")
+	case 1:
+		b.WriteString("tier name prefix")
+	default:
+		fmt.Fprintf(&b, "tier relevance: lexical %.2f, meaning %.2f, score %.2f", m.Lexical, m.Semantic, m.Score)
+	}
+	if m.Tier == 2 && m.Lexical == 0 {
+		b.WriteString("; no query word matched: joined on meaning alone")
+	}
+	if len(m.Reasons) > 0 {
+		b.WriteString("; matched " + strings.Join(m.Reasons, ", "))
+	}
+	return b.String()
+}
+
+// WhyNot says why the tool named name is not among the first limit
+// results for query, or where it is: not in the catalog, held by pinning,
+// ranked below the limit, or not matched (with the query words it holds
+// and how close it is in meaning). Who may see or call it (profile,
+// role) and whether its server is ready are the router's to add.
+func (s *Snapshot) WhyNot(query, name string, limit int) string {
+	e, ok := s.Lookup(name)
+	if !ok {
+		return fmt.Sprintf("no tool named %q is in the catalog", name)
+	}
+	if e.Quarantine != "" {
+		return fmt.Sprintf("held by tool pinning (%s): search never returns it until an operator accepts it with `evokore pins`", e.Quarantine)
+	}
+	for i, m := range s.Find(query, limit).Matches {
+		if m.Entry == e {
+			return fmt.Sprintf("it is result %d (%s)", i+1, m.Signals())
+		}
+	}
+	ix := s.searchIndex()
+	doc := -1
+	for i, x := range ix.entries {
+		if x == e {
+			doc = i
+			break
+		}
+	}
+	st := ix.engine.Stand(query, doc)
+	meaning := fmt.Sprintf("its meaning is %.2f close to the query's", st.Semantic)
+	switch {
+	case st.Rank > 0:
+		return fmt.Sprintf("ranked %d by relevance, below the limit of %d (lexical %.2f, meaning %.2f, score %.2f)", st.Rank, limit, st.Hit.Lexical, st.Hit.Semantic, st.Hit.Score)
+	case st.Abstained != "":
+		return "the search abstained: " + st.Abstained
+	case len(st.Words) == 0:
+		return fmt.Sprintf("not matched: no word of the query (nor a typo, derivation or synonym of one) is in its name, title, server, description or parameters, and %s, under the %.2f at which an unmatched tool joins", meaning, st.Join)
+	}
+	return fmt.Sprintf("not matched: it holds only %s, too common or only in its parameters to count for a query of more words, and %s", quote(st.Words), meaning)
+}
+
+func quote(ws []string) string {
+	q := make([]string, len(ws))
+	for i, w := range ws {
+		q[i] = "'" + w + "'"
+	}
+	return strings.Join(q, ", ")
+}
