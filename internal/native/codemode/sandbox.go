@@ -159,9 +159,9 @@ func (t toolsObject) Get(key string) goja.Value {
 	return t.s.vm.ToValue(func(c goja.FunctionCall) goja.Value { return t.s.call(key, c.Argument(0)) })
 }
 func (toolsObject) Set(string, goja.Value) bool { return false }
-func (toolsObject) Has(key string) bool        { return key != "then" }
-func (toolsObject) Delete(string) bool         { return false }
-func (toolsObject) Keys() []string             { return nil }
+func (toolsObject) Has(key string) bool         { return key != "then" }
+func (toolsObject) Delete(string) bool          { return false }
+func (toolsObject) Keys() []string              { return nil }
 
 // call sends one tool call to the router and returns its promise.
 func (s *sandbox) call(name string, args goja.Value) goja.Value {
