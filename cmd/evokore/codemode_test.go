@@ -6,12 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/native/codemode"
+	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
@@ -134,4 +135,143 @@ func TestRunCodeCallsProxiedAndNativeTools(t *testing.T) {
 	})
 }
 
-var _ = sync.Mutex{}
+// refusal is what the model's own call of name answers: the JSON-RPC
+// error's message, or the result's text.
+func refusal(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) string {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return strings.TrimPrefix(err.Error(), `calling "tools/call": `)
+	}
+	return routertest.Text(res)
+}
+
+// An inner call the role denies is refused inside the program, in the
+// words the model would get, and never reaches its child.
+func TestRunCodeInnerCallDeniedByRBAC(t *testing.T) {
+	_, cs := codeRig(t, "  alpha_count: deny\n", nil)
+	direct := refusal(t, cs, "alpha_count", map[string]any{})
+	r, isErr := runCode(t, cs, `
+		try { await tools.alpha_count({}); return "ran"; } catch (e) { return e.message; }`)
+	if isErr || r.Error != "" {
+		t.Fatalf("run failed: %+v", r)
+	}
+	var caught string
+	_ = json.Unmarshal(r.Value, &caught)
+	if !strings.Contains(caught, "denied") || !strings.Contains(direct, "denied") {
+		t.Errorf("inside the program %q; the model's own call %q", caught, direct)
+	}
+	if got := routertest.Text(routertest.Call(t, cs, "alpha_read_count", map[string]any{})); got != "calls: 0" {
+		t.Errorf("the denied call ran: alpha counted %s", got)
+	}
+}
+
+// An inner call that needs approval holds the program; an operator
+// approves it out of band and the program resumes, the call running once.
+func TestRunCodeInnerCallWaitsForApproval(t *testing.T) {
+	h, cs := codeRig(t, "  alpha_count: require_approval\n", nil)
+	home := filepath.Join(h.Dir, "home")
+	type ran struct {
+		r     codeRun
+		isErr bool
+	}
+	done := make(chan ran, 1)
+	go func() {
+		r, isErr := runCode(t, cs, `const r = await tools.alpha_count({}); return r[0].text;`)
+		done <- ran{r, isErr}
+	}()
+	var id string
+	routertest.WaitFor(t, "the inner call to be held for approval", func() bool {
+		pending, err := policy.ListPending(home, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pending {
+			if p.ToolName == "alpha_count" {
+				id = p.ID
+				return true
+			}
+		}
+		return false
+	})
+	if got := routertest.Text(routertest.Call(t, cs, "alpha_read_count", map[string]any{})); got != "calls: 0" {
+		t.Fatalf("the held call ran before approval: %s", got)
+	}
+	h.Approve(id)
+	out := <-done
+	if out.isErr || string(out.r.Value) != `"calls: 1"` {
+		t.Fatalf("after approval the run answered %+v", out.r)
+	}
+	if got := routertest.Text(routertest.Call(t, cs, "alpha_read_count", map[string]any{})); got != "calls: 1" {
+		t.Errorf("alpha counted %s, want the approved call once", got)
+	}
+}
+
+// A tool held because its child changed its definition is refused inside
+// a program as it is to the model.
+func TestRunCodePinnedChangedToolRefused(t *testing.T) {
+	_, cs := codeRig(t, "", nil)
+	routertest.Call(t, cs, "alpha_echo", map[string]any{"message": "pinned"})
+	routertest.Call(t, cs, "alpha_mutate", map[string]any{"description": "Changed behind your back."})
+	var direct string
+	routertest.WaitFor(t, "the changed alpha_echo to be held", func() bool {
+		direct = refusal(t, cs, "alpha_echo", map[string]any{"message": "x"})
+		return direct != "Echo: x"
+	})
+	r, _ := runCode(t, cs, `
+		try { const r = await tools.alpha_echo({message: "x"}); return r[0].text; } catch (e) { return e.message; }`)
+	var caught string
+	_ = json.Unmarshal(r.Value, &caught)
+	if caught == "Echo: x" || !strings.Contains(caught, direct) {
+		t.Errorf("inside the program %q; the model's own call %q", caught, direct)
+	}
+}
+
+// A runaway loop, a huge allocation and a 10,000-call loop each end their
+// run with an error naming the bound, while another session keeps being
+// served throughout; the call loop's calls past the cap never run.
+func TestRunCodeBoundsStopRunawaysNotTheRouter(t *testing.T) {
+	_, cs := codeRig(t, "", map[string]string{"EVOKORE_CODE_CPU_MS": "1000", "EVOKORE_CODE_MEMORY_MB": "128", "EVOKORE_CODE_MAX_CALLS": "100"})
+	h2 := cs // the runaways' session
+	_, other := codeRig(t, "", nil)
+	for _, tc := range []struct{ name, code, want string }{
+		{"loop", `while (true) {}`, "CPU time"},
+		{"allocation", `let s = "x"; while (true) { s = s + s; }`, "out of memory"},
+		{"calls", `for (let i = 0; i < 10000; i++) { await tools.beta_count({}); } return "done";`, "more than 100 tool calls"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			type ran struct {
+				r     codeRun
+				isErr bool
+			}
+			done := make(chan ran, 1)
+			go func() {
+				r, isErr := runCode(t, h2, tc.code)
+				done <- ran{r, isErr}
+			}()
+			served := 0
+			for finished := false; !finished; {
+				if got := routertest.Text(routertest.Call(t, other, "alpha_echo", map[string]any{"message": "still here"})); got != "Echo: still here" {
+					t.Fatalf("the other session got %q", got)
+				}
+				served++
+				select {
+				case out := <-done:
+					finished = true
+					if !out.isErr || !strings.Contains(out.r.Error, tc.want) {
+						t.Errorf("the run answered %+v, want an error saying %q", out.r, tc.want)
+					}
+				default:
+				}
+			}
+			t.Logf("the other session was served %d times during the run", served)
+		})
+	}
+	if got := routertest.Text(routertest.Call(t, h2, "beta_read_count", map[string]any{})); got != "calls: 100" {
+		t.Errorf("beta counted %s, want the 100 calls under the cap", got)
+	}
+	// The router still serves the runaways' own session too.
+	if r, isErr := runCode(t, h2, `return 1 + 1;`); isErr || string(r.Value) != "2" {
+		t.Errorf("a run after the runaways: %+v", r)
+	}
+}

@@ -190,7 +190,11 @@ func (s *sandbox) settle(r reply) error {
 	}
 	delete(s.pending, r.ID)
 	if r.Error != "" {
-		return p.reject(s.vm.NewGoError(errors.New(r.Error)))
+		e, err := s.vm.New(s.vm.Get("Error"), s.vm.ToValue(r.Error))
+		if err != nil {
+			return err
+		}
+		return p.reject(e)
 	}
 	parse, _ := goja.AssertFunction(s.vm.Get("JSON").ToObject(s.vm).Get("parse"))
 	v, err := parse(goja.Undefined(), s.vm.ToValue(string(r.Result)))
