@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,6 +26,8 @@ import (
 // (no model turns between the sequential calls, which would add more).
 //
 //	go test -run '^$' -bench CodeModeSaving ./cmd/evokore
+var codeModeReport = flag.String("codemode-report", "", "BenchmarkCodeModeSaving: also write the table as markdown to this file (make bench-report)")
+
 func BenchmarkCodeModeSaving(b *testing.B) {
 	server := testutil.NPMServer(b, "server-filesystem")
 	files := b.TempDir()
@@ -116,6 +119,16 @@ return sized.sort((a, b) => b.lines - a.lines).slice(0, 3).map(s => s.n);`
 	b.ReportMetric(float64(ctxTokens), "code-cl100k")
 	b.ReportMetric(float64(seqWall.Milliseconds()), "seq-ms")
 	b.ReportMetric(float64(codeWall.Milliseconds()), "code-ms")
+	if *codeModeReport != "" {
+		pct := func(code, seq int) string { return fmt.Sprintf("%.1f %%", 100*float64(code)/float64(seq)) }
+		table := "| | tool calls in the model's turns | bytes into the context | cl100k tokens | wall ms |\n|---|---|---|---|---|\n" +
+			fmt.Sprintf("| sequential calls | 51 | %d | %d | %d |\n", seqBytes, seqTokens, seqWall.Milliseconds()) +
+			fmt.Sprintf("| one `run_code` | 1 | %d | %d | %d |\n", ctxBytes, ctxTokens, codeWall.Milliseconds()) +
+			fmt.Sprintf("| run_code ÷ sequential | | %s | %s | %s |\n", pct(ctxBytes, seqBytes), pct(ctxTokens, seqTokens), pct(int(codeWall), int(seqWall)))
+		if err := os.WriteFile(*codeModeReport, []byte(table), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
 	b.Logf("sequential: 51 calls, %d bytes, %d cl100k tokens, %s; run_code: 1 call, %d bytes, %d cl100k tokens, %s; top 3 %v",
 		seqBytes, seqTokens, seqWall, ctxBytes, ctxTokens, codeWall, seqTop)
 }
