@@ -146,6 +146,15 @@ func refusal(t *testing.T, cs *mcp.ClientSession, name string, args map[string]a
 	return routertest.Text(res)
 }
 
+// A program cannot start another program: its bounds would multiply.
+func TestRunCodeCannotNest(t *testing.T) {
+	_, cs := codeRig(t, "", nil)
+	r, _ := runCode(t, cs, `try { await tools.run_code({code: "return 1"}); return "nested"; } catch (e) { return e.message; }`)
+	if !strings.Contains(string(r.Value), "cannot be called from a run_code program") {
+		t.Errorf("nested run_code: %+v", r)
+	}
+}
+
 // An inner call the role denies is refused inside the program, in the
 // words the model would get, and never reaches its child.
 func TestRunCodeInnerCallDeniedByRBAC(t *testing.T) {

@@ -106,6 +106,10 @@ func (m *manager) runCode(ctx context.Context, call *native.Call) (*mcp.CallTool
 	if strings.TrimSpace(args.Code) == "" {
 		return native.MissingArgument("code"), nil
 	}
+	if router.RunOf(ctx) != "" {
+		// A program starting programs would multiply its bounds.
+		return native.Errorf("run_code cannot be called from a run_code program"), nil
+	}
 	if !Supported {
 		return native.Errorf("run_code needs Linux, where a program's memory can be bounded"), nil
 	}
