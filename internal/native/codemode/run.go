@@ -255,7 +255,7 @@ func (r *run) death(waitErr error, ps *os.ProcessState, stderr string) string {
 		return fmt.Sprintf("the run exceeded its wall time of %s", r.limits.Wall)
 	case r.ctx.Err() != nil:
 		return "the run was cancelled"
-	case strings.Contains(stderr, "out of memory") || strings.Contains(stderr, "cannot allocate memory") || strings.Contains(stderr, "address space"):
+	case outOfMemory(stderr):
 		return fmt.Sprintf("the program ran out of memory (bound: %d MiB)", r.limits.Memory>>20)
 	case ps != nil && r.limits.CPU > 0 && ps.UserTime()+ps.SystemTime() >= r.limits.CPU:
 		return fmt.Sprintf("the program used its %s of CPU time", r.limits.CPU)
@@ -268,6 +268,18 @@ func (r *run) death(waitErr error, ps *os.ProcessState, stderr string) string {
 		msg += ": " + firstLine(s)
 	}
 	return msg
+}
+
+// outOfMemory reports whether the sandbox's stderr says a mapping failed:
+// the Go runtime's words, or those of a -race build's ThreadSanitizer
+// (test binaries serve as the sandbox under `go test -race`).
+func outOfMemory(stderr string) bool {
+	for _, sign := range []string{"out of memory", "cannot allocate memory", "address space", "failed to allocate"} {
+		if strings.Contains(stderr, sign) {
+			return true
+		}
+	}
+	return false
 }
 
 func firstLine(s string) string {
