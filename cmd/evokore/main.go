@@ -35,6 +35,7 @@ import (
 
 	"github.com/evokore/evokore/internal/buildinfo"
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/native/codemode"
 	"github.com/evokore/evokore/internal/server"
 	"github.com/evokore/evokore/internal/trust"
 )
@@ -195,6 +196,11 @@ func newVersion() *cobra.Command {
 }
 
 func main() {
+	// run_code's sandbox is this binary started with a hidden argument
+	// (internal/native/codemode): no command, flag or file applies to it.
+	if codemode.IsSandbox(os.Args) {
+		os.Exit(codemode.Sandbox(os.Stdin, os.Stdout))
+	}
 	err := newRoot().Execute()
 	if err == nil {
 		return

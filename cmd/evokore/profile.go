@@ -150,6 +150,10 @@ func profileTable(w io.Writer, r budget.Report, encodings []string) error {
 	for _, enc := range encodings {
 		fmt.Fprintf(w, "; %s %d tokens", enc, r.Tokens[enc])
 	}
+	fmt.Fprintf(w, "; as run_code declarations")
+	for _, enc := range encodings {
+		fmt.Fprintf(w, " %s %d", enc, r.StubTokens[enc])
+	}
 	if r.Budget > 0 {
 		verdict := "within budget"
 		if r.OverBudget {
@@ -170,11 +174,17 @@ func compareTable(w io.Writer, reports []budget.Report, encodings []string) erro
 	for _, enc := range encodings {
 		header += "\t" + strings.ToUpper(enc)
 	}
+	for _, enc := range encodings {
+		header += "\tTS " + strings.ToUpper(enc)
+	}
 	fmt.Fprintln(tw, header+"\tBUDGET\t")
 	for _, r := range reports {
 		line := fmt.Sprintf("%s\t%d\t%d", r.Profile, r.Count, r.Bytes)
 		for _, enc := range encodings {
 			line += fmt.Sprintf("\t%d", r.Tokens[enc])
+		}
+		for _, enc := range encodings {
+			line += fmt.Sprintf("\t%d", r.StubTokens[enc])
 		}
 		b := "-"
 		if r.Budget > 0 {

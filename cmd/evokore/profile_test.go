@@ -38,6 +38,7 @@ type report struct {
 	Count      int            `json:"count"`
 	Bytes      int            `json:"bytes"`
 	Tokens     map[string]int `json:"tokens"`
+	StubTokens map[string]int `json:"stubTokens"`
 	Budget     int            `json:"budget"`
 	OverBudget bool           `json:"overBudget"`
 	Missing    []string       `json:"missing"`
@@ -56,14 +57,19 @@ func profileJSON(t *testing.T, dir string, args ...string) (report, int) {
 func TestProfileDefaultListsEveryNativeWithinBudget(t *testing.T) {
 	dir := t.TempDir()
 	r, code := profileJSON(t, dir, "default")
-	if code != 0 || r.Count != 37 || len(r.Tools) != 37 || r.OverBudget {
+	if code != 0 || r.Count != 38 || len(r.Tools) != 38 || r.OverBudget {
 		t.Fatalf("default: exit %d, %d tools, over %v", code, r.Count, r.OverBudget)
 	}
-	if r.Tokens["cl100k"] <= 0 || r.Tokens["o200k"] <= 0 || r.Bytes <= 0 || r.Budget != 2700 {
+	if r.Tokens["cl100k"] <= 0 || r.Tokens["o200k"] <= 0 || r.Bytes <= 0 || r.Budget != 2800 {
 		t.Errorf("measure: %+v", r)
 	}
+	// The run_code declarations of the same tools cost tokens too, and
+	// fewer than their schemas.
+	if s := r.StubTokens["cl100k"]; s <= 0 || s >= r.Tokens["cl100k"] {
+		t.Errorf("declarations: %d cl100k tokens, schemas %d", s, r.Tokens["cl100k"])
+	}
 	text, code := evokoreIn(t, dir, "profile", "default", "--tokenizer", "cl100k")
-	if code != 0 || !strings.Contains(text, "37 tool(s); tools/list JSON") || !strings.Contains(text, "describe_tool") || strings.Contains(text, "o200k") {
+	if code != 0 || !strings.Contains(text, "38 tool(s); tools/list JSON") || !strings.Contains(text, "as run_code declarations cl100k") || !strings.Contains(text, "describe_tool") || strings.Contains(text, "o200k") {
 		t.Errorf("table (exit %d):\n%s", code, text)
 	}
 }

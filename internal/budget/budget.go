@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tiktoken-go/tokenizer/codec"
 
 	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/native/codemode"
 )
 
 // Encodings the counter knows.
@@ -53,6 +55,10 @@ type Report struct {
 	Count       int            `json:"count"`
 	Bytes       int            `json:"bytes"`
 	Tokens      map[string]int `json:"tokens"`
+	// StubTokens are the tokens, per encoding, of the TypeScript
+	// declarations of the same tools (describe_tool format "typescript",
+	// what a run_code program is written against).
+	StubTokens map[string]int `json:"stubTokens"`
 	// Budget is the profile's own budget, or the one given on the command
 	// line; 0 means none.
 	Budget     int  `json:"budget,omitempty"`
@@ -72,8 +78,10 @@ func Measure(p *catalog.Profile, snap *catalog.Snapshot, encodings []string, bud
 		r.Budget = budget
 	}
 	tools := make([]json.RawMessage, len(entries))
+	defs := make([]*mcp.Tool, len(entries))
 	for i, e := range entries {
 		tools[i] = e.Listing()
+		defs[i] = e.Tool
 		r.Tools = append(r.Tools, Tool{Name: e.Name, Source: e.Source.String(), Server: e.Server, Title: e.Tool.Title})
 	}
 	r.Count = len(tools)
@@ -91,6 +99,15 @@ func Measure(p *catalog.Profile, snap *catalog.Snapshot, encodings []string, bud
 			return r, err
 		}
 		r.Tokens[enc] = n
+	}
+	r.StubTokens = map[string]int{}
+	stubs := codemode.Declarations(defs)
+	for _, enc := range encodings {
+		n, err := Count(enc, stubs)
+		if err != nil {
+			return r, err
+		}
+		r.StubTokens[enc] = n
 	}
 	if r.Budget > 0 && len(encodings) > 0 {
 		r.OverBudget = r.Tokens[encodings[0]] > r.Budget

@@ -7,7 +7,7 @@ const DefaultProfile = "default"
 
 // shippedProfiles are the profiles of evokore.cue, in the order written.
 var shippedProfiles = []Profile{
-	{Name: "default", Description: "Every native tool; proxied tools are found with discover_tools.", Visibility: VisibleAllNative, Budget: 2700},
+	{Name: "default", Description: "Every native tool; proxied tools are found with discover_tools.", Visibility: VisibleAllNative, Budget: 2800},
 	{Name: "coding", Description: "Writing code: skills, navigation, claims, memory, the filesystem and GitHub.", Visibility: VisibleList, Natives: map[string]bool{
 		"claim_acquire":          true,
 		"claim_list":             true,

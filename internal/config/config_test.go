@@ -534,8 +534,8 @@ func TestLoadShipped(t *testing.T) {
 	if err != nil {
 		t.Fatalf("LoadShipped: %v", err)
 	}
-	if len(s.Tools) != 37 {
-		t.Errorf("%d native tools, want 37", len(s.Tools))
+	if len(s.Tools) != 38 {
+		t.Errorf("%d native tools, want 38", len(s.Tools))
 	}
 	seen := map[string]bool{}
 	for _, tool := range s.Tools {

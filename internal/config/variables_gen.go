@@ -64,6 +64,11 @@ var variables = [...]Variable{
 	{Name: "EVOKORE_SANDBOX_PYTHON_CPU_LIMIT", Type: "string", DefaultText: "EVOKORE_SANDBOX_CPU_LIMIT", Doc: "the CPUs of python blocks' containers", Package: "internal/native/skilltools", Group: "Skill sandbox", Use: "setting"},
 	{Name: "EVOKORE_SANDBOX_JS_MEMORY_MB", Type: "int", DefaultText: "EVOKORE_SANDBOX_MEMORY_MB", Doc: "the memory limit of javascript blocks' containers", Package: "internal/native/skilltools", Group: "Skill sandbox", Use: "setting"},
 	{Name: "EVOKORE_SANDBOX_JS_CPU_LIMIT", Type: "string", DefaultText: "EVOKORE_SANDBOX_CPU_LIMIT", Doc: "the CPUs of javascript blocks' containers", Package: "internal/native/skilltools", Group: "Skill sandbox", Use: "setting"},
+	{Name: "EVOKORE_CODE_TIMEOUT_MS", Type: "duration_ms", Default: "30000", HasDefault: true, Doc: "the wall time of one run_code run, its tool calls and their approvals included (never past EVOKORE_PROXY_REQUEST_TIMEOUT_MS)", Package: "internal/native/codemode", Group: "Code mode", Use: "setting"},
+	{Name: "EVOKORE_CODE_CPU_MS", Type: "duration_ms", Default: "5000", HasDefault: true, Doc: "the CPU time one program may use", Package: "internal/native/codemode", Group: "Code mode", Use: "setting"},
+	{Name: "EVOKORE_CODE_MEMORY_MB", Type: "int", Default: "256", HasDefault: true, Doc: "the memory one program's sandbox process may map beyond its start (RLIMIT_AS)", Package: "internal/native/codemode", Group: "Code mode", Use: "setting"},
+	{Name: "EVOKORE_CODE_MAX_CALLS", Type: "int", Default: "200", HasDefault: true, Doc: "the most tool calls one program may make", Package: "internal/native/codemode", Group: "Code mode", Use: "setting"},
+	{Name: "EVOKORE_CODE_MAX_OUTPUT_BYTES", Type: "int", Default: "32768", HasDefault: true, Doc: "the most bytes of a program's returned value, and of its log, in the answer", Package: "internal/native/codemode", Group: "Code mode", Use: "setting"},
 	{Name: "VOICE_SIDECAR_HOST", Type: "string", Default: "127.0.0.1", HasDefault: true, Doc: "where `evokore voice` listens (and where the stop hook and `voice say` reach it)", Package: "internal/voice", Group: "Voice sidecar", Use: "setting"},
 	{Name: "VOICE_SIDECAR_PORT", Type: "int", Default: "8888", HasDefault: true, Doc: "the sidecar's port", Package: "internal/voice", Group: "Voice sidecar", Use: "setting"},
 	{Name: "VOICE_SIDECAR_MAX_CONNECTIONS", Type: "int", Default: "5", HasDefault: true, Doc: "clients served at once", Package: "internal/voice", Group: "Voice sidecar", Use: "setting"},
@@ -179,6 +184,16 @@ const (
 	DefaultSandboxMemoryMB = 256
 	// DefaultSandboxCPULimit is EVOKORE_SANDBOX_CPU_LIMIT's default.
 	DefaultSandboxCPULimit = "1"
+	// DefaultCodeTimeout is EVOKORE_CODE_TIMEOUT_MS's default.
+	DefaultCodeTimeout = 30000 * time.Millisecond
+	// DefaultCodeCPU is EVOKORE_CODE_CPU_MS's default.
+	DefaultCodeCPU = 5000 * time.Millisecond
+	// DefaultCodeMemoryMB is EVOKORE_CODE_MEMORY_MB's default.
+	DefaultCodeMemoryMB = 256
+	// DefaultCodeMaxCalls is EVOKORE_CODE_MAX_CALLS's default.
+	DefaultCodeMaxCalls = 200
+	// DefaultCodeMaxOutputBytes is EVOKORE_CODE_MAX_OUTPUT_BYTES's default.
+	DefaultCodeMaxOutputBytes = 32768
 	// DefaultVoiceSidecarHost is VOICE_SIDECAR_HOST's default.
 	DefaultVoiceSidecarHost = "127.0.0.1"
 	// DefaultVoiceSidecarPort is VOICE_SIDECAR_PORT's default.

@@ -64,6 +64,9 @@ type Event struct {
 	Tool   string `json:"tool,omitempty"`
 	Server string `json:"server,omitempty"`
 	Source string `json:"source,omitempty"`
+	// Run is the run_code run a call belongs to (router.Call.Run): the
+	// run's own call and each call its program made.
+	Run string `json:"runId,omitempty"`
 	// Outcome is ok, error or refused; LatencyMs is set for calls that
 	// ran.
 	Outcome   string   `json:"outcome,omitempty"`

@@ -36,6 +36,7 @@ func AppendMembers(b []byte, e Event, withOutcome bool) (out []byte, ok bool) {
 	b = field(b, `,"tool":`, e.Tool)
 	b = field(b, `,"server":`, e.Server)
 	b = field(b, `,"source":`, e.Source)
+	b = field(b, `,"runId":`, e.Run)
 	if withOutcome {
 		b = field(b, `,"outcome":`, e.Outcome)
 	}

@@ -6,6 +6,7 @@ package native
 const (
 	ManagerSkills        Manager = "skills"
 	ManagerRouting       Manager = "routing"
+	ManagerCodemode      Manager = "codemode"
 	ManagerPlugins       Manager = "plugins"
 	ManagerTelemetry     Manager = "telemetry"
 	ManagerNavigation    Manager = "navigation"
@@ -31,6 +32,7 @@ const (
 	ListRegistry
 	ExecuteSkill
 	DescribeTool
+	RunCode
 	ReloadPlugins
 	GetTelemetry
 	ResetTelemetry
@@ -59,7 +61,7 @@ const (
 )
 
 // NumTools is the number of native tools.
-const NumTools = 37
+const NumTools = 38
 
 var specs = [NumTools]Spec{
 	{ID: DocsArchitect, Name: "docs_architect", Manager: ManagerSkills, Title: "Documentation Architect", Description: "Brief for writing a project's docs, from its manifest files.", ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: false, InputSchema: `{"type":"object","properties":{"target_dir":{"type":"string"}},"required":["target_dir"]}`},
@@ -73,7 +75,8 @@ var specs = [NumTools]Spec{
 	{ID: FetchSkill, Name: "fetch_skill", Manager: ManagerSkills, Title: "Fetch Remote Skill", Description: "Download a skill's markdown over HTTP(S) into the library.", ReadOnly: false, Destructive: false, Idempotent: false, OpenWorld: true, InputSchema: `{"type":"object","properties":{"url":{"type":"string"},"category":{"type":"string"},"name":{"type":"string"},"overwrite":{"type":"boolean","default":false},"checksum":{"type":"string","description":"sha256 hex"}},"required":["url"]}`},
 	{ID: ListRegistry, Name: "list_registry", Manager: ManagerSkills, Title: "List Registry Skills", Description: "List skills in the remote registries.", ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: true, InputSchema: `{"type":"object","properties":{"registry":{"type":"string"},"query":{"type":"string"}}}`},
 	{ID: ExecuteSkill, Name: "execute_skill", Manager: ManagerSkills, Title: "Execute Skill Steps", Description: "List a skill's code blocks, or run one (step) in a sandbox.", ReadOnly: false, Destructive: true, Idempotent: false, OpenWorld: true, InputSchema: `{"type":"object","properties":{"skill_name":{"type":"string"},"step":{"type":"integer","description":"0-based index of the code block to run"},"env":{"type":"object","additionalProperties":{"type":"string"}}},"required":["skill_name"]}`},
-	{ID: DescribeTool, Name: "describe_tool", Manager: ManagerRouting, Title: "Describe Tool", Description: "Full definitions (input schemas) of the named tools.", ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false, InputSchema: `{"type":"object","properties":{"tools":{"type":"array","description":"tool names","items":{"type":"string"}}},"required":["tools"]}`},
+	{ID: DescribeTool, Name: "describe_tool", Manager: ManagerRouting, Title: "Describe Tool", Description: "Full definitions (input schemas) of the named tools.", ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false, InputSchema: `{"type":"object","properties":{"tools":{"type":"array","description":"tool names","items":{"type":"string"}},"format":{"type":"string","default":"schema","description":"typescript: declarations for run_code","enum":["schema","typescript"]}},"required":["tools"]}`},
+	{ID: RunCode, Name: "run_code", Manager: ManagerCodemode, Title: "Run Code", Description: "Run an async function body (ECMAScript) composing tools as tools.NAME(args), each under your permissions; answers its value and log.", ReadOnly: false, Destructive: true, Idempotent: false, OpenWorld: true, InputSchema: `{"type":"object","properties":{"code":{"type":"string","description":"the function body; return a JSON value"}},"required":["code"]}`},
 	{ID: ReloadPlugins, Name: "reload_plugins", Manager: ManagerPlugins, Title: "Reload Plugins", Description: "Re-read the plugin manifests and refresh their tools.", ReadOnly: false, Destructive: false, Idempotent: true, OpenWorld: false, InputSchema: `{"type":"object","properties":{}}`},
 	{ID: GetTelemetry, Name: "get_telemetry", Manager: ManagerTelemetry, Title: "Get Telemetry Metrics", Description: "Call, error, latency and session counters.", ReadOnly: true, Destructive: false, Idempotent: true, OpenWorld: false, InputSchema: `{"type":"object","properties":{}}`},
 	{ID: ResetTelemetry, Name: "reset_telemetry", Manager: ManagerTelemetry, Title: "Reset Telemetry Metrics", Description: "Zero the telemetry counters.", ReadOnly: false, Destructive: true, Idempotent: true, OpenWorld: false, InputSchema: `{"type":"object","properties":{}}`},
@@ -113,6 +116,7 @@ var byName = map[string]ToolID{
 	"list_registry":          ListRegistry,
 	"execute_skill":          ExecuteSkill,
 	"describe_tool":          DescribeTool,
+	"run_code":               RunCode,
 	"reload_plugins":         ReloadPlugins,
 	"get_telemetry":          GetTelemetry,
 	"reset_telemetry":        ResetTelemetry,

@@ -71,6 +71,13 @@ func OperatorInterceptionText(tool, id string) string {
 		"it will run once. Until then a retry returns this message."
 }
 
+// UndecidedInRunText answers a program's call whose approval was still
+// pending when its run ended.
+func UndecidedInRunText(tool, id string) string {
+	return "'" + tool + "' was waiting for operator approval (approval id " + id + ") when the program's run ended; " +
+		"it did not run. The approval stays pending: once it is approved, the same call runs once."
+}
+
 // DeniedApprovalText answers a call whose approval an operator denied.
 func DeniedApprovalText(tool, id string) string {
 	return "Execution of '" + tool + "' was denied by an operator (approval id " + id + "). Do not retry it."

@@ -254,7 +254,9 @@ func (s approvalStage) Check(ctx context.Context, c *router.Call) (*mcp.CallTool
 		}
 		s.notify(StatePending, token[:2*idBytes], ModeToken, c)
 		return errorResult(InterceptionText(c.Entry.Name, token)), nil
-	case mode == ModeAuto && roundTrips(c):
+	case mode == ModeAuto && roundTrips(c) && c.Run == "":
+		// A program's call cannot answer input_required mid-run: it
+		// waits for the operator instead (below).
 		return s.inputRequired(c, req, runOnce)
 	case mode == ModeAuto && canElicit(c):
 		s.notify(StatePending, "", modeElicitation, c)
@@ -270,6 +272,16 @@ func (s approvalStage) Check(ctx context.Context, c *router.Call) (*mcp.CallTool
 	if err != nil {
 		return errorResult(err.Error()), nil
 	}
+	if out.New {
+		s.notify(StatePending, out.ID, ModeOperator, c)
+	}
+	if out.State == StatePending && c.Run != "" {
+		// A program cannot retry once a human said yes: its call waits
+		// for the decision, as long as the run may.
+		if out, err = awaitDecision(ctx, a, req, out); err != nil {
+			return errorResult(err.Error()), nil
+		}
+	}
 	switch out.State {
 	case StateApproved:
 		return runOnce(out.ID, ModeOperator)
@@ -277,10 +289,33 @@ func (s approvalStage) Check(ctx context.Context, c *router.Call) (*mcp.CallTool
 		s.notify(StateDenied, out.ID, ModeOperator, c)
 		return errorResult(DeniedApprovalText(c.Entry.Name, out.ID)), nil
 	}
-	if out.New {
-		s.notify(StatePending, out.ID, ModeOperator, c)
+	if c.Run != "" {
+		return errorResult(UndecidedInRunText(c.Entry.Name, out.ID)), nil
 	}
 	return errorResult(OperatorInterceptionText(c.Entry.Name, out.ID)), nil
+}
+
+// decisionPoll is how often a program's held call looks for its
+// approval's decision (decisions.jsonl, or the shared store).
+const decisionPoll = 200 * time.Millisecond
+
+// awaitDecision waits until the approval of req is decided or ctx ends;
+// it returns the approval as last seen.
+func awaitDecision(ctx context.Context, a *Approvals, req Request, out Outcome) (Outcome, error) {
+	t := time.NewTicker(decisionPoll)
+	defer t.Stop()
+	for out.State == StatePending {
+		select {
+		case <-ctx.Done():
+			return out, nil
+		case <-t.C:
+		}
+		var err error
+		if out, err = a.Ask(req); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }
 
 // modeElicitation names approvals asked through the client in

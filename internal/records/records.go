@@ -279,7 +279,7 @@ func (o callEvents) detail(c *router.Call, text string) string {
 }
 
 func (o callEvents) event(c *router.Call) events.Event {
-	e := events.Event{Type: events.ToolCall, Tool: c.Entry.Name, Server: c.Entry.Server, Source: c.Entry.Source.String()}
+	e := events.Event{Type: events.ToolCall, Tool: c.Entry.Name, Server: c.Entry.Server, Source: c.Entry.Source.String(), Run: c.Run}
 	// No arguments are left out of the event, as an empty map was.
 	if a := o.r.scrub.Call(c, c.Args).Redacted; string(a) != "{}" {
 		e.Args = a

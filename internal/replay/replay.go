@@ -63,6 +63,9 @@ type Entry struct {
 	LatencyMS *int64 `json:"latency_ms,omitempty"`
 	// Source is who recorded the line: "hook" or "router".
 	Source string `json:"source,omitempty"`
+	// Run is the run_code run the call belongs to: the run's own call
+	// and each call its program made.
+	Run string `json:"run_id,omitempty"`
 }
 
 // AppendJSON appends e as json.Marshal writes it, without reflection:
@@ -83,6 +86,9 @@ func (e Entry) AppendJSON(dst []byte) []byte {
 	}
 	if e.Source != "" {
 		b = jsonenc.String(append(b, `,"source":`...), e.Source)
+	}
+	if e.Run != "" {
+		b = jsonenc.String(append(b, `,"run_id":`...), e.Run)
 	}
 	return append(b, '}')
 }

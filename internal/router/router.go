@@ -64,6 +64,13 @@ type Call struct {
 	// it retries a call that answered input_required (MCP 2026-07-28):
 	// the requestState it was given and its responses to the requests.
 	Input *Input
+	// Run is the id of the program run (run_code) this call belongs to:
+	// the run_code call itself and every call its program makes carry the
+	// same id, so records show each inner call under its run. Empty for
+	// every other call. StartRun sets it on the run_code call before the
+	// program starts; Router.Call sets it on inner calls from their
+	// context.
+	Run string
 
 	beforeDispatch []func() (*mcp.CallToolResult, error)
 	// notes are Note's values: a call has one or two (a map cost more).
@@ -251,7 +258,7 @@ func (r *Router) Call(ctx context.Context, sess *session.Session, params *mcp.Ca
 	if !ok {
 		return nil, UnknownTool(params.Name)
 	}
-	c := &Call{Entry: entry, Session: sess, Args: params.Arguments, Meta: params.Meta}
+	c := &Call{Entry: entry, Session: sess, Args: params.Arguments, Meta: params.Meta, Run: RunOf(ctx)}
 	if params.RequestState != "" || params.InputResponses != nil {
 		c.Input = &Input{State: params.RequestState, Responses: params.InputResponses}
 	}
@@ -364,7 +371,31 @@ func (r *Router) route(ctx context.Context, c *Call) (*mcp.CallToolResult, error
 		return nil, UnknownTool(c.Entry.Name)
 	}
 	spec, _ := native.Lookup(c.Entry.Name)
+	ctx = context.WithValue(ctx, callKey{}, c)
 	return h(ctx, &native.Call{Spec: spec, Args: c.Args, Session: c.Session, Meta: c.Meta})
+}
+
+type (
+	callKey struct{}
+	runKey  struct{}
+)
+
+// StartRun marks the native call running on ctx as a program run with id,
+// and returns the context its program's calls are made with: Router.Call
+// gives each of them the same Run. It must be called before the first
+// inner call, from the handler's own goroutine.
+func StartRun(ctx context.Context, id string) context.Context {
+	if c, ok := ctx.Value(callKey{}).(*Call); ok {
+		c.Run = id
+	}
+	return context.WithValue(ctx, runKey{}, id)
+}
+
+// RunOf returns the program run a call made on ctx belongs to, "" for
+// none.
+func RunOf(ctx context.Context) string {
+	id, _ := ctx.Value(runKey{}).(string)
+	return id
 }
 
 // WireError makes sure an error reaches the client with a real JSON-RPC

@@ -8,6 +8,7 @@ import (
 	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/native/analytics"
 	"github.com/evokore/evokore/internal/native/claims"
+	"github.com/evokore/evokore/internal/native/codemode"
 	"github.com/evokore/evokore/internal/native/fleet"
 	"github.com/evokore/evokore/internal/native/memory"
 	"github.com/evokore/evokore/internal/native/nav"
@@ -78,5 +79,6 @@ func registerManagers(t *native.Table, host *native.Host, s *Server) contributio
 		DiscoveryMode: s.settings.Catalog.Discovery.Mode, Name: serverName, Version: s.opts.Version,
 		Problems: s.Problems, Plugins: plugged, Semantic: host.Semantic.Status})
 	c.Closers = append(c.Closers, library.Close)
+	codemode.Register(t, host, codemode.Options{Env: set.Env})
 	return c
 }

@@ -130,6 +130,7 @@ func (r *Recorder) Observe(_ context.Context, o router.Outcome) {
 		Output:    args.Scrubber.Bounded(output, 4*replay.MaxOutput),
 		LatencyMS: latency,
 		Source:    "router",
+		Run:       c.Run,
 	}
 	if !c.Started.IsZero() {
 		e.InvocationTS = replay.Timestamp(c.Started)

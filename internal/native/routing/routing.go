@@ -13,6 +13,7 @@ import (
 
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/native/codemode"
 	"github.com/evokore/evokore/internal/status"
 )
 
@@ -45,7 +46,8 @@ type Described struct {
 func describeTool(cat Catalog, children Children) native.Handler {
 	return func(_ context.Context, call *native.Call) (*mcp.CallToolResult, error) {
 		var in struct {
-			Tools []any `json:"tools"`
+			Tools  []any  `json:"tools"`
+			Format string `json:"format"`
 		}
 		if err := call.Decode(&in); err != nil {
 			return call.Invalid(err), nil
@@ -53,6 +55,7 @@ func describeTool(cat Catalog, children Children) native.Handler {
 		snap := cat.Snapshot()
 		out := Described{Schemas: []json.RawMessage{}, Unknown: []string{}}
 		var seen []string
+		var found []*mcp.Tool
 		for _, v := range in.Tools {
 			name, ok := v.(string) // EVOKORE-MCP skips non-strings
 			if !ok {
@@ -65,12 +68,22 @@ func describeTool(cat Catalog, children Children) native.Handler {
 			seen = append(seen, name)
 			if e, ok := snap.Lookup(name); ok {
 				out.Schemas = append(out.Schemas, e.Listing())
+				found = append(found, e.Tool)
 			} else {
 				out.Unknown = append(out.Unknown, name)
 			}
 		}
 		if len(out.Unknown) > 0 && children != nil {
 			out.NotSearchable = startingServers(children)
+		}
+		if in.Format == "typescript" {
+			// What a run_code program is written against: far fewer
+			// tokens than the schemas.
+			text := codemode.Declarations(found)
+			if len(out.Unknown) > 0 {
+				text += "// unknown: " + strings.Join(out.Unknown, ", ") + "\n"
+			}
+			return native.Text("%s", text), nil
 		}
 		res := native.JSON(out)
 		res.StructuredContent = out

@@ -1,0 +1,286 @@
+package main_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/native/codemode"
+	"github.com/evokore/evokore/internal/policy"
+	"github.com/evokore/evokore/internal/testutil"
+	"github.com/evokore/evokore/internal/testutil/routertest"
+)
+
+// TestMain lets this test binary serve as run_code's sandbox, as the
+// evokore binary does for itself: the in-process routers of these tests
+// start os.Executable() with codemode.SandboxArg.
+func TestMain(m *testing.M) {
+	if codemode.IsSandbox(os.Args) {
+		os.Exit(codemode.Sandbox(os.Stdin, os.Stdout))
+	}
+	os.Exit(m.Run())
+}
+
+// codeRun is run_code's answer.
+type codeRun struct {
+	Run   string          `json:"run"`
+	Value json.RawMessage `json:"value"`
+	Log   []string        `json:"log"`
+	Calls int             `json:"calls"`
+	Error string          `json:"error"`
+}
+
+func runCode(t *testing.T, cs *mcp.ClientSession, code string) (codeRun, bool) {
+	t.Helper()
+	if !codemode.Supported {
+		t.Skip("run_code bounds memory on Linux only")
+	}
+	res := routertest.Call(t, cs, "run_code", map[string]any{"code": code})
+	var r codeRun
+	if err := json.Unmarshal([]byte(routertest.Text(res)), &r); err != nil {
+		t.Fatalf("run_code answered %q: %v", routertest.Text(res), err)
+	}
+	return r, res.IsError
+}
+
+// codeRig is a router with two fixture children, "alpha" and "beta", and
+// permissions.yml rules written by the test.
+func codeRig(t *testing.T, rules string, env map[string]string) (*routertest.Harness, *mcp.ClientSession) {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{
+		"alpha": routertest.Fixture(t), "beta": routertest.Fixture(t)}})
+	if rules != "" {
+		testutil.WriteFile(t, dir, "permissions.yml", "rules:\n"+rules)
+	}
+	h := routertest.NewWithConfig(t, dir, cfg, env)
+	cs := h.Connect(nil)
+	h.Booted()
+	return h, cs
+}
+
+// logLines reads the JSON lines of path.
+func logLines(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if json.Unmarshal(sc.Bytes(), &m) == nil {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// toolsOfRun lists, in order, the tools of the lines whose run field is
+// run, under key (the audit log's resource, replay's tool).
+func toolsOfRun(lines []map[string]any, runKey, run, toolKey string) []string {
+	var out []string
+	for _, l := range lines {
+		if l[runKey] == run {
+			out = append(out, l[toolKey].(string))
+		}
+	}
+	return out
+}
+
+// A program calls two proxied tools, of two children, and a native; it
+// gets their results, logs, and returns a value. The audit log and the
+// session replay show each inner call under the run, and the run itself.
+func TestRunCodeCallsProxiedAndNativeTools(t *testing.T) {
+	h, cs := codeRig(t, "", nil)
+	r, isErr := runCode(t, cs, `
+		const a = await tools.alpha_echo({message: "one"});
+		const b = await tools.call("beta_count", {});
+		const status = await tools.proxy_server_status({});
+		console.log("alpha said", a[0].text);
+		const servers = JSON.parse(status[0].text).servers.map(s => s.id).sort();
+		return {a: a[0].text, b: b[0].text, servers};`)
+	if isErr || r.Error != "" {
+		t.Fatalf("run failed: %+v", r)
+	}
+	if got := string(r.Value); got != `{"a":"Echo: one","b":"calls: 1","servers":["alpha","beta"]}` {
+		t.Errorf("value = %s", got)
+	}
+	if len(r.Log) != 1 || r.Log[0] != "alpha said Echo: one" || r.Calls != 3 {
+		t.Errorf("log %q, calls %d", r.Log, r.Calls)
+	}
+	if got := routertest.Text(routertest.Call(t, cs, "beta_read_count", map[string]any{})); got != "calls: 1" {
+		t.Errorf("beta counted %s", got)
+	}
+
+	want := []string{"alpha_echo", "beta_count", "proxy_server_status", "run_code"}
+	home := filepath.Join(h.Dir, "home")
+	routertest.WaitFor(t, "the audit log and replay of the run", func() bool {
+		audit := toolsOfRun(logLines(t, filepath.Join(home, "audit", "audit.jsonl")), "runId", r.Run, "resource")
+		var replay []string
+		files, _ := filepath.Glob(filepath.Join(home, "sessions", "*-replay.jsonl"))
+		for _, f := range files {
+			replay = append(replay, toolsOfRun(logLines(t, f), "run_id", r.Run, "tool")...)
+		}
+		return strings.Join(audit, ",") == strings.Join(want, ",") && strings.Join(replay, ",") == strings.Join(want, ",")
+	})
+}
+
+// refusal is what the model's own call of name answers: the JSON-RPC
+// error's message, or the result's text.
+func refusal(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) string {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return strings.TrimPrefix(err.Error(), `calling "tools/call": `)
+	}
+	return routertest.Text(res)
+}
+
+// A program cannot start another program: its bounds would multiply.
+func TestRunCodeCannotNest(t *testing.T) {
+	_, cs := codeRig(t, "", nil)
+	r, _ := runCode(t, cs, `try { await tools.run_code({code: "return 1"}); return "nested"; } catch (e) { return e.message; }`)
+	if !strings.Contains(string(r.Value), "cannot be called from a run_code program") {
+		t.Errorf("nested run_code: %+v", r)
+	}
+}
+
+// An inner call the role denies is refused inside the program, in the
+// words the model would get, and never reaches its child.
+func TestRunCodeInnerCallDeniedByRBAC(t *testing.T) {
+	_, cs := codeRig(t, "  alpha_count: deny\n", nil)
+	direct := refusal(t, cs, "alpha_count", map[string]any{})
+	r, isErr := runCode(t, cs, `
+		try { await tools.alpha_count({}); return "ran"; } catch (e) { return e.message; }`)
+	if isErr || r.Error != "" {
+		t.Fatalf("run failed: %+v", r)
+	}
+	var caught string
+	_ = json.Unmarshal(r.Value, &caught)
+	if !strings.Contains(caught, "denied") || !strings.Contains(direct, "denied") {
+		t.Errorf("inside the program %q; the model's own call %q", caught, direct)
+	}
+	if got := routertest.Text(routertest.Call(t, cs, "alpha_read_count", map[string]any{})); got != "calls: 0" {
+		t.Errorf("the denied call ran: alpha counted %s", got)
+	}
+}
+
+// An inner call that needs approval holds the program; an operator
+// approves it out of band and the program resumes, the call running once.
+func TestRunCodeInnerCallWaitsForApproval(t *testing.T) {
+	h, cs := codeRig(t, "  alpha_count: require_approval\n", nil)
+	home := filepath.Join(h.Dir, "home")
+	type ran struct {
+		r     codeRun
+		isErr bool
+	}
+	done := make(chan ran, 1)
+	go func() {
+		r, isErr := runCode(t, cs, `const r = await tools.alpha_count({}); return r[0].text;`)
+		done <- ran{r, isErr}
+	}()
+	var id string
+	routertest.WaitFor(t, "the inner call to be held for approval", func() bool {
+		pending, err := policy.ListPending(home, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pending {
+			if p.ToolName == "alpha_count" {
+				id = p.ID
+				return true
+			}
+		}
+		return false
+	})
+	if got := routertest.Text(routertest.Call(t, cs, "alpha_read_count", map[string]any{})); got != "calls: 0" {
+		t.Fatalf("the held call ran before approval: %s", got)
+	}
+	h.Approve(id)
+	out := <-done
+	if out.isErr || string(out.r.Value) != `"calls: 1"` {
+		t.Fatalf("after approval the run answered %+v", out.r)
+	}
+	if got := routertest.Text(routertest.Call(t, cs, "alpha_read_count", map[string]any{})); got != "calls: 1" {
+		t.Errorf("alpha counted %s, want the approved call once", got)
+	}
+}
+
+// A tool held because its child changed its definition is refused inside
+// a program as it is to the model.
+func TestRunCodePinnedChangedToolRefused(t *testing.T) {
+	_, cs := codeRig(t, "", nil)
+	routertest.Call(t, cs, "alpha_echo", map[string]any{"message": "pinned"})
+	routertest.Call(t, cs, "alpha_mutate", map[string]any{"description": "Changed behind your back."})
+	var direct string
+	routertest.WaitFor(t, "the changed alpha_echo to be held", func() bool {
+		direct = refusal(t, cs, "alpha_echo", map[string]any{"message": "x"})
+		return direct != "Echo: x"
+	})
+	r, _ := runCode(t, cs, `
+		try { const r = await tools.alpha_echo({message: "x"}); return r[0].text; } catch (e) { return e.message; }`)
+	var caught string
+	_ = json.Unmarshal(r.Value, &caught)
+	if caught == "Echo: x" || !strings.Contains(caught, direct) {
+		t.Errorf("inside the program %q; the model's own call %q", caught, direct)
+	}
+}
+
+// A runaway loop, a huge allocation and a 10,000-call loop each end their
+// run with an error naming the bound, while another session keeps being
+// served throughout; the call loop's calls past the cap never run.
+func TestRunCodeBoundsStopRunawaysNotTheRouter(t *testing.T) {
+	_, cs := codeRig(t, "", map[string]string{"EVOKORE_CODE_CPU_MS": "1000", "EVOKORE_CODE_MEMORY_MB": "128", "EVOKORE_CODE_MAX_CALLS": "100"})
+	h2 := cs // the runaways' session
+	_, other := codeRig(t, "", nil)
+	for _, tc := range []struct{ name, code, want string }{
+		{"loop", `while (true) {}`, "CPU time"},
+		{"allocation", `let s = "x"; while (true) { s = s + s; }`, "out of memory"},
+		{"calls", `for (let i = 0; i < 10000; i++) { await tools.beta_count({}); } return "done";`, "more than 100 tool calls"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			type ran struct {
+				r     codeRun
+				isErr bool
+			}
+			done := make(chan ran, 1)
+			go func() {
+				r, isErr := runCode(t, h2, tc.code)
+				done <- ran{r, isErr}
+			}()
+			served := 0
+			for finished := false; !finished; {
+				if got := routertest.Text(routertest.Call(t, other, "alpha_echo", map[string]any{"message": "still here"})); got != "Echo: still here" {
+					t.Fatalf("the other session got %q", got)
+				}
+				served++
+				select {
+				case out := <-done:
+					finished = true
+					if !out.isErr || !strings.Contains(out.r.Error, tc.want) {
+						t.Errorf("the run answered %+v, want an error saying %q", out.r, tc.want)
+					}
+				default:
+				}
+			}
+			t.Logf("the other session was served %d times during the run", served)
+		})
+	}
+	if got := routertest.Text(routertest.Call(t, h2, "beta_read_count", map[string]any{})); got != "calls: 100" {
+		t.Errorf("beta counted %s, want the 100 calls under the cap", got)
+	}
+	// The router still serves the runaways' own session too.
+	if r, isErr := runCode(t, h2, `return 1 + 1;`); isErr || string(r.Value) != "2" {
+		t.Errorf("a run after the runaways: %+v", r)
+	}
+}

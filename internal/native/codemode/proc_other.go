@@ -1,0 +1,7 @@
+//go:build !linux
+
+package codemode
+
+import "os/exec"
+
+func sandboxAttr(*exec.Cmd) {}

@@ -1,0 +1,322 @@
+package codemode
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Caller runs one of the program's tool calls through the router's
+// pipeline, as the calling session.
+type Caller func(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error)
+
+// Outcome is how a run ended, as the model is told.
+type Outcome struct {
+	// Value is the program's returned value as JSON; when it was longer
+	// than Limits.Output it is a JSON string of its first bytes and
+	// Truncated says how long it was.
+	Value     json.RawMessage `json:"value,omitempty"`
+	Truncated int             `json:"truncatedFrom,omitempty"`
+	// Log is what the program wrote with console.log, up to
+	// Limits.Output bytes; LogDropped counts the lines left out.
+	Log        []string `json:"log,omitempty"`
+	LogDropped int      `json:"logLinesDropped,omitempty"`
+	// Calls is how many tool calls the program made.
+	Calls int `json:"calls"`
+	// Error is why the run failed: the program threw, or a bound
+	// stopped it.
+	Error string `json:"error,omitempty"`
+}
+
+// parallel is how many of one program's tool calls run at once
+// (Promise.all over many reads).
+const parallel = 4
+
+// stderrTail is how much of the sandbox's stderr is kept to say why it
+// died.
+const stderrTail = 4 << 10
+
+// Run runs code in a sandbox process that command starts, under l,
+// sending each tool call to call. Run returns once the sandbox is gone
+// and every tool call it started has returned.
+func Run(ctx context.Context, command func() (*exec.Cmd, error), code string, l Limits, call Caller) Outcome {
+	r := &run{limits: l, call: call}
+	ctx, cancel := context.WithTimeout(ctx, l.Wall)
+	defer cancel()
+	r.ctx = ctx
+	r.execute(command, code)
+	r.calls.Wait()
+	return r.out
+}
+
+type run struct {
+	ctx    context.Context
+	limits Limits
+	call   Caller
+	out    Outcome
+	logLen int
+
+	stdin   io.WriteCloser
+	writeMu sync.Mutex
+	calls   sync.WaitGroup
+	slots   chan struct{}
+}
+
+func (r *run) execute(command func() (*exec.Cmd, error), code string) {
+	cmd, err := command()
+	if err != nil {
+		r.out.Error = "cannot start the sandbox: " + err.Error()
+		return
+	}
+	// The sandbox inherits nothing: no environment, no files but its
+	// three pipes.
+	cmd.Env = []string{}
+	stderr := &tail{max: stderrTail}
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		r.out.Error = "cannot start the sandbox: " + err.Error()
+		return
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		r.out.Error = "cannot start the sandbox: " + err.Error()
+		return
+	}
+	sandboxAttr(cmd)
+	if err := cmd.Start(); err != nil {
+		r.out.Error = "cannot start the sandbox: " + err.Error()
+		return
+	}
+	r.stdin = stdin
+	r.slots = make(chan struct{}, parallel)
+	// Whatever ends the run ends the process; Wait then reaps it.
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-r.ctx.Done():
+		case <-stopped:
+		}
+		_ = cmd.Process.Kill()
+	}()
+	finished := r.converse(stdout, code)
+	close(stopped)
+	_ = stdin.Close()
+	waitErr := cmd.Wait()
+	if finished {
+		return
+	}
+	if r.out.Error == "" {
+		r.out.Error = r.death(waitErr, cmd.ProcessState, stderr.String())
+	}
+}
+
+// converse feeds the program and serves its frames until it is done
+// (true) or the conversation broke (false, with out.Error set when the
+// router ended it).
+func (r *run) converse(stdout io.Reader, code string) bool {
+	if err := r.write(start{Code: code, Limits: r.limits}); err != nil {
+		return false
+	}
+	frames := newFrameReader(stdout)
+	for {
+		var m message
+		if err := frames.next(&m); err != nil {
+			if errors.Is(err, errFrameTooLarge) {
+				r.out.Error = "the program sent " + err.Error()
+			}
+			return false
+		}
+		switch {
+		case m.Done != nil:
+			r.finish(*m.Done)
+			return true
+		case m.Log != nil:
+			r.log(*m.Log)
+		case m.Call != nil:
+			r.out.Calls++
+			if r.out.Calls > r.limits.Calls {
+				r.out.Calls--
+				r.out.Error = fmt.Sprintf("the program tried to make more than %d tool calls, the bound of one run", r.limits.Calls)
+				return false
+			}
+			r.dispatch(*m.Call)
+		default:
+			r.out.Error = "the sandbox sent a frame the router does not know"
+			return false
+		}
+	}
+}
+
+// dispatch runs one tool call on its own goroutine, parallel at a time,
+// and replies to the program.
+func (r *run) dispatch(c callFrame) {
+	r.calls.Add(1)
+	go func() {
+		defer r.calls.Done()
+		select {
+		case r.slots <- struct{}{}:
+		case <-r.ctx.Done():
+			return
+		}
+		defer func() { <-r.slots }()
+		args := c.Args
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		res, err := r.call(r.ctx, c.Name, args)
+		_ = r.write(answer(c.ID, c.Name, res, err))
+	}()
+}
+
+// answer turns a tool's result into the program's reply: the structured
+// content when the tool gave one, else the content blocks; an error
+// result or a refusal rejects the promise with its text.
+func answer(id int, name string, res *mcp.CallToolResult, err error) reply {
+	if err != nil {
+		return reply{ID: id, Error: name + ": " + err.Error()}
+	}
+	if res == nil {
+		return reply{ID: id, Error: name + ": no result"}
+	}
+	if res.IsError || res.InputRequests != nil {
+		text := resultText(res)
+		if text == "" {
+			text = "the tool reported an error"
+		}
+		return reply{ID: id, Error: name + ": " + text}
+	}
+	var v any = res.Content
+	if res.StructuredContent != nil {
+		v = res.StructuredContent
+	}
+	if res.Content == nil && res.StructuredContent == nil {
+		v = []any{}
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return reply{ID: id, Error: name + ": its result cannot be JSON: " + err.Error()}
+	}
+	return reply{ID: id, Result: b}
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func (r *run) write(v any) error {
+	r.writeMu.Lock()
+	defer r.writeMu.Unlock()
+	return writeFrame(r.stdin, v)
+}
+
+func (r *run) log(line string) {
+	if r.logLen+len(line) > r.limits.Output {
+		r.out.LogDropped++
+		return
+	}
+	r.logLen += len(line)
+	r.out.Log = append(r.out.Log, line)
+}
+
+func (r *run) finish(d done) {
+	if d.Error != "" {
+		r.out.Error = d.Error
+		return
+	}
+	v := d.Value
+	if len(v) > r.limits.Output {
+		head, _ := json.Marshal(string(v[:r.limits.Output]))
+		r.out.Truncated = len(v)
+		v = head
+	}
+	r.out.Value = v
+}
+
+// death says why the sandbox ended without finishing.
+func (r *run) death(waitErr error, ps *os.ProcessState, stderr string) string {
+	switch {
+	case errors.Is(r.ctx.Err(), context.DeadlineExceeded):
+		return fmt.Sprintf("the run exceeded its wall time of %s", r.limits.Wall)
+	case r.ctx.Err() != nil:
+		return "the run was cancelled"
+	case outOfMemory(stderr):
+		return fmt.Sprintf("the program ran out of memory (bound: %d MiB)", r.limits.Memory>>20)
+	case ps != nil && r.limits.CPU > 0 && ps.UserTime()+ps.SystemTime() >= r.limits.CPU:
+		return fmt.Sprintf("the program used its %s of CPU time", r.limits.CPU)
+	}
+	msg := "the sandbox stopped"
+	if waitErr != nil {
+		msg += " (" + waitErr.Error() + ")"
+	}
+	if s := strings.TrimSpace(stderr); s != "" {
+		msg += ": " + firstLine(s)
+	}
+	return msg
+}
+
+// outOfMemory reports whether the sandbox's stderr says a mapping failed:
+// the Go runtime's words, or those of a -race build's ThreadSanitizer
+// (test binaries serve as the sandbox under `go test -race`).
+func outOfMemory(stderr string) bool {
+	for _, sign := range []string{"out of memory", "cannot allocate memory", "address space", "failed to allocate"} {
+		if strings.Contains(stderr, sign) {
+			return true
+		}
+	}
+	return false
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// tail keeps the first max bytes written to it (the Go runtime's fatal
+// error comes first; its goroutine dump after).
+type tail struct {
+	mu  sync.Mutex
+	max int
+	buf bytes.Buffer
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if room := t.max - t.buf.Len(); room > 0 {
+		t.buf.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.buf.String()
+}
+
+// SelfCommand starts this binary as the sandbox.
+func SelfCommand() (*exec.Cmd, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return exec.Command(exe, SandboxArg), nil
+}

@@ -1,0 +1,84 @@
+package codemode_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/native/codemode"
+)
+
+func TestMain(m *testing.M) {
+	if codemode.IsSandbox(os.Args) {
+		os.Exit(codemode.Sandbox(os.Stdin, os.Stdout))
+	}
+	os.Exit(m.Run())
+}
+
+var limits = codemode.Limits{Wall: 20 * time.Second, CPU: 2 * time.Second, Memory: 256 << 20, Calls: 50, Output: 4096}
+
+// echo answers every call with its name and arguments as structured
+// content, and counts them.
+func echo(n *atomic.Int64) codemode.Caller {
+	return func(_ context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+		n.Add(1)
+		if name == "fails" {
+			return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "it broke"}}}, nil
+		}
+		return &mcp.CallToolResult{StructuredContent: map[string]any{"tool": name, "args": json.RawMessage(args)}}, nil
+	}
+}
+
+func run(t *testing.T, code string, l codemode.Limits) (codemode.Outcome, int64) {
+	t.Helper()
+	if !codemode.Supported {
+		t.Skip("run_code bounds memory on Linux only")
+	}
+	var n atomic.Int64
+	out := codemode.Run(context.Background(), codemode.SelfCommand, code, l, echo(&n))
+	return out, n.Load()
+}
+
+func TestProgramCallsToolsAndReturns(t *testing.T) {
+	out, n := run(t, `
+		const a = await tools.first({x: 1});
+		const b = await tools.call("second", {y: a.args.x + 1});
+		console.log("got", b.args.y);
+		let caught = "";
+		try { await tools.fails({}); } catch (e) { caught = e.message; }
+		return {a: a.tool, b: b.args, caught};`, limits)
+	if out.Error != "" {
+		t.Fatalf("run failed: %s", out.Error)
+	}
+	if got := string(out.Value); got != `{"a":"first","b":{"y":2},"caught":"fails: it broke"}` {
+		t.Errorf("value = %s", got)
+	}
+	if len(out.Log) != 1 || out.Log[0] != "got 2" {
+		t.Errorf("log = %q", out.Log)
+	}
+	if n != 3 || out.Calls != 3 {
+		t.Errorf("calls = %d, reported %d; want 3", n, out.Calls)
+	}
+}
+
+func TestBoundsEndRuns(t *testing.T) {
+	for _, tc := range []struct{ name, code, want string }{
+		{"loop", `while (true) {}`, "CPU time"},
+		{"allocation", `let s = "x"; while (true) { s = s + s; }`, "out of memory"},
+		{"calls", `for (let i = 0; i < 10000; i++) { await tools.echo({i}); } return "done";`, "more than 50 tool calls"},
+		{"never settles", `await new Promise(() => {});`, "never settle"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, _ := run(t, tc.code, limits)
+			if !strings.Contains(out.Error, tc.want) {
+				t.Fatalf("error = %q, want it to say %q", out.Error, tc.want)
+			}
+		})
+	}
+}
