@@ -105,7 +105,7 @@ var variables = [...]Variable{
 	{Name: "EVOKORE_TOOL_NAME", Type: "string", Doc: "set for a plugin's command: the tool called", Package: "internal/native/plugins", Group: "Set by evokore", Use: "child"},
 	{Name: "EVOKORE_PLUGIN_DIR", Type: "path", Doc: "set for a plugin's command: its plugin's directory", Package: "internal/native/plugins", Group: "Set by evokore", Use: "child"},
 	{Name: "EVOKORE_ROUTER_DEPTH", Type: "int", Doc: "set for child servers: how many routers deep they run, so a router that starts itself is caught", Package: "internal/config", Group: "Set by evokore", Use: "child"},
-	{Name: "EVOKORE_PROCGROUP_WATCHDOG", Type: "string", Doc: "marks the process launcher's own watchdog run", Package: "internal/procgroup", Group: "Development and tests", Use: "internal"},
+	{Name: "EVOKORE_PROCGROUP_WATCHDOG", Type: "string", Doc: "marks the process launcher's own watchdog run", Package: "internal/proctree", Group: "Development and tests", Use: "internal"},
 	{Name: "EVOKORE_DEBUG_MEMSTATS", Type: "path", Doc: "the benchmarks' allocation probe: on SIGUSR1, write runtime memory statistics here", Package: "cmd/evokore", Group: "Development and tests", Use: "internal"},
 	{Name: "EVOKORE_DEBUG_CPUPROFILE", Type: "path", Doc: "write a CPU profile of the serve run here", Package: "cmd/evokore", Group: "Development and tests", Use: "internal"},
 	{Name: "EVOKORE_REQUIRE_NPM", Type: "bool", Default: "false", HasDefault: true, Doc: "fail, not skip, a test whose npm servers are missing", Package: "internal/testutil", Group: "Development and tests", Use: "test"},
