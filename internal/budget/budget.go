@@ -14,7 +14,7 @@ import (
 	"github.com/tiktoken-go/tokenizer/codec"
 
 	"github.com/evokore/evokore/internal/catalog"
-	"github.com/evokore/evokore/internal/native/codemode"
+	"github.com/evokore/evokore/internal/tsdecl"
 )
 
 // Encodings the counter knows.
@@ -101,7 +101,7 @@ func Measure(p *catalog.Profile, snap *catalog.Snapshot, encodings []string, bud
 		r.Tokens[enc] = n
 	}
 	r.StubTokens = map[string]int{}
-	stubs := codemode.Declarations(defs)
+	stubs := tsdecl.Declarations(defs)
 	for _, enc := range encodings {
 		n, err := Count(enc, stubs)
 		if err != nil {

@@ -103,8 +103,8 @@ func TestDiscoverToolsTexts(t *testing.T) {
 	}
 	none := routertest.Call(t, cs, "discover_tools", map[string]any{"query": "xylophone quantum zebra"})
 	want := "[EVOKORE TOOL DISCOVERY] No tools matched 'xylophone quantum zebra'. Hidden proxied tools remain callable by exact name even when they are not listed." +
-		"\nWhy nothing matched: no indexed word matches 'xylophone', 'quantum', 'zebra'."
-	if none.IsError || routertest.Text(none) != want {
+		"\nWhy nothing matched: no indexed word matches 'xylophone', 'quantum', 'zebra'; no document is close enough in meaning ("
+	if none.IsError || !strings.HasPrefix(routertest.Text(none), want) {
 		t.Errorf("no match: %q", routertest.Text(none))
 	}
 	exact := routertest.Call(t, cs, "discover_tools", map[string]any{"query": "fx_echo", "limit": 1})

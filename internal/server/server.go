@@ -521,10 +521,10 @@ func (s *Server) Listed(sess *session.Session, e *catalog.Entry) bool {
 	return catalog.Visible(e, s.gen.Load().profile.Profile, s.legacy, sess.Active)
 }
 
-// RoleLevel is what sess's role lets a call of name do (discover_tools'
-// explain: "<tool name>").
-func (s *Server) RoleLevel(sess *session.Session, name string) policy.Level {
-	return s.policy.Rules().RBAC.Level(sess.Role, name)
+// RoleNote says what sess's role lets a call of name do, when it is not
+// a plain allow (discover_tools' explain: "<tool name>").
+func (s *Server) RoleNote(sess *session.Session, name string) string {
+	return s.policy.Rules().RBAC.Level(sess.Role, name).CallNote(sess.Role)
 }
 
 // Status reports the child servers.

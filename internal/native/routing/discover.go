@@ -14,7 +14,6 @@ import (
 
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/native"
-	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/search"
 	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/status"
@@ -161,10 +160,12 @@ func discoverTools(p Projection, sem *search.Semantic) native.Handler {
 	}
 }
 
-// RoleLevels is what a Projection may also tell: the level a session's
-// role gives a call of a tool, for explain: "<tool name>".
-type RoleLevels interface {
-	RoleLevel(sess *session.Session, name string) policy.Level
+// RoleNotes is what a Projection may also tell: what a session's role
+// lets a call of a tool do ("" for a plain allow), for explain: "<tool
+// name>". A note, not the policy's level: what only reports on tools
+// stays apart from the policy and the launcher it depends on.
+type RoleNotes interface {
+	RoleNote(sess *session.Session, name string) string
 }
 
 // whyNot answers explain: "<tool name>": why the named tool is not among the results, in
@@ -191,8 +192,8 @@ func whyNot(p Projection, sess *session.Session, q, name string, limit int) stri
 		if !p.Legacy() && !p.Listed(sess, e) {
 			notes = append(notes, "this session's profile does not list it (discovery still finds it; call it by exact name)")
 		}
-		if r, isR := p.(RoleLevels); isR {
-			if note := r.RoleLevel(sess, name).CallNote(sess.Role); note != "" {
+		if r, isR := p.(RoleNotes); isR {
+			if note := r.RoleNote(sess, name); note != "" {
 				notes = append(notes, note)
 			}
 		}

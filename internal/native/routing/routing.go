@@ -13,8 +13,8 @@ import (
 
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/native"
-	"github.com/evokore/evokore/internal/native/codemode"
 	"github.com/evokore/evokore/internal/status"
+	"github.com/evokore/evokore/internal/tsdecl"
 )
 
 // Catalog is where tool definitions come from.
@@ -79,7 +79,7 @@ func describeTool(cat Catalog, children Children) native.Handler {
 		if in.Format == "typescript" {
 			// What a run_code program is written against: far fewer
 			// tokens than the schemas.
-			text := codemode.Declarations(found)
+			text := tsdecl.Declarations(found)
 			if len(out.Unknown) > 0 {
 				text += "// unknown: " + strings.Join(out.Unknown, ", ") + "\n"
 			}

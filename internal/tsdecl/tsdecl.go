@@ -1,4 +1,8 @@
-package codemode
+// Package tsdecl writes compact TypeScript-style declarations of tools from
+// their schemas, for a model writing a run_code program (and for
+// `evokore profile` to count). It is its own package so that what only
+// describes tools never depends on the sandbox that runs programs.
+package tsdecl
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package codemode_test
+package tsdecl_test
 
 import (
 	"encoding/json"
@@ -6,7 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/evokore/evokore/internal/native/codemode"
+	"github.com/evokore/evokore/internal/tsdecl"
 )
 
 func TestDeclarationsTypeInputsAndOutputs(t *testing.T) {
@@ -24,7 +24,7 @@ func TestDeclarationsTypeInputsAndOutputs(t *testing.T) {
 };
 type Content = {type: "text"; text: string} | {type: string; [k: string]: unknown};
 `
-	if got := codemode.Declarations(tools); got != want {
+	if got := tsdecl.Declarations(tools); got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
 }
