@@ -1,10 +1,8 @@
 package httpsession
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
-	"io"
 	"mime"
 	"net/http"
 	"strconv"
@@ -38,10 +36,6 @@ import (
 // does not know leaves the request, unread, to the SDK, which answers
 // every case the way it always did.
 
-// maxFastBody bounds the body the fast path reads; a larger one goes to
-// the SDK.
-const maxFastBody = stdio.MaxFrame
-
 // sessionMeta and statelessMeta are the _meta members a taken call may
 // carry: the trace context, and for a sessionless request its
 // per-request protocol, capabilities and client.
@@ -53,22 +47,6 @@ func statelessMeta(k string) bool {
 		return true
 	}
 	return sessionMeta(k)
-}
-
-// readBody reads r's body for the fast path and returns the request with
-// its body restored for the SDK.
-func readBody(r *http.Request) (*http.Request, []byte, error) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxFastBody+1))
-	r2 := r.Clone(r.Context())
-	rest := r.Body
-	r2.Body = struct {
-		io.Reader
-		io.Closer
-	}{io.MultiReader(bytes.NewReader(body), rest), rest}
-	if len(body) > maxFastBody {
-		return r2, nil, err
-	}
-	return r2, body, err
 }
 
 // plainPOST reports whether r is a POST the SDK would accept as it is:

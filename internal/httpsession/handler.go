@@ -201,15 +201,10 @@ func New(rt Router, o Options) *Handler {
 // opensSession reports whether a POST without a session id opens one:
 // it carries an initialize request of the session protocol (2025-11-25
 // and before; under 2026-07-28 initialize no longer exists, and the
-// stateless handler answers it as an unknown method). It returns the
-// request with its body restored.
-func opensSession(r *http.Request) (*http.Request, bool, error) {
-	r2, body, err := readWhole(r)
-	if err != nil {
-		return r2, false, err
-	}
+// stateless handler answers it as an unknown method).
+func opensSession(r *http.Request, body []byte) bool {
 	if v := r.Header.Get("Mcp-Protocol-Version"); v >= newEra {
-		return r2, false, nil
+		return false
 	}
 	type message struct {
 		Method string `json:"method"`
@@ -223,17 +218,17 @@ func opensSession(r *http.Request) (*http.Request, bool, error) {
 	}
 	var one message
 	if json.Unmarshal(body, &one) == nil {
-		return r2, opens(one), nil
+		return opens(one)
 	}
 	var batch []message
 	if json.Unmarshal(body, &batch) == nil {
 		for _, m := range batch {
 			if opens(m) {
-				return r2, true, nil
+				return true
 			}
 		}
 	}
-	return r2, false, nil
+	return false
 }
 
 // readWhole reads r's whole body and returns r with it restored. The
@@ -433,7 +428,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if sid == "" {
-		r, body, err := readBody(r)
+		// Read once: the fast path and the era both look at it.
+		r, body, err := readWhole(r)
 		if err != nil {
 			bodyUnreadable(w, err)
 			return
@@ -441,12 +437,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if h.fastStateless(w, r, body) {
 			return
 		}
-		r, opens, err := opensSession(r)
-		if err != nil {
-			bodyUnreadable(w, err)
-			return
-		}
-		if !opens {
+		if !opensSession(r, body) {
 			h.stateless.ServeHTTP(w, r)
 			return
 		}
@@ -525,7 +516,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost && e.v.Session().Identity.Subject == who.Identity.Subject {
 		// Another subject of the tenant is refused by the SDK, which
 		// holds the session's user.
-		r2, body, err := readBody(r)
+		r2, body, err := readWhole(r)
 		if err != nil {
 			bodyUnreadable(w, err)
 			return
