@@ -100,10 +100,16 @@ func AppendRotating(path string, line []byte, maxBytes int64, keep int) error {
 // already, in one write: a batch of them (the audit log's) is not copied
 // to add one.
 func AppendRotatingLines(path string, lines []byte, maxBytes int64, keep int) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
+	// The directory is made only when the lock cannot be opened: it
+	// exists for every append but the first, and the stat of a MkdirAll
+	// per append was 2% of a proxied call's CPU.
 	lf, err := os.OpenFile(path+".lock", os.O_WRONLY|os.O_CREATE, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return err
+		}
+		lf, err = os.OpenFile(path+".lock", os.O_WRONLY|os.O_CREATE, 0o600)
+	}
 	if err != nil {
 		return err
 	}

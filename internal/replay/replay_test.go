@@ -131,6 +131,16 @@ func TestAppendRotatingKeepsThreeGenerations(t *testing.T) {
 	if _, err := os.Stat(p + ".4"); err == nil {
 		t.Error("a fourth generation was kept")
 	}
+	// A directory removed under a running router is made again.
+	if err := os.RemoveAll(filepath.Dir(p)); err != nil {
+		t.Fatal(err)
+	}
+	if err := AppendRotating(p, line, 1000, 3); err != nil {
+		t.Fatalf("append after the directory was removed: %v", err)
+	}
+	if got, err := os.ReadFile(p); err != nil || len(got) != len(line)+1 {
+		t.Fatalf("after the directory was removed the log holds %q, %v", got, err)
+	}
 }
 
 func TestSummarizeNeverIncludesSecretValues(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -223,7 +224,7 @@ func (f *fastCalls) call(m stdio.Message, r stdio.Replier) bool {
 	ctx, cancel := context.WithCancel(context.Background())
 	f.inflight[key] = cancel
 	f.mu.Unlock()
-	go func() {
+	callGoroutines.run(func() {
 		defer cancel()
 		res, raw, err := p.Run(ctx)
 		// The id is free again once answered: a client may reuse it.
@@ -231,8 +232,42 @@ func (f *fastCalls) call(m stdio.Message, r stdio.Replier) bool {
 		delete(f.inflight, key)
 		f.mu.Unlock()
 		stdio.Answer(r, m.ID, res, raw, err)
-	}()
+	})
 	return true
+}
+
+// goroutines runs functions on goroutines that outlive them. A proxied
+// call grows its goroutine's stack past the runtime's starting size
+// (router stages, schema validation, the records), so a new goroutine per
+// call copies its stack twice or three times; one that waits for the next
+// call keeps what it grew. At most maxIdle wait, the rest end.
+type goroutines struct {
+	tasks chan func()
+	idle  atomic.Int32
+}
+
+const maxIdleGoroutines = 16
+
+var callGoroutines = &goroutines{tasks: make(chan func())}
+
+func (g *goroutines) run(f func()) {
+	select {
+	case g.tasks <- f: // a waiting goroutine took it
+	default:
+		go g.loop(f)
+	}
+}
+
+func (g *goroutines) loop(f func()) {
+	for {
+		f()
+		if g.idle.Add(1) > maxIdleGoroutines {
+			g.idle.Add(-1)
+			return
+		}
+		f = <-g.tasks
+		g.idle.Add(-1)
+	}
 }
 
 // ParamHeaders reports whether the tool declares x-mcp-header arguments,
