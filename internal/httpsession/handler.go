@@ -235,8 +235,11 @@ func opensSession(r *http.Request, body []byte) bool {
 // server closes the body it gave; closing it here would read on, past a
 // bound that was hit, to drain it.
 func readWhole(r *http.Request) (*http.Request, []byte, error) {
+	if r.Body == nil {
+		return r, nil, nil
+	}
 	body, err := io.ReadAll(r.Body)
-	r2 := r.Clone(r.Context())
+	r2 := r.WithContext(r.Context()) // a shallow copy; the headers are the server's
 	r2.Body = io.NopCloser(bytes.NewReader(body))
 	return r2, body, err
 }
@@ -405,18 +408,25 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpfront.WriteRPCError(w, http.StatusServiceUnavailable, -32000, "evokore is shutting down", nil)
 		return
 	}
+	// A POST's body is read once, here: the headers' check, the fast
+	// paths and the era all look at it, and the SDK reads it after.
+	var body []byte
 	if r.Method == http.MethodPost {
 		h.postStarted()
 		defer h.postDone()
-		// The front reads bodies before the SDK does (the era, the
-		// headers): bounded as the SDK bounds them.
+		// Bounded as the SDK bounds them.
 		if h.maxBody > 0 && r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, h.maxBody)
+		}
+		var err error
+		if r, body, err = readWhole(r); err != nil {
+			bodyUnreadable(w, err)
+			return
 		}
 	}
 	if r.Method == http.MethodPost && r.Header.Get("Mcp-Protocol-Version") >= newEra {
 		var ok bool
-		if r, ok = h.checkHeaders(w, r); !ok {
+		if r, ok = h.checkHeaders(w, r, body); !ok {
 			return
 		}
 	}
@@ -428,12 +438,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if sid == "" {
-		// Read once: the fast path and the era both look at it.
-		r, body, err := readWhole(r)
-		if err != nil {
-			bodyUnreadable(w, err)
-			return
-		}
 		if h.fastStateless(w, r, body) {
 			return
 		}
@@ -516,15 +520,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPost && e.v.Session().Identity.Subject == who.Identity.Subject {
 		// Another subject of the tenant is refused by the SDK, which
 		// holds the session's user.
-		r2, body, err := readWhole(r)
-		if err != nil {
-			bodyUnreadable(w, err)
+		if h.fastSession(w, r, body, e) {
 			return
 		}
-		if h.fastSession(w, r2, body, e) {
-			return
-		}
-		r = r2
 	}
 	h.sdk.ServeHTTP(w, r)
 }

@@ -96,8 +96,9 @@ type rpcCall struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params struct {
-		Name      string                     `json:"name"`
-		Arguments map[string]json.RawMessage `json:"arguments"`
+		Name string `json:"name"`
+		// Arguments are decoded only for a tool that annotates them.
+		Arguments json.RawMessage `json:"arguments"`
 	} `json:"params"`
 }
 
@@ -124,12 +125,19 @@ func checkParamHeaders(header http.Header, body []byte, schemaOf func(name strin
 			continue
 		}
 		schema, listed, ok := schemaOf(c.Params.Name)
-		if !ok {
-			// An unknown tool: its call is refused as such.
+		if !ok || schema == nil {
+			// An unknown tool (its call is refused as such), or one
+			// whose schema annotates nothing.
 			continue
 		}
-		for _, b := range paramBindings(schema) {
-			if problem := checkParam(header, b, c.Params.Arguments, listed); problem != "" {
+		bindings := paramBindings(schema)
+		if len(bindings) == 0 {
+			continue
+		}
+		var args map[string]json.RawMessage
+		_ = json.Unmarshal(c.Params.Arguments, &args) // not an object: every argument is absent
+		for _, b := range bindings {
+			if problem := checkParam(header, b, args, listed); problem != "" {
 				return c.ID, problem
 			}
 		}
@@ -237,36 +245,32 @@ func paramMatches(h string, arg json.RawMessage) bool {
 // name or URI that is not plain ASCII), which the go-sdk's check would
 // otherwise compare to the body still encoded; the SDK then compares the
 // decoded name. It returns what is wrong with one that does not decode.
-func decodeName(header http.Header) string {
-	v := header.Get("Mcp-Name")
+func decodeName(r *http.Request) (*http.Request, string) {
+	v := r.Header.Get("Mcp-Name")
 	if !strings.HasPrefix(v, base64Open) || !strings.HasSuffix(v, base64Close) {
-		return ""
+		return r, ""
 	}
 	name, ok := decodeParam(v)
 	if !ok {
-		return "Header mismatch: Mcp-Name is not valid base64"
+		return nil, "Header mismatch: Mcp-Name is not valid base64"
 	}
-	header.Set("Mcp-Name", name)
-	return ""
+	// The request the server gave stays as it came.
+	r = r.Clone(r.Context())
+	r.Header.Set("Mcp-Name", name)
+	return r, ""
 }
 
 // checkHeaders refuses a POST of the 2026-07-28 protocol whose Mcp-Param-*
 // headers do not match its body (400, HeaderMismatch), and otherwise
-// returns it with its body restored. Mcp-Method and Mcp-Name are the
+// returns it. Mcp-Method and Mcp-Name are the
 // go-sdk handler's to check; it sees every request after this, with an
 // encoded Mcp-Name decoded.
-func (h *Handler) checkHeaders(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
-	r2, body, err := readWhole(r)
-	if err != nil {
-		bodyUnreadable(w, err)
-		return nil, false
-	}
+func (h *Handler) checkHeaders(w http.ResponseWriter, r *http.Request, body []byte) (*http.Request, bool) {
 	id, problem := checkParamHeaders(r.Header, body, h.rt.InputSchema)
 	if problem == "" {
-		problem = decodeName(r2.Header)
-	}
-	if problem == "" {
-		return r2, true
+		if r, problem = decodeName(r); problem == "" {
+			return r, true
+		}
 	}
 	httpfront.WriteRPCErrorID(w, http.StatusBadRequest, id, codeHeaderMismatch, problem, nil)
 	return nil, false
