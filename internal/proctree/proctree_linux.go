@@ -142,11 +142,41 @@ func DropFilePages() int {
 	}
 	total := 0
 	for _, m := range droppable(b) {
-		if _, _, e := syscall.Syscall(syscall.SYS_MADVISE, m.lo, m.hi-m.lo, syscall.MADV_DONTNEED); e == 0 {
+		if Drop(m.lo, m.hi) {
 			total += int(m.hi - m.lo)
 		}
 	}
 	return total
+}
+
+// CanDrop reports whether the pages of [lo, hi) lie in one mapping whose
+// pages DropFilePages would drop, so that Drop loses nothing there. The
+// answer holds for the life of the process: such a mapping cannot be
+// written.
+func CanDrop(lo, hi uintptr) bool {
+	b, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		return false
+	}
+	for _, m := range droppable(b) {
+		if m.lo <= lo && hi <= m.hi {
+			return true
+		}
+	}
+	return false
+}
+
+// Drop removes the whole pages of [lo, hi) from the process's page
+// tables; only for a range CanDrop approved.
+func Drop(lo, hi uintptr) bool {
+	page := uintptr(syscall.Getpagesize())
+	lo = (lo + page - 1) &^ (page - 1)
+	hi &^= page - 1
+	if hi <= lo {
+		return false
+	}
+	_, _, e := syscall.Syscall(syscall.SYS_MADVISE, lo, hi-lo, syscall.MADV_DONTNEED)
+	return e == 0
 }
 
 // span is one mapping's address range.
