@@ -111,7 +111,7 @@ PROXY_CLIENTS ?= ts-sdk,line
 bench-proxy: npm-deps ## Proxy cost table: direct vs a Go line relay vs a C byte relay (when cc is on PATH) vs evokore, npm and Go echo children, TypeScript SDK and raw line clients (issue 15).
 	$(GO) test -run '^$$' -bench '^BenchmarkProxyTable$$' -benchtime 1x -timeout 30m ./cmd/evokore -args -proxy-rounds $(PROXY_ROUNDS) -proxy-base "$(PROXY_BASE)" -proxy-clients "$(PROXY_CLIENTS)"
 
-bench-report: npm-deps ## Measure this build and write docs/performance.md (stdio and HTTP proxy tables against their floors, start-up, memory), with the machine, load and date.
+bench-report: npm-deps ## Measure this build and write docs/performance.md (stdio and HTTP proxy tables against their floors, start-up, memory), with the machine, load and date; BENCH_SECTIONS=start,memory measures some sections, BENCH_BASE=path adds an older build (.ci/bench-report).
 	.ci/bench-report
 
 run: ## Serve MCP over stdio from source; stdout carries only the protocol (build progress goes to stderr).

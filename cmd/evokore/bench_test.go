@@ -22,6 +22,13 @@ import (
 // generated tools each) and returns the connected client session.
 func benchRouter(b *testing.B, n, extra int, mode string) (*mcp.ClientSession, *exec.Cmd) {
 	b.Helper()
+	return benchRouterOf(b, testutil.Evokore(b), n, extra, mode)
+}
+
+// benchRouterOf is benchRouter with the binary to start: the tree's own
+// build, or an older one measured in the same rounds.
+func benchRouterOf(b *testing.B, bin string, n, extra int, mode string) (*mcp.ClientSession, *exec.Cmd) {
+	b.Helper()
 	dir := b.TempDir()
 	fx := testutil.FixtureServer(b)
 	servers := map[string]any{}
@@ -29,7 +36,7 @@ func benchRouter(b *testing.B, n, extra int, mode string) (*mcp.ClientSession, *
 		servers[fmt.Sprintf("c%d", i)] = map[string]any{"command": fx, "args": []string{"-extra", strconv.Itoa(extra)}}
 	}
 	testutil.WriteJSON(b, dir, "mcp.config.json", map[string]any{"servers": servers})
-	cmd := exec.Command(testutil.Evokore(b), "serve")
+	cmd := exec.Command(bin, "serve")
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"), "EVOKORE_TOOL_DISCOVERY_MODE=" + mode}
 	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
@@ -242,51 +249,102 @@ func BenchmarkProxiedCallOverhead(b *testing.B) {
 // pclntab: what linking and package initialisation touch). The file part
 // also depends on how the kernel's page cache holds the binary: the same
 // binary measures several MiB apart freshly linked and after a plain copy
-// (see docs/decisions.md, "Startup"), so compare builds in one run.
+// (see docs/decisions.md, "Startup"), so compare builds in one run:
+// -rss-compare starts other builds in the same rounds, alternating.
 func BenchmarkRouterRSSWith4Children(b *testing.B) {
-	var rss, anon, file, pss, dog, dogAnon, dogFile, dogPss, total, totalPss []float64
-	for b.Loop() {
-		cs, cmd := benchRouter(b, 4, 0, "legacy")
-		for i := range 4 {
-			waitTool(b, cs, fmt.Sprintf("c%d_echo", i))
+	type build struct{ name, path string }
+	bins := []build{{"evokore", testutil.Evokore(b)}}
+	for _, kv := range strings.Split(*rssCompare, ",") {
+		if name, path, ok := strings.Cut(kv, "="); ok {
+			bins = append(bins, build{name, path})
 		}
-		for i := range 400 {
-			if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: fmt.Sprintf("c%d_echo", i%4), Arguments: map[string]any{"message": "m"}}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		pid := cmd.Process.Pid
-		rss = append(rss, rssMiB(b, pid))
-		anon = append(anon, statusMiB(b, pid, "RssAnon:"))
-		file = append(file, statusMiB(b, pid, "RssFile:"))
-		pss = append(pss, pssMiB(pid))
-		var d, da, df, dp float64
-		if w := watchdogOf(pid); w != 0 {
-			d, da, df, dp = rssMiB(b, w), statusMiB(b, w, "RssAnon:"), statusMiB(b, w, "RssFile:"), pssMiB(w)
-		}
-		dog, dogAnon, dogFile, dogPss = append(dog, d), append(dogAnon, da), append(dogFile, df), append(dogPss, dp)
-		total = append(total, rss[len(rss)-1]+d)
-		totalPss = append(totalPss, pss[len(pss)-1]+dp)
-		_ = cs.Close()
 	}
-	med := func(v []float64) float64 {
-		v = slices.Clone(v)
+	// One sample per build and start: the router's and its watchdog's
+	// VmRSS, RssAnon, RssFile and PSS.
+	type sample struct{ rss, anon, file, pss, dog, dogAnon, dogFile, dogPss float64 }
+	samples := make([][]sample, len(bins))
+	for b.Loop() {
+		for i, bin := range bins {
+			cs, cmd := benchRouterOf(b, bin.path, 4, 0, "legacy")
+			for i := range 4 {
+				waitTool(b, cs, fmt.Sprintf("c%d_echo", i))
+			}
+			for i := range 400 {
+				if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: fmt.Sprintf("c%d_echo", i%4), Arguments: map[string]any{"message": "m"}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			pid := cmd.Process.Pid
+			s := sample{rss: rssMiB(b, pid), anon: statusMiB(b, pid, "RssAnon:"), file: statusMiB(b, pid, "RssFile:"), pss: pssMiB(pid)}
+			if w := watchdogOf(pid); w != 0 {
+				s.dog, s.dogAnon, s.dogFile, s.dogPss = rssMiB(b, w), statusMiB(b, w, "RssAnon:"), statusMiB(b, w, "RssFile:"), pssMiB(w)
+			}
+			samples[i] = append(samples[i], s)
+			_ = cs.Close()
+		}
+	}
+	med := func(i int, f func(sample) float64) float64 {
+		v := make([]float64, 0, len(samples[i]))
+		for _, s := range samples[i] {
+			v = append(v, f(s))
+		}
 		slices.Sort(v)
 		return v[len(v)/2]
 	}
-	for _, m := range []struct {
-		v    []float64
-		unit string
-	}{{rss, "rss-MiB"}, {anon, "rss-anon-MiB"}, {file, "rss-file-MiB"}, {dog, "watchdog-rss-MiB"}, {total, "together-rss-MiB"}, {totalPss, "together-pss-MiB"}} {
-		b.ReportMetric(med(m.v), m.unit)
+	together := func(s sample) float64 { return s.rss + s.dog }
+	// ratio is the median over rounds of build i's together-RSS over the
+	// first build's in the same round.
+	ratio := func(i int) float64 {
+		v := make([]float64, len(samples[i]))
+		for r, s := range samples[i] {
+			v[r] = together(s) / together(samples[0][r])
+		}
+		slices.Sort(v)
+		return v[len(v)/2]
+	}
+	for i, bin := range bins {
+		for _, m := range []struct {
+			f    func(sample) float64
+			unit string
+		}{
+			{func(s sample) float64 { return s.rss }, "rss-MiB"},
+			{func(s sample) float64 { return s.anon }, "rss-anon-MiB"},
+			{func(s sample) float64 { return s.file }, "rss-file-MiB"},
+			{func(s sample) float64 { return s.dog }, "watchdog-rss-MiB"},
+			{together, "together-rss-MiB"},
+			{func(s sample) float64 { return s.pss + s.dogPss }, "together-pss-MiB"},
+		} {
+			unit := m.unit
+			if i > 0 {
+				unit = bin.name + "-" + unit
+			}
+			b.ReportMetric(med(i, m.f), unit)
+		}
+		if i > 0 {
+			b.ReportMetric(ratio(i), "together-"+bin.name+"/evokore")
+		}
 	}
 	if *rssReport != "" {
 		var md strings.Builder
-		fmt.Fprintf(&md, "Medians of %d starts over stdio, 4 fixture children booted and 400 calls served; VmRSS, and its anonymous (heap, stacks) and file-backed (pages of the binary) parts; PSS shares each page among the processes that map it (the two processes map the same binary, which RSS counts twice). The children's own memory is not counted.\n\n", len(rss))
-		md.WriteString("| process | RSS MiB | anonymous MiB | file-backed MiB | PSS MiB |\n|---|---|---|---|---|\n")
-		fmt.Fprintf(&md, "| evokore | %.1f | %.1f | %.1f | %.1f |\n", med(rss), med(anon), med(file), med(pss))
-		fmt.Fprintf(&md, "| evokore-watchdog | %.1f | %.1f | %.1f | %.1f |\n", med(dog), med(dogAnon), med(dogFile), med(dogPss))
-		fmt.Fprintf(&md, "| together | %.1f | | | %.1f |\n", med(total), med(totalPss))
+		fmt.Fprintf(&md, "Medians of %d starts of each build over stdio, alternating, 4 fixture children booted and 400 calls served; VmRSS, and its anonymous (heap, stacks) and file-backed (pages of the binary) parts; PSS shares each page among the processes that map it (the two processes map the same binary, which RSS counts twice). The children's own memory is not counted.", len(samples[0]))
+		if len(bins) > 1 {
+			md.WriteString(" `÷ evokore` is the median over rounds of a build's together-RSS over this tree's in the same round.")
+		}
+		md.WriteString("\n\n| build | process | RSS MiB | anonymous MiB | file-backed MiB | PSS MiB |\n|---|---|---|---|---|---|\n")
+		for i, bin := range bins {
+			fmt.Fprintf(&md, "| %s | router | %.1f | %.1f | %.1f | %.1f |\n", bin.name,
+				med(i, func(s sample) float64 { return s.rss }), med(i, func(s sample) float64 { return s.anon }),
+				med(i, func(s sample) float64 { return s.file }), med(i, func(s sample) float64 { return s.pss }))
+			fmt.Fprintf(&md, "| %s | watchdog | %.1f | %.1f | %.1f | %.1f |\n", bin.name,
+				med(i, func(s sample) float64 { return s.dog }), med(i, func(s sample) float64 { return s.dogAnon }),
+				med(i, func(s sample) float64 { return s.dogFile }), med(i, func(s sample) float64 { return s.dogPss }))
+			note := ""
+			if i > 0 {
+				note = fmt.Sprintf(" (%.2f ÷ evokore)", ratio(i))
+			}
+			fmt.Fprintf(&md, "| %s | together | %.1f%s | | | %.1f |\n", bin.name, med(i, together), note,
+				med(i, func(s sample) float64 { return s.pss + s.dogPss }))
+		}
 		if err := os.WriteFile(*rssReport, []byte(md.String()), 0o644); err != nil {
 			b.Fatal(err)
 		}
@@ -294,6 +352,8 @@ func BenchmarkRouterRSSWith4Children(b *testing.B) {
 }
 
 var rssReport = flag.String("rss-report", "", "BenchmarkRouterRSSWith4Children: also write the table as markdown to this file (make bench-report)")
+
+var rssCompare = flag.String("rss-compare", "", "BenchmarkRouterRSSWith4Children: other binaries to start in the same rounds, name=path,...")
 
 // pssMiB is a process's proportional set size (each page divided among
 // the processes that map it), from /proc/<pid>/smaps_rollup; 0 where the

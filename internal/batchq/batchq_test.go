@@ -105,3 +105,43 @@ func TestHalfFullQueueIsWrittenAtOnce(t *testing.T) {
 		t.Fatalf("dropped %d", q.Dropped())
 	}
 }
+
+// The queue holds memory for what waits, not for its size: after a burst
+// that filled it is written, what it keeps is at most a batch's worth.
+func TestAWrittenBurstLeavesNoBacklogMemory(t *testing.T) {
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	written := make(chan int, 10000)
+	first := true
+	q := New(1000, 10, 0, func(b []int) {
+		if first {
+			first = false
+			close(entered)
+			<-release
+		}
+		for range b {
+			written <- 1
+		}
+	})
+	defer q.Close()
+	q.Offer(0)
+	<-entered // the writer is stuck: the burst waits in the queue
+	for i := 1; i <= 1000; i++ {
+		q.Offer(i)
+	}
+	q.mu.Lock()
+	held := cap(q.pending)
+	q.mu.Unlock()
+	if held < 1000 {
+		t.Fatalf("the burst waits in %d slots, want 1000", held)
+	}
+	close(release)
+	for range 1001 {
+		<-written
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.pending) != 0 || cap(q.pending) > 10 {
+		t.Fatalf("after the burst was written the queue keeps %d items' room (%d waiting), want at most a batch's (10)", cap(q.pending), len(q.pending))
+	}
+}

@@ -16,13 +16,99 @@ import (
 )
 
 // Marshal renders v canonically. v is first marshalled with encoding/json,
-// so any value it accepts works.
+// so any value it accepts works. A value such as decoding JSON into an
+// any gives (maps, slices, strings, float64, json.Number, bool, nil: a
+// tool's schema) is written directly, to the same bytes the round trip
+// through JSON would give: hashing a returning user's cached tool lists
+// spent most of its time in that round trip.
 func Marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	if writeDecoded(&buf, v, 0) {
+		return buf.Bytes(), nil
+	}
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
 	return FromJSON(raw, "")
+}
+
+// maxDirectDepth bounds the nesting writeDecoded follows; deeper values
+// (or a map that holds itself) take the round trip, which refuses cycles.
+const maxDirectDepth = 500
+
+// writeDecoded writes v as write writes it after a round trip through
+// encoding/json and reports true, or reports false when the round trip
+// could give something else or fail: another type, text that is not
+// valid UTF-8 (marshalling repairs it), a number json.Marshal refuses,
+// nesting deeper than maxDirectDepth. On false buf holds a partial
+// rendering.
+func writeDecoded(buf *bytes.Buffer, v any, depth int) bool {
+	if depth > maxDirectDepth {
+		return false
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if x == nil {
+			buf.WriteString("null")
+			return true
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			if !utf8.ValidString(k) {
+				return false
+			}
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		buf.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			writeString(buf, k)
+			buf.WriteByte(':')
+			if !writeDecoded(buf, x[k], depth+1) {
+				return false
+			}
+		}
+		buf.WriteByte('}')
+	case []any:
+		if x == nil {
+			buf.WriteString("null")
+			return true
+		}
+		buf.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			if !writeDecoded(buf, e, depth+1) {
+				return false
+			}
+		}
+		buf.WriteByte(']')
+	case string:
+		if !utf8.ValidString(x) {
+			return false
+		}
+		writeString(buf, x)
+	case float64, json.Number:
+		// The number as json.Marshal writes it, then as the decoder
+		// would have read it back.
+		raw, err := json.Marshal(x)
+		if err != nil {
+			return false
+		}
+		buf.WriteString(canonicalNumber(json.Number(raw)))
+	case bool:
+		buf.WriteString(strconv.FormatBool(x))
+	case nil:
+		buf.WriteString("null")
+	default:
+		return false
+	}
+	return true
 }
 
 // FromJSON renders raw JSON canonically. When drop is not empty, a

@@ -1,7 +1,9 @@
 package canonjson
 
 import (
+	"bytes"
 	"encoding/json"
+	"math"
 	"testing"
 )
 
@@ -75,5 +77,68 @@ func TestDistinctArgumentsStayDistinct(t *testing.T) {
 	}
 	if out, err := FromJSON([]byte(`{"s":"\ud83d\ude00","t":"\\ud800"}`), ""); err != nil {
 		t.Errorf("a valid pair and an escaped backslash were refused: %v %s", err, out)
+	}
+}
+
+// roundTrip is Marshal as it was before decoded values were written
+// directly: through encoding/json and back.
+func roundTrip(v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return FromJSON(raw, "")
+}
+
+// FuzzMarshalMatchesTheRoundTrip: a decoded value (floats, or numbers as
+// written) renders to the very bytes the round trip through JSON gives,
+// so every hash of a tool definition stays what pins recorded.
+func FuzzMarshalMatchesTheRoundTrip(f *testing.F) {
+	for _, s := range []string{`{}`, `[]`, `null`, `{"b":1,"a":2}`, `{"type":"object","properties":{"n":{"type":"integer","minimum":-0,"maximum":1e300,"default":0.1}},"required":["n"]}`,
+		`{"a":[1,2,{"z":true,"y":false}],"b":"\u00e9\n<&>\u2028"}`, `1e400`, `-0.0`, `18446744073709551617`, `"\ud83d\ude00"`, `[1.00000000000000001, 5E-1, 123456789012345678901234567890]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var floats any
+		if json.Unmarshal(raw, &floats) == nil {
+			compareWithRoundTrip(t, floats)
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var numbers any
+		if dec.Decode(&numbers) == nil {
+			compareWithRoundTrip(t, numbers)
+		}
+	})
+}
+
+func compareWithRoundTrip(t *testing.T, v any) {
+	t.Helper()
+	got, err := Marshal(v)
+	want, wantErr := roundTrip(v)
+	if (err != nil) != (wantErr != nil) || string(got) != string(want) {
+		t.Fatalf("Marshal(%#v) = %q, %v; the round trip gives %q, %v", v, got, err, want, wantErr)
+	}
+}
+
+// What a round trip would change or refuse still takes it: invalid
+// UTF-8 (repaired to U+FFFD), nil maps and slices (null), other types, a
+// number json.Marshal refuses, and a map that holds itself (refused, not
+// a crash).
+func TestMarshalOfValuesTheRoundTripChanges(t *testing.T) {
+	loop := map[string]any{}
+	loop["self"] = loop
+	for _, v := range []any{
+		map[string]any{"s": "a\xffb"},
+		map[string]any{"k\xfe": 1.0},
+		[]any{"\xed\xa0\x80"},
+		map[string]any{"m": map[string]any(nil), "l": []any(nil)},
+		map[string]any{"ints": []int{3, 1}, "n": int64(1) << 60, "f32": float32(0.1)},
+		map[string]any{"n": json.Number("01")},
+		map[string]any{"n": json.Number("")},
+		[]any{math.Inf(1)},
+		loop,
+	} {
+		compareWithRoundTrip(t, v)
 	}
 }

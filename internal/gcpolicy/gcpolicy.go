@@ -64,6 +64,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
+
+	"github.com/evokore/evokore/internal/proctree"
 )
 
 const (
@@ -101,13 +103,18 @@ func init() {
 }
 
 // Settle ends the start: the steady-state collector settings take over and
-// the memory the start no longer uses goes back to the system. Only the
+// the memory the start no longer uses goes back to the system, its heap
+// and the pages of the binary it touched. Only the
 // first call does anything; it is safe from any goroutine.
 func Settle() {
 	settleOnce.Do(func() {
 		if !procsSet {
 			runtime.SetDefaultGOMAXPROCS()
 		}
+		// The pages of the binary only the start touched (package
+		// inits, building the router) leave the resident set too,
+		// whoever chose the collector's settings.
+		defer proctree.DropFilePages()
 		if operatorSet {
 			return
 		}
