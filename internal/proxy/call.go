@@ -35,6 +35,13 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	if err != nil {
 		return nil, err
 	}
+	// A caller of the new era is served on the child's connection of
+	// that era when the child speaks both (dual.go).
+	cs, second := ch.connFor(ctx, c.Session, cs)
+	order := &ch.order
+	if second != nil {
+		order = &second.order
+	}
 	childToken, end := s.routes.begin(ctx, ch.spec.ID, c.Session, c.Meta.GetMeta()["progressToken"])
 	defer end()
 
@@ -51,6 +58,10 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	}
 	params := &mcp.CallToolParams{Name: c.Entry.Original, Arguments: callArgs(c.Args)}
 	params.Meta = eraMeta(c.Session, params.Meta)
+	if lvl, ok := c.Meta.GetMeta()[mcp.MetaKeyLogLevel]; ok && newChild && params.Meta != nil {
+		// The new era's log level is the caller's, per request.
+		params.Meta[mcp.MetaKeyLogLevel] = lvl
+	}
 	if childToken != "" {
 		params.SetProgressToken(childToken)
 	}
@@ -85,7 +96,7 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := cs.CallTool(cctx, params)
-	if errors.Is(err, mcp.ErrSessionMissing) && ctx.Err() == nil {
+	if errors.Is(err, mcp.ErrSessionMissing) && ctx.Err() == nil && second == nil {
 		// The server answered that it forgot the session, so it did not
 		// run the call: send it again on the session the run loop opens.
 		ch.expire(cs)
@@ -99,7 +110,7 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 		// era is asked in the call's answer; one of the old era is asked
 		// over its session by the router, which then retries the call.
 		if roundTrips(c.Session) {
-			ch.order.settle(cctx)
+			order.settle(cctx)
 			ch.recordCall(nil)
 			return s.inputRequired(ch, c, binding, res), nil
 		}
@@ -117,7 +128,7 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 		res, err = cs.CallTool(cctx, &next)
 	}
 	if err == nil {
-		ch.order.settle(cctx)
+		order.settle(cctx)
 	}
 	ch.recordCall(err)
 	switch {
