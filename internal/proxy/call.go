@@ -76,7 +76,7 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 		// A retry after input_required: the answers go to this child only
 		// when the state is the one sealed for this call to it.
 		if in.State != "" {
-			inner, err := s.openState(in.State, ch.spec.ID, binding, c.Entry.Name)
+			inner, err := s.openState(in.State, ch.spec.ID, binding, "'"+c.Entry.Name+"'")
 			if err != nil {
 				return nil, err
 			}
@@ -118,7 +118,7 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 			ch.recordCall(nil)
 			return errorResult(fmt.Sprintf("the '%s' server asked for input more than %d times in one call of '%s'; evokore stopped it", ch.spec.ID, maxRounds, c.Entry.Original)), nil
 		}
-		answers, aerr := answerInputs(cctx, ch, c, res.InputRequests)
+		answers, aerr := answerInputs(cctx, ch, c.Session, res.InputRequests)
 		if aerr != nil {
 			ch.recordCall(nil)
 			return errorResult(fmt.Sprintf("'%s' needs input the client could not give: %v", c.Entry.Original, ch.redact.Replace(aerr.Error()))), nil
