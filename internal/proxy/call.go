@@ -57,7 +57,7 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 		}
 	}
 	params := &mcp.CallToolParams{Name: c.Entry.Original, Arguments: callArgs(c.Args)}
-	params.Meta = eraMeta(c.Session, params.Meta)
+	params.Meta = ch.eraMeta(c.Session, params.Meta)
 	if lvl, ok := c.Meta.GetMeta()[mcp.MetaKeyLogLevel]; ok && newChild && params.Meta != nil {
 		// The new era's log level is the caller's, per request.
 		params.Meta[mcp.MetaKeyLogLevel] = lvl
@@ -183,7 +183,7 @@ func rawCall(ctx context.Context, ch *child, cs *mcp.ClientSession, wr *wire, c 
 	line = rawjson.Quote(line, c.Entry.Original)
 	line = append(line, `,"arguments":`...)
 	line = append(line, args...)
-	era := eraMeta(c.Session, nil)
+	era := ch.eraMeta(c.Session, nil)
 	if tp, ts := tracing.Inject(ctx, c.Meta); childToken != "" || tp != "" || era != nil {
 		line = append(line, `,"_meta":{`...)
 		sep := ""

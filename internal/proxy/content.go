@@ -366,7 +366,7 @@ func (s *Supervisor) GetPrompt(ctx context.Context, server string, sess *session
 	return forwardContent(s, ctx, server, sess, func(ctx context.Context, ch *child, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
 		res, err := roundTrip(s, ctx, ch, sess, binding, what, input(p.InputResponses, p.RequestState),
 			func(ctx context.Context, responses mcp.InputResponseMap, state string) (*mcp.GetPromptResult, mcp.InputRequestMap, string, error) {
-				res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: eraMeta(sess, nil), Name: p.Name, Arguments: p.Arguments, InputResponses: responses, RequestState: state})
+				res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: ch.eraMeta(sess, nil), Name: p.Name, Arguments: p.Arguments, InputResponses: responses, RequestState: state})
 				if err != nil {
 					return nil, nil, "", err
 				}
@@ -390,7 +390,7 @@ func (s *Supervisor) ReadResource(ctx context.Context, server string, sess *sess
 	return forwardContent(s, ctx, server, sess, func(ctx context.Context, ch *child, cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
 		res, err := roundTrip(s, ctx, ch, sess, binding, what, input(p.InputResponses, p.RequestState),
 			func(ctx context.Context, responses mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, mcp.InputRequestMap, string, error) {
-				res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: eraMeta(sess, nil), URI: p.URI, InputResponses: responses, RequestState: state})
+				res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: ch.eraMeta(sess, nil), URI: p.URI, InputResponses: responses, RequestState: state})
 				if err != nil {
 					return nil, nil, "", err
 				}

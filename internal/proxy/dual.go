@@ -203,6 +203,28 @@ func (c *child) closeNewEra() {
 	}
 }
 
+// oldEraOnly reports whether the child is known to speak the old era
+// alone: it answered the new era's question with initialize, or it is
+// reached over SSE.
+func (c *child) oldEraOnly() bool {
+	if c.spec.Transport == config.TransportSSE {
+		return true
+	}
+	c.dual.mu.Lock()
+	defer c.dual.mu.Unlock()
+	return c.dual.oldOnly
+}
+
+// eraMeta is eraMeta for a request to this child: none for a child of
+// the old era alone, which would refuse a request that names a version
+// it does not speak (the go-sdk answers it -32022).
+func (c *child) eraMeta(sess *session.Session, meta mcp.Meta) mcp.Meta {
+	if c.oldEraOnly() {
+		return meta
+	}
+	return eraMeta(sess, meta)
+}
+
 // stop closes the connection and ends its process.
 func (e *eraConn) stop(grace time.Duration) {
 	if e.cs != nil {

@@ -34,6 +34,8 @@
 //	                        input_required, then on the retry that carries
 //	                        the answer and its requestState, "<action>:
 //	                        <answer> (state <requestState>)"
+//	answers {}              how many retries of ask carrying an answer
+//	                        reached this process
 //	caps {}                 the client capabilities of this request, as
 //	                        JSON
 //	forget {}               (streamable HTTP) answers, then forgets the
@@ -70,7 +72,10 @@
 // (N generated tools), -alias NAME (echo again under NAME), -stderr TEXT
 // (a line on stderr at start), -pidfile PATH (write the pid there), -http
 // ADDR (serve streamable HTTP instead of stdio), -era 2026-07-28 (speak
-// that protocol version only: no initialize, and over HTTP no sessions).
+// that protocol version only: no initialize, and over HTTP no sessions),
+// -era 2025-11-25 (that version only: no server/discover), -stateless
+// (over HTTP, no sessions while speaking both eras). Without -era the
+// server speaks both eras, as every go-sdk server does.
 //
 // Misbehaviour, for the launcher's and the proxy's tests: -banner TEXT
 // (a non-JSON line on stdout before anything else), -stderr-bytes N (one
@@ -106,7 +111,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-var calls, cancelled, lists, slowStarted atomic.Int64
+var calls, cancelled, lists, slowStarted, answered atomic.Int64
 
 func text(format string, args ...any) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
@@ -205,7 +210,9 @@ func main() {
 	paramHeaders := flag.Bool("param-headers", false, "add the deploy tool, whose arguments are annotated x-mcp-header")
 	sequential := flag.Bool("sequential", false, "serve echo one message at a time, with blocking writes")
 	era := flag.String("era", "", "the only protocol version to speak")
+	stateless := flag.Bool("stateless", false, "serve streamable HTTP without sessions")
 	flag.Parse()
+	newEraOnly := *era >= "2026-07-28"
 	if *pidfile != "" {
 		if err := writePid(*pidfile); err != nil {
 			log.Fatal(err)
@@ -415,7 +422,7 @@ func main() {
 		return text("spoofed: %v", err), nil, nil
 	})
 	s.AddReceivingMiddleware(stripUntypedSchema, countLists)
-	if *era != "" {
+	if newEraOnly {
 		s.AddReceivingMiddleware(refuseInitialize)
 	}
 
@@ -428,7 +435,7 @@ func main() {
 		mcp.AddTool(s, &mcp.Tool{Name: "session", Description: "The caller's session id."}, func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
 			return text("%s", req.Session.ID()), nil, nil
 		})
-		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: *era != ""})
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: newEraOnly || *stateless})
 		// A forgotten session's every later request is answered 404, as by
 		// a server whose session expired; the SDK never sees them.
 		log.Fatal(http.ListenAndServe(*httpAddr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -590,6 +597,7 @@ const stateMark = "fixture-ask-state"
 func addRoundTrips(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "Asks the client for a value by input_required."}, func(_ context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
 		if res, ok := req.Params.InputResponses["answer"].(*mcp.ElicitResult); ok && res != nil {
+			answered.Add(1)
 			return text("%s: %v (state %s)", res.Action, res.Content["answer"], req.Params.RequestState), nil, nil
 		}
 		return &mcp.CallToolResult{
@@ -598,6 +606,9 @@ func addRoundTrips(s *mcp.Server) {
 			}}},
 			RequestState: stateMark,
 		}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "answers", Description: "Counts the answered retries of ask."}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+		return text("answers: %d", answered.Load()), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "caps", Description: "Returns the client capabilities of this request."}, func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
 		b, err := json.Marshal(req.ClientCapabilities())
