@@ -532,6 +532,12 @@ func forwardContent[R any](s *Supervisor, ctx context.Context, server string, se
 		return zero, err
 	}
 	cs, _ = c.connFor(ctx, sess, cs)
+	if sess != nil {
+		// What the child asks while it answers (an elicitation, roots)
+		// belongs to this caller, as during a call.
+		_, end := s.routes.begin(ctx, server, sess, nil)
+		defer end()
+	}
 	timeout := s.requestTimeout(c.spec)
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -5,6 +5,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"os/exec"
 	"strconv"
@@ -408,4 +409,63 @@ func TestDualEraChildServesEachCallerItsEra(t *testing.T) {
 	}
 	_ = h.Server.Close()
 	routertest.WaitGone(t, 10*time.Second, first, second)
+}
+
+// A child's prompt that asks for input by input_required reaches each
+// caller its era's way: a caller of 2026-07-28 gets the input_required,
+// named and sealed to that prompt and its arguments, and its retry renders
+// the prompt; a caller of 2025-11-25 is asked over its session, by a
+// child of both eras itself and by the router for a child of the new era
+// alone.
+func TestChildPromptAsksEachCallerItsWay(t *testing.T) {
+	h := routertest.New(t, map[string]any{
+		"dual": routertest.Fixture(t, "-name", "dual", "-ask-prompt"),
+		"solo": routertest.Fixture(t, "-name", "solo", "-era", "2026-07-28", "-ask-prompt"),
+	}, map[string]string{"EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS": "10000"})
+	ts := httptest.NewServer(h.HTTP(nil, nil))
+	t.Cleanup(ts.Close)
+	oldA := &answering{answer: "Ada"}
+	old := h.Connect(oldA.options(false))
+	h.Booted()
+	fresh := connectNewEra(t, ts.URL, (&answering{}).options(true))
+	ctx := context.Background()
+	text := func(res *mcp.GetPromptResult) string {
+		if res == nil || len(res.Messages) != 1 {
+			return fmt.Sprintf("%#v", res)
+		}
+		tc, _ := res.Messages[0].Content.(*mcp.TextContent)
+		if tc == nil {
+			return "(no text)"
+		}
+		return tc.Text
+	}
+	for _, id := range []string{"dual", "solo"} {
+		routertest.WaitFor(t, id+" connected", func() bool { return routertest.StatusOf(t, old, id) == "connected" })
+		args := map[string]string{"topic": "colour of " + id}
+		first, err := fresh.GetPrompt(ctx, &mcp.GetPromptParams{Name: id + "_ask", Arguments: args})
+		if err != nil || first.InputRequests == nil {
+			t.Fatalf("%s_ask from a 2026-07-28 caller = %#v, %v; want input_required", id, first, err)
+		}
+		if e, ok := first.InputRequests["answer"].(*mcp.ElicitParams); !ok || e.Message != "The '"+id+"' server asks: colour of "+id+"?" {
+			t.Errorf("%s's input requests = %#v", id, first.InputRequests)
+		}
+		if !strings.HasPrefix(first.RequestState, "evokore-child.") {
+			t.Errorf("%s's requestState = %q", id, first.RequestState)
+		}
+		answer := mcp.InputResponseMap{"answer": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "Lin"}}}
+		if _, err := fresh.GetPrompt(ctx, &mcp.GetPromptParams{Name: id + "_ask", Arguments: map[string]string{"topic": "another"}, RequestState: first.RequestState, InputResponses: answer}); err == nil || !strings.Contains(err.Error(), "requestState") {
+			t.Errorf("%s's state sent with other arguments: %v; want it refused", id, err)
+		}
+		res, err := fresh.GetPrompt(ctx, &mcp.GetPromptParams{Name: id + "_ask", Arguments: args, RequestState: first.RequestState, InputResponses: answer})
+		if err != nil || text(res) != "colour of "+id+": Lin (state fixture-ask-state)" {
+			t.Errorf("%s_ask's retry = %q, %v", id, text(res), err)
+		}
+		res, err = old.GetPrompt(ctx, &mcp.GetPromptParams{Name: id + "_ask", Arguments: args})
+		if err != nil || text(res) != "colour of "+id+": Ada (state fixture-ask-state)" {
+			t.Errorf("%s_ask from a 2025-11-25 caller = %q, %v", id, text(res), err)
+		}
+	}
+	if q := oldA.questions(); len(q) != 2 || q[0] != "The 'dual' server asks: colour of dual?" || q[1] != "The 'solo' server asks: colour of solo?" {
+		t.Errorf("the 2025-11-25 caller was asked %q", q)
+	}
 }

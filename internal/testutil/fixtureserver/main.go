@@ -67,6 +67,13 @@
 //	                        Zone; returns its arguments and, served over
 //	                        HTTP, the Mcp-Param-Region header it got
 //
+// With -ask-prompt, a prompt that asks for input the sessionless way:
+//
+//	ask {topic}             answers input_required (one form field,
+//	                        "answer"), then on the retry that carries the
+//	                        answer a user message "<topic>: <answer> (state
+//	                        <requestState>)"
+//
 // Flags: -name, -echo TEXT (echo's description), -start-delay (sleep
 // before answering anything), -extra N
 // (N generated tools), -alias NAME (echo again under NAME), -stderr TEXT
@@ -208,6 +215,7 @@ func main() {
 	sleeper := flag.Bool("sleeper", false, "be the sleeping helper")
 	payloads := flag.Bool("payloads", false, "add the big, blob and rpcerror tools")
 	paramHeaders := flag.Bool("param-headers", false, "add the deploy tool, whose arguments are annotated x-mcp-header")
+	askPrompt := flag.Bool("ask-prompt", false, "add the ask prompt, which asks for input by input_required")
 	sequential := flag.Bool("sequential", false, "serve echo one message at a time, with blocking writes")
 	era := flag.String("era", "", "the only protocol version to speak")
 	stateless := flag.Bool("stateless", false, "serve streamable HTTP without sessions")
@@ -256,6 +264,9 @@ func main() {
 	addRoundTrips(s)
 	if *paramHeaders {
 		addDeploy(s)
+	}
+	if *askPrompt {
+		addAskPrompt(s)
 	}
 	if *payloads {
 		addPayloads(s)
@@ -614,6 +625,25 @@ func addRoundTrips(s *mcp.Server) {
 		b, err := json.Marshal(req.ClientCapabilities())
 		return text("%s", b), nil, err
 	})
+}
+
+// addAskPrompt adds the -ask-prompt prompt.
+func addAskPrompt(s *mcp.Server) {
+	s.AddPrompt(&mcp.Prompt{Name: "ask", Description: "Asks the client for a value by input_required.", Arguments: []*mcp.PromptArgument{{Name: "topic"}}},
+		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			topic := req.Params.Arguments["topic"]
+			if res, ok := req.Params.InputResponses["answer"].(*mcp.ElicitResult); ok && res != nil {
+				answered.Add(1)
+				msg := fmt.Sprintf("%s: %v (state %s)", topic, res.Content["answer"], req.Params.RequestState)
+				return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: msg}}}}, nil
+			}
+			return &mcp.GetPromptResult{
+				InputRequests: mcp.InputRequestMap{"answer": &mcp.ElicitParams{Mode: "form", Message: topic + "?", RequestedSchema: map[string]any{
+					"type": "object", "properties": map[string]any{"answer": map[string]any{"type": "string"}},
+				}}},
+				RequestState: stateMark,
+			}, nil
+		})
 }
 
 // refuseInitialize answers initialize as a server of the sessionless
