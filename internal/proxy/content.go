@@ -434,8 +434,17 @@ func (s *Supervisor) Subscribe(ctx context.Context, server string, sess *session
 	first := len(bySrv[uri]) == 0
 	s.content.mu.Unlock()
 	if first {
-		_, err := forwardContent(s, ctx, server, nil, func(ctx context.Context, _ *child, cs *mcp.ClientSession) (struct{}, error) {
-			return struct{}{}, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+		_, err := forwardContent(s, ctx, server, nil, func(ctx context.Context, c *child, cs *mcp.ClientSession) (struct{}, error) {
+			if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+				return struct{}{}, err
+			}
+			// A child of both eras changes in either process (dual.go).
+			if second := c.second(); second != nil {
+				if err := second.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+					s.log.Info("[EVOKORE] Cannot subscribe a server's "+newEra+" connection to a resource", "uri", uri, "server", server, "err", c.redact.Replace(err.Error()))
+				}
+			}
+			return struct{}{}, nil
 		})
 		if err != nil {
 			return err
@@ -454,7 +463,10 @@ func (s *Supervisor) Subscribe(ctx context.Context, server string, sess *session
 // when no session is subscribed any more.
 func (s *Supervisor) Unsubscribe(ctx context.Context, sess *session.Session, uri string) error {
 	for _, server := range s.drop(sess, uri) {
-		_, err := forwardContent(s, ctx, server, nil, func(ctx context.Context, _ *child, cs *mcp.ClientSession) (struct{}, error) {
+		_, err := forwardContent(s, ctx, server, nil, func(ctx context.Context, c *child, cs *mcp.ClientSession) (struct{}, error) {
+			if second := c.second(); second != nil {
+				_ = second.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+			}
 			return struct{}{}, cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 		})
 		if err != nil {
@@ -491,8 +503,10 @@ func (s *Supervisor) DropSession(sess *session.Session) {
 		c.mu.Lock()
 		cs := c.cs
 		c.mu.Unlock()
-		if cs != nil {
-			_ = cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: u.uri})
+		for _, cs := range []*mcp.ClientSession{cs, c.second()} {
+			if cs != nil {
+				_ = cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: u.uri})
+			}
 		}
 		cancel()
 	}

@@ -31,7 +31,11 @@ import (
 // the new era's way (stateless requests). It is asked for the new era
 // (server/discover); a child that answers with initialize's era instead
 // speaks the old era only, is remembered as such for its life, and its
-// new-era callers use its one connection as before. It closes with the
+// new-era callers use its one connection as before. A stdio child's two
+// processes keep their own state: what a new-era caller's call changes is
+// what the second process serves, so the second connection is subscribed
+// to every resource sessions subscribed to, and its updates are passed on
+// as the first's are. It closes with the
 // child's first connection (a restart, a reload, shutdown) and when it
 // dies; the next call of the new era opens it again. An SSE child (HTTP
 // with SSE, an old era's transport) has no second connection.
@@ -133,6 +137,7 @@ func (c *child) newEraConn(ctx context.Context) *eraConn {
 		d.mu.Unlock()
 		c.sup.log.Info("[EVOKORE] A server speaks both eras; its "+newEra+" callers are served on a connection of that era", "server", c.spec.ID)
 		go c.superviseNewEra(conn)
+		c.sup.resubscribe(c, conn.cs)
 		return conn
 	}
 }
@@ -154,9 +159,13 @@ func (c *child) dialNewEra() (conn *eraConn, oldOnly bool, err error) {
 		transport = orderedTransport{Transport: transport, order: &conn.order}
 	}
 	// The first connection listens for list changes and takes the
-	// child's requests of the old era; this one carries calls only.
+	// child's requests of the old era; this one carries requests, and
+	// the updates of the resources sessions subscribed to (a tool called
+	// here changes what this process serves).
 	opts := c.clientOptions(nil)
 	opts.ToolListChangedHandler = nil
+	c.sup.contentHandlers(c, opts)
+	opts.PromptListChangedHandler, opts.ResourceListChangedHandler = nil, nil
 	client := mcp.NewClient(&mcp.Implementation{Name: "evokore-proxy-" + spec.ID, Version: c.sup.opts.Version}, opts)
 	client.AddReceivingMiddleware(conn.order.middleware)
 	cctx, cancel := context.WithTimeout(c.ctx, timeout)
@@ -190,6 +199,17 @@ func (c *child) superviseNewEra(conn *eraConn) {
 	if mine && c.ctx.Err() == nil {
 		c.sup.log.Info("[EVOKORE] A server's "+newEra+" connection closed; the next call of that era opens it again", "server", c.spec.ID)
 	}
+}
+
+// second is the child's open connection of the new era, nil when none
+// is open.
+func (c *child) second() *mcp.ClientSession {
+	c.dual.mu.Lock()
+	defer c.dual.mu.Unlock()
+	if c.dual.conn == nil {
+		return nil
+	}
+	return c.dual.conn.cs
 }
 
 // closeNewEra closes the second connection with the first.
