@@ -25,16 +25,18 @@ import (
 //
 // Children are asked for 2025-11-25 (initialize) first: every SDK in the
 // wild answers it, and a child that speaks both eras (the go-sdk's) keeps
-// the semantics its old-era tools were written for. A child that refuses
-// initialize is asked again for 2026-07-28 (server/discover), and its era
-// is remembered across restarts.
+// the semantics its old-era tools were written for; the requests of
+// callers of the new era go to a second connection of it, of that era
+// (dual.go). A child that refuses initialize is asked again for
+// 2026-07-28 (server/discover), and its era is remembered across
+// restarts.
 //
 // A call from a client of the new era carries the _meta triple of that
-// era to the child (protocol version, the client's capabilities and
-// information, per request): a child of either era that reads them sees
-// the capabilities of the client that called, not of the first client
-// that connected (a go-sdk child answers -32021 when one it needs is
-// missing).
+// era to a child that speaks it (protocol version, the client's
+// capabilities and information, per request): the child sees the
+// capabilities of the client that called, not of the first client that
+// connected (a go-sdk child answers -32021 when one it needs is
+// missing). A child of the old era alone gets none.
 //
 // A child of the new era asks for input by answering input_required. For
 // a client of the old era the router plays the new era's client: it asks
