@@ -138,9 +138,11 @@ func (c Children) reachable(sess *session.Session, memo map[string]bool, server 
 	return ok
 }
 
-// Prompt renders a child's prompt for sess; ok is false when no child
-// serves name (or a native prompt has it).
-func (c Children) Prompt(ctx context.Context, sess *session.Session, name string, args map[string]string) (*mcp.GetPromptResult, bool, error) {
+// Prompt renders a child's prompt for sess (p names it as sess sees it,
+// and carries a retry's answers to the child's input_required); ok is
+// false when no child serves the name (or a native prompt has it).
+func (c Children) Prompt(ctx context.Context, sess *session.Session, p *mcp.GetPromptParams) (*mcp.GetPromptResult, bool, error) {
+	name := p.Name
 	if c.native(name) {
 		return nil, false, nil
 	}
@@ -151,7 +153,9 @@ func (c Children) Prompt(ctx context.Context, sess *session.Session, name string
 	if !c.promptAllowed(sess, name) {
 		return nil, true, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: policy.DeniedText(name)}
 	}
-	res, err := c.Proxy.GetPrompt(ctx, server, original, args)
+	own := *p
+	own.Name = original
+	res, err := c.Proxy.GetPrompt(ctx, server, sess, &own)
 	return res, true, err
 }
 
@@ -171,14 +175,15 @@ func (c Children) resourceServer(sess *session.Session, uri string) (string, boo
 	return server, true, nil
 }
 
-// Read reads a child's resource for sess; ok is false for the router's
-// own URIs and URIs no child serves.
-func (c Children) Read(ctx context.Context, sess *session.Session, uri string) (*mcp.ReadResourceResult, bool, error) {
-	server, ok, err := c.resourceServer(sess, uri)
+// Read reads a child's resource for sess (p carries a retry's answers to
+// the child's input_required); ok is false for the router's own URIs and
+// URIs no child serves.
+func (c Children) Read(ctx context.Context, sess *session.Session, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, bool, error) {
+	server, ok, err := c.resourceServer(sess, p.URI)
 	if !ok || err != nil {
 		return nil, ok, err
 	}
-	res, err := c.Proxy.ReadResource(ctx, server, uri)
+	res, err := c.Proxy.ReadResource(ctx, server, sess, p)
 	return res, true, err
 }
 

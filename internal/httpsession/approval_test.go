@@ -98,3 +98,54 @@ func TestApprovalByInputRequired(t *testing.T) {
 		t.Errorf("the child counted %s, want 2", got)
 	}
 }
+
+// A call that needs approval and whose child then asks for input: the
+// approved retry answers the child's input_required, its state wrapped in
+// a continuation; the retry with the child's answer runs the tool once
+// more without asking again, and a replay of it runs nothing.
+func TestApprovedCallWhoseChildAsksForInput(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{"fx": routertest.Fixture(t)}})
+	testutil.WriteFile(t, dir, "permissions.yml", "rules:\n  fx_ask: require_approval\n")
+	h := routertest.NewWithConfig(t, dir, cfg, map[string]string{"EVOKORE_TOOL_DISCOVERY_MODE": "legacy"})
+	h.Server.StartChildren(nil)
+	h.Booted()
+	ts := httptest.NewServer(h.HTTP(nil, nil))
+	t.Cleanup(ts.Close)
+	c := mcp.NewClient(&mcp.Implementation{Name: "mrtr", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, nil },
+		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
+	})
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	args := map[string]any{"message": "your name?"}
+	call := func(state string, responses mcp.InputResponseMap) *mcp.CallToolResult {
+		t.Helper()
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "fx_ask", Arguments: args, RequestState: state, InputResponses: responses})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	approval := call("", nil)
+	if _, ok := approval.InputRequests["evokore_approval"]; !ok {
+		t.Fatalf("the gated call did not ask for approval: %+v", approval)
+	}
+	asked := call(approval.RequestState, mcp.InputResponseMap{"evokore_approval": &mcp.ElicitResult{Action: "accept"}})
+	if e, ok := asked.InputRequests["answer"].(*mcp.ElicitParams); !ok || e.Message != "The 'fx' server asks: your name?" {
+		t.Fatalf("the approved call did not pass the child's question on: %s %+v", routertest.Text(asked), asked.InputRequests)
+	}
+	answer := mcp.InputResponseMap{"answer": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "Lin"}}}
+	if res := call(asked.RequestState, answer); res.IsError || routertest.Text(res) != "accept: Lin (state fixture-ask-state)" {
+		t.Errorf("the retry with the child's answer: %s", routertest.Text(res))
+	}
+	if res := call(asked.RequestState, answer); !res.IsError {
+		t.Errorf("a replayed continuation ran: %s", routertest.Text(res))
+	}
+	if got := routertest.Text(routertest.Call(t, cs, "fx_answers", map[string]any{})); got != "answers: 1" {
+		t.Errorf("the child ran the answered call: %s", got)
+	}
+}

@@ -194,7 +194,7 @@ func (h *Handler) fastStateless(w http.ResponseWriter, r *http.Request, body []b
 		return false
 	}
 	res, raw, err := p.Run(tracing.FromHeader(r.Context(), r.Header))
-	answer(&replier{w: w}, m.ID, res, raw, err, true)
+	answer(&replier{w: w, newEra: true}, m.ID, res, raw, err, true)
 	return true
 }
 
@@ -231,24 +231,46 @@ func withResultType(obj []byte) []byte {
 type replier struct {
 	w      http.ResponseWriter
 	stream *sseStream
+	// newEra marks a 2026-07-28 request, whose protocol errors carry an
+	// HTTP status of their own (errorStatus).
+	newEra bool
 }
 
 func (p *replier) Reply(id, result []byte) error {
-	return p.write(stdio.ResponseLine(id, result))
+	return p.write(stdio.ResponseLine(id, result), http.StatusOK)
 }
 
 func (p *replier) ReplyError(id []byte, code int64, message string, data []byte) error {
-	return p.write(stdio.ErrorLine(id, code, message, data))
+	status := http.StatusOK
+	if p.newEra {
+		status = errorStatus(code)
+	}
+	return p.write(stdio.ErrorLine(id, code, message, data), status)
 }
 
-func (p *replier) write(line []byte) error {
+// errorStatus is the HTTP status MCP 2026-07-28 gives a JSON-RPC error
+// (SEP-2575), as the go-sdk's handler sends it for the requests it
+// answers: 404 for a method not found, 400 for invalid params, an
+// unsupported protocol version or a missing client capability (a
+// child's -32021 passed on included), 200 otherwise.
+func errorStatus(code int64) int {
+	switch code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, mcp.CodeUnsupportedProtocolVersion, mcp.CodeMissingRequiredClientCapabilities:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+func (p *replier) write(line []byte, status int) error {
 	if st := p.stream; st != nil {
 		// Stored before it is sent: a client that misses it finds it.
 		_ = st.events.Append(st.ctx, st.sid, st.id, line)
 		return st.write(p.w, "message", line)
 	}
 	p.w.Header().Set("Content-Type", "application/json")
-	p.w.WriteHeader(http.StatusOK)
+	p.w.WriteHeader(status)
 	_, err := p.w.Write(line)
 	return err
 }

@@ -193,3 +193,22 @@ func TestHTTPSessionIdleForTheTTLCloses(t *testing.T) {
 		t.Errorf("a session idle for twice its TTL answered %d %s", code, got)
 	}
 }
+
+// A 2026-07-28 error carries its HTTP status on the fast path as the
+// SDK's handler sends it (SEP-2575): a child's missing-capability error
+// (-32021) and invalid params are 400, a method not found 404, and any
+// other error 200.
+func TestSessionlessErrorsCarryTheirStatus(t *testing.T) {
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t, "-payloads")}, nil)
+	h.Server.StartChildren(nil)
+	h.Booted()
+	ts := httptest.NewServer(h.HTTP(nil, nil))
+	t.Cleanup(ts.Close)
+	for code, status := range map[int]int{-32021: http.StatusBadRequest, -32602: http.StatusBadRequest, -32601: http.StatusNotFound, -32000: http.StatusOK} {
+		body, hdr := statelessCall(1, "fx_rpcerror", fmt.Sprintf(`{"code":%d,"message":"from the child"}`, code))
+		got, ctype, text := post(t, ts.URL, "", body, hdr)
+		if got != status || ctype != "application/json" || !strings.Contains(text, fmt.Sprintf(`"code":%d`, code)) {
+			t.Errorf("a child's error %d: HTTP %d %s %s, want %d", code, got, ctype, text, status)
+		}
+	}
+}

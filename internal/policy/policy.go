@@ -3,7 +3,10 @@ package policy
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -352,6 +355,9 @@ func roundTrips(c *router.Call) bool {
 func (s approvalStage) inputRequired(c *router.Call, req Request, runOnce func(id, mode string) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
 	a := s.p.Approvals
 	if in := c.Input; in != nil && in.State != "" {
+		if rest, ok := strings.CutPrefix(in.State, continuationPrefix); ok {
+			return s.continued(c, req, rest, runOnce)
+		}
 		id, state, err := a.Redeem(req.Binding, in.State)
 		if err != nil {
 			return errorResult(err.Error()), nil
@@ -373,7 +379,7 @@ func (s approvalStage) inputRequired(c *router.Call, req Request, runOnce func(i
 		// The state and the answer were the approval's: no child sees
 		// them (a child's own input_required state is sealed apart).
 		c.Input = nil
-		return runOnce(id, modeInputRequired)
+		return s.runApproved(c, req, id, runOnce)
 	}
 	token, err := a.MintChecked(req)
 	if err != nil {
@@ -388,6 +394,57 @@ func (s approvalStage) inputRequired(c *router.Call, req Request, runOnce func(i
 		}},
 		RequestState: token,
 	}, nil
+}
+
+// continuationPrefix marks the requestState of a child's input_required
+// answered to a call that ran after an approval: a continuation token,
+// then the child's own (sealed) state.
+const continuationPrefix = "evokore-approved."
+
+// continuation is the approval request a continuation is filed under: the
+// call's binding and the child's state, so the token redeems only with
+// that very state.
+func continuation(req Request, childState string) Request {
+	sum := sha256.Sum256([]byte(childState))
+	req.Binding += "\x00continues\x00" + hex.EncodeToString(sum[:])
+	return req
+}
+
+// runApproved runs an approved call once. When its child answers
+// input_required, the child's state goes back wrapped in a continuation:
+// a new approval, approved, single use, for this call and that state, so
+// the retry carrying the child's answers runs once more without asking
+// the user again, and a replay of it runs nothing.
+func (s approvalStage) runApproved(c *router.Call, req Request, id string, runOnce func(id, mode string) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
+	c.AfterDispatch(func(res *mcp.CallToolResult) {
+		if res.InputRequests == nil {
+			return
+		}
+		token, err := s.p.Approvals.MintChecked(continuation(req, res.RequestState))
+		if err != nil {
+			*res = *errorResult(err.Error())
+			return
+		}
+		res.RequestState = continuationPrefix + token + "." + res.RequestState
+	})
+	return runOnce(id, modeInputRequired)
+}
+
+// continued runs the retry of an approved call whose child asked for
+// input, once: the continuation must be the one filed for this call and
+// this child state, and unused.
+func (s approvalStage) continued(c *router.Call, req Request, rest string, runOnce func(id, mode string) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
+	token, childState, _ := strings.Cut(rest, ".")
+	id, state, err := s.p.Approvals.Redeem(continuation(req, childState).Binding, token)
+	if err != nil {
+		return errorResult(err.Error()), nil
+	}
+	if id == "" || state != StateApproved {
+		return errorResult(StaleApprovalStateText(c.Entry.Name)), nil
+	}
+	// The child's answers go on, with its own state.
+	c.Input.State = childState
+	return s.runApproved(c, req, id, runOnce)
 }
 
 func canElicit(c *router.Call) bool {

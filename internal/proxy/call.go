@@ -1,5 +1,7 @@
 package proxy
 
+//lint:file-ignore SA1019 logging passes through on purpose; see docs/decisions.md
+
 import (
 	"context"
 	"encoding/json"
@@ -35,6 +37,13 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	if err != nil {
 		return nil, err
 	}
+	// A caller of the new era is served on the child's connection of
+	// that era when the child speaks both (dual.go).
+	cs, second := ch.connFor(ctx, c.Session, cs)
+	order := &ch.order
+	if second != nil {
+		order = &second.order
+	}
 	childToken, end := s.routes.begin(ctx, ch.spec.ID, c.Session, c.Meta.GetMeta()["progressToken"])
 	defer end()
 
@@ -50,7 +59,11 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 		}
 	}
 	params := &mcp.CallToolParams{Name: c.Entry.Original, Arguments: callArgs(c.Args)}
-	params.Meta = eraMeta(c.Session, params.Meta)
+	params.Meta = ch.eraMeta(c.Session, params.Meta)
+	if lvl, ok := c.Meta.GetMeta()[mcp.MetaKeyLogLevel]; ok && newChild && params.Meta != nil {
+		// The new era's log level is the caller's, per request.
+		params.Meta[mcp.MetaKeyLogLevel] = lvl
+	}
 	if childToken != "" {
 		params.SetProgressToken(childToken)
 	}
@@ -65,7 +78,7 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 		// A retry after input_required: the answers go to this child only
 		// when the state is the one sealed for this call to it.
 		if in.State != "" {
-			inner, err := s.openState(in.State, ch.spec.ID, binding, c.Entry.Name)
+			inner, err := s.openState(in.State, ch.spec.ID, binding, "'"+c.Entry.Name+"'")
 			if err != nil {
 				return nil, err
 			}
@@ -85,7 +98,7 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res, err := cs.CallTool(cctx, params)
-	if errors.Is(err, mcp.ErrSessionMissing) && ctx.Err() == nil {
+	if errors.Is(err, mcp.ErrSessionMissing) && ctx.Err() == nil && second == nil {
 		// The server answered that it forgot the session, so it did not
 		// run the call: send it again on the session the run loop opens.
 		ch.expire(cs)
@@ -99,7 +112,7 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 		// era is asked in the call's answer; one of the old era is asked
 		// over its session by the router, which then retries the call.
 		if roundTrips(c.Session) {
-			ch.order.settle(cctx)
+			order.settle(cctx)
 			ch.recordCall(nil)
 			return s.inputRequired(ch, c, binding, res), nil
 		}
@@ -107,7 +120,7 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 			ch.recordCall(nil)
 			return errorResult(fmt.Sprintf("the '%s' server asked for input more than %d times in one call of '%s'; evokore stopped it", ch.spec.ID, maxRounds, c.Entry.Original)), nil
 		}
-		answers, aerr := answerInputs(cctx, ch, c, res.InputRequests)
+		answers, aerr := answerInputs(cctx, ch, c.Session, res.InputRequests)
 		if aerr != nil {
 			ch.recordCall(nil)
 			return errorResult(fmt.Sprintf("'%s' needs input the client could not give: %v", c.Entry.Original, ch.redact.Replace(aerr.Error()))), nil
@@ -117,7 +130,7 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 		res, err = cs.CallTool(cctx, &next)
 	}
 	if err == nil {
-		ch.order.settle(cctx)
+		order.settle(cctx)
 	}
 	ch.recordCall(err)
 	switch {
@@ -172,7 +185,7 @@ func rawCall(ctx context.Context, ch *child, cs *mcp.ClientSession, wr *wire, c 
 	line = rawjson.Quote(line, c.Entry.Original)
 	line = append(line, `,"arguments":`...)
 	line = append(line, args...)
-	era := eraMeta(c.Session, nil)
+	era := ch.eraMeta(c.Session, nil)
 	if tp, ts := tracing.Inject(ctx, c.Meta); childToken != "" || tp != "" || era != nil {
 		line = append(line, `,"_meta":{`...)
 		sep := ""

@@ -70,6 +70,9 @@ type child struct {
 	// server/discover: it is asked for MCP 2026-07-28 from then on. Only
 	// the run loop touches it.
 	newEra bool
+	// dual is the child's second connection, of the new era, when it
+	// speaks both eras (dual.go).
+	dual dualState
 
 	// order keeps a call's result behind its log and progress messages.
 	order noteOrder
@@ -187,26 +190,9 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 	client := mcp.NewClient(&mcp.Implementation{Name: "evokore-proxy-" + spec.ID, Version: c.sup.opts.Version}, copts)
 	client.AddReceivingMiddleware(c.sup.rootsMiddleware(spec.ID), c.sup.elicitMiddleware(spec.ID, caps), c.order.middleware)
 
-	var transport mcp.Transport
-	var proc *process
-	if spec.IsHTTP() {
-		if spec.URL == "" {
-			return errFatal{fmt.Errorf("HTTP server '%s' requires a 'url' field", spec.ID)}
-		}
-		if spec.Transport == config.TransportSSE {
-			transport = &sseTransport{inner: &mcp.SSEClientTransport{Endpoint: spec.URL, HTTPClient: httpClient(spec.Headers)}, life: c.sup.ctx, timeout: timeout}
-		} else {
-			transport = &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: httpClient(spec.Headers)}
-		}
-	} else {
-		if spec.Command == "" {
-			return errFatal{errors.New(MsgNoCommand(spec.ID))}
-		}
-		proc, err = startProcess(spec, c.sup.opts.Env, c.sup.opts.Log, c.sup.opts.ShutdownGrace)
-		if err != nil {
-			return err
-		}
-		transport = &mcp.IOTransport{Reader: proc.stdout, Writer: proc.stdin}
+	transport, proc, err := c.dial(spec, timeout)
+	if err != nil {
+		return err
 	}
 	if spec.Transport != config.TransportHTTP {
 		c.order.reset()
@@ -270,6 +256,28 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 	return nil
 }
 
+// dial opens a transport to the child: to its URL, or to a process
+// started from its command (in its environment and sandbox).
+func (c *child) dial(spec config.Server, timeout time.Duration) (mcp.Transport, *process, error) {
+	if spec.IsHTTP() {
+		if spec.URL == "" {
+			return nil, nil, errFatal{fmt.Errorf("HTTP server '%s' requires a 'url' field", spec.ID)}
+		}
+		if spec.Transport == config.TransportSSE {
+			return &sseTransport{inner: &mcp.SSEClientTransport{Endpoint: spec.URL, HTTPClient: httpClient(spec.Headers)}, life: c.sup.ctx, timeout: timeout}, nil, nil
+		}
+		return &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: httpClient(spec.Headers)}, nil, nil
+	}
+	if spec.Command == "" {
+		return nil, nil, errFatal{errors.New(MsgNoCommand(spec.ID))}
+	}
+	proc, err := startProcess(spec, c.sup.opts.Env, c.sup.opts.Log, c.sup.opts.ShutdownGrace)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &mcp.IOTransport{Reader: proc.stdout, Writer: proc.stdin}, proc, nil
+}
+
 // refusedInitialize reports whether a connect failed because the child
 // answered initialize with an error (a server of the new era alone does).
 func refusedInitialize(err error) bool {
@@ -314,6 +322,8 @@ func (c *child) waitForExit(ctx context.Context) error {
 		return ctx.Err()
 	case err = <-closed:
 	}
+	// The second connection goes with the first.
+	c.closeNewEra()
 	if proc != nil {
 		// The connection closed: make sure the process is gone too, and
 		// report how it ended.
@@ -675,9 +685,12 @@ func (c *child) shutdown(grace time.Duration) {
 	if cs != nil {
 		go cs.Close() // closes stdin; may block on a wedged child
 	}
+	var second sync.WaitGroup
+	second.Go(c.closeNewEra)
 	if proc != nil {
 		proc.stopAfter(grace)
 	}
+	second.Wait()
 }
 
 // httpClient adds the configured headers to every request.

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/yosida95/uritemplate/v3"
 
+	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/session"
 )
 
@@ -357,32 +358,66 @@ func (s *Supervisor) TemplateOwner(uri string) (server string, ok bool) {
 	return s.ResourceOwner(uri)
 }
 
-// GetPrompt renders a child's prompt; name is the child's own.
-func (s *Supervisor) GetPrompt(ctx context.Context, server, name string, args map[string]string) (*mcp.GetPromptResult, error) {
-	return forwardContent(s, ctx, server, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
-		res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
-		if err == nil && res.InputRequests != nil {
-			return nil, inputOnlyForTools(server)
+// GetPrompt renders a child's prompt for sess; p names the child's own
+// prompt, and carries a caller's answers to its input_required (era.go).
+func (s *Supervisor) GetPrompt(ctx context.Context, server string, sess *session.Session, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	what := "the prompt '" + p.Name + "'"
+	binding := contentBinding(sess, "prompts/get", []any{p.Name, p.Arguments})
+	return forwardContent(s, ctx, server, sess, func(ctx context.Context, ch *child, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
+		res, err := roundTrip(s, ctx, ch, sess, binding, what, input(p.InputResponses, p.RequestState),
+			func(ctx context.Context, responses mcp.InputResponseMap, state string) (*mcp.GetPromptResult, mcp.InputRequestMap, string, error) {
+				res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: ch.eraMeta(sess, nil), Name: p.Name, Arguments: p.Arguments, InputResponses: responses, RequestState: state})
+				if err != nil {
+					return nil, nil, "", err
+				}
+				return res, res.InputRequests, res.RequestState, nil
+			},
+			func(reqs mcp.InputRequestMap, state string) *mcp.GetPromptResult {
+				return &mcp.GetPromptResult{InputRequests: reqs, RequestState: state}
+			})
+		if res != nil {
+			delete(res.Meta, mcp.MetaKeyServerInfo)
 		}
 		return res, err
 	})
 }
 
-// ReadResource reads a child's resource.
-func (s *Supervisor) ReadResource(ctx context.Context, server, uri string) (*mcp.ReadResourceResult, error) {
-	return forwardContent(s, ctx, server, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
-		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
-		if err == nil && res.InputRequests != nil {
-			return nil, inputOnlyForTools(server)
+// ReadResource reads a child's resource for sess; p carries a caller's
+// answers to its input_required (era.go).
+func (s *Supervisor) ReadResource(ctx context.Context, server string, sess *session.Session, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
+	what := "the resource " + p.URI
+	binding := contentBinding(sess, "resources/read", p.URI)
+	return forwardContent(s, ctx, server, sess, func(ctx context.Context, ch *child, cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
+		res, err := roundTrip(s, ctx, ch, sess, binding, what, input(p.InputResponses, p.RequestState),
+			func(ctx context.Context, responses mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, mcp.InputRequestMap, string, error) {
+				res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: ch.eraMeta(sess, nil), URI: p.URI, InputResponses: responses, RequestState: state})
+				if err != nil {
+					return nil, nil, "", err
+				}
+				return res, res.InputRequests, res.RequestState, nil
+			},
+			func(reqs mcp.InputRequestMap, state string) *mcp.ReadResourceResult {
+				return &mcp.ReadResourceResult{InputRequests: reqs, RequestState: state}
+			})
+		if res != nil {
+			delete(res.Meta, mcp.MetaKeyServerInfo)
 		}
 		return res, err
 	})
+}
+
+// input is a retry's answers to input_required; nil for a first request.
+func input(responses mcp.InputResponseMap, state string) *router.Input {
+	if responses == nil && state == "" {
+		return nil
+	}
+	return &router.Input{State: state, Responses: responses}
 }
 
 // Complete forwards a completion request; params refer to the child's own
 // prompt name or template URI.
 func (s *Supervisor) Complete(ctx context.Context, server string, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
-	return forwardContent(s, ctx, server, func(ctx context.Context, cs *mcp.ClientSession) (*mcp.CompleteResult, error) {
+	return forwardContent(s, ctx, server, nil, func(ctx context.Context, _ *child, cs *mcp.ClientSession) (*mcp.CompleteResult, error) {
 		return cs.Complete(ctx, params)
 	})
 }
@@ -399,8 +434,17 @@ func (s *Supervisor) Subscribe(ctx context.Context, server string, sess *session
 	first := len(bySrv[uri]) == 0
 	s.content.mu.Unlock()
 	if first {
-		_, err := forwardContent(s, ctx, server, func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
-			return struct{}{}, cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+		_, err := forwardContent(s, ctx, server, nil, func(ctx context.Context, c *child, cs *mcp.ClientSession) (struct{}, error) {
+			if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+				return struct{}{}, err
+			}
+			// A child of both eras changes in either process (dual.go).
+			if second := c.second(); second != nil {
+				if err := second.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+					s.log.Info("[EVOKORE] Cannot subscribe a server's "+newEra+" connection to a resource", "uri", uri, "server", server, "err", c.redact.Replace(err.Error()))
+				}
+			}
+			return struct{}{}, nil
 		})
 		if err != nil {
 			return err
@@ -419,7 +463,10 @@ func (s *Supervisor) Subscribe(ctx context.Context, server string, sess *session
 // when no session is subscribed any more.
 func (s *Supervisor) Unsubscribe(ctx context.Context, sess *session.Session, uri string) error {
 	for _, server := range s.drop(sess, uri) {
-		_, err := forwardContent(s, ctx, server, func(ctx context.Context, cs *mcp.ClientSession) (struct{}, error) {
+		_, err := forwardContent(s, ctx, server, nil, func(ctx context.Context, c *child, cs *mcp.ClientSession) (struct{}, error) {
+			if second := c.second(); second != nil {
+				_ = second.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+			}
 			return struct{}{}, cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 		})
 		if err != nil {
@@ -456,8 +503,10 @@ func (s *Supervisor) DropSession(sess *session.Session) {
 		c.mu.Lock()
 		cs := c.cs
 		c.mu.Unlock()
-		if cs != nil {
-			_ = cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: u.uri})
+		for _, cs := range []*mcp.ClientSession{cs, c.second()} {
+			if cs != nil {
+				_ = cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: u.uri})
+			}
 		}
 		cancel()
 	}
@@ -482,9 +531,11 @@ func (s *Supervisor) drop(sess *session.Session, uri string) []string {
 }
 
 // forwardContent sends one request to a child, waiting for a boot in
-// progress and bounded by the server's request timeout. An error the child
-// returned keeps its JSON-RPC code; a dead connection is noticed at once.
-func forwardContent[R any](s *Supervisor, ctx context.Context, server string, do func(context.Context, *mcp.ClientSession) (R, error)) (R, error) {
+// progress and bounded by the server's request timeout; a request of
+// sess goes to the connection of its era (dual.go), nil sess's to the
+// child's own. An error the child returned keeps its JSON-RPC code; a
+// dead connection is noticed at once.
+func forwardContent[R any](s *Supervisor, ctx context.Context, server string, sess *session.Session, do func(context.Context, *child, *mcp.ClientSession) (R, error)) (R, error) {
 	var zero R
 	c, ok := s.child(server)
 	if !ok {
@@ -494,10 +545,17 @@ func forwardContent[R any](s *Supervisor, ctx context.Context, server string, do
 	if err != nil {
 		return zero, err
 	}
+	cs, _ = c.connFor(ctx, sess, cs)
+	if sess != nil {
+		// What the child asks while it answers (an elicitation, roots)
+		// belongs to this caller, as during a call.
+		_, end := s.routes.begin(ctx, server, sess, nil)
+		defer end()
+	}
 	timeout := s.requestTimeout(c.spec)
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := do(cctx, cs)
+	res, err := do(cctx, c, cs)
 	c.recordCall(err)
 	if err == nil {
 		return res, nil

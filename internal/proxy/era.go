@@ -25,16 +25,18 @@ import (
 //
 // Children are asked for 2025-11-25 (initialize) first: every SDK in the
 // wild answers it, and a child that speaks both eras (the go-sdk's) keeps
-// the semantics its old-era tools were written for. A child that refuses
-// initialize is asked again for 2026-07-28 (server/discover), and its era
-// is remembered across restarts.
+// the semantics its old-era tools were written for; the requests of
+// callers of the new era go to a second connection of it, of that era
+// (dual.go). A child that refuses initialize is asked again for
+// 2026-07-28 (server/discover), and its era is remembered across
+// restarts.
 //
 // A call from a client of the new era carries the _meta triple of that
-// era to the child (protocol version, the client's capabilities and
-// information, per request): a child of either era that reads them sees
-// the capabilities of the client that called, not of the first client
-// that connected (a go-sdk child answers -32021 when one it needs is
-// missing).
+// era to a child that speaks it (protocol version, the client's
+// capabilities and information, per request): the child sees the
+// capabilities of the client that called, not of the first client that
+// connected (a go-sdk child answers -32021 when one it needs is
+// missing). A child of the old era alone gets none.
 //
 // A child of the new era asks for input by answering input_required. For
 // a client of the old era the router plays the new era's client: it asks
@@ -189,18 +191,18 @@ func (s *Supervisor) sealState(server, binding, inner string) string {
 }
 
 // errState refuses a retry whose requestState the router did not seal
-// for this call.
-func errState(tool, why string) error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("the requestState sent with '%s' %s; call the tool again without it", tool, why)}
+// for this call; what names the tool, prompt or resource.
+func errState(what, why string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("the requestState sent with %s %s; send the request again without it", what, why)}
 }
 
 // openState returns the child's own requestState from a state the
 // router sealed for this very call to this child.
-func (s *Supervisor) openState(state, server, binding, tool string) (string, error) {
+func (s *Supervisor) openState(state, server, binding, what string) (string, error) {
 	rest, ok := strings.CutPrefix(state, statePrefix)
 	payload, sum, ok2 := strings.Cut(rest, ".")
 	if !ok || !ok2 || !hmac.Equal([]byte(sum), []byte(s.mac(payload))) {
-		return "", errState(tool, "is not one evokore issued (forged or altered)")
+		return "", errState(what, "is not one evokore issued (forged or altered)")
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(payload)
 	var st sealed
@@ -209,11 +211,11 @@ func (s *Supervisor) openState(state, server, binding, tool string) (string, err
 	}
 	switch {
 	case err != nil:
-		return "", errState(tool, "cannot be read")
+		return "", errState(what, "cannot be read")
 	case st.Server != server || st.Binding != binding:
-		return "", errState(tool, "belongs to another call (other arguments, tool or client)")
+		return "", errState(what, "belongs to another call (other arguments, tool or client)")
 	case time.Now().UnixMilli() > st.Expires:
-		return "", errState(tool, "has expired")
+		return "", errState(what, "has expired")
 	}
 	return st.Inner, nil
 }
@@ -238,14 +240,14 @@ func (s *Supervisor) inputRequired(ch *child, c *router.Call, binding string, re
 
 // answerInputs asks the calling client of the old era, over its session,
 // what a child of the new era asked for in input_required.
-func answerInputs(ctx context.Context, ch *child, c *router.Call, reqs mcp.InputRequestMap) (mcp.InputResponseMap, error) {
+func answerInputs(ctx context.Context, ch *child, sess *session.Session, reqs mcp.InputRequestMap) (mcp.InputResponseMap, error) {
 	if len(reqs) == 0 {
 		return nil, fmt.Errorf("the '%s' server is busy (it asked for no input); try again later", ch.spec.ID)
 	}
-	if c.Session == nil || c.Session.Peer == nil {
+	if sess == nil || sess.Peer == nil {
 		return nil, fmt.Errorf("the '%s' server asked for input, and no client session can answer it", ch.spec.ID)
 	}
-	peer := c.Session.Peer
+	peer := sess.Peer
 	ip := peer.InitializeParams()
 	var caps *mcp.ClientCapabilities
 	if ip != nil {
@@ -286,9 +288,59 @@ func answerInputs(ctx context.Context, ch *child, c *router.Call, reqs mcp.Input
 	return out, nil
 }
 
-// inputOnlyForTools refuses a prompt or resource a child of the new era
-// answered with input_required: the router routes input requests for
-// tool calls only.
-func inputOnlyForTools(server string) error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the '%s' server asked for input to answer this; evokore passes input requests on for tool calls only", server)}
+// contentBinding is what the sealed state of a prompt's or a resource's
+// input_required is bound to: the caller, the method and what it names
+// (a prompt's name and arguments, a resource's URI).
+func contentBinding(sess *session.Session, method string, key any) string {
+	b, _ := json.Marshal(key) // a map's keys marshal sorted
+	id := ""
+	if sess != nil {
+		id = sess.ID
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00", id, method)
+	h.Write(b)
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+}
+
+// roundTrip sends a request a child may answer with input_required
+// (prompts/get, resources/read), as CallTool does a call: a retry's
+// sealed state is opened for this request to this child only; a child's
+// input_required goes on to a caller of the new era sealed, and for one
+// of the old era the router asks it over its session and sends the
+// request again, at most maxRounds times. send sends the request with
+// the answers and the child's state; ask is what input_required looks
+// like in a result.
+func roundTrip[R any](s *Supervisor, ctx context.Context, ch *child, sess *session.Session, binding, what string, in *router.Input,
+	send func(ctx context.Context, responses mcp.InputResponseMap, state string) (R, mcp.InputRequestMap, string, error),
+	ask func(mcp.InputRequestMap, string) R) (R, error) {
+	var zero R
+	var responses mcp.InputResponseMap
+	state := ""
+	if in != nil {
+		if in.State != "" {
+			inner, err := s.openState(in.State, ch.spec.ID, binding, what)
+			if err != nil {
+				return zero, err
+			}
+			state = inner
+		}
+		responses = in.Responses
+	}
+	res, reqs, inner, err := send(ctx, responses, state)
+	for round := 1; err == nil && reqs != nil; round++ {
+		if roundTrips(sess) {
+			out := namedRequests(ch.spec.ID, reqs)
+			return ask(out, s.sealState(ch.spec.ID, binding, inner)), nil
+		}
+		if round > maxRounds {
+			return zero, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the '%s' server asked for input more than %d times to answer %s; evokore stopped it", ch.spec.ID, maxRounds, what)}
+		}
+		answers, aerr := answerInputs(ctx, ch, sess, reqs)
+		if aerr != nil {
+			return zero, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s needs input the client could not give: %v", what, ch.redact.Replace(aerr.Error()))}
+		}
+		res, reqs, inner, err = send(ctx, answers, inner)
+	}
+	return res, err
 }

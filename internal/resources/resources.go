@@ -157,6 +157,14 @@ func invalidParams(format string, args ...any) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
 }
 
+// notFound is the error for a URI nothing serves: -32602 with the URI in
+// its data, as MCP asks of a resource-not-found error (SEP-2164), so a
+// client can tell which of its reads failed.
+func notFound(uri, message string) error {
+	data, _ := json.Marshal(map[string]string{"uri": uri})
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: message + ": " + uri, Data: data}
+}
+
 // ReadResource reads a router resource, a skill or a plugin's resource.
 func (c *Content) ReadResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
 	if c.o.Plugins != nil && !strings.HasPrefix(uri, "evokore://") && !strings.HasPrefix(uri, skills.URIScheme) {
@@ -179,7 +187,7 @@ func (c *Content) ReadResource(ctx context.Context, uri string) (*mcp.ReadResour
 				Categories  []skills.CategoryCount `json:"categories"`
 			}{ix.Len(), ix.Categories()}
 		default:
-			return nil, invalidParams("Unknown evokore resource: %s", uri)
+			return nil, notFound(uri, "Unknown evokore resource")
 		}
 		b, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {
@@ -189,11 +197,11 @@ func (c *Content) ReadResource(ctx context.Context, uri string) (*mcp.ReadResour
 	case strings.HasPrefix(uri, skills.URIScheme):
 		s := c.o.Library.Index().ByURI(uri)
 		if s == nil {
-			return nil, invalidParams("Skill not found: %s", uri)
+			return nil, notFound(uri, "Skill not found")
 		}
 		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: s.URI, MIMEType: "text/markdown", Text: s.Body}}}, nil
 	}
-	return nil, invalidParams("Unknown resource: %s", uri)
+	return nil, notFound(uri, "Unknown resource")
 }
 
 // ChildStatus is one child server in the status resource.

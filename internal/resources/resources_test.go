@@ -25,6 +25,19 @@ func wireError(t *testing.T, err error, code int64, msg string) {
 	}
 }
 
+// notFoundURI checks that a resource-not-found error names the URI in its
+// data, as a client reading several URIs needs to tell them apart.
+func notFoundURI(t *testing.T, err error, uri string) {
+	t.Helper()
+	var we *jsonrpc.Error
+	var data struct {
+		URI string `json:"uri"`
+	}
+	if !errors.As(err, &we) || json.Unmarshal(we.Data, &data) != nil || data.URI != uri {
+		t.Errorf("error = %#v, want data.uri %q", err, uri)
+	}
+}
+
 func TestEverySkillResourceReadsBack(t *testing.T) {
 	h := routertest.New(t, map[string]any{}, nil) // the starter library
 	cs := h.Connect(nil)
@@ -108,6 +121,11 @@ func TestUnknownResources(t *testing.T) {
 	wireError(t, err, -32602, "Unknown evokore resource: evokore://server/nope")
 	_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "skill://code-review/no-such-skill"})
 	wireError(t, err, -32602, "Skill not found: skill://code-review/no-such-skill")
+	notFoundURI(t, err, "skill://code-review/no-such-skill")
+	for _, uri := range []string{"evokore://server/nope", "test://nonexistent-resource"} {
+		_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		notFoundURI(t, err, uri)
+	}
 }
 
 func TestServerStatus(t *testing.T) {

@@ -73,6 +73,7 @@ type Call struct {
 	Run string
 
 	beforeDispatch []func() (*mcp.CallToolResult, error)
+	afterDispatch  []func(*mcp.CallToolResult)
 	// notes are Note's values: a call has one or two (a map cost more).
 	notes []note
 }
@@ -106,6 +107,14 @@ func (c *Call) Note(key any, build func() any) any {
 // does not use up the approval.
 func (c *Call) BeforeDispatch(fn func() (*mcp.CallToolResult, error)) {
 	c.beforeDispatch = append(c.beforeDispatch, fn)
+}
+
+// AfterDispatch registers fn to see the tool's result, and change it,
+// before the caller and the observers do, when the tool answered one. The
+// approval stage turns a child's input_required after an approval into a
+// continuation its retry redeems once.
+func (c *Call) AfterDispatch(fn func(*mcp.CallToolResult)) {
+	c.afterDispatch = append(c.afterDispatch, fn)
 }
 
 // RawResult carries a result as the bytes a child sent: the dispatcher
@@ -274,6 +283,11 @@ func (r *Router) Run(ctx context.Context, c *Call) (*mcp.CallToolResult, error) 
 	}
 	c.Started = time.Now()
 	res, err := r.dispatch(ctx, c)
+	if err == nil && res != nil {
+		for _, fn := range c.afterDispatch {
+			fn(res)
+		}
+	}
 	err = WireError(err)
 	r.observe(ctx, Outcome{Call: c, Result: res, Err: err})
 	return res, err

@@ -5,11 +5,14 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -46,8 +49,8 @@ func (a *answering) questions() []string {
 
 // newEraHarness is a router with two children that speak MCP 2026-07-28
 // only (they refuse initialize): "solo" over stdio and "remote" over
-// stateless streamable HTTP, and a "classic" child of 2025-11-25. It
-// serves streamable HTTP too.
+// stateless streamable HTTP, a "classic" child of 2025-11-25 only and a
+// child of both eras, "both". It serves streamable HTTP too.
 func newEraHarness(t *testing.T) (*routertest.Harness, string) {
 	t.Helper()
 	addr := freeAddr(t)
@@ -59,7 +62,8 @@ func newEraHarness(t *testing.T) (*routertest.Harness, string) {
 	h := routertest.New(t, map[string]any{
 		"solo":    routertest.Fixture(t, "-era", "2026-07-28", "-name", "solo"),
 		"remote":  map[string]any{"transport": "http", "url": "http://" + addr + "/"},
-		"classic": routertest.Fixture(t),
+		"classic": routertest.Fixture(t, "-era", "2025-11-25"),
+		"both":    routertest.Fixture(t),
 	}, map[string]string{"EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS": "10000"})
 	ts := httptest.NewServer(h.HTTP(nil, nil))
 	t.Cleanup(ts.Close)
@@ -219,8 +223,8 @@ func TestChildInputReachesOnlyTheCaller(t *testing.T) {
 }
 
 // A call from a client of the new era carries that client's capabilities
-// to the child, per request: not those of the first client that
-// connected.
+// to a child that speaks the new era (alone, or with the old one), per
+// request: not those of the first client that connected.
 func TestChildSeesTheCallersCapabilities(t *testing.T) {
 	h, url := newEraHarness(t)
 	first := h.Connect(&mcp.ClientOptions{CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
@@ -229,7 +233,7 @@ func TestChildSeesTheCallersCapabilities(t *testing.T) {
 	h.Booted()
 	plain := connectNewEra(t, url, nil)
 	asking := connectNewEra(t, url, (&answering{}).options(false))
-	for _, id := range []string{"classic", "solo"} {
+	for _, id := range []string{"both", "solo"} {
 		routertest.WaitFor(t, id+" connected", func() bool { return routertest.StatusOf(t, first, id) == "connected" })
 		for _, tc := range []struct {
 			who         string
@@ -312,5 +316,156 @@ func TestOldEraChildRequestForASessionlessCallerIsRefused(t *testing.T) {
 	}
 	if q := append(bystander.questions(), caller.questions()...); len(q) != 0 {
 		t.Errorf("a client was asked %q", q)
+	}
+}
+
+// A child that speaks both eras (every go-sdk server), over stdio and
+// over stateless streamable HTTP, serves each caller in its own era: a
+// caller of 2026-07-28 gets the child's own input_required, named and
+// sealed, and its retry runs the tool once, on a second connection of
+// that era (a second process for a stdio child, started on that first
+// call and stopped with the router); a caller of 2025-11-25 on the same
+// router is still asked by the child's own elicitation request, on the
+// first connection. A child of 2025-11-25 alone gets no second process.
+func TestDualEraChildServesEachCallerItsEra(t *testing.T) {
+	addr := freeAddr(t)
+	web := exec.Command(testutil.FixtureServer(t), "-http", addr, "-stateless", "-name", "web")
+	if err := web.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = web.Process.Kill(); _ = web.Wait() })
+	h := routertest.New(t, map[string]any{
+		"dual":    routertest.Fixture(t, "-name", "dual"),
+		"web":     map[string]any{"transport": "http", "url": "http://" + addr + "/"},
+		"classic": routertest.Fixture(t, "-era", "2025-11-25"),
+	}, map[string]string{"EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS": "10000"})
+	ts := httptest.NewServer(h.HTTP(nil, nil))
+	t.Cleanup(ts.Close)
+	oldA := &answering{answer: "Ada"}
+	old := h.Connect(oldA.options(false))
+	h.Booted()
+	newA := &answering{}
+	fresh := connectNewEra(t, ts.URL, newA.options(true))
+	for _, id := range []string{"dual", "web", "classic"} {
+		routertest.WaitFor(t, id+" connected", func() bool { return routertest.StatusOf(t, old, id) == "connected" })
+	}
+	pid := func(cs *mcp.ClientSession, id string) int {
+		n, err := strconv.Atoi(routertest.Text(routertest.Call(t, cs, id+"_pid", nil)))
+		if err != nil {
+			t.Fatalf("%s_pid: %v", id, err)
+		}
+		return n
+	}
+	first := pid(old, "dual")
+
+	for _, id := range []string{"dual", "web"} {
+		args := map[string]any{"message": "your name, " + id + "?"}
+		res, err := fresh.CallTool(context.Background(), &mcp.CallToolParams{Name: id + "_ask", Arguments: args})
+		if err != nil || !res.NeedsInput() {
+			t.Fatalf("%s_ask from a 2026-07-28 caller = %#v, %v; want input_required", id, res, err)
+		}
+		if e, ok := res.InputRequests["answer"].(*mcp.ElicitParams); !ok || e.Message != "The '"+id+"' server asks: your name, "+id+"?" {
+			t.Errorf("%s's input requests = %#v", id, res.InputRequests)
+		}
+		if !strings.HasPrefix(res.RequestState, "evokore-child.") || strings.Contains(res.RequestState, "fixture-ask-state") {
+			t.Errorf("%s's requestState reached the caller unsealed: %q", id, res.RequestState)
+		}
+		retry, err := fresh.CallTool(context.Background(), &mcp.CallToolParams{Name: id + "_ask", Arguments: args, RequestState: res.RequestState,
+			InputResponses: mcp.InputResponseMap{"answer": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "Lin"}}}})
+		if err != nil || retry.IsError || routertest.Text(retry) != "accept: Lin (state fixture-ask-state)" {
+			t.Errorf("%s_ask's retry = %q, %v", id, routertest.Text(retry), err)
+		}
+		if got := routertest.Text(routertest.Call(t, fresh, id+"_answers", nil)); got != "answers: 1" {
+			t.Errorf("%s ran the answered ask %q", id, got)
+		}
+	}
+	if len(newA.questions()) != 0 {
+		t.Errorf("the 2026-07-28 caller was sent elicitation requests: %q", newA.questions())
+	}
+	second := pid(fresh, "dual")
+	if second == first {
+		t.Errorf("the 2026-07-28 caller was served by the first process (%d)", first)
+	}
+
+	// The caller of 2025-11-25 is asked by the child itself, on the first
+	// connection, which the retry above never reached.
+	if got := routertest.Text(routertest.Call(t, old, "dual_ask", map[string]any{"message": "and yours?"})); got != "accept: Ada (state fixture-ask-state)" {
+		t.Errorf("dual_ask from a 2025-11-25 caller = %q", got)
+	}
+	if got := routertest.Text(routertest.Call(t, old, "dual_elicit", map[string]any{"message": "deploy?"})); got != "accept: Ada" {
+		t.Errorf("dual_elicit from a 2025-11-25 caller = %q", got)
+	}
+	if q := oldA.questions(); len(q) != 2 || q[0] != "The 'dual' server asks: and yours?" || q[1] != "The 'dual' server asks: deploy?" {
+		t.Errorf("the 2025-11-25 caller was asked %q", q)
+	}
+	if got := routertest.Text(routertest.Call(t, old, "dual_answers", nil)); got != "answers: 1" {
+		t.Errorf("the first process ran %q", got)
+	}
+	if pid(old, "dual") != first || pid(fresh, "dual") != second {
+		t.Errorf("the processes changed")
+	}
+	if a, b := pid(old, "classic"), pid(fresh, "classic"); a != b {
+		t.Errorf("a child of 2025-11-25 alone was started twice: %d, %d", a, b)
+	}
+	_ = h.Server.Close()
+	routertest.WaitGone(t, 10*time.Second, first, second)
+}
+
+// A child's prompt that asks for input by input_required reaches each
+// caller its era's way: a caller of 2026-07-28 gets the input_required,
+// named and sealed to that prompt and its arguments, and its retry renders
+// the prompt; a caller of 2025-11-25 is asked over its session, by a
+// child of both eras itself and by the router for a child of the new era
+// alone.
+func TestChildPromptAsksEachCallerItsWay(t *testing.T) {
+	h := routertest.New(t, map[string]any{
+		"dual": routertest.Fixture(t, "-name", "dual", "-ask-prompt"),
+		"solo": routertest.Fixture(t, "-name", "solo", "-era", "2026-07-28", "-ask-prompt"),
+	}, map[string]string{"EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS": "10000"})
+	ts := httptest.NewServer(h.HTTP(nil, nil))
+	t.Cleanup(ts.Close)
+	oldA := &answering{answer: "Ada"}
+	old := h.Connect(oldA.options(false))
+	h.Booted()
+	fresh := connectNewEra(t, ts.URL, (&answering{}).options(true))
+	ctx := context.Background()
+	text := func(res *mcp.GetPromptResult) string {
+		if res == nil || len(res.Messages) != 1 {
+			return fmt.Sprintf("%#v", res)
+		}
+		tc, _ := res.Messages[0].Content.(*mcp.TextContent)
+		if tc == nil {
+			return "(no text)"
+		}
+		return tc.Text
+	}
+	for _, id := range []string{"dual", "solo"} {
+		routertest.WaitFor(t, id+" connected", func() bool { return routertest.StatusOf(t, old, id) == "connected" })
+		args := map[string]string{"topic": "colour of " + id}
+		first, err := fresh.GetPrompt(ctx, &mcp.GetPromptParams{Name: id + "_ask", Arguments: args})
+		if err != nil || first.InputRequests == nil {
+			t.Fatalf("%s_ask from a 2026-07-28 caller = %#v, %v; want input_required", id, first, err)
+		}
+		if e, ok := first.InputRequests["answer"].(*mcp.ElicitParams); !ok || e.Message != "The '"+id+"' server asks: colour of "+id+"?" {
+			t.Errorf("%s's input requests = %#v", id, first.InputRequests)
+		}
+		if !strings.HasPrefix(first.RequestState, "evokore-child.") {
+			t.Errorf("%s's requestState = %q", id, first.RequestState)
+		}
+		answer := mcp.InputResponseMap{"answer": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "Lin"}}}
+		if _, err := fresh.GetPrompt(ctx, &mcp.GetPromptParams{Name: id + "_ask", Arguments: map[string]string{"topic": "another"}, RequestState: first.RequestState, InputResponses: answer}); err == nil || !strings.Contains(err.Error(), "requestState") {
+			t.Errorf("%s's state sent with other arguments: %v; want it refused", id, err)
+		}
+		res, err := fresh.GetPrompt(ctx, &mcp.GetPromptParams{Name: id + "_ask", Arguments: args, RequestState: first.RequestState, InputResponses: answer})
+		if err != nil || text(res) != "colour of "+id+": Lin (state fixture-ask-state)" {
+			t.Errorf("%s_ask's retry = %q, %v", id, text(res), err)
+		}
+		res, err = old.GetPrompt(ctx, &mcp.GetPromptParams{Name: id + "_ask", Arguments: args})
+		if err != nil || text(res) != "colour of "+id+": Ada (state fixture-ask-state)" {
+			t.Errorf("%s_ask from a 2025-11-25 caller = %q, %v", id, text(res), err)
+		}
+	}
+	if q := oldA.questions(); len(q) != 2 || q[0] != "The 'dual' server asks: colour of dual?" || q[1] != "The 'solo' server asks: colour of solo?" {
+		t.Errorf("the 2025-11-25 caller was asked %q", q)
 	}
 }

@@ -55,7 +55,7 @@ func (v *view) contentMethod(ctx context.Context, method string, req mcp.Request
 		}
 		return &mcp.ListResourceTemplatesResult{ResourceTemplates: list, Cacheable: roleScoped}, true, nil
 	case "resources/read":
-		if r, ok, err := v.srv.children.Read(ctx, v.sess, req.(*mcp.ReadResourceRequest).Params.URI); ok {
+		if r, ok, err := v.srv.children.Read(ctx, v.sess, req.(*mcp.ReadResourceRequest).Params); ok {
 			if err != nil {
 				return nil, true, router.WireError(err)
 			}
@@ -83,7 +83,7 @@ func (v *view) contentMethod(ctx context.Context, method string, req mcp.Request
 		return &mcp.ListPromptsResult{Prompts: list, Cacheable: roleScoped}, true, nil
 	case "prompts/get":
 		p := req.(*mcp.GetPromptRequest).Params
-		if r, ok, err := v.srv.children.Prompt(ctx, v.sess, p.Name, p.Arguments); ok {
+		if r, ok, err := v.srv.children.Prompt(ctx, v.sess, p); ok {
 			if err != nil {
 				return nil, true, router.WireError(err)
 			}

@@ -51,6 +51,20 @@ func completed(res mcp.Result) mcp.Result {
 
 type completeResult struct{ mcp.Result }
 
+// asksInput reports whether res is input_required: a call, prompt or
+// read that asks the client for input (an approval, a child's question).
+func asksInput(res mcp.Result) bool {
+	switch r := res.(type) {
+	case *mcp.CallToolResult:
+		return r.InputRequests != nil
+	case *mcp.GetPromptResult:
+		return r.InputRequests != nil
+	case *mcp.ReadResourceResult:
+		return r.InputRequests != nil
+	}
+	return false
+}
+
 func (r completeResult) MarshalJSON() ([]byte, error) {
 	// Written as the SDK writes every other answer, without escaping
 	// <, > and & (a listing would cost more tokens in the new era).
@@ -63,7 +77,7 @@ func (r completeResult) MarshalJSON() ([]byte, error) {
 		return b, err
 	}
 	kind := "complete"
-	if c, ok := r.Result.(*mcp.CallToolResult); ok && c.InputRequests != nil {
+	if asksInput(r.Result) {
 		kind = "input_required"
 	}
 	out := make([]byte, 0, len(b)+32)

@@ -34,6 +34,8 @@
 //	                        input_required, then on the retry that carries
 //	                        the answer and its requestState, "<action>:
 //	                        <answer> (state <requestState>)"
+//	answers {}              how many retries of ask carrying an answer
+//	                        reached this process
 //	caps {}                 the client capabilities of this request, as
 //	                        JSON
 //	forget {}               (streamable HTTP) answers, then forgets the
@@ -65,12 +67,22 @@
 //	                        Zone; returns its arguments and, served over
 //	                        HTTP, the Mcp-Param-Region header it got
 //
+// With -ask-prompt, a prompt that asks for input the sessionless way:
+//
+//	ask {topic}             answers input_required (one form field,
+//	                        "answer"), then on the retry that carries the
+//	                        answer a user message "<topic>: <answer> (state
+//	                        <requestState>)"
+//
 // Flags: -name, -echo TEXT (echo's description), -start-delay (sleep
 // before answering anything), -extra N
 // (N generated tools), -alias NAME (echo again under NAME), -stderr TEXT
 // (a line on stderr at start), -pidfile PATH (write the pid there), -http
 // ADDR (serve streamable HTTP instead of stdio), -era 2026-07-28 (speak
-// that protocol version only: no initialize, and over HTTP no sessions).
+// that protocol version only: no initialize, and over HTTP no sessions),
+// -era 2025-11-25 (that version only: no server/discover), -stateless
+// (over HTTP, no sessions while speaking both eras). Without -era the
+// server speaks both eras, as every go-sdk server does.
 //
 // Misbehaviour, for the launcher's and the proxy's tests: -banner TEXT
 // (a non-JSON line on stdout before anything else), -stderr-bytes N (one
@@ -106,7 +118,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-var calls, cancelled, lists, slowStarted atomic.Int64
+var calls, cancelled, lists, slowStarted, answered atomic.Int64
 
 func text(format string, args ...any) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
@@ -203,9 +215,12 @@ func main() {
 	sleeper := flag.Bool("sleeper", false, "be the sleeping helper")
 	payloads := flag.Bool("payloads", false, "add the big, blob and rpcerror tools")
 	paramHeaders := flag.Bool("param-headers", false, "add the deploy tool, whose arguments are annotated x-mcp-header")
+	askPrompt := flag.Bool("ask-prompt", false, "add the ask prompt, which asks for input by input_required")
 	sequential := flag.Bool("sequential", false, "serve echo one message at a time, with blocking writes")
 	era := flag.String("era", "", "the only protocol version to speak")
+	stateless := flag.Bool("stateless", false, "serve streamable HTTP without sessions")
 	flag.Parse()
+	newEraOnly := *era >= "2026-07-28"
 	if *pidfile != "" {
 		if err := writePid(*pidfile); err != nil {
 			log.Fatal(err)
@@ -249,6 +264,9 @@ func main() {
 	addRoundTrips(s)
 	if *paramHeaders {
 		addDeploy(s)
+	}
+	if *askPrompt {
+		addAskPrompt(s)
 	}
 	if *payloads {
 		addPayloads(s)
@@ -415,7 +433,7 @@ func main() {
 		return text("spoofed: %v", err), nil, nil
 	})
 	s.AddReceivingMiddleware(stripUntypedSchema, countLists)
-	if *era != "" {
+	if newEraOnly {
 		s.AddReceivingMiddleware(refuseInitialize)
 	}
 
@@ -428,7 +446,7 @@ func main() {
 		mcp.AddTool(s, &mcp.Tool{Name: "session", Description: "The caller's session id."}, func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
 			return text("%s", req.Session.ID()), nil, nil
 		})
-		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: *era != ""})
+		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: newEraOnly || *stateless})
 		// A forgotten session's every later request is answered 404, as by
 		// a server whose session expired; the SDK never sees them.
 		log.Fatal(http.ListenAndServe(*httpAddr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -590,6 +608,7 @@ const stateMark = "fixture-ask-state"
 func addRoundTrips(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{Name: "ask", Description: "Asks the client for a value by input_required."}, func(_ context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
 		if res, ok := req.Params.InputResponses["answer"].(*mcp.ElicitResult); ok && res != nil {
+			answered.Add(1)
 			return text("%s: %v (state %s)", res.Action, res.Content["answer"], req.Params.RequestState), nil, nil
 		}
 		return &mcp.CallToolResult{
@@ -599,10 +618,32 @@ func addRoundTrips(s *mcp.Server) {
 			RequestState: stateMark,
 		}, nil, nil
 	})
+	mcp.AddTool(s, &mcp.Tool{Name: "answers", Description: "Counts the answered retries of ask."}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
+		return text("answers: %d", answered.Load()), nil, nil
+	})
 	mcp.AddTool(s, &mcp.Tool{Name: "caps", Description: "Returns the client capabilities of this request."}, func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
 		b, err := json.Marshal(req.ClientCapabilities())
 		return text("%s", b), nil, err
 	})
+}
+
+// addAskPrompt adds the -ask-prompt prompt.
+func addAskPrompt(s *mcp.Server) {
+	s.AddPrompt(&mcp.Prompt{Name: "ask", Description: "Asks the client for a value by input_required.", Arguments: []*mcp.PromptArgument{{Name: "topic"}}},
+		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			topic := req.Params.Arguments["topic"]
+			if res, ok := req.Params.InputResponses["answer"].(*mcp.ElicitResult); ok && res != nil {
+				answered.Add(1)
+				msg := fmt.Sprintf("%s: %v (state %s)", topic, res.Content["answer"], req.Params.RequestState)
+				return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: msg}}}}, nil
+			}
+			return &mcp.GetPromptResult{
+				InputRequests: mcp.InputRequestMap{"answer": &mcp.ElicitParams{Mode: "form", Message: topic + "?", RequestedSchema: map[string]any{
+					"type": "object", "properties": map[string]any{"answer": map[string]any{"type": "string"}},
+				}}},
+				RequestState: stateMark,
+			}, nil
+		})
 }
 
 // refuseInitialize answers initialize as a server of the sessionless

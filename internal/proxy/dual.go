@@ -1,0 +1,256 @@
+package proxy
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/session"
+)
+
+// Children that speak both eras.
+//
+// A child is booted in the old era (child.go), and a go-sdk child, which
+// speaks both, keeps the server→client requests its old-era tools were
+// written for. But the go-sdk fixes a session's era when it starts: for
+// an old-era session a tool's input_required is answered by the server's
+// own requests to the router, which a caller of the new era cannot take,
+// and in a new-era session an old-era tool's own request is refused. One
+// connection cannot give each caller its era, so the calls of callers of
+// the new era go to a second connection of the child, of the new era:
+// there the child's input_required reaches them exactly as a child of the
+// new era alone answers it (sealed to the call, era.go).
+//
+// The second connection opens on the first call that needs it, never at
+// boot, so a router no new-era client calls runs one process per child as
+// before: for a stdio child a second process from the same command,
+// environment and sandbox; for a streamable HTTP child the same URL asked
+// the new era's way (stateless requests). It is asked for the new era
+// (server/discover); a child that answers with initialize's era instead
+// speaks the old era only, is remembered as such for its life, and its
+// new-era callers use its one connection as before. A stdio child's two
+// processes keep their own state: what a new-era caller's call changes is
+// what the second process serves, so the second connection is subscribed
+// to every resource sessions subscribed to, and its updates are passed on
+// as the first's are. It closes with the
+// child's first connection (a restart, a reload, shutdown) and when it
+// dies; the next call of the new era opens it again. An SSE child (HTTP
+// with SSE, an old era's transport) has no second connection.
+type dualState struct {
+	mu sync.Mutex
+	// oldOnly is set once the child answered the new era's question with
+	// initialize: it speaks the old era only.
+	oldOnly bool
+	conn    *eraConn
+	// dialing is closed when the open in progress ends, either way.
+	dialing chan struct{}
+	// retryAt is when a connection that failed to open may be tried
+	// again; until then new-era calls use the first connection.
+	retryAt time.Time
+}
+
+// eraConn is a child's second connection, of the new era.
+type eraConn struct {
+	cs    *mcp.ClientSession
+	proc  *process
+	order noteOrder
+}
+
+// dualRetry is how long a second connection that failed to open is not
+// tried again.
+const dualRetry = 30 * time.Second
+
+// connFor is the connection a request from sess goes to, given the
+// child's own connection cs: cs, or for a caller of the new era when cs
+// is of the old era and the child speaks both eras, its connection of
+// the new era (conn, opened now when it is not open yet). conn is nil when
+// the request goes to cs.
+func (c *child) connFor(ctx context.Context, sess *session.Session, cs *mcp.ClientSession) (*mcp.ClientSession, *eraConn) {
+	if !roundTrips(sess) || childNewEra(cs) || c.spec.Transport == config.TransportSSE {
+		return cs, nil
+	}
+	if conn := c.newEraConn(ctx); conn != nil {
+		return conn.cs, conn
+	}
+	return cs, nil
+}
+
+// newEraConn is the child's connection of the new era, opened now when
+// none is; nil when the child speaks the old era only or the connection
+// cannot be opened (yet).
+func (c *child) newEraConn(ctx context.Context) *eraConn {
+	d := &c.dual
+	for {
+		d.mu.Lock()
+		switch {
+		case d.oldOnly:
+			d.mu.Unlock()
+			return nil
+		case d.conn != nil:
+			conn := d.conn
+			d.mu.Unlock()
+			return conn
+		case d.dialing != nil:
+			wait := d.dialing
+			d.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil
+			}
+		case time.Now().Before(d.retryAt):
+			d.mu.Unlock()
+			return nil
+		}
+		wait := make(chan struct{})
+		d.dialing = wait
+		d.mu.Unlock()
+		// Opened under the child's life, not the call's: calls waiting
+		// for it share it, and one that gives up does not close it.
+		conn, oldOnly, err := c.dialNewEra()
+		d.mu.Lock()
+		d.dialing = nil
+		close(wait)
+		switch {
+		case c.ctx.Err() != nil:
+			// The child stopped meanwhile: nothing of it may stay.
+			d.mu.Unlock()
+			if conn != nil {
+				conn.stop(c.sup.opts.ShutdownGrace)
+			}
+			return nil
+		case err != nil:
+			d.retryAt = time.Now().Add(dualRetry)
+			d.mu.Unlock()
+			c.sup.log.Info("[EVOKORE] Cannot open a server's "+newEra+" connection; its calls of that era use its "+oldEra+" one", "server", c.spec.ID, "err", c.redact.Replace(err.Error()))
+			return nil
+		case oldOnly:
+			d.oldOnly = true
+			d.mu.Unlock()
+			return nil
+		}
+		d.conn = conn
+		d.mu.Unlock()
+		c.sup.log.Info("[EVOKORE] A server speaks both eras; its "+newEra+" callers are served on a connection of that era", "server", c.spec.ID)
+		go c.superviseNewEra(conn)
+		c.sup.resubscribe(c, conn.cs)
+		return conn
+	}
+}
+
+// dialNewEra opens a connection of the new era to the child. oldOnly
+// reports a child that answered it in the old era.
+func (c *child) dialNewEra() (conn *eraConn, oldOnly bool, err error) {
+	spec, err := c.spec.Resolve(c.sup.opts.Env)
+	if err != nil {
+		return nil, false, err
+	}
+	timeout := c.sup.bootTimeout(c.spec)
+	transport, proc, err := c.dial(spec, timeout)
+	if err != nil {
+		return nil, false, err
+	}
+	conn = &eraConn{proc: proc}
+	if spec.Transport != config.TransportHTTP {
+		transport = orderedTransport{Transport: transport, order: &conn.order}
+	}
+	// The first connection listens for list changes and takes the
+	// child's requests of the old era; this one carries requests, and
+	// the updates of the resources sessions subscribed to (a tool called
+	// here changes what this process serves).
+	opts := c.clientOptions(nil)
+	opts.ToolListChangedHandler = nil
+	c.sup.contentHandlers(c, opts)
+	opts.PromptListChangedHandler, opts.ResourceListChangedHandler = nil, nil
+	client := mcp.NewClient(&mcp.Implementation{Name: "evokore-proxy-" + spec.ID, Version: c.sup.opts.Version}, opts)
+	client.AddReceivingMiddleware(conn.order.middleware)
+	cctx, cancel := context.WithTimeout(c.ctx, timeout)
+	defer cancel()
+	cs, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: newEra})
+	if err != nil {
+		if proc != nil {
+			proc.stopAfter(200 * time.Millisecond)
+		}
+		return nil, false, err
+	}
+	conn.cs = cs
+	if !childNewEra(cs) {
+		conn.stop(c.sup.opts.ShutdownGrace)
+		return nil, true, nil
+	}
+	return conn, false, nil
+}
+
+// superviseNewEra forgets the second connection once it closes, and
+// makes sure its process is gone.
+func (c *child) superviseNewEra(conn *eraConn) {
+	_ = conn.cs.Wait()
+	conn.stop(c.sup.opts.ShutdownGrace)
+	c.dual.mu.Lock()
+	mine := c.dual.conn == conn
+	if mine {
+		c.dual.conn = nil
+	}
+	c.dual.mu.Unlock()
+	if mine && c.ctx.Err() == nil {
+		c.sup.log.Info("[EVOKORE] A server's "+newEra+" connection closed; the next call of that era opens it again", "server", c.spec.ID)
+	}
+}
+
+// second is the child's open connection of the new era, nil when none
+// is open.
+func (c *child) second() *mcp.ClientSession {
+	c.dual.mu.Lock()
+	defer c.dual.mu.Unlock()
+	if c.dual.conn == nil {
+		return nil
+	}
+	return c.dual.conn.cs
+}
+
+// closeNewEra closes the second connection with the first.
+func (c *child) closeNewEra() {
+	c.dual.mu.Lock()
+	conn := c.dual.conn
+	c.dual.conn = nil
+	c.dual.mu.Unlock()
+	if conn != nil {
+		conn.stop(c.sup.opts.ShutdownGrace)
+	}
+}
+
+// oldEraOnly reports whether the child is known to speak the old era
+// alone: it answered the new era's question with initialize, or it is
+// reached over SSE.
+func (c *child) oldEraOnly() bool {
+	if c.spec.Transport == config.TransportSSE {
+		return true
+	}
+	c.dual.mu.Lock()
+	defer c.dual.mu.Unlock()
+	return c.dual.oldOnly
+}
+
+// eraMeta is eraMeta for a request to this child: none for a child of
+// the old era alone, which would refuse a request that names a version
+// it does not speak (the go-sdk answers it -32022).
+func (c *child) eraMeta(sess *session.Session, meta mcp.Meta) mcp.Meta {
+	if c.oldEraOnly() {
+		return meta
+	}
+	return eraMeta(sess, meta)
+}
+
+// stop closes the connection and ends its process.
+func (e *eraConn) stop(grace time.Duration) {
+	if e.cs != nil {
+		go e.cs.Close() // closes stdin; may block on a wedged child
+	}
+	if e.proc != nil {
+		e.proc.stopAfter(grace)
+	}
+}
