@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"math/big"
 	"slices"
 	"strconv"
@@ -41,8 +42,8 @@ const maxDirectDepth = 500
 // encoding/json and reports true, or reports false when the round trip
 // could give something else or fail: another type, text that is not
 // valid UTF-8 (marshalling repairs it), a number json.Marshal refuses,
-// nesting deeper than maxDirectDepth. On false buf holds a partial
-// rendering.
+// nesting deeper than maxDirectDepth (a depth that starts below zero
+// gives more room). On false buf holds a partial rendering.
 func writeDecoded(buf *bytes.Buffer, v any, depth int) bool {
 	if depth > maxDirectDepth {
 		return false
@@ -136,46 +137,12 @@ func FromJSON(raw []byte, drop string) ([]byte, error) {
 		delete(m, drop)
 	}
 	var buf bytes.Buffer
-	write(&buf, v)
-	return buf.Bytes(), nil
-}
-
-func write(buf *bytes.Buffer, v any) {
-	switch x := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		buf.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			writeString(buf, k)
-			buf.WriteByte(':')
-			write(buf, x[k])
-		}
-		buf.WriteByte('}')
-	case []any:
-		buf.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			write(buf, e)
-		}
-		buf.WriteByte(']')
-	case string:
-		writeString(buf, x)
-	case json.Number:
-		buf.WriteString(canonicalNumber(x))
-	case bool:
-		buf.WriteString(strconv.FormatBool(x))
-	case nil:
-		buf.WriteString("null")
+	// Decoded from valid UTF-8 with numbers kept: every value is one
+	// writeDecoded writes, at any depth the decoder accepts.
+	if !writeDecoded(&buf, v, math.MinInt) {
+		return nil, errors.New("arguments cannot be rendered canonically")
 	}
+	return buf.Bytes(), nil
 }
 
 // canonicalNumber writes a number by its exact decimal value: 1, 1.0 and
