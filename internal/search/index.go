@@ -107,7 +107,7 @@ type Hit struct {
 	// less): what abstention compares with MinConfidence.
 	Confidence float64
 	// Evidence is the same sum over the words matched outside weak fields
-	// and not through WordNet, divided not by the query's total but by
+	// and not through WordNet or meaning, divided not by the query's total but by
 	// the idf of a word found in one document: about how many rare words
 	// the document really matched.
 	Evidence float64

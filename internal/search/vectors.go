@@ -242,13 +242,10 @@ const maxNeighbours = 4
 // maxUnknownNear bounds the cached neighbours of words no document has.
 const maxUnknownNear = 4096
 
-// neighbourhood is what soft matching keeps per index: the terms that
-// have vectors, densely, and each word's nearest terms, found on its
-// first query and kept for the life of the index, so a word's scan over
-// the vocabulary is paid once.
+// neighbourhood is what soft matching keeps per index: each word's
+// nearest terms, found on its first query and kept for the life of the
+// index, so a word's scan over the vocabulary is paid once.
 type neighbourhood struct {
-	ids  []int32   // terms with a vector
-	vecs []float32 // their vectors, len(ids)×dims
 	// known holds, by term, its neighbours once found.
 	known []atomic.Pointer[[]neighbour]
 	mu    sync.Mutex
@@ -258,14 +255,7 @@ type neighbourhood struct {
 }
 
 func (ix *Index) buildNeighbourhood() {
-	nb := &neighbourhood{known: make([]atomic.Pointer[[]neighbour], len(ix.terms)), unknown: map[string][]neighbour{}}
-	for t, has := range ix.termHas {
-		if has {
-			nb.ids = append(nb.ids, int32(t))
-			nb.vecs = append(nb.vecs, ix.termVecs[t*dims:(t+1)*dims]...)
-		}
-	}
-	ix.near = nb
+	ix.near = &neighbourhood{known: make([]atomic.Pointer[[]neighbour], len(ix.terms)), unknown: map[string][]neighbour{}}
 }
 
 // neighbours returns the indexed terms whose vectors are within
@@ -305,12 +295,14 @@ func (ix *Index) neighbours(w, s string) []neighbour {
 
 // scan finds the closest terms to qv, self excluded, above the floor.
 func (ix *Index) scan(qv []float32, self int32) []neighbour {
-	nb := ix.near
 	thr := float32(ix.opts.SoftMatch)
 	var out []neighbour
-	for j, t := range nb.ids {
-		c := dot(qv, nb.vecs[j*dims:(j+1)*dims])
-		if c < thr || t == self {
+	for t := range int32(len(ix.terms)) {
+		if !ix.termHas[t] || t == self {
+			continue
+		}
+		c := dot(qv, ix.termVecs[int(t)*dims:int(t+1)*dims])
+		if c < thr {
 			continue
 		}
 		if len(out) == maxNeighbours && c <= out[len(out)-1].cos {
