@@ -107,9 +107,9 @@ type Hit struct {
 	// less): what abstention compares with MinConfidence.
 	Confidence float64
 	// Evidence is the same sum over the words matched outside weak fields
-	// and not through WordNet or meaning, divided not by the query's total but by
-	// the idf of a word found in one document: about how many rare words
-	// the document really matched.
+	// and not through WordNet or meaning, divided not by the query's
+	// total but by the idf of a word found in one document: about how
+	// many rare words the document really matched.
 	Evidence float64
 	// Reasons, one per matched query word, in query order.
 	Reasons []Reason

@@ -274,6 +274,9 @@ func (ix *Index) neighbours(w, s string) []neighbour {
 		nb.known[id].Store(&out)
 		return out
 	}
+	if len(w) > maxTypoWord {
+		return nil // an identifier or a hash, not a word the table has
+	}
 	nb.mu.Lock()
 	out, ok := nb.unknown[w]
 	nb.mu.Unlock()
