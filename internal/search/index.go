@@ -934,6 +934,9 @@ func (ix *Index) Stand(text string, doc int) Standing {
 	}
 	for _, c := range q.concepts {
 		for _, al := range c.alts {
+			if al.via == ViaMeaning {
+				continue // close in meaning is not holding the word; Semantic says how close
+			}
 			ps := ix.postings[al.term]
 			if _, ok := slices.BinarySearchFunc(ps, int32(doc), func(p posting, d int32) int { return int(p.doc - d) }); ok {
 				st.Words = append(st.Words, c.word)
