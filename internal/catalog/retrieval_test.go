@@ -341,3 +341,20 @@ func loadQueryFile(t testing.TB, snap *Snapshot, name string) []searcheval.Query
 	}
 	return qs
 }
+
+// A query word no tool uses meets a tool's word close in meaning, and the
+// match's reasons say so: "earlier" meets desktop_get_recent_tool_calls'
+// "recent", which no synonym table relates it to.
+func TestReasonsSayWhatWasCloseInMeaning(t *testing.T) {
+	snap, _ := loadRetrieval(t)
+	for _, m := range snap.Search("what did the earlier tool calls do", 5) {
+		if m.Entry.Name != "desktop_get_recent_tool_calls" {
+			continue
+		}
+		if !slices.ContainsFunc(m.Reasons, func(r string) bool { return strings.Contains(r, "(close in meaning: earlier → recent)") }) {
+			t.Fatalf("reasons %q: want earlier → recent", m.Reasons)
+		}
+		return
+	}
+	t.Fatal("desktop_get_recent_tool_calls is not in the top 5")
+}
