@@ -52,7 +52,7 @@ func skillRanker(ix *Index) func(string) []string {
 // ranker scores, and only ever go up.
 var skillFloors = []searcheval.Floor{
 	{Kind: "all", Measure: "R@1", Min: 0.82}, {Kind: "all", Measure: "R@5", Min: 0.94},
-	{Kind: "all", Measure: "MRR", Min: 0.87}, {Kind: "all", Measure: "nDCG@10", Min: 0.89},
+	{Kind: "all", Measure: "MRR", Min: 0.88}, {Kind: "all", Measure: "nDCG@10", Min: 0.90},
 	{Kind: "paraphrase", Measure: "R@5", Min: 0.92}, {Kind: "typo", Measure: "R@5", Min: 0.99},
 	{Kind: "abbreviation", Measure: "R@5", Min: 0.92}, {Kind: "no-answer", Measure: "abstention", Min: 0.85},
 }
@@ -73,7 +73,7 @@ func TestSkillRetrievalQuality(t *testing.T) {
 // heldOutSkillFloors are committed for queries_heldout.json, the set
 // written blind and never tuned on.
 var heldOutSkillFloors = []searcheval.Floor{
-	{Kind: "all", Measure: "R@5", Min: 0.86}, {Kind: "all", Measure: "MRR", Min: 0.76},
+	{Kind: "all", Measure: "R@5", Min: 0.86}, {Kind: "all", Measure: "MRR", Min: 0.78},
 	{Kind: "nl", Measure: "R@5", Min: 0.81}, {Kind: "all", Measure: "answered", Min: 0.98},
 	{Kind: "no-answer", Measure: "abstention", Min: 0.8}, {Kind: "typo", Measure: "R@5", Min: 0.99},
 }
