@@ -98,7 +98,7 @@ func evaluate(snap *Snapshot, queries []retrievalQuery) retrievalScores {
 // more document moves every term's weight, and one query's top hit
 // (209 of 332 queries right first, against 210) with it.
 var retrievalFloor = retrievalScores{
-	Scores:    searcheval.Scores{Recall1: 0.625, Recall5: 0.83, Recall10: 0.89, MRR: 0.735, NDCG10: 0.76},
+	Scores:    searcheval.Scores{Recall1: 0.63, Recall5: 0.84, Recall10: 0.90, MRR: 0.74, NDCG10: 0.765},
 	ExactTop1: 1.0,
 }
 
@@ -241,9 +241,9 @@ func toolRanker(snap *Snapshot) func(string) []string {
 // extraFloors are committed from measurement for queries_extra.json, a
 // little under what the ranker scores, and only ever go up.
 var extraFloors = []searcheval.Floor{
-	{Kind: "all", Measure: "R@5", Min: 0.80}, {Kind: "all", Measure: "MRR", Min: 0.72},
+	{Kind: "all", Measure: "R@5", Min: 0.83}, {Kind: "all", Measure: "MRR", Min: 0.72},
 	{Kind: "all", Measure: "nDCG@10", Min: 0.75},
-	{Kind: "paraphrase", Measure: "R@5", Min: 0.74}, {Kind: "typo", Measure: "R@5", Min: 0.89},
+	{Kind: "paraphrase", Measure: "R@5", Min: 0.78}, {Kind: "typo", Measure: "R@5", Min: 0.89},
 	{Kind: "abbreviation", Measure: "R@5", Min: 0.92}, {Kind: "no-answer", Measure: "abstention", Min: 0.45},
 }
 
@@ -295,7 +295,7 @@ func TestFindAbstainsWhenNothingSpecificMatches(t *testing.T) {
 // The no-answer floor is what was measured once run_code joined the
 // natives (2 of 7; 3 of 7 before: one more native shifts the term weights).
 var heldOutFloors = []searcheval.Floor{
-	{Kind: "all", Measure: "R@5", Min: 0.55}, {Kind: "all", Measure: "MRR", Min: 0.47},
+	{Kind: "all", Measure: "R@5", Min: 0.59}, {Kind: "all", Measure: "MRR", Min: 0.48},
 	{Kind: "all", Measure: "answered", Min: 1}, {Kind: "no-answer", Measure: "abstention", Min: 0.28},
 	{Kind: "typo", Measure: "R@5", Min: 0.99},
 }
@@ -340,4 +340,21 @@ func loadQueryFile(t testing.TB, snap *Snapshot, name string) []searcheval.Query
 		}
 	}
 	return qs
+}
+
+// A query word no tool uses meets a tool's word close in meaning, and the
+// match's reasons say so: "earlier" meets desktop_get_recent_tool_calls'
+// "recent", which no synonym table relates it to.
+func TestReasonsSayWhatWasCloseInMeaning(t *testing.T) {
+	snap, _ := loadRetrieval(t)
+	for _, m := range snap.Search("what did the earlier tool calls do", 5) {
+		if m.Entry.Name != "desktop_get_recent_tool_calls" {
+			continue
+		}
+		if !slices.ContainsFunc(m.Reasons, func(r string) bool { return strings.Contains(r, "(close in meaning: earlier → recent)") }) {
+			t.Fatalf("reasons %q: want earlier → recent", m.Reasons)
+		}
+		return
+	}
+	t.Fatal("desktop_get_recent_tool_calls is not in the top 5")
 }

@@ -79,6 +79,9 @@ var (
 	semanticWeight = 0.5
 	semanticFloor  = 0.8
 	semanticJoin   = 0.6
+	// softMatch is the cosine at which a query word meets a tool's word
+	// close in meaning (search.ViaMeaning), tuned the same way.
+	softMatch = 0.6
 )
 
 // index is the search index of one snapshot, built on first use.
@@ -141,6 +144,7 @@ func buildIndex(entries []*Entry) *index {
 		Semantic:      semanticWeight,
 		SemanticFloor: semanticFloor,
 		SemanticJoin:  semanticJoin,
+		SoftMatch:     softMatch,
 	}, docs)
 	return ix
 }
@@ -285,6 +289,8 @@ func ViaNote(r search.Reason) string {
 		return " (typo: " + r.Word + " → " + r.Term + ")"
 	case search.ViaJargon, search.ViaLexicon:
 		return " (expanded: " + r.Word + " → " + r.Term + ")"
+	case search.ViaMeaning:
+		return " (close in meaning: " + r.Word + " → " + r.Term + ")"
 	}
 	return ""
 }

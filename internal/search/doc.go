@@ -38,7 +38,12 @@
 //     beyond; optimal string alignment), closest then most common;
 //   - WordNet (0.5): synonyms of the word's frequent senses and its
 //     derivations (height ↔ elevation, relation ↔ relationship, modify ↔
-//     change).
+//     change);
+//   - meaning (0.5 × cosine, 0.35 × cosine for a word the documents
+//     have): with Options.SoftMatch, the four indexed terms whose word
+//     vectors are closest to the word's, at that cosine or more (album →
+//     song, music). Each word's neighbours are found by one scan of the
+//     vocabulary on its first query and kept on the index.
 //
 // A document's score is the sum over concepts, times coverage^e (the
 // idf-weighted share of the query it matches, each word counted by how
@@ -54,10 +59,10 @@
 // query is in any document, when only common words matched, when the best
 // document covers less than MinConfidence of the query, or (for queries
 // of three words or more) when it matched less than MinEvidence rare
-// words' worth outside weak fields and WordNet. Unknown words count in
-// the coverage at 0.4 of the rarest word's idf, so a value such as a name
-// or a place does not sink a good match, and an abbreviation the documents
-// never use ("ts") at 0.15. Both callers calibrate the two floors on their
+// words' worth outside weak fields, WordNet and meaning. Unknown words
+// count in the coverage at 0.4 of the rarest word's idf, so a value such
+// as a name or a place does not sink a good match, and an abbreviation
+// the documents never use ("ts") at 0.15. Both callers calibrate the two floors on their
 // evaluation sets (internal/catalog/testdata/retrieval,
 // internal/skills/testdata/retrieval), which CI scores against committed
 // floors.
@@ -71,7 +76,8 @@
 // score relative to the best plus Semantic times the cosine; a document no
 // word matched joins at SemanticJoin, within 0.02 of the closest; and a
 // query the lexical floors would abstain on is answered when the closest
-// document reaches SemanticFloor. Index.Stand explains where one document
+// document reaches SemanticFloor. Soft matching (meaning, above) uses the
+// same vectors word by word. Index.Stand explains where one document
 // stands (discover_tools' explain).
 //
 // # Semantic reranking

@@ -64,6 +64,9 @@ type Options struct {
 	// SemanticJoin is the cosine at which a document no query word
 	// matched joins the candidates; 1 when zero (never).
 	SemanticJoin float64
+	// SoftMatch is the cosine at which a query word meets an indexed
+	// term close in meaning (ViaMeaning); 0 never. It needs Semantic.
+	SoftMatch float64
 	// Tie orders documents of equal score (negative: a first); document
 	// order when nil.
 	Tie func(a, b int) int
@@ -104,9 +107,9 @@ type Hit struct {
 	// less): what abstention compares with MinConfidence.
 	Confidence float64
 	// Evidence is the same sum over the words matched outside weak fields
-	// and not through WordNet, divided not by the query's total but by
-	// the idf of a word found in one document: about how many rare words
-	// the document really matched.
+	// and not through WordNet or meaning, divided not by the query's
+	// total but by the idf of a word found in one document: about how
+	// many rare words the document really matched.
 	Evidence float64
 	// Reasons, one per matched query word, in query order.
 	Reasons []Reason
@@ -161,6 +164,9 @@ type Index struct {
 	// when Options.Semantic is 0.
 	termVecs, docVecs []float32
 	termHas           []bool
+	// near is soft matching's vocabulary (vectors.go); nil when
+	// Options.SoftMatch is 0.
+	near *neighbourhood
 }
 
 // maxConcepts bounds the words of a query that are matched.
@@ -259,6 +265,9 @@ func Build(opts Options, docs []Doc) *Index {
 	slices.SortFunc(ix.sorted, func(a, b int32) int { return strings.Compare(ix.terms[a], ix.terms[b]) })
 	if opts.Semantic > 0 {
 		ix.embed()
+		if opts.SoftMatch > 0 && ix.termVecs != nil {
+			ix.buildNeighbourhood()
+		}
 	}
 	ix.pool.New = func() any { return newAccum(len(docs)) }
 	return ix
@@ -373,6 +382,9 @@ const fullCover = 0.9
 // jargonCover is the coverage weight of a jargon word no document has.
 const jargonCover = 0.15
 
+// indexedMeaning scales the soft matches of a word the documents have.
+const indexedMeaning = 0.7
+
 // maxPrefixAlts bounds the derived terms one word reaches.
 const maxPrefixAlts = 16
 
@@ -459,6 +471,18 @@ func (ix *Index) concept(w, s string) concept {
 	for _, r := range related(s) {
 		if id, ok := ix.ids[r]; ok {
 			add(alt{term: id, weight: viaWeight[ViaLexicon], via: ViaLexicon})
+		}
+	}
+	// Soft matching: the terms closest in meaning, the word or not.
+	// A word the documents have reaches them more weakly: it has its own
+	// matches, and its neighbours should reorder rather than flood them.
+	if ix.near != nil {
+		sw := viaWeight[ViaMeaning]
+		if isExact {
+			sw *= indexedMeaning
+		}
+		for _, n := range ix.neighbours(w, s) {
+			add(alt{term: n.term, weight: sw * float64(n.cos), via: ViaMeaning, idfCap: idfCap})
 		}
 	}
 	// A word's coverage weight is how specific it is: its own idf, else
@@ -625,7 +649,11 @@ func (ix *Index) SearchQuery(q *Query, limit int, skip func(doc int) bool) Resul
 			unknown = append(unknown, c.word)
 		}
 	}
-	noWord := !known && !slices.ContainsFunc(q.concepts, func(c concept) bool { return len(c.alts) > 0 })
+	// Words met only in meaning are no indexed word: the reason says the
+	// query's words are unknown, and the cosine note says how close.
+	noWord := !known && !slices.ContainsFunc(q.concepts, func(c concept) bool {
+		return slices.ContainsFunc(c.alts, func(a alt) bool { return a.via != ViaMeaning })
+	})
 	if noWord && ix.docVecs == nil {
 		return Result{Abstained: true, Why: fmt.Sprintf("no indexed word matches %s", quoteList(unknown))}
 	}
@@ -663,13 +691,13 @@ func (ix *Index) SearchQuery(q *Query, limit int, skip func(doc int) bool) Resul
 			al := c.alts[a.curAlt[d]]
 			a.score[d] += a.cur[d]
 			a.cover[d] += c.cover * al.weight
-			if al.via != ViaLexicon && a.curFields[d]&^weakMask != 0 {
+			if al.via != ViaLexicon && al.via != ViaMeaning && a.curFields[d]&^weakMask != 0 {
 				a.evidence[d] += c.cover * al.weight
 			}
 			a.mask[d] |= 1 << ci
 			a.fields[d] |= a.curFields[d]
 			a.best[d][ci] = a.curAlt[d] + 1
-			if al.via != ViaLexicon {
+			if al.via != ViaLexicon && al.via != ViaMeaning {
 				// Two words of the query together are specific even
 				// when each alone is common ("create directory").
 				if len(ix.postings[al.term]) <= specificDF || a.nonLexicon[d] > 0 {
@@ -906,6 +934,9 @@ func (ix *Index) Stand(text string, doc int) Standing {
 	}
 	for _, c := range q.concepts {
 		for _, al := range c.alts {
+			if al.via == ViaMeaning {
+				continue // close in meaning is not holding the word; Semantic says how close
+			}
 			ps := ix.postings[al.term]
 			if _, ok := slices.BinarySearchFunc(ps, int32(doc), func(p posting, d int32) int { return int(p.doc - d) }); ok {
 				st.Words = append(st.Words, c.word)

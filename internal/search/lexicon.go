@@ -24,13 +24,17 @@ const (
 	// derived from the other (height → elevation, relation →
 	// relationship).
 	ViaLexicon
+	// ViaMeaning: the word is close in meaning to the term (their word
+	// vectors' cosine passes Options.SoftMatch): a paraphrase that shares
+	// no word with the document ("receipts" → invoice).
+	ViaMeaning
 )
 
 // weight of a match by how it was found, against 1 for the word itself.
-var viaWeight = [...]float64{ViaExact: 1, ViaPrefix: 0.75, ViaJargon: 0.9, ViaTypo: 0.7, ViaLexicon: 0.5}
+var viaWeight = [...]float64{ViaExact: 1, ViaPrefix: 0.75, ViaJargon: 0.9, ViaTypo: 0.7, ViaLexicon: 0.5, ViaMeaning: 0.5}
 
 // Expanded reports whether the match needed query expansion.
-func (v Via) Expanded() bool { return v == ViaJargon || v == ViaLexicon }
+func (v Via) Expanded() bool { return v == ViaJargon || v == ViaLexicon || v == ViaMeaning }
 
 //go:embed wordnet_gen.txt
 var wordnetText string

