@@ -82,6 +82,12 @@ func TestProxiedCallsOverHTTPAnswerPlainJSON(t *testing.T) {
 		len(resp.Result.Content) != 1 || resp.Result.Content[0].Text != "Echo: plain" {
 		t.Errorf("sessionless answer: %s", got)
 	}
+	// The fixture speaks both eras, so this call went to its connection of
+	// the new era, whose results name the child; the client's answer names
+	// no server but evokore.
+	if strings.Contains(got, "serverInfo") {
+		t.Errorf("the child's serverInfo reached the client: %s", got)
+	}
 	// A header that disagrees with the call goes the SDK's way: refused.
 	hdr["Mcp-Name"] = "fx_other"
 	if code, _, got := post(t, ts.URL, "", body, hdr); code != http.StatusBadRequest {

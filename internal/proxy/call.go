@@ -3,6 +3,7 @@ package proxy
 //lint:file-ignore SA1019 logging passes through on purpose; see docs/decisions.md
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -48,14 +49,28 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	defer end()
 
 	timeout := s.requestTimeout(ch.spec)
-	// The wire carries calls to children of the old era (whose answers
-	// are never input_required), with a new-era caller's capabilities in
-	// _meta; a retry with input, or a child of the new era, goes through
-	// the SDK, which reads input_required.
+	// The wire carries a first call as bytes, with a new-era caller's
+	// protocol and capabilities in _meta. A complete answer goes back as
+	// bytes; an input_required one (only a child of the new era sends
+	// it) is decoded and read below as the SDK's answer is. A retry with
+	// input goes through the SDK.
 	newChild := childNewEra(cs)
-	if c.Raw != nil && c.Input == nil && !newChild {
-		if wr := ch.wireFor(cs); wr != nil {
-			return rawCall(ctx, ch, cs, wr, c, childToken, timeout)
+	var res *mcp.CallToolResult
+	if c.Raw != nil && c.Input == nil && (!newChild || c.Meta.GetMeta()[mcp.MetaKeyLogLevel] == nil) {
+		if wr := ch.rawWire(cs, second); wr != nil {
+			r, err := rawCall(ctx, ch, cs, wr, c, childToken, timeout)
+			if !newChild || err != nil || r != c.Raw.Result {
+				return r, err
+			}
+			if plain, ok := completeBytes(c.Raw.Bytes); ok {
+				c.Raw.Bytes = plain
+				return r, nil
+			}
+			res = &mcp.CallToolResult{}
+			if err := json.Unmarshal(c.Raw.Bytes, res); err != nil {
+				return errorResult(fmt.Sprintf("the '%s' server answered '%s' with a result evokore cannot read: %v", ch.spec.ID, c.Entry.Original, err)), nil
+			}
+			c.Raw.Bytes, c.Raw.Result = nil, nil
 		}
 	}
 	params := &mcp.CallToolParams{Name: c.Entry.Original, Arguments: callArgs(c.Args)}
@@ -97,7 +112,9 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := cs.CallTool(cctx, params)
+	if res == nil {
+		res, err = cs.CallTool(cctx, params)
+	}
 	if errors.Is(err, mcp.ErrSessionMissing) && ctx.Err() == nil && second == nil {
 		// The server answered that it forgot the session, so it did not
 		// run the call: send it again on the session the run loop opens.
@@ -153,6 +170,44 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 		return errorResult(MsgDiedDuringCall(c.Entry.Original, ch.spec.ID)), nil
 	}
 	return errorResult(ch.redact.Replace(err.Error())), nil
+}
+
+// completeBytes is a child's raw result as the caller gets it when it is
+// complete (no resultType, or "complete"), without the serverInfo a
+// child of the new era names itself with: to the client the server that
+// answered is evokore. ok is false for any other resultType.
+func completeBytes(res []byte) (out []byte, ok bool) {
+	if kind := rawjson.Member(res, "resultType"); kind != nil {
+		if v, _ := rawjson.String(kind); v != "complete" {
+			return nil, false
+		}
+	}
+	if !bytes.Contains(res, []byte(mcp.MetaKeyServerInfo)) {
+		return res, true
+	}
+	out = append(make([]byte, 0, len(res)), '{')
+	sep := ""
+	_ = rawjson.RawMembers(res, func(name, v []byte) bool {
+		if string(rawjson.Name(name)) == "_meta" {
+			meta := []byte{'{'}
+			msep := ""
+			_ = rawjson.RawMembers(v, func(k, mv []byte) bool {
+				if string(rawjson.Name(k)) != mcp.MetaKeyServerInfo {
+					meta = append(append(append(append(meta, msep...), k...), ':'), mv...)
+					msep = ","
+				}
+				return true
+			})
+			if msep == "" {
+				return true // nothing else in _meta
+			}
+			v = append(meta, '}')
+		}
+		out = append(append(append(append(out, sep...), name...), ':'), v...)
+		sep = ","
+		return true
+	})
+	return append(out, '}'), true
 }
 
 // callArgs is what a call sends as its arguments: an object, {} when the

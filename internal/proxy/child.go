@@ -562,6 +562,19 @@ func (c *child) connected() *mcp.ClientSession {
 // wireFor is the fast path of the connection cs, when cs is the child's
 // current stdio connection; nil otherwise (HTTP children, a restart in
 // between), and the call then goes through the SDK.
+// rawWire is the wire of the connection a call goes to: the child's
+// own (cs), or its second one of the new era (dual.go); nil for an HTTP
+// child or a connection that is gone.
+func (c *child) rawWire(cs *mcp.ClientSession, second *eraConn) *wire {
+	if second != nil {
+		if second.proc == nil {
+			return nil
+		}
+		return second.proc.wire
+	}
+	return c.wireFor(cs)
+}
+
 func (c *child) wireFor(cs *mcp.ClientSession) *wire {
 	c.mu.Lock()
 	defer c.mu.Unlock()
