@@ -19,14 +19,7 @@ import (
 // to other arguments and a replayed one are refused; the child counts
 // exactly the one approved run.
 func TestApprovalByInputRequired(t *testing.T) {
-	dir := t.TempDir()
-	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{"fx": routertest.Fixture(t)}})
-	testutil.WriteFile(t, dir, "permissions.yml", "rules:\n  fx_fail: require_approval\n")
-	h := routertest.NewWithConfig(t, dir, cfg, map[string]string{"EVOKORE_TOOL_DISCOVERY_MODE": "legacy"})
-	h.Server.StartChildren(nil)
-	h.Booted()
-	ts := httptest.NewServer(h.HTTP(nil, nil))
-	t.Cleanup(ts.Close)
+	ts := approvalServer(t, "fx_fail")
 	connect := func(opts *mcp.ClientOptions) *mcp.ClientSession {
 		c := mcp.NewClient(&mcp.Implementation{Name: "mrtr", Version: "1"}, opts)
 		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL}, nil)
@@ -104,14 +97,7 @@ func TestApprovalByInputRequired(t *testing.T) {
 // a continuation; the retry with the child's answer runs the tool once
 // more without asking again, and a replay of it runs nothing.
 func TestApprovedCallWhoseChildAsksForInput(t *testing.T) {
-	dir := t.TempDir()
-	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{"fx": routertest.Fixture(t)}})
-	testutil.WriteFile(t, dir, "permissions.yml", "rules:\n  fx_ask: require_approval\n")
-	h := routertest.NewWithConfig(t, dir, cfg, map[string]string{"EVOKORE_TOOL_DISCOVERY_MODE": "legacy"})
-	h.Server.StartChildren(nil)
-	h.Booted()
-	ts := httptest.NewServer(h.HTTP(nil, nil))
-	t.Cleanup(ts.Close)
+	ts := approvalServer(t, "fx_ask")
 	c := mcp.NewClient(&mcp.Implementation{Name: "mrtr", Version: "1"}, &mcp.ClientOptions{
 		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, nil },
 		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
@@ -148,4 +134,18 @@ func TestApprovedCallWhoseChildAsksForInput(t *testing.T) {
 	if got := routertest.Text(routertest.Call(t, cs, "fx_answers", map[string]any{})); got != "answers: 1" {
 		t.Errorf("the child ran the answered call: %s", got)
 	}
+}
+
+// approvalServer serves over HTTP a router whose fixture child's tool
+// needs approval.
+func approvalServer(t *testing.T, tool string) *httptest.Server {
+	dir := t.TempDir()
+	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{"fx": routertest.Fixture(t)}})
+	testutil.WriteFile(t, dir, "permissions.yml", "rules:\n  "+tool+": require_approval\n")
+	h := routertest.NewWithConfig(t, dir, cfg, map[string]string{"EVOKORE_TOOL_DISCOVERY_MODE": "legacy"})
+	h.Server.StartChildren(nil)
+	h.Booted()
+	ts := httptest.NewServer(h.HTTP(nil, nil))
+	t.Cleanup(ts.Close)
+	return ts
 }

@@ -339,13 +339,7 @@ func TestDualEraChildServesEachCallerItsEra(t *testing.T) {
 		"web":     map[string]any{"transport": "http", "url": "http://" + addr + "/"},
 		"classic": routertest.Fixture(t, "-era", "2025-11-25"),
 	}, map[string]string{"EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS": "10000"})
-	ts := httptest.NewServer(h.HTTP(nil, nil))
-	t.Cleanup(ts.Close)
-	oldA := &answering{answer: "Ada"}
-	old := h.Connect(oldA.options(false))
-	h.Booted()
-	newA := &answering{}
-	fresh := connectNewEra(t, ts.URL, newA.options(true))
+	old, oldA, fresh, newA := callersOfBothEras(t, h)
 	for _, id := range []string{"dual", "web", "classic"} {
 		routertest.WaitFor(t, id+" connected", func() bool { return routertest.StatusOf(t, old, id) == "connected" })
 	}
@@ -422,12 +416,7 @@ func TestChildPromptAsksEachCallerItsWay(t *testing.T) {
 		"dual": routertest.Fixture(t, "-name", "dual", "-ask-prompt"),
 		"solo": routertest.Fixture(t, "-name", "solo", "-era", "2026-07-28", "-ask-prompt"),
 	}, map[string]string{"EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS": "10000"})
-	ts := httptest.NewServer(h.HTTP(nil, nil))
-	t.Cleanup(ts.Close)
-	oldA := &answering{answer: "Ada"}
-	old := h.Connect(oldA.options(false))
-	h.Booted()
-	fresh := connectNewEra(t, ts.URL, (&answering{}).options(true))
+	old, oldA, fresh, _ := callersOfBothEras(t, h)
 	ctx := context.Background()
 	text := func(res *mcp.GetPromptResult) string {
 		if res == nil || len(res.Messages) != 1 {
@@ -468,4 +457,17 @@ func TestChildPromptAsksEachCallerItsWay(t *testing.T) {
 	if q := oldA.questions(); len(q) != 2 || q[0] != "The 'dual' server asks: colour of dual?" || q[1] != "The 'solo' server asks: colour of solo?" {
 		t.Errorf("the 2025-11-25 caller was asked %q", q)
 	}
+}
+
+// callersOfBothEras connects to h a 2025-11-25 client (in memory) that
+// answers the child's questions "Ada", and a 2026-07-28 client over HTTP;
+// each comes with what it was asked.
+func callersOfBothEras(t *testing.T, h *routertest.Harness) (old *mcp.ClientSession, oldA *answering, fresh *mcp.ClientSession, newA *answering) {
+	ts := httptest.NewServer(h.HTTP(nil, nil))
+	t.Cleanup(ts.Close)
+	oldA = &answering{answer: "Ada"}
+	old = h.Connect(oldA.options(false))
+	h.Booted()
+	newA = &answering{}
+	return old, oldA, connectNewEra(t, ts.URL, newA.options(true)), newA
 }
