@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -136,6 +137,9 @@ func BenchmarkProxyTable(b *testing.B) {
 		}
 	}
 	for _, t := range targets {
+		if l, ok := t.c.(interface{ setLabel(string) }); ok {
+			l.setLabel(t.client + " " + t.child + " " + t.kind)
+		}
 		t.c.calls(b, t.tool, args, 50, 1) // warm-up
 	}
 	for b.Loop() {
@@ -354,12 +358,64 @@ type lineClient struct {
 	in   io.WriteCloser
 	br   *bufio.Reader
 	next int
+	// label names the target in a failure, with what the target wrote
+	// on stderr last (a router's log), so a failed round says whose it was.
+	label  string
+	stderr *tailWriter
+}
+
+func (c *lineClient) setLabel(label string) { c.label = label }
+
+// fatalf fails the benchmark naming the target and its last log lines.
+func (c *lineClient) fatalf(b *testing.B, format string, args ...any) {
+	b.Helper()
+	if c.stderr != nil {
+		// A target that ended may still have log lines on their way.
+		exited := make(chan struct{})
+		go func() { _ = c.cmd.Wait(); close(exited) }()
+		select {
+		case <-exited:
+		case <-time.After(2 * time.Second):
+		}
+	}
+	b.Fatalf("%s: %s\n%s", c.label, fmt.Sprintf(format, args...), c.stderr.String())
+}
+
+// tailWriter keeps the last 4 KiB written to it.
+type tailWriter struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	if over := len(w.buf) - 4096; over > 0 {
+		w.buf = append(w.buf[:0], w.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (w *tailWriter) String() string {
+	if w == nil {
+		return ""
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return string(w.buf)
 }
 
 func startLineClient(b *testing.B, argv, env []string, dir string) benchClient {
 	b.Helper()
-	cmd, in, out := startPiped(b, argv, env, dir, nil)
-	c := &lineClient{cmd: cmd, in: in, br: out}
+	var stderr *tailWriter
+	var w io.Writer
+	if dir != "" { // a router: its log is kept for a failure
+		stderr = &tailWriter{}
+		w = stderr
+	}
+	cmd, in, out := startPiped(b, argv, env, dir, w)
+	c := &lineClient{cmd: cmd, in: in, br: out, stderr: stderr, label: strings.Join(argv, " ")}
 	c.request(b, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench-proxy","version":"1"}}`)
 	c.write(b, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return c
@@ -386,7 +442,7 @@ func (c *lineClient) response(b *testing.B) (int, json.RawMessage) {
 	for {
 		line, err := c.br.ReadBytes('\n')
 		if err != nil {
-			b.Fatalf("reading: %v", err)
+			c.fatalf(b, "reading: %v", err)
 		}
 		var m struct {
 			ID     json.RawMessage `json:"id"`
@@ -395,13 +451,13 @@ func (c *lineClient) response(b *testing.B) (int, json.RawMessage) {
 			Error  json.RawMessage `json:"error"`
 		}
 		if err := json.Unmarshal(line, &m); err != nil {
-			b.Fatalf("bad line %q: %v", line, err)
+			c.fatalf(b, "bad line %q: %v", line, err)
 		}
 		if m.Method != "" || m.ID == nil {
 			continue
 		}
 		if m.Error != nil {
-			b.Fatalf("error answer: %s", line)
+			c.fatalf(b, "error answer: %s", line)
 		}
 		id, _ := strconv.Atoi(string(m.ID))
 		return id, m.Result
@@ -412,7 +468,7 @@ func (c *lineClient) request(b *testing.B, method, params string) json.RawMessag
 	id := c.send(b, method, params)
 	got, res := c.response(b)
 	if got != id {
-		b.Fatalf("answer to %d, want %d", got, id)
+		c.fatalf(b, "answer to %d, want %d", got, id)
 	}
 	return res
 }
@@ -426,7 +482,7 @@ func (c *lineClient) wait(b *testing.B, tool, _ string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	b.Fatalf("%s never appeared", tool)
+	c.fatalf(b, "%s never appeared", tool)
 }
 
 func (c *lineClient) calls(b *testing.B, tool, args string, n, inflight int) ([]time.Duration, time.Duration) {
@@ -436,7 +492,7 @@ func (c *lineClient) calls(b *testing.B, tool, args string, n, inflight int) ([]
 		for range n {
 			start := time.Now()
 			if res := c.request(b, "tools/call", params); bytes.Contains(res, []byte(`"isError":true`)) {
-				b.Fatalf("%s: %s", tool, res)
+				c.fatalf(b, "%s: %s", tool, res)
 			}
 			lat = append(lat, time.Since(start))
 		}
