@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"sync"
-	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -161,8 +160,9 @@ func stdioMeta(k string) bool {
 	return k == "progressToken" || k == "traceparent" || k == "tracestate"
 }
 
-// fastCalls takes the stdio session's proxied tools/call: each runs on a
-// goroutine of its own, as the SDK runs its calls.
+// fastCalls takes the stdio session's proxied tools/call: each runs on
+// the goroutine that read it while reading goes on on another (package
+// stdio), so calls run concurrently as the SDK runs its own.
 type fastCalls struct {
 	view *view
 
@@ -175,14 +175,16 @@ type fastCalls struct {
 var _ stdio.FastPath = (*fastCalls)(nil)
 
 // Take implements stdio.FastPath.
-func (f *fastCalls) Take(m stdio.Message, r stdio.Replier) bool {
+func (f *fastCalls) Take(m stdio.Message, r stdio.Replier) (func(), bool) {
 	switch m.Method {
 	case "notifications/cancelled":
-		return f.cancel(m)
+		return nil, f.cancel(m)
 	case "tools/call":
-		return m.ID != nil && f.call(m, r)
+		if m.ID != nil {
+			return f.call(m, r)
+		}
 	}
-	return false
+	return nil, false
 }
 
 // cancel cancels a taken call; cancellations of other requests are the
@@ -204,27 +206,27 @@ func (f *fastCalls) cancel(m stdio.Message) bool {
 	return ok
 }
 
-// call takes a tools/call for a proxied tool and starts it, or returns
-// false to leave it to the SDK.
-func (f *fastCalls) call(m stdio.Message, r stdio.Replier) bool {
+// call takes a tools/call for a proxied tool and returns it to run, or
+// returns false to leave it to the SDK.
+func (f *fastCalls) call(m stdio.Message, r stdio.Replier) (func(), bool) {
 	v := f.view
 	if v.ss == nil || v.ss.InitializeParams() == nil {
-		return false // the SDK refuses calls before initialize
+		return nil, false // the SDK refuses calls before initialize
 	}
 	p, ok := v.srv.TakeProxied(v.sess, m.Params, stdioMeta)
 	if !ok {
-		return false
+		return nil, false
 	}
 	key := string(m.ID)
 	f.mu.Lock()
 	if _, dup := f.inflight[key]; dup {
 		f.mu.Unlock()
-		return false // the SDK answers a reused id as it always did
+		return nil, false // the SDK answers a reused id as it always did
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	f.inflight[key] = cancel
 	f.mu.Unlock()
-	callGoroutines.run(func() {
+	return func() {
 		defer cancel()
 		res, raw, err := p.Run(ctx)
 		// The id is free again once answered: a client may reuse it.
@@ -232,42 +234,7 @@ func (f *fastCalls) call(m stdio.Message, r stdio.Replier) bool {
 		delete(f.inflight, key)
 		f.mu.Unlock()
 		stdio.Answer(r, m.ID, res, raw, err)
-	})
-	return true
-}
-
-// goroutines runs functions on goroutines that outlive them. A proxied
-// call grows its goroutine's stack past the runtime's starting size
-// (router stages, schema validation, the records), so a new goroutine per
-// call copies its stack twice or three times; one that waits for the next
-// call keeps what it grew. At most maxIdle wait, the rest end.
-type goroutines struct {
-	tasks chan func()
-	idle  atomic.Int32
-}
-
-const maxIdleGoroutines = 16
-
-var callGoroutines = &goroutines{tasks: make(chan func())}
-
-func (g *goroutines) run(f func()) {
-	select {
-	case g.tasks <- f: // a waiting goroutine took it
-	default:
-		go g.loop(f)
-	}
-}
-
-func (g *goroutines) loop(f func()) {
-	for {
-		f()
-		if g.idle.Add(1) > maxIdleGoroutines {
-			g.idle.Add(-1)
-			return
-		}
-		f = <-g.tasks
-		g.idle.Add(-1)
-	}
+	}, true
 }
 
 // ParamHeaders reports whether the tool declares x-mcp-header arguments,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -17,11 +18,50 @@ import (
 // them: the router's proxied tools/call and the cancellations of those
 // calls. Take is offered every clean tools/call and
 // notifications/cancelled, in reading order, on the reading goroutine,
-// and must not block: a call it takes runs on a goroutine of its own, as
-// the SDK runs its own calls, and is answered through the Replier. It
-// returns false to leave the message to the SDK.
+// and must not block. It returns ok false to leave the message to the
+// SDK. A call it takes comes back as run, answered through the Replier:
+// the transport hands reading on to another goroutine and runs it on the
+// one that read it, so the call starts at once while a thread wakes to
+// read the next message off its critical path. run is nil for a message
+// Take handled itself.
 type FastPath interface {
-	Take(m Message, r Replier) bool
+	Take(m Message, r Replier) (run func(), ok bool)
+}
+
+// goroutines runs functions on goroutines that outlive them. A proxied
+// call grows its goroutine's stack past the runtime's starting size
+// (router stages, schema validation, the records), so a new goroutine per
+// call would copy its stack two or three times each call; one that waits
+// for the next task keeps what it grew. At most maxIdle wait, the rest
+// end.
+type goroutines struct {
+	tasks chan func()
+	idle  atomic.Int32
+}
+
+const maxIdleGoroutines = 16
+
+// readers are where reading goes on after a call was taken.
+var readers = &goroutines{tasks: make(chan func())}
+
+func (g *goroutines) run(f func()) {
+	select {
+	case g.tasks <- f: // a waiting goroutine took it
+	default:
+		go g.loop(f)
+	}
+}
+
+func (g *goroutines) loop(f func()) {
+	for {
+		f()
+		if g.idle.Add(1) > maxIdleGoroutines {
+			g.idle.Add(-1)
+			return
+		}
+		f = <-g.tasks
+		g.idle.Add(-1)
+	}
 }
 
 // Message is a frame whose envelope is already checked (as Decode would),

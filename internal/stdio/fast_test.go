@@ -20,22 +20,21 @@ type echoFast struct {
 	taken []string
 }
 
-func (f *echoFast) Take(m stdio.Message, r stdio.Replier) bool {
+func (f *echoFast) Take(m stdio.Message, r stdio.Replier) (func(), bool) {
 	f.mu.Lock()
 	f.taken = append(f.taken, m.Method)
 	f.mu.Unlock()
 	if m.Method != "tools/call" {
-		return false
+		return nil, false
 	}
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	}
 	if json.Unmarshal(m.Params, &p) != nil || p.Name != "fast" {
-		return false
+		return nil, false
 	}
-	go func() { _ = r.Reply(m.ID, p.Arguments) }()
-	return true
+	return func() { _ = r.Reply(m.ID, p.Arguments) }, true
 }
 
 // serveWithFastPath connects an SDK server over a Transport with fp

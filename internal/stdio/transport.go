@@ -195,8 +195,15 @@ func (c *Conn) readLoop(fr *FrameReader) {
 			close(c.greetDone)
 			c.greetDone = nil
 		}
-		if err == nil && c.offerFast(frame) {
-			continue
+		if err == nil {
+			if run, ok := c.offerFast(frame); ok {
+				if run != nil {
+					readers.run(func() { c.readLoop(fr) })
+					run()
+					return
+				}
+				continue
+			}
 		}
 		select {
 		case c.incoming <- frameOrErr{frame, err}:
@@ -285,14 +292,14 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 // offerFast offers a frame to the fast path, on the reading goroutine,
 // and reports whether it took it. It is still in reading order, as the
 // reader holds at most one frame for the SDK at a time.
-func (c *Conn) offerFast(frame []byte) bool {
+func (c *Conn) offerFast(frame []byte) (run func(), ok bool) {
 	fp := c.fast.Load()
 	if fp == nil {
-		return false
+		return nil, false
 	}
 	m, ok := ScanRequest(frame)
 	if !ok {
-		return false
+		return nil, false
 	}
 	if m.ID != nil {
 		// Marked open before it is offered: the answer may be written
@@ -301,13 +308,13 @@ func (c *Conn) offerFast(frame []byte) bool {
 		c.open[idKey(m.ID)] = true
 		c.openMu.Unlock()
 	}
-	if (*fp).Take(m, c) {
-		return true
+	if run, ok := (*fp).Take(m, c); ok {
+		return run, true
 	}
 	if m.ID != nil {
 		c.markAnswered(idKey(m.ID))
 	}
-	return false
+	return nil, false
 }
 
 // awaitAnswers waits until every request read has been answered, the
