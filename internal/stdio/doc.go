@@ -20,7 +20,8 @@
 //     decodes it, and answers what it takes through Conn.Reply with the
 //     client's id and the result as bytes (the router's proxied calls;
 //     see package proxy). It shares the write lock and the open-request
-//     set with the SDK's answers.
+//     set with the SDK's answers. A call it takes runs on the goroutine
+//     that read it; reading goes on on another, one at a time.
 //
 // The go-sdk's own stdio connection stops reading at the first frame it
 // cannot decode and the process then exits as if the client had left;
