@@ -181,7 +181,8 @@ type frameOrErr struct {
 }
 
 // readLoop owns the FrameReader while it runs. It stops at the first
-// error other than an overlong frame, or when the connection closes. A
+// error other than an overlong frame, or when the connection closes, or
+// when it hands the reader on to run a call the fast path took. A
 // read blocked on a stdin that never closes outlives Close; there is no
 // portable way to interrupt it, and it holds no more than one frame.
 func (c *Conn) readLoop(fr *FrameReader) {
