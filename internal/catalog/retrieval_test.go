@@ -252,15 +252,7 @@ var extraFloors = []searcheval.Floor{
 // questions no tool in the corpus answers (abstention).
 func TestRetrievalExtra(t *testing.T) {
 	snap, _ := loadRetrieval(t)
-	qs := loadQueryFile(t, snap, "queries_extra.json")
-	m := searcheval.ByKind(qs, toolRanker(snap))
-	t.Logf("tools %d, extra queries %d:\n%s", len(snap.Entries), len(qs), searcheval.Table(m))
-	if testing.Verbose() {
-		t.Logf("misses:\n%s", strings.Join(m["all"].Misses, "\n"))
-	}
-	for _, msg := range searcheval.Check(m, extraFloors) {
-		t.Error(msg)
-	}
+	searcheval.Report(t, fmt.Sprintf("tools %d, extra", len(snap.Entries)), loadQueryFile(t, snap, "queries_extra.json"), toolRanker(snap), extraFloors)
 }
 
 // A question no tool of the corpus answers gets no tools and the reason,
@@ -305,39 +297,20 @@ var heldOutFloors = []searcheval.Floor{
 // no-answer questions. Nothing is tuned on it.
 func TestRetrievalHeldOut(t *testing.T) {
 	snap, _ := loadRetrieval(t)
-	qs := loadQueryFile(t, snap, "queries_heldout.json")
-	m := searcheval.ByKind(qs, toolRanker(snap))
-	t.Logf("tools %d, held-out queries %d:\n%s", len(snap.Entries), len(qs), searcheval.Table(m))
-	if testing.Verbose() {
-		t.Logf("misses:\n%s", strings.Join(m["all"].Misses, "\n"))
-	}
-	for _, msg := range searcheval.Check(m, heldOutFloors) {
-		t.Error(msg)
-	}
+	searcheval.Report(t, fmt.Sprintf("tools %d, held-out", len(snap.Entries)), loadQueryFile(t, snap, "queries_heldout.json"), toolRanker(snap), heldOutFloors)
 }
 
 // loadQueryFile reads a query set and checks that every label names a
 // tool of the corpus.
 func loadQueryFile(t testing.TB, snap *Snapshot, name string) []searcheval.Query {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "retrieval", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var qs []searcheval.Query
-	if err := json.Unmarshal(raw, &qs); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
 	byName := map[string]bool{}
 	for _, e := range snap.Entries {
 		byName[e.Name] = true
 	}
-	for _, q := range qs {
-		for label := range q.Labels {
-			if !byName[label] {
-				t.Fatalf("%s: %s labels %q, which is not in the corpus", name, q.ID, label)
-			}
-		}
+	qs, err := searcheval.Load(filepath.Join("testdata", "retrieval", name), func(label string) bool { return byName[label] })
+	if err != nil {
+		t.Fatal(err)
 	}
 	return qs
 }

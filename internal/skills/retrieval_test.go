@@ -1,10 +1,8 @@
 package skills
 
 import (
-	"encoding/json"
-	"os"
+	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	starter "github.com/evokore/evokore/SKILLS"
@@ -20,20 +18,9 @@ import (
 // a skill of the starter library.
 func loadSkillQueryFile(t testing.TB, ix *Index, name string) []searcheval.Query {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "retrieval", name))
+	qs, err := searcheval.Load(filepath.Join("testdata", "retrieval", name), func(label string) bool { return ix.ByName(label) != nil })
 	if err != nil {
 		t.Fatal(err)
-	}
-	var qs []searcheval.Query
-	if err := json.Unmarshal(raw, &qs); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	for _, q := range qs {
-		for label := range q.Labels {
-			if ix.ByName(label) == nil {
-				t.Fatalf("%s: %s labels %q, which is not in the starter library", name, q.ID, label)
-			}
-		}
 	}
 	return qs
 }
@@ -59,15 +46,7 @@ var skillFloors = []searcheval.Floor{
 
 func TestSkillRetrievalQuality(t *testing.T) {
 	ix := Build(Source{FS: starter.FS, Label: EmbeddedLabel})
-	qs := loadSkillQueryFile(t, ix, "queries.json")
-	m := searcheval.ByKind(qs, skillRanker(ix))
-	t.Logf("skills %d, queries %d:\n%s", ix.Len(), len(qs), searcheval.Table(m))
-	if testing.Verbose() {
-		t.Logf("misses:\n%s", strings.Join(m["all"].Misses, "\n"))
-	}
-	for _, msg := range searcheval.Check(m, skillFloors) {
-		t.Error(msg)
-	}
+	searcheval.Report(t, fmt.Sprintf("skills %d", ix.Len()), loadSkillQueryFile(t, ix, "queries.json"), skillRanker(ix), skillFloors)
 }
 
 // heldOutSkillFloors are committed for queries_heldout.json, the set
@@ -83,13 +62,5 @@ var heldOutSkillFloors = []searcheval.Floor{
 // descriptions read once; nothing is tuned on it.
 func TestSkillRetrievalHeldOut(t *testing.T) {
 	ix := Build(Source{FS: starter.FS, Label: EmbeddedLabel})
-	qs := loadSkillQueryFile(t, ix, "queries_heldout.json")
-	m := searcheval.ByKind(qs, skillRanker(ix))
-	t.Logf("skills %d, held-out queries %d:\n%s", ix.Len(), len(qs), searcheval.Table(m))
-	if testing.Verbose() {
-		t.Logf("misses:\n%s", strings.Join(m["all"].Misses, "\n"))
-	}
-	for _, msg := range searcheval.Check(m, heldOutSkillFloors) {
-		t.Error(msg)
-	}
+	searcheval.Report(t, fmt.Sprintf("skills %d, held-out", ix.Len()), loadSkillQueryFile(t, ix, "queries_heldout.json"), skillRanker(ix), heldOutSkillFloors)
 }

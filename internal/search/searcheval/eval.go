@@ -12,11 +12,14 @@
 package searcheval
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"sort"
 	"strings"
+	"testing"
 )
 
 // Query is one graded query.
@@ -208,4 +211,40 @@ func Check(m map[string]Scores, floors []Floor) []string {
 		}
 	}
 	return out
+}
+
+// Load reads the query set at path and checks that every label names a
+// document known holds: a set that names what the corpus lacks would
+// score a ranker against answers it cannot give.
+func Load(path string, known func(name string) bool) ([]Query, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var qs []Query
+	if err := json.Unmarshal(raw, &qs); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	for _, q := range qs {
+		for label := range q.Labels {
+			if !known(label) {
+				return nil, fmt.Errorf("%s: %s labels %q, which is not in the corpus", path, q.ID, label)
+			}
+		}
+	}
+	return qs, nil
+}
+
+// Report scores queries by kind under rank, logs the table (and, with
+// -v, the misses) headed by what, and fails t for every floor not met.
+func Report(t testing.TB, what string, queries []Query, rank func(q string) []string, floors []Floor) {
+	t.Helper()
+	m := ByKind(queries, rank)
+	t.Logf("%s, %d queries:\n%s", what, len(queries), Table(m))
+	if testing.Verbose() {
+		t.Logf("misses:\n%s", strings.Join(m["all"].Misses, "\n"))
+	}
+	for _, msg := range Check(m, floors) {
+		t.Error(msg)
+	}
 }
