@@ -51,35 +51,32 @@ Every problem is reported as file:line:col. Exit 0 when there are no errors,
 					return &exitError{2, err}
 				}
 			}
+			mo := vet.MatrixOptions{
+				ConfigPath: s.ConfigPath, PermissionsPath: s.PermissionsPath,
+				Env: s.Env, Home: s.Home, Children: s.Children,
+				Role: role, Profile: profile, Live: live,
+			}
+			// failed reports an error of the matrix or the explanation:
+			// configuration diagnostics as vet prints them, else the error.
+			failed := func(err error) error {
+				var ds config.Diagnostics
+				if errors.As(err, &ds) {
+					_ = writeDiagnostics(cmd.OutOrStdout(), format, ds)
+					return reported(1)
+				}
+				return &exitError{1, err}
+			}
 			if explain != "" {
-				err := vet.Explain(cmd.OutOrStdout(), vet.ExplainOptions{
-					MatrixOptions: vet.MatrixOptions{ConfigPath: s.ConfigPath, PermissionsPath: s.PermissionsPath, Env: s.Env, Home: s.Home, Children: s.Children,
-						Role: role, Profile: profile, Live: live},
-					Query: explain, WhyNot: whyNot, Limit: limit,
-				})
+				err := vet.Explain(cmd.OutOrStdout(), vet.ExplainOptions{MatrixOptions: mo, Query: explain, WhyNot: whyNot, Limit: limit})
 				if err != nil {
-					var ds config.Diagnostics
-					if errors.As(err, &ds) {
-						_ = writeDiagnostics(cmd.OutOrStdout(), format, ds)
-						return reported(1)
-					}
-					return &exitError{1, err}
+					return failed(err)
 				}
 				return nil
 			}
 			if matrix {
-				rows, err := vet.Matrix(vet.MatrixOptions{
-					ConfigPath: s.ConfigPath, PermissionsPath: s.PermissionsPath,
-					Env: s.Env, Home: s.Home, Children: s.Children,
-					Role: role, Profile: profile, Live: live,
-				})
+				rows, err := vet.Matrix(mo)
 				if err != nil {
-					var ds config.Diagnostics
-					if errors.As(err, &ds) {
-						_ = writeDiagnostics(cmd.OutOrStdout(), format, ds)
-						return reported(1)
-					}
-					return &exitError{1, err}
+					return failed(err)
 				}
 				if format == "text" {
 					fmt.Fprintln(cmd.OutOrStdout(), approvalsLine(s))
