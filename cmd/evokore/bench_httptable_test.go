@@ -33,9 +33,10 @@ var (
 // over streamable HTTP → a proxy → the same child over stdio. The floor is
 // httpbridge (internal/testutil/httpbridge), which does only what any such
 // proxy must: one POST in, the id swapped, one line to the child and back,
-// a plain JSON answer. Beside it, evokore serve --http with the operator
-// records on and off (evokore-norec), for the npm server-everything and
-// the Go fixture child.
+// a plain JSON answer. Beside it, evokore serve --http in a 2025-11-25
+// session (evokore), with 2026-07-28 requests that open no session
+// (evokore-2026), and in a session with the operator records off
+// (evokore-norec), for the npm server-everything and the Go fixture child.
 //
 // The client is a raw HTTP JSON-RPC client (net/http, keep-alive; it
 // accepts a JSON or an event-stream answer), so the figures are the
@@ -63,7 +64,8 @@ func BenchmarkHTTPTable(b *testing.B) {
 	}
 	type target struct {
 		child, kind string
-		url, tool   string
+		at          httpEndpoint
+		tool        string
 		pid         int
 		rounds      []httpRound
 		lost, total int
@@ -73,8 +75,8 @@ func BenchmarkHTTPTable(b *testing.B) {
 	for _, ch := range children {
 		cmd := exec.Command(bridge, ch.argv...)
 		url := startListening(b, cmd, regexp.MustCompile(`httpbridge listening on (\S+)`))
-		targets = append(targets, &target{child: ch.name, kind: "bridge", url: url + "/mcp", tool: "echo", pid: cmd.Process.Pid})
-		router := func(kind string, env ...string) *target {
+		targets = append(targets, &target{child: ch.name, kind: "bridge", at: httpEndpoint{url: url + "/mcp", era: sessionEra}, tool: "echo", pid: cmd.Process.Pid})
+		router := func(kind, era string, env ...string) *target {
 			dir := b.TempDir()
 			testutil.WriteJSON(b, dir, "mcp.config.json", map[string]any{"servers": map[string]any{
 				"c": map[string]any{"command": ch.argv[0], "args": ch.argv[1:]},
@@ -84,13 +86,14 @@ func BenchmarkHTTPTable(b *testing.B) {
 			cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"),
 				"EVOKORE_TOOL_DISCOVERY_MODE=legacy"}, env...)
 			base, _ := startHTTP(b, cmd)
-			return &target{child: ch.name, kind: kind, url: base + "/mcp", tool: "c_echo", pid: cmd.Process.Pid}
+			return &target{child: ch.name, kind: kind, at: httpEndpoint{url: base + "/mcp", era: era}, tool: "c_echo", pid: cmd.Process.Pid}
 		}
-		targets = append(targets, router("evokore"), router("evokore-norec", "EVOKORE_AUDIT_LOG=false", "EVOKORE_SESSION_REPLAY=false"))
+		targets = append(targets, router("evokore", sessionEra), router("evokore-2026", sessionlessEra),
+			router("evokore-norec", sessionEra, "EVOKORE_AUDIT_LOG=false", "EVOKORE_SESSION_REPLAY=false"))
 	}
 	for _, t := range targets {
-		waitHTTPTool(b, t.url, t.tool, args)
-		s := newHTTPSession(b, t.url)
+		waitHTTPTool(b, t.at, t.tool, args)
+		s := newHTTPSession(b, t.at)
 		for range 50 { // warm-up
 			if err := s.call(t.tool, args); err != nil {
 				b.Fatalf("%s %s: %v", t.child, t.kind, err)
@@ -100,17 +103,17 @@ func BenchmarkHTTPTable(b *testing.B) {
 	for b.Loop() {
 		for range *httpRounds {
 			for _, t := range targets {
-				t.rounds = append(t.rounds, httpRoundOf(b, t.url, t.tool, args, t.pid, *httpCalls))
+				t.rounds = append(t.rounds, httpRoundOf(b, t.at, t.tool, args, t.pid, *httpCalls))
 			}
 		}
 	}
 	for _, t := range targets {
-		t.lost, t.total = httpSessions(b, t.url, t.tool, args, 64, 20)
+		t.lost, t.total = httpSessions(b, t.at, t.tool, args, 64, 20)
 	}
 
 	var md strings.Builder
 	fmt.Fprintf(&md, "%d interleaved rounds × %d sequential calls of `echo %s` in one session, then %d more from 16 sessions at once; then 64 sessions at once, 20 calls each. Medians over the rounds; ratios per round to `bridge`.\n\n", *httpRounds, *httpCalls, args, *httpCalls)
-	md.WriteString("Client: a raw JSON-RPC client over net/http (keep-alive; accepts a JSON or an event-stream answer).\n\n")
+	md.WriteString("Client: a raw JSON-RPC client over net/http (keep-alive; accepts a JSON or an event-stream answer). `evokore` and `evokore-norec` serve it a 2025-11-25 session (each call answered as a resumable event stream); `evokore-2026` gets 2026-07-28 requests without a session (each answered as plain JSON).\n\n")
 	md.WriteString("| child | path | p50 µs | p99 µs | p50 ÷ bridge | calls/s | ÷ bridge | 16 sessions, calls/s | ÷ bridge | proxy CPU µs/call | ÷ bridge | 64 sessions, lost | RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	per := len(targets) / len(children)
 	for i := 0; i < len(targets); i += per {
@@ -140,8 +143,8 @@ func BenchmarkHTTPTable(b *testing.B) {
 				med(func(r httpRound) float64 { return r.perSec16 }), median(tpr),
 				med(func(r httpRound) float64 { return r.cpuPerCall }), median(cpur),
 				t.lost, t.total, rssOf(t.pid))
-			if t.kind == "evokore" {
-				tag := strings.TrimPrefix(t.child, "server-")
+			if t.kind == "evokore" || t.kind == "evokore-2026" {
+				tag := strings.TrimPrefix(t.child, "server-") + strings.TrimPrefix(t.kind, "evokore")
 				b.ReportMetric(median(p50r), tag+"-p50÷bridge")
 				b.ReportMetric(med(func(r httpRound) float64 { return r.cpuPerCall }), tag+"-cpu-µs/call")
 				b.ReportMetric(float64(t.lost), tag+"-lost64")
@@ -164,10 +167,10 @@ type httpRound struct {
 	cpuPerCall float64 // µs of the proxy process
 }
 
-func httpRoundOf(b *testing.B, url, tool, args string, pid, n int) httpRound {
+func httpRoundOf(b *testing.B, at httpEndpoint, tool, args string, pid, n int) httpRound {
 	var r httpRound
 	cpu0 := cpuTicks(b, pid)
-	s := newHTTPSession(b, url)
+	s := newHTTPSession(b, at)
 	lat := make([]time.Duration, 0, n)
 	start := time.Now()
 	for range n {
@@ -182,7 +185,7 @@ func httpRoundOf(b *testing.B, url, tool, args string, pid, n int) httpRound {
 	r.p50, r.p99 = lat[(len(lat)*50+99)/100-1], lat[(len(lat)*99+99)/100-1]
 	sessions := make([]*httpSession, 16)
 	for i := range sessions {
-		sessions[i] = newHTTPSession(b, url)
+		sessions[i] = newHTTPSession(b, at)
 	}
 	start = time.Now()
 	var wg sync.WaitGroup
@@ -210,13 +213,13 @@ func httpRoundOf(b *testing.B, url, tool, args string, pid, n int) httpRound {
 // httpSessions opens n sessions at once, each making calls calls, and
 // returns how many calls failed (a session that could not open loses all
 // of its calls) out of how many.
-func httpSessions(b *testing.B, url, tool, args string, n, calls int) (lost, total int) {
+func httpSessions(b *testing.B, at httpEndpoint, tool, args string, n, calls int) (lost, total int) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
 			bad := calls
-			if s, err := openHTTPSession(url); err == nil {
+			if s, err := openHTTPSession(at); err == nil {
 				bad = 0
 				for range calls {
 					if s.call(tool, args) != nil {
@@ -235,17 +238,17 @@ func httpSessions(b *testing.B, url, tool, args string, n, calls int) (lost, tot
 
 // waitHTTPTool calls tool until it answers (a router's child boots after
 // the first session).
-func waitHTTPTool(b *testing.B, url, tool, args string) {
+func waitHTTPTool(b *testing.B, at httpEndpoint, tool, args string) {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		s, err := openHTTPSession(url)
+		s, err := openHTTPSession(at)
 		if err == nil {
 			if err = s.call(tool, args); err == nil {
 				return
 			}
 		}
 		if time.Now().After(deadline) {
-			b.Fatalf("%s at %s never answered: %v", tool, url, err)
+			b.Fatalf("%s at %s never answered: %v", tool, at.url, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -257,22 +260,40 @@ func waitHTTPTool(b *testing.B, url, tool, args string) {
 type httpSession struct {
 	url, id, protocol string
 	next              int
+	// sessionless is a 2026-07-28 caller: no initialize, each call
+	// carries its protocol, capabilities and client in _meta and names
+	// itself in Mcp-Method and Mcp-Name; tool is that name.
+	sessionless bool
+	tool        string
 }
+
+// httpEndpoint is where a benchmark client posts and in which protocol
+// era: a 2025-11-25 session, or 2026-07-28 requests without one.
+type httpEndpoint struct{ url, era string }
+
+const (
+	sessionEra     = "2025-11-25"
+	sessionlessEra = "2026-07-28"
+)
 
 // httpTransport is shared by every session, as one client process's
 // connection pool would be, with room for 64 sessions' connections.
 var httpTransport = &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 256}
 
-func newHTTPSession(b *testing.B, url string) *httpSession {
-	s, err := openHTTPSession(url)
+func newHTTPSession(b *testing.B, at httpEndpoint) *httpSession {
+	s, err := openHTTPSession(at)
 	if err != nil {
 		b.Fatal(err)
 	}
 	return s
 }
 
-func openHTTPSession(url string) (*httpSession, error) {
-	s := &httpSession{url: url}
+func openHTTPSession(at httpEndpoint) (*httpSession, error) {
+	s := &httpSession{url: at.url}
+	if at.era == sessionlessEra {
+		s.protocol, s.sessionless = at.era, true
+		return s, nil
+	}
 	if _, err := s.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench-http","version":"1"}}}`, true); err != nil {
 		return nil, err
 	}
@@ -286,7 +307,12 @@ func openHTTPSession(url string) (*httpSession, error) {
 // call makes one tools/call and fails on an error answer.
 func (s *httpSession) call(tool, args string) error {
 	s.next++
-	res, err := s.post(`{"jsonrpc":"2.0","id":`+strconv.Itoa(s.next)+`,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+`}}`, true)
+	meta := ""
+	if s.sessionless {
+		meta = `,"_meta":{"io.modelcontextprotocol/protocolVersion":"` + s.protocol + `","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"bench-http","version":"1"}}`
+		s.tool = tool
+	}
+	res, err := s.post(`{"jsonrpc":"2.0","id":`+strconv.Itoa(s.next)+`,"method":"tools/call","params":{"name":"`+tool+`","arguments":`+args+meta+`}}`, true)
 	if err != nil {
 		return err
 	}
@@ -310,6 +336,10 @@ func (s *httpSession) post(body string, request bool) (json.RawMessage, error) {
 	}
 	if s.protocol != "" {
 		req.Header.Set("Mcp-Protocol-Version", s.protocol)
+	}
+	if s.sessionless {
+		req.Header.Set("Mcp-Method", "tools/call")
+		req.Header.Set("Mcp-Name", s.tool)
 	}
 	resp, err := httpTransport.RoundTrip(req)
 	if err != nil {
