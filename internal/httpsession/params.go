@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/evokore/evokore/internal/httpfront"
+	"github.com/evokore/evokore/internal/rawjson"
 )
 
 // Mcp-Param-* headers (MCP 2026-07-28, SEP-2243).
@@ -93,38 +94,88 @@ func paramBindings(schema any) []paramBinding {
 
 // rpcCall is what the check reads of a JSON-RPC message.
 type rpcCall struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params struct {
-		Name string `json:"name"`
-		// Arguments are decoded only for a tool that annotates them.
-		Arguments json.RawMessage `json:"arguments"`
-	} `json:"params"`
+	ID     json.RawMessage
+	Method string
+	Name   string
+	// Arguments are decoded only for a tool that annotates them.
+	Arguments json.RawMessage
+}
+
+// readCall reads msg in place as the SDK's decoder reads a request:
+// member names match exactly and the last of a repeated member counts.
+// A member of the wrong type reports false, where decoding would fail.
+func readCall(msg []byte) (rpcCall, bool) {
+	var c rpcCall
+	var params []byte
+	ok := true
+	str := func(v []byte, into *string) bool {
+		if string(v) == "null" {
+			*into = ""
+			return true
+		}
+		*into, ok = rawjson.String(v)
+		return ok
+	}
+	if rawjson.Members(msg, func(k string, v []byte) bool {
+		switch k {
+		case "id":
+			c.ID = v
+		case "method":
+			return str(v, &c.Method)
+		case "params":
+			params = v
+		}
+		return true
+	}) != nil || !ok {
+		return c, false
+	}
+	if params == nil || string(params) == "null" {
+		return c, true
+	}
+	if rawjson.Members(params, func(k string, v []byte) bool {
+		switch k {
+		case "name":
+			return str(v, &c.Name)
+		case "arguments":
+			c.Arguments = v
+		}
+		return true
+	}) != nil || !ok {
+		return c, false
+	}
+	return c, true
 }
 
 // checkParamHeaders checks the Mcp-Param-* headers of a POST of the
 // 2026-07-28 protocol whose body is a tools/call (or a batch holding
 // some), against the schema schemaOf gives for the tool called. It
 // returns the id of the request that failed and what is wrong, or "".
+// A body that is not JSON, or not requests, is not checked: the SDK
+// refuses it.
 func checkParamHeaders(header http.Header, body []byte, schemaOf func(name string) (any, bool, bool)) (json.RawMessage, string) {
+	if !json.Valid(body) {
+		return nil, ""
+	}
 	var calls []rpcCall
+	read := func(msg []byte) bool {
+		c, ok := readCall(msg)
+		calls = append(calls, c)
+		return ok
+	}
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) > 0 && trimmed[0] == '[' {
-		if json.Unmarshal(trimmed, &calls) != nil {
+		ok := true
+		if rawjson.Elements(trimmed, func(v []byte) bool { ok = read(v); return ok }) != nil || !ok {
 			return nil, ""
 		}
-	} else {
-		var one rpcCall
-		if json.Unmarshal(trimmed, &one) != nil {
-			return nil, ""
-		}
-		calls = []rpcCall{one}
+	} else if !read(trimmed) {
+		return nil, ""
 	}
 	for _, c := range calls {
 		if c.Method != "tools/call" {
 			continue
 		}
-		schema, listed, ok := schemaOf(c.Params.Name)
+		schema, listed, ok := schemaOf(c.Name)
 		if !ok || schema == nil {
 			// An unknown tool (its call is refused as such), or one
 			// whose schema annotates nothing.
@@ -135,7 +186,7 @@ func checkParamHeaders(header http.Header, body []byte, schemaOf func(name strin
 			continue
 		}
 		var args map[string]json.RawMessage
-		_ = json.Unmarshal(c.Params.Arguments, &args) // not an object: every argument is absent
+		_ = json.Unmarshal(c.Arguments, &args) // not an object: every argument is absent
 		for _, b := range bindings {
 			if problem := checkParam(header, b, args, listed); problem != "" {
 				return c.ID, problem
