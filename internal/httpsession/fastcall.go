@@ -11,8 +11,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/era"
 	"github.com/evokore/evokore/internal/rawjson"
-	"github.com/evokore/evokore/internal/server"
 	"github.com/evokore/evokore/internal/stdio"
 	"github.com/evokore/evokore/internal/tracing"
 )
@@ -80,7 +80,7 @@ func plainPOST(r *http.Request) bool {
 // leaves it to the SDK.
 func (h *Handler) fastSession(w http.ResponseWriter, r *http.Request, body []byte, e *entry) bool {
 	ip := e.v.InitializeParams()
-	if ip == nil || !plainPOST(r) || r.Header.Get("Mcp-Protocol-Version") != ip.ProtocolVersion || ip.ProtocolVersion >= newEra {
+	if ip == nil || !plainPOST(r) || r.Header.Get("Mcp-Protocol-Version") != ip.ProtocolVersion || era.Sessionless(ip.ProtocolVersion) {
 		return false
 	}
 	m, ok := stdio.ScanRequest(body)
@@ -113,7 +113,7 @@ func (h *Handler) fastSession(w http.ResponseWriter, r *http.Request, body []byt
 		rep.stream = h.openStream(r.Context(), w, e.v.Session().ID)
 	}
 	res, raw, err := p.Run(ctx)
-	answer(rep, m.ID, res, raw, err, false)
+	answer(rep, m.ID, res, raw, err)
 	h.saveIfChanged(r.Context(), e)
 	return true
 }
@@ -168,7 +168,7 @@ func (st *sseStream) write(w http.ResponseWriter, name string, data []byte) erro
 // 2026-07-28 tools/call of a proxied tool; false leaves it to the SDK.
 func (h *Handler) fastStateless(w http.ResponseWriter, r *http.Request, body []byte) bool {
 	version := r.Header.Get("Mcp-Protocol-Version")
-	if version != newEra || !plainPOST(r) || r.Header.Get("Mcp-Method") != "tools/call" {
+	if version != era.SessionlessVersion || !plainPOST(r) || r.Header.Get("Mcp-Method") != "tools/call" {
 		return false
 	}
 	for k := range r.Header {
@@ -194,36 +194,26 @@ func (h *Handler) fastStateless(w http.ResponseWriter, r *http.Request, body []b
 		return false
 	}
 	res, raw, err := p.Run(tracing.FromHeader(r.Context(), r.Header))
-	answer(&replier{w: w, newEra: true}, m.ID, res, raw, err, true)
+	answer(&replier{w: w, sessionless: true}, m.ID, res, raw, err)
 	return true
 }
 
 // answer writes a call's JSON-RPC response as application/json: the
-// child's result bytes when raw is set (with the resultType a 2026-07-28
-// result carries, when the child did not say), else res or err.
-func answer(rep *replier, id []byte, res *mcp.CallToolResult, raw []byte, err error, newEra bool) {
+// child's result bytes when raw is set, else res or err. To a sessionless
+// request a result says its resultType (package era), the child's bytes
+// too when the child did not say.
+func answer(rep *replier, id []byte, res *mcp.CallToolResult, raw []byte, err error) {
 	if err == nil && raw == nil {
-		data, merr := server.ResultBytes(res, newEra)
+		data, merr := era.ResultBytes(res, rep.sessionless)
 		if merr != nil {
 			err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "cannot encode the result: " + merr.Error()}
 		} else {
 			raw = data
 		}
-	} else if err == nil && newEra && rawjson.Member(raw, "resultType") == nil {
-		raw = withResultType(raw)
+	} else if err == nil && rep.sessionless {
+		raw = era.CompleteBytes(raw)
 	}
 	stdio.Answer(rep, id, res, raw, err)
-}
-
-// withResultType is a result object with "resultType":"complete" first.
-func withResultType(obj []byte) []byte {
-	out := make([]byte, 0, len(obj)+32)
-	out = append(out, `{"resultType":"complete"`...)
-	rest := obj[rawjson.SkipSpace(obj, 1):]
-	if len(rest) > 0 && rest[0] != '}' {
-		out = append(out, ',')
-	}
-	return append(out, rest...)
 }
 
 // replier writes one JSON-RPC response as the HTTP response: plain
@@ -231,9 +221,10 @@ func withResultType(obj []byte) []byte {
 type replier struct {
 	w      http.ResponseWriter
 	stream *sseStream
-	// newEra marks a 2026-07-28 request, whose protocol errors carry an
-	// HTTP status of their own (errorStatus).
-	newEra bool
+	// sessionless marks a 2026-07-28 request, whose results say
+	// resultType and whose protocol errors carry an HTTP status of their
+	// own (errorStatus).
+	sessionless bool
 }
 
 func (p *replier) Reply(id, result []byte) error {
@@ -242,7 +233,7 @@ func (p *replier) Reply(id, result []byte) error {
 
 func (p *replier) ReplyError(id []byte, code int64, message string, data []byte) error {
 	status := http.StatusOK
-	if p.newEra {
+	if p.sessionless {
 		status = errorStatus(code)
 	}
 	return p.write(stdio.ErrorLine(id, code, message, data), status)

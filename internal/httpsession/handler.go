@@ -21,6 +21,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/era"
 	"github.com/evokore/evokore/internal/httpfront"
 	"github.com/evokore/evokore/internal/server"
 	"github.com/evokore/evokore/internal/session"
@@ -203,7 +204,7 @@ func New(rt Router, o Options) *Handler {
 // and before; under 2026-07-28 initialize no longer exists, and the
 // stateless handler answers it as an unknown method).
 func opensSession(r *http.Request, body []byte) bool {
-	if v := r.Header.Get("Mcp-Protocol-Version"); v >= newEra {
+	if era.Sessionless(r.Header.Get("Mcp-Protocol-Version")) {
 		return false
 	}
 	type message struct {
@@ -214,7 +215,7 @@ func opensSession(r *http.Request, body []byte) bool {
 	}
 	opens := func(m message) bool {
 		v, _ := m.Params.Meta[mcp.MetaKeyProtocolVersion].(string)
-		return m.Method == "initialize" && v < newEra
+		return m.Method == "initialize" && !era.Sessionless(v)
 	}
 	var one message
 	if json.Unmarshal(body, &one) == nil {
@@ -254,9 +255,6 @@ func bodyUnreadable(w http.ResponseWriter, err error) {
 	}
 	http.Error(w, "cannot read the request body", http.StatusBadRequest)
 }
-
-// newEra is the first protocol version without sessions.
-const newEra = "2026-07-28"
 
 // adopt makes v one of the handler's sessions: its record is saved by a
 // receiving middleware on its view, and forgotten when it ends.
@@ -424,7 +422,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if r.Method == http.MethodPost && r.Header.Get("Mcp-Protocol-Version") >= newEra {
+	if r.Method == http.MethodPost && era.Sessionless(r.Header.Get("Mcp-Protocol-Version")) {
 		var ok bool
 		if r, ok = h.checkHeaders(w, r, body); !ok {
 			return

@@ -15,6 +15,7 @@ import (
 
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/era"
 	"github.com/evokore/evokore/internal/router"
 )
 
@@ -341,7 +342,7 @@ func roundTrips(c *router.Call) bool {
 		return false
 	}
 	ip := c.Session.Peer.InitializeParams()
-	return ip != nil && ip.ProtocolVersion >= "2026-07-28" && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil
+	return ip != nil && era.Sessionless(ip.ProtocolVersion) && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil
 }
 
 // inputRequired asks for the approval in the call's answer: input_required

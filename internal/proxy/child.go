@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/era"
 )
 
 // Restart backoff: doubling from backoffBase up to backoffCap; a child
@@ -30,7 +31,7 @@ const (
 // the newest one that every SDK in the wild still answers with
 // initialize. A child that refuses initialize is asked for the new era
 // (era.go).
-const childProtocol = oldEra
+const childProtocol = era.SessionVersion
 
 // child is one configured server. Its goroutine (run) owns the process
 // and the client session; other goroutines read its state under mu.
@@ -206,7 +207,7 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 
 	protocol := childProtocol
 	if c.newEra {
-		protocol = newEra
+		protocol = era.SessionlessVersion
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	cs, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
@@ -216,7 +217,7 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 		if refusedInitialize(err) && !c.newEra && ctx.Err() == nil {
 			// A child of the sessionless era alone: ask it that way.
 			c.newEra = true
-			c.sup.log.Info("[EVOKORE] A server refused initialize; asking it for MCP "+newEra, "server", spec.ID)
+			c.sup.log.Info("[EVOKORE] A server refused initialize; asking it for MCP "+era.SessionlessVersion, "server", spec.ID)
 			return c.boot(ctx, caps)
 		}
 		if errors.Is(err, context.DeadlineExceeded) || cctx.Err() == context.DeadlineExceeded {

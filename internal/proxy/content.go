@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/yosida95/uritemplate/v3"
 
+	"github.com/evokore/evokore/internal/era"
 	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/session"
 )
@@ -441,7 +442,7 @@ func (s *Supervisor) Subscribe(ctx context.Context, server string, sess *session
 			// A child of both eras changes in either process (dual.go).
 			if second := c.second(); second != nil {
 				if err := second.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
-					s.log.Info("[EVOKORE] Cannot subscribe a server's "+newEra+" connection to a resource", "uri", uri, "server", server, "err", c.redact.Replace(err.Error()))
+					s.log.Info("[EVOKORE] Cannot subscribe a server's "+era.SessionlessVersion+" connection to a resource", "uri", uri, "server", server, "err", c.redact.Replace(err.Error()))
 				}
 			}
 			return struct{}{}, nil

@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/era"
 	"github.com/evokore/evokore/internal/session"
 )
 
@@ -126,7 +127,7 @@ func (c *child) newEraConn(ctx context.Context) *eraConn {
 		case err != nil:
 			d.retryAt = time.Now().Add(dualRetry)
 			d.mu.Unlock()
-			c.sup.log.Info("[EVOKORE] Cannot open a server's "+newEra+" connection; its calls of that era use its "+oldEra+" one", "server", c.spec.ID, "err", c.redact.Replace(err.Error()))
+			c.sup.log.Info("[EVOKORE] Cannot open a server's "+era.SessionlessVersion+" connection; its calls of that era use its "+era.SessionVersion+" one", "server", c.spec.ID, "err", c.redact.Replace(err.Error()))
 			return nil
 		case oldOnly:
 			d.oldOnly = true
@@ -135,7 +136,7 @@ func (c *child) newEraConn(ctx context.Context) *eraConn {
 		}
 		d.conn = conn
 		d.mu.Unlock()
-		c.sup.log.Info("[EVOKORE] A server speaks both eras; its "+newEra+" callers are served on a connection of that era", "server", c.spec.ID)
+		c.sup.log.Info("[EVOKORE] A server speaks both eras; its "+era.SessionlessVersion+" callers are served on a connection of that era", "server", c.spec.ID)
 		go c.superviseNewEra(conn)
 		c.sup.resubscribe(c, conn.cs)
 		return conn
@@ -170,7 +171,7 @@ func (c *child) dialNewEra() (conn *eraConn, oldOnly bool, err error) {
 	client.AddReceivingMiddleware(conn.order.middleware)
 	cctx, cancel := context.WithTimeout(c.ctx, timeout)
 	defer cancel()
-	cs, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: newEra})
+	cs, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: era.SessionlessVersion})
 	if err != nil {
 		if proc != nil {
 			proc.stopAfter(200 * time.Millisecond)
@@ -197,7 +198,7 @@ func (c *child) superviseNewEra(conn *eraConn) {
 	}
 	c.dual.mu.Unlock()
 	if mine && c.ctx.Err() == nil {
-		c.sup.log.Info("[EVOKORE] A server's "+newEra+" connection closed; the next call of that era opens it again", "server", c.spec.ID)
+		c.sup.log.Info("[EVOKORE] A server's "+era.SessionlessVersion+" connection closed; the next call of that era opens it again", "server", c.spec.ID)
 	}
 }
 

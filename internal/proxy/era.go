@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/canonjson"
+	"github.com/evokore/evokore/internal/era"
 	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/session"
 )
@@ -46,8 +47,6 @@ import (
 // with the child's requestState sealed (see sealState), so the retry goes
 // back to that child, for that call, only.
 const (
-	oldEra = "2025-11-25"
-	newEra = "2026-07-28"
 	// maxRounds bounds the rounds of one call's input requests the router
 	// answers for a client of the old era.
 	maxRounds = 10
@@ -70,7 +69,7 @@ func roundTrips(sess *session.Session) bool {
 		return false
 	}
 	ip := sess.Peer.InitializeParams()
-	return ip != nil && ip.ProtocolVersion >= newEra
+	return ip != nil && era.Sessionless(ip.ProtocolVersion)
 }
 
 // v2Caps is the client capabilities as the new era writes them in _meta
@@ -102,7 +101,7 @@ func eraMeta(sess *session.Session, meta mcp.Meta) mcp.Meta {
 			caps.Roots = &mcp.RootCapabilities{ListChanged: ip.Capabilities.Roots.ListChanged}
 		}
 	}
-	meta[mcp.MetaKeyProtocolVersion] = newEra
+	meta[mcp.MetaKeyProtocolVersion] = era.SessionlessVersion
 	meta[mcp.MetaKeyClientCapabilities] = caps
 	if ip.ClientInfo != nil {
 		meta[mcp.MetaKeyClientInfo] = ip.ClientInfo
@@ -113,7 +112,7 @@ func eraMeta(sess *session.Session, meta mcp.Meta) mcp.Meta {
 // childNewEra reports whether the child's session is of the new era.
 func childNewEra(cs *mcp.ClientSession) bool {
 	ir := cs.InitializeResult()
-	return ir != nil && ir.ProtocolVersion >= newEra
+	return ir != nil && era.Sessionless(ir.ProtocolVersion)
 }
 
 // named is an elicitation with the asking server named first, so a child

@@ -240,19 +240,3 @@ func (f *fastCalls) call(m stdio.Message, r stdio.Replier) (func(), bool) {
 // ParamHeaders reports whether the tool declares x-mcp-header arguments,
 // which a 2026-07-28 request must repeat as headers.
 func (p *ProxiedCall) ParamHeaders() bool { return p.c.Entry.ParamHeaders }
-
-// ResultBytes encodes a result the router answered itself (not a child's
-// bytes) for a transport's fast path; newEra adds the resultType a
-// 2026-07-28 result carries.
-func ResultBytes(res *mcp.CallToolResult, newEra bool) ([]byte, error) {
-	if res == nil {
-		res = &mcp.CallToolResult{}
-	}
-	if res.Content == nil {
-		res.Content = []mcp.Content{}
-	}
-	if newEra {
-		return json.Marshal(completed(res))
-	}
-	return json.Marshal(res)
-}

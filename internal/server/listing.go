@@ -119,3 +119,26 @@ func (s *Server) schemasDeferred() bool {
 	})
 	return true
 }
+
+// InputSchema is the input schema clients are shown for the tool they
+// call by name, for the streamable HTTP front's check of a call's
+// Mcp-Param-* headers against its x-mcp-header annotations (a proxied
+// tool's is its child's, annotations kept). listed reports whether a
+// client without a session finds that schema in tools/list: it does not
+// for a tool it must discover (dynamic mode) or when listings defer
+// schemas, so it cannot know what to mirror. ok is false when no tool has
+// that name; schema is nil for a child's tool that annotates no argument.
+func (s *Server) InputSchema(name string) (schema any, listed, ok bool) {
+	e, ok := s.catalog.Snapshot().Lookup(name)
+	if !ok || e.Tool == nil {
+		return nil, false, false
+	}
+	if e.Source == catalog.SourceProxy && !e.ParamHeaders {
+		// Nothing to check; the schema's walk and the visibility are
+		// what a sessionless call's header check cost.
+		return nil, false, true
+	}
+	deferred := s.settings.Catalog.SchemaMode == catalog.SchemaDeferred && !s.deferFallback.Load()
+	listed = !deferred && catalog.Visible(e, s.gen.Load().profile.Profile, s.legacy, nil)
+	return e.Tool.InputSchema, listed, true
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/era"
 	"github.com/evokore/evokore/internal/events"
 	"github.com/evokore/evokore/internal/logging"
 	"github.com/evokore/evokore/internal/session"
@@ -247,8 +248,8 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}()
 		res, err = handle(ctx, method, req)
-		if err == nil && method != "initialize" && newProtocol(req) {
-			res = completed(res)
+		if err == nil && method != "initialize" && era.SessionlessRequest(req) {
+			res = era.Complete(res)
 		}
 		return res, err
 	}
