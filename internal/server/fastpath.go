@@ -5,7 +5,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -78,7 +77,7 @@ func (s *Server) TakeProxied(sess *session.Session, params []byte, meta MetaRule
 		}
 	}
 	if sess.Stateless && sess.Peer == nil {
-		peer, ok := newRequestPeer(rawMeta)
+		peer, ok := session.RequestPeer(rawMeta)
 		if !ok {
 			return nil, false
 		}
@@ -114,42 +113,6 @@ func (s *Server) StatelessSession(so SessionOptions) *session.Session {
 	sess.TTL = s.opts.Settings.SessionTTL
 	sess.Stateless = true
 	return sess
-}
-
-// requestPeer is the client of one sessionless request answered on the
-// fast path: what its _meta declares (protocol, capabilities, client),
-// and no way to send it anything, as a 2026-07-28 request has no stream
-// for a call that asked for none (the policy then asks for an approval
-// by input_required, which needs none).
-type requestPeer struct{ params mcp.InitializeParams }
-
-var errNoStream = errors.New("a sessionless request without a stream cannot be sent requests")
-
-func newRequestPeer(rawMeta []byte) (*requestPeer, bool) {
-	var m struct {
-		Version string                  `json:"io.modelcontextprotocol/protocolVersion"`
-		Caps    *mcp.ClientCapabilities `json:"io.modelcontextprotocol/clientCapabilities"`
-		Client  *mcp.Implementation     `json:"io.modelcontextprotocol/clientInfo"`
-	}
-	if rawMeta != nil && json.Unmarshal(rawMeta, &m) != nil {
-		return nil, false
-	}
-	return &requestPeer{mcp.InitializeParams{ProtocolVersion: m.Version, Capabilities: m.Caps, ClientInfo: m.Client}}, true
-}
-
-func (p *requestPeer) InitializeParams() *mcp.InitializeParams { return &p.params }
-func (p *requestPeer) NotifyProgress(context.Context, *mcp.ProgressNotificationParams) error {
-	return nil
-}
-func (p *requestPeer) Log(context.Context, *mcp.LoggingMessageParams) error { return nil }
-func (p *requestPeer) CreateMessage(context.Context, *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error) {
-	return nil, errNoStream
-}
-func (p *requestPeer) Elicit(context.Context, *mcp.ElicitParams) (*mcp.ElicitResult, error) {
-	return nil, errNoStream
-}
-func (p *requestPeer) ListRoots(context.Context, *mcp.ListRootsParams) (*mcp.ListRootsResult, error) {
-	return nil, errNoStream
 }
 
 // stdioMeta is what a stdio call's _meta may carry on the fast path: a

@@ -4,18 +4,13 @@
 // calls; it knows nothing about transports.
 package session
 
-//lint:file-ignore SA1019 sampling, roots and logging pass through on purpose; see docs/decisions.md
-
 import (
 	"cmp"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // DefaultMaxActive bounds the tools one session can have activated; the
@@ -203,18 +198,6 @@ func (s *Session) Active(name string) bool {
 	defer s.mu.Unlock()
 	_, ok := s.active[name]
 	return ok
-}
-
-// Peer is the client end of a session, as the router needs it: to pass
-// progress, log messages and a child's requests through to the client.
-// *mcp.ServerSession implements it.
-type Peer interface {
-	NotifyProgress(ctx context.Context, params *mcp.ProgressNotificationParams) error
-	Log(ctx context.Context, params *mcp.LoggingMessageParams) error
-	CreateMessage(ctx context.Context, params *mcp.CreateMessageParams) (*mcp.CreateMessageResult, error)
-	Elicit(ctx context.Context, params *mcp.ElicitParams) (*mcp.ElicitResult, error)
-	ListRoots(ctx context.Context, params *mcp.ListRootsParams) (*mcp.ListRootsResult, error)
-	InitializeParams() *mcp.InitializeParams
 }
 
 // Activations lists the activated tools, oldest activation first: what a
