@@ -27,12 +27,12 @@
 // everything else: initialize, lists, resources, prompts, logging,
 // progress, the children's requests to the client.
 //
-// Client side (stdio, package stdio and the server's fastCalls): the
-// transport's reading goroutine reads each frame once. A frame that is a
-// clean tools/call or notifications/cancelled (checked in place with
-// package rawjson: valid JSON and UTF-8, jsonrpc "2.0", an id that is a
-// string or a safe integer, no member twice, params an object, depth
-// within stdio.MaxDepth) is offered to fastCalls before the SDK sees it.
+// Client side (stdio, package stdio and its Calls): the transport's
+// reading goroutine reads each frame once. A frame that is a clean
+// tools/call or notifications/cancelled (checked in place with package
+// rawjson: valid JSON and UTF-8, jsonrpc "2.0", an id that is a string or
+// a safe integer, no member twice, params an object, depth within
+// stdio.MaxDepth) is offered to stdio.Calls before the SDK sees it.
 // It takes a call only when the session is initialized, params hold
 // nothing but name, arguments and a _meta with at most a progressToken,
 // and the name is a proxied tool in the catalog; anything else goes on to

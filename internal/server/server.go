@@ -671,7 +671,15 @@ func (s *Server) ServeStdio(ctx context.Context, t *stdio.Transport) error {
 		_ = s.Close()
 		return err
 	}
-	t.SetFastPath(&fastCalls{view: v, inflight: map[string]context.CancelFunc{}})
+	t.SetFastPath(stdio.NewCalls(func(params []byte) (stdio.Call, bool) {
+		if v.ss == nil || v.ss.InitializeParams() == nil {
+			return nil, false // the SDK refuses calls before initialize
+		}
+		if p, ok := s.TakeProxied(v.sess, params, stdio.CallMeta); ok {
+			return p, true
+		}
+		return nil, false
+	}))
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
 	var sessErr error
