@@ -122,7 +122,7 @@ func (s *Server) Reload() (ReloadReport, error) {
 	if !ds.HasErrors() {
 		// The role sessions would run under must exist: at start an
 		// undefined one fails closed; a reload keeps what serves instead.
-		role := cmpOr(s.settings.Policy.Role, g.perms.ActiveRole)
+		role := s.settings.Policy.SessionRole(g.perms)
 		if role != "" && !policy.NewRBAC(g.perms, false).HasRole(role) {
 			at := config.Position{File: g.perms.File}
 			if s.settings.Policy.Role == "" {
@@ -282,13 +282,6 @@ func fileSum(path string) string {
 		return ""
 	}
 	return sum(b)
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func sameEmbeddings(a, b *config.Embeddings) bool {

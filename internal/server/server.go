@@ -325,20 +325,7 @@ func (s *Server) loadPermissions() (*config.Permissions, bool) {
 // and the approvals mode the settings or the config choose.
 func (s *Server) policyOptions(g *generation, failClosed bool) policy.Options {
 	opts := s.opts
-	mode := s.settings.Policy.ApprovalMode
-	if mode == "" {
-		mode = g.config.Approvals.Mode
-		// A project's own config may make approvals stricter, never
-		// hand the model its tokens.
-		if mode == policy.ModeToken && g.settings.UntrustedConfig {
-			s.log.Info("[EVOKORE] Ignoring approvals.mode \"token\" of an untrusted project directory. Run 'evokore trust' there to honour it.", "config", g.config.File)
-			mode = ""
-		}
-	}
-	if mode != "" && !policy.ValidMode(mode) {
-		s.log.Info("[EVOKORE] Unknown approvals mode", "mode", mode, "using", policy.ModeAuto)
-		mode = ""
-	}
+	mode := s.settings.Policy.ApprovalModeFor(g.config, g.settings.UntrustedConfig, s.log)
 	return policy.Options{
 		Permissions:  g.perms,
 		Servers:      g.config.Servers,
@@ -355,10 +342,7 @@ func (s *Server) policyOptions(g *generation, failClosed bool) policy.Options {
 // settle sets the role sessions of generation g run under and the
 // problems that keep it from serving as configured.
 func (s *Server) settle(g *generation, rbac *policy.RBAC, failClosed bool) {
-	g.role = s.settings.Policy.Role
-	if g.role == "" {
-		g.role = g.perms.ActiveRole
-	}
+	g.role = s.settings.Policy.SessionRole(g.perms)
 	if g.role != "" && !rbac.HasRole(g.role) {
 		// A typo, a look-alike or an invisible character must not fall
 		// back to the permissive flat rules: refuse instead.
