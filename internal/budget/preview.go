@@ -1,8 +1,6 @@
 package budget
 
 import (
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/manifest"
@@ -12,7 +10,7 @@ import (
 // Holder says which of a server's tools pinning would hold right now
 // (policy.Pins.Holds), without recording anything.
 type Holder interface {
-	Holds(server config.Server, tools []*mcp.Tool) map[string]string
+	Holds(server config.Server, entries []*catalog.Entry) map[string]string
 }
 
 // Catalog is the catalog a fresh router over cfg would serve, without
@@ -36,11 +34,11 @@ func Catalog(cfg *config.MCPConfig, home string, pins Holder) *catalog.Snapshot 
 		if !ok {
 			continue
 		}
-		var held map[string]string
+		entries := catalog.PrefixedEntries(srv.ID, srv.NamePrefix(), tools)
 		if pins != nil && srv.PinningEnabled() {
-			held = pins.Holds(srv, tools)
+			catalog.Hold(entries, pins.Holds(srv, entries))
 		}
-		store.SetServerEntries(srv.ID, catalog.PrefixedEntries(srv.ID, srv.NamePrefix(), tools, held))
+		store.SetServerEntries(srv.ID, entries)
 	}
 	return store.Snapshot()
 }

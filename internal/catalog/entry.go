@@ -48,6 +48,9 @@ type Entry struct {
 	// of a proxied tool.
 	Server   string
 	Original string
+	// Child is a proxied tool's definition as its child listed it (Tool
+	// is renamed and its schema normalised): what pins record.
+	Child *mcp.Tool
 	// Long is "<prefix><tool>" when it is longer than MaxToolName and
 	// Name is its ShortName; empty otherwise.
 	Long string
@@ -114,7 +117,7 @@ func newProxyEntry(server, prefix string, t *mcp.Tool) *Entry {
 	props[ApprovalTokenField] = approvalTokenProperty
 	schema["properties"] = props
 	cp.InputSchema = schema
-	return &Entry{Name: cp.Name, Tool: &cp, Source: SourceProxy, Server: server, Original: t.Name, Long: long, Hash: DefinitionHash(t),
+	return &Entry{Name: cp.Name, Tool: &cp, Source: SourceProxy, Server: server, Original: t.Name, Child: t, Long: long, Hash: DefinitionHash(t),
 		ParamHeaders: annotatesHeaders(schema)}
 }
 

@@ -77,29 +77,35 @@ func (s *Store) Snapshot() *Snapshot { return s.current.Load() }
 // publishes the result. Collisions are resolved by catalog order: natives,
 // then servers in config order; the first registration of a name wins.
 func (s *Store) SetServerTools(server string, tools []*mcp.Tool) Registration {
-	return s.SetServerEntries(server, ProxyEntries(server, tools, nil))
+	return s.SetServerEntries(server, ProxyEntries(server, tools))
 }
 
-// ProxyEntries builds the entries of a server's tools; held maps a child
-// tool name to why pinning holds it (Entry.Quarantine). nil tools give
-// nil entries.
-func ProxyEntries(server string, tools []*mcp.Tool, held map[string]string) []*Entry {
-	return PrefixedEntries(server, server+"_", tools, held)
+// ProxyEntries builds the entries of a server's tools. nil tools give nil
+// entries.
+func ProxyEntries(server string, tools []*mcp.Tool) []*Entry {
+	return PrefixedEntries(server, server+"_", tools)
 }
 
 // PrefixedEntries is ProxyEntries for a server whose names start with
 // prefix (config.Server.NamePrefix) instead of "<server>_".
-func PrefixedEntries(server, prefix string, tools []*mcp.Tool, held map[string]string) []*Entry {
+func PrefixedEntries(server, prefix string, tools []*mcp.Tool) []*Entry {
 	if tools == nil {
 		return nil
 	}
 	entries := make([]*Entry, 0, len(tools))
 	for _, t := range tools {
-		e := newProxyEntry(server, prefix, t)
-		e.Quarantine = held[t.Name]
-		entries = append(entries, e)
+		entries = append(entries, newProxyEntry(server, prefix, t))
 	}
 	return entries
+}
+
+// Hold quarantines the entries whose child tool names held maps to why
+// pinning holds them (Entry.Quarantine). It is for entries not yet
+// published.
+func Hold(entries []*Entry, held map[string]string) {
+	for _, e := range entries {
+		e.Quarantine = held[e.Original]
+	}
 }
 
 // SetServerEntries is SetServerTools for entries already built.

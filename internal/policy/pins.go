@@ -154,12 +154,6 @@ func (p *Pins) reload() {
 			doc.Pinned[key] = &serverPins{Server: serverOfKey(key), Identity: identityOfKey(key), Tools: map[string]*Pin{}}
 		}
 	}
-	for _, sp := range doc.Pinned {
-		for _, pin := range sp.Tools {
-			pin.Accepted.canonicalize()
-			pin.Changed.canonicalize()
-		}
-	}
 	for _, tools := range doc.Legacy {
 		for _, pin := range tools {
 			for _, d := range []*PinnedDefinition{pin.Accepted, pin.Changed} {
@@ -236,7 +230,10 @@ func pinnedDefinition(t *mcp.Tool, now time.Time) *PinnedDefinition {
 }
 
 // canonicalize undoes the indentation pins.json is written with, so
-// definitions read back compare field by field with fresh ones.
+// definitions read back compare field by field with fresh ones. Pins
+// match by hash; only a held tool's definitions are compared field by
+// field (changedFields), so only they are canonicalised, when they are:
+// a returning user's store is read without re-writing every schema.
 func (d *PinnedDefinition) canonicalize() {
 	if d == nil {
 		return
@@ -264,10 +261,11 @@ func (d *PinnedDefinition) matches(t *mcp.Tool, hash string) bool {
 	return false
 }
 
-// Check pins a server's tools and returns the model-visible message of
+// Check pins a server's tools, the entries its tool list became (each
+// carries the child's definition and its hash), and returns the model-visible message of
 // every tool it holds, keyed by the child's tool name, and a problem with
 // the store to log (empty when there is none, or it was returned before).
-func (p *Pins) Check(server config.Server, tools []*mcp.Tool) (held map[string]string, problem string) {
+func (p *Pins) Check(server config.Server, entries []*catalog.Entry) (held map[string]string, problem string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.refreshLocked()
@@ -275,8 +273,8 @@ func (p *Pins) Check(server config.Server, tools []*mcp.Tool) (held map[string]s
 	key := pinKey(server.ID, identity)
 	held = map[string]string{}
 	if p.broken != nil {
-		for _, t := range tools {
-			held[t.Name] = msgPinsUnreadable(server.ID + "_" + t.Name)
+		for _, e := range entries {
+			held[e.Original] = msgPinsUnreadable(server.ID + "_" + e.Original)
 		}
 		return held, p.reportLocked("", p.broken.Error())
 	}
@@ -295,8 +293,8 @@ func (p *Pins) Check(server config.Server, tools []*mcp.Tool) (held map[string]s
 	now := p.now()
 	dirty := fresh || migrated
 	var recorded []string
-	for _, t := range tools {
-		hash := catalog.DefinitionHash(t)
+	for _, e := range entries {
+		t, hash := e.Child, e.Hash
 		pin := sp.Tools[t.Name]
 		switch {
 		case pin == nil && (fresh || !server.HoldsNewTools()):
@@ -359,13 +357,13 @@ func (p *Pins) reportLocked(key, problem string) string {
 
 // Holds is Check without recording anything: which of a server's tools a
 // router would hold right now. `vet --matrix` and `profile` use it.
-func (p *Pins) Holds(server config.Server, tools []*mcp.Tool) map[string]string {
+func (p *Pins) Holds(server config.Server, entries []*catalog.Entry) map[string]string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	held := map[string]string{}
 	if p.broken != nil {
-		for _, t := range tools {
-			held[t.Name] = msgPinsUnreadable(server.ID + "_" + t.Name)
+		for _, e := range entries {
+			held[e.Original] = msgPinsUnreadable(server.ID + "_" + e.Original)
 		}
 		return held
 	}
@@ -379,12 +377,13 @@ func (p *Pins) Holds(server config.Server, tools []*mcp.Tool) map[string]string 
 	default:
 		return held // a new server: everything is pinned as first seen
 	}
-	for _, t := range tools {
+	for _, e := range entries {
+		t := e.Child
 		pin := pins[t.Name]
 		if pin == nil && !server.HoldsNewTools() {
 			continue
 		}
-		if pin != nil && pin.Accepted.matches(t, catalog.DefinitionHash(t)) {
+		if pin != nil && pin.Accepted.matches(t, e.Hash) {
 			continue
 		}
 		cur := &Pin{Changed: pinnedDefinition(t, time.Time{})}
@@ -427,6 +426,8 @@ func changedFields(old, cur *PinnedDefinition) []string {
 	if cur == nil {
 		return nil
 	}
+	old.canonicalize()
+	cur.canonicalize()
 	var out []string
 	if old.Hash == "" {
 		if old.Description != cur.Description {

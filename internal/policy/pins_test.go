@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/canonjson"
+	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/testutil"
@@ -48,7 +50,7 @@ func TestPinsOfTheFirstLayoutCarryOver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	held, problem := pins.Check(fx, []*mcp.Tool{echo, slow, tool("added", "New.")})
+	held, problem := pins.Check(fx, catalog.ProxyEntries("fx", []*mcp.Tool{echo, slow, tool("added", "New.")}))
 	if problem != "" || len(held) != 2 || held["echo"] != "" ||
 		!strings.Contains(held["slow"], "its description changed") || !strings.Contains(held["added"], "added it after") {
 		t.Fatalf("held %v, problem %q", held, problem)
@@ -71,7 +73,7 @@ func TestPinsOfTheFirstLayoutCarryOver(t *testing.T) {
 	// The carried-over pin now covers the whole definition.
 	changed := tool("echo", "Echoes.")
 	changed.Annotations = &mcp.ToolAnnotations{ReadOnlyHint: true}
-	if held, _ := pins.Check(fx, []*mcp.Tool{changed}); !strings.Contains(held["echo"], "its annotations changed") {
+	if held, _ := pins.Check(fx, catalog.ProxyEntries("fx", []*mcp.Tool{changed})); !strings.Contains(held["echo"], "its annotations changed") {
 		t.Errorf("an annotation change after migration: %v", held)
 	}
 	// The operator sees the old description the first layout recorded.
@@ -86,7 +88,7 @@ func TestPinsOfTheFirstLayoutCarryOver(t *testing.T) {
 	}
 	// Another configuration named fx starts afresh.
 	other := config.Server{ID: "fx", Command: "another-program"}
-	if held, _ := pins.Check(other, []*mcp.Tool{tool("slow", "Something else entirely.")}); len(held) != 0 {
+	if held, _ := pins.Check(other, catalog.ProxyEntries("fx", []*mcp.Tool{tool("slow", "Something else entirely.")})); len(held) != 0 {
 		t.Errorf("another fx judged by the first one's pins: %v", held)
 	}
 	// With two fx pinned, accept needs to know which one.
@@ -102,14 +104,14 @@ func TestHoldsRecordsNothing(t *testing.T) {
 	home := t.TempDir()
 	pins, _ := policy.OpenPins(home, nil)
 	fx := config.Server{ID: "fx", Command: "fixture"}
-	if held := pins.Holds(fx, []*mcp.Tool{tool("echo", "Echoes.")}); len(held) != 0 {
+	if held := pins.Holds(fx, catalog.ProxyEntries("fx", []*mcp.Tool{tool("echo", "Echoes.")})); len(held) != 0 {
 		t.Errorf("a new server's tools held: %v", held)
 	}
 	if _, err := os.Stat(filepath.Join(home, "pins.json")); !os.IsNotExist(err) {
 		t.Errorf("Holds wrote the store: %v", err)
 	}
-	pins.Check(fx, []*mcp.Tool{tool("echo", "Echoes.")})
-	held := pins.Holds(fx, []*mcp.Tool{tool("echo", "Changed."), tool("added", "New.")})
+	pins.Check(fx, catalog.ProxyEntries("fx", []*mcp.Tool{tool("echo", "Echoes.")}))
+	held := pins.Holds(fx, catalog.ProxyEntries("fx", []*mcp.Tool{tool("echo", "Changed."), tool("added", "New.")}))
 	if len(held) != 2 {
 		t.Errorf("held %v", held)
 	}
@@ -140,5 +142,31 @@ func TestShippedPermissionsAreFreshEveryCall(t *testing.T) {
 	}
 	if rbac := policy.NewRBAC(new(policy.ShippedPermissions()), false); rbac.Level("readonly", "fleet_spawn") != policy.Deny {
 		t.Errorf("readonly may fleet_spawn: %v", rbac.Level("readonly", "fleet_spawn"))
+	}
+}
+
+// A store read back at the next start (written indented) names only the
+// part of a definition that changed: its pinned schema is compared in
+// canonical form, however the file spells it.
+func TestAStoreReadBackNamesOnlyWhatChanged(t *testing.T) {
+	home := t.TempDir()
+	fx := config.Server{ID: "fx", Command: "fixture"}
+	first, err := policy.OpenPins(home, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held, problem := first.Check(fx, catalog.ProxyEntries("fx", []*mcp.Tool{tool("echo", "Echoes.")})); len(held) != 0 || problem != "" {
+		t.Fatalf("first sight: held %v, problem %q", held, problem)
+	}
+	pins, err := policy.OpenPins(home, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, _ := pins.Check(fx, catalog.ProxyEntries("fx", []*mcp.Tool{tool("echo", "Echoes, differently.")}))
+	if !strings.Contains(held["echo"], "its description changed since") {
+		t.Errorf("held %q, want only the description named", held["echo"])
+	}
+	if h := pins.Held(); len(h) != 1 || !slices.Equal(h[0].Fields, []string{"description"}) {
+		t.Errorf("pins list: %+v", h)
 	}
 }

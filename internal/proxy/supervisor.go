@@ -34,7 +34,7 @@ const (
 // every tool when the pins cannot be read. It returns the model-visible
 // message per held child tool name, and a problem with its store to log.
 type Pinner interface {
-	Check(server config.Server, tools []*mcp.Tool) (held map[string]string, problem string)
+	Check(server config.Server, entries []*catalog.Entry) (held map[string]string, problem string)
 }
 
 // Options configure a Supervisor.
@@ -269,17 +269,17 @@ func (s *Supervisor) register(c *child, tools []*mcp.Tool, announce bool) {
 		// id: its successor's tools, or none, are listed.
 		return
 	}
-	var entries []*catalog.Entry
+	// Each definition is hashed once, for its entry; the pins compare
+	// the entries' hashes.
+	entries := catalog.PrefixedEntries(c.spec.ID, c.spec.NamePrefix(), tools)
 	if tools != nil {
-		var quarantine map[string]string
 		if s.opts.Pins != nil && c.spec.PinningEnabled() {
-			var problem string
-			quarantine, problem = s.opts.Pins.Check(c.spec, tools)
+			held, problem := s.opts.Pins.Check(c.spec, entries)
 			if problem != "" {
 				s.log.Info("[EVOKORE] " + problem) // the pins store's text
 			}
+			catalog.Hold(entries, held)
 		}
-		entries = catalog.PrefixedEntries(c.spec.ID, c.spec.NamePrefix(), tools, quarantine)
 		for _, e := range entries {
 			if e.Quarantine != "" && announce {
 				s.log.Info("[EVOKORE] " + e.Quarantine) // the text a caller of the held tool gets

@@ -20,9 +20,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/evokore/evokore/internal/audit"
+	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/events"
 	"github.com/evokore/evokore/internal/policy"
@@ -215,8 +214,8 @@ type quarantinePinner struct {
 	seen map[string]string
 }
 
-func (q *quarantinePinner) Check(srv config.Server, tools []*mcp.Tool) (map[string]string, string) {
-	held, problem := q.next.Check(srv, tools)
+func (q *quarantinePinner) Check(srv config.Server, entries []*catalog.Entry) (map[string]string, string) {
+	held, problem := q.next.Check(srv, entries)
 	q.mu.Lock()
 	var fresh []string
 	for _, name := range slices.Sorted(maps.Keys(held)) {
