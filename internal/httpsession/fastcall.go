@@ -98,7 +98,10 @@ func (h *Handler) fastSession(w http.ResponseWriter, r *http.Request, body []byt
 		return false
 	}
 	key := string(m.ID)
-	ctx, cancel := context.WithCancel(tracing.FromHeader(r.Context(), r.Header))
+	// The call outlives its connection: a client whose connection drops
+	// resumes the stream for its answer. notifications/cancelled (e.cancel)
+	// and the router's shutdown still end it.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(tracing.FromHeader(r.Context(), r.Header)))
 	defer cancel()
 	if !e.begin(key, cancel) {
 		return false // the SDK answers a reused id as it always did
@@ -109,7 +112,9 @@ func (h *Handler) fastSession(w http.ResponseWriter, r *http.Request, body []byt
 		// 2025-11-25 clients expect a resumable stream (SEP-1699): a
 		// priming event first, then the answer, both kept in the SDK's
 		// event store under a stream of their own, so a client whose
-		// connection drops mid-call resumes it with Last-Event-ID.
+		// connection drops mid-call resumes it with Last-Event-ID once
+		// the answer is stored (a resume before then gets the priming
+		// event only, and asks again).
 		rep.stream = h.openStream(r.Context(), w, e.v.Session().ID)
 	}
 	res, raw, err := p.Run(ctx)

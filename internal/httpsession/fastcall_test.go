@@ -218,3 +218,71 @@ func TestSessionlessErrorsCarryTheirStatus(t *testing.T) {
 		}
 	}
 }
+
+// A 2025-11-25 client whose connection drops during a proxied call
+// resumes the stream with Last-Event-ID and reads the call's result: the
+// call runs on, it is not cancelled with the dropped connection.
+func TestADroppedConnectionResumesToTheCallsResult(t *testing.T) {
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, nil)
+	h.Server.StartChildren(nil)
+	h.Booted()
+	ts := httptest.NewServer(h.HTTP(nil, nil))
+	t.Cleanup(ts.Close)
+	c := mcp.NewClient(&mcp.Implementation{Name: "drop", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL}, sessionEra)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+
+	ctx, drop := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL, strings.NewReader(
+		`{"jsonrpc":"2.0","id":"d","method":"tools/call","params":{"name":"fx_slow","arguments":{"ms":600}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Read the priming event's id, then drop the connection.
+	var primed string
+	buf := make([]byte, 4096)
+	n, _ := resp.Body.Read(buf)
+	for _, line := range strings.Split(string(buf[:n]), "\n") {
+		if id, ok := strings.CutPrefix(line, "id: "); ok {
+			primed = id
+		}
+	}
+	drop()
+	resp.Body.Close()
+	if primed == "" {
+		t.Fatalf("no priming event: %q", buf[:n])
+	}
+
+	// The answer is stored once the call ends; a resume then replays it.
+	want := `"text":"slept 600ms"`
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		get, _ := http.NewRequest(http.MethodGet, ts.URL, nil)
+		get.Header.Set("Accept", "text/event-stream")
+		get.Header.Set("Mcp-Session-Id", cs.ID())
+		get.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		get.Header.Set("Last-Event-ID", primed)
+		resumed, err := http.DefaultClient.Do(get)
+		if err != nil {
+			t.Fatal(err)
+		}
+		replayed, _ := io.ReadAll(resumed.Body)
+		resumed.Body.Close()
+		if strings.Contains(string(replayed), `"id":"d"`) {
+			if !strings.Contains(string(replayed), want) {
+				t.Fatalf("resumed to %q, want the call's result", replayed)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no answer to resume to: %q", replayed)
+		}
+	}
+}
