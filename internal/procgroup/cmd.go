@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"github.com/evokore/evokore/internal/proctree"
 	"io"
 	"os"
 	"os/exec"
@@ -19,10 +20,6 @@ import (
 // none.
 const DefaultGrace = 2 * time.Second
 
-// treeVarPrefix names the tree mark; the router's token follows, so
-// nested routers each find their own trees.
-const treeVarPrefix = "EVOKORE_PROCTREE_"
-
 var (
 	routerToken = newToken()
 	treeSeq     atomic.Int64
@@ -35,7 +32,7 @@ func newToken() string {
 }
 
 // treeVar is this router's tree mark variable.
-func treeVar() string { return treeVarPrefix + routerToken }
+func treeVar() string { return proctree.TreeVarPrefix + routerToken }
 
 // Spec is what to start.
 type Spec struct {
@@ -94,7 +91,7 @@ func Command(ctx context.Context, s Spec) *Cmd {
 func inheritedMarks() []string {
 	var out []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, treeVarPrefix) && !strings.HasPrefix(kv, treeVar()+"=") {
+		if strings.HasPrefix(kv, proctree.TreeVarPrefix) && !strings.HasPrefix(kv, treeVar()+"=") {
 			out = append(out, kv)
 		}
 	}

@@ -22,6 +22,13 @@ const WatchdogName = "evokore-watchdog"
 
 func init() {
 	if mark, ok := syscall.Getenv(WatchdogEnv); ok {
+		if !treeMark([]byte(mark)) {
+			// The watchdog kills every process whose environment starts
+			// with the mark: an empty one, or another variable's name,
+			// would take the user's other processes with the router's.
+			_, _ = os.Stderr.WriteString(WatchdogName + ": " + WatchdogEnv + " is not a tree mark; nothing is watched\n")
+			os.Exit(2)
+		}
 		runWatchdog([]byte(mark))
 		os.Exit(0)
 	}
