@@ -67,9 +67,9 @@ type child struct {
 	// expired is set when a call learnt that the server forgot the
 	// session: its end is then no failure of the server's.
 	expired bool
-	// newEra is set once the child refused initialize and answered
-	// server/discover: it is asked for MCP 2026-07-28 from then on. Only
-	// the run loop touches it.
+	// newEra is set once the child refused initialize as an unknown
+	// method: it is asked for MCP 2026-07-28 from then on. Only the run
+	// loop touches it.
 	newEra bool
 	// dual is the child's second connection, of the new era, when it
 	// speaks both eras (dual.go).
@@ -153,8 +153,15 @@ func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone
 				// session at once, keeping its tools listed; calls wait
 				// for it instead of being told the server died.
 				c.sup.log.Info("[EVOKORE] A server's session expired; opening a new one", "server", c.spec.ID)
-				attempt = 0
 				c.booting()
+				if time.Since(started) > stableAfter {
+					attempt = 0
+				} else if !backoff(ctx, &attempt) {
+					// A server that forgets every session soon after
+					// it opened it (replicas without shared sessions)
+					// is asked again with backoff, not in a loop.
+					return
+				}
 				continue
 			}
 			c.sup.log.Info(c.redact.Replace(MsgChildExited(c.spec.ID, err)))
@@ -165,14 +172,23 @@ func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone
 				attempt = 0
 			}
 		}
-		delay := min(backoffBase<<min(attempt, 16), backoffCap)
-		attempt++
-		select {
-		case <-ctx.Done():
+		if !backoff(ctx, &attempt) {
 			return
-		case <-time.After(delay):
 		}
 		c.rebooting()
+	}
+}
+
+// backoff waits before the attempt-th retry and counts it; false when ctx
+// ended first.
+func backoff(ctx context.Context, attempt *int) bool {
+	delay := min(backoffBase<<min(*attempt, 16), backoffCap)
+	*attempt++
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(delay):
+		return true
 	}
 }
 
@@ -280,10 +296,12 @@ func (c *child) dial(spec config.Server, timeout time.Duration) (mcp.Transport, 
 }
 
 // refusedInitialize reports whether a connect failed because the child
-// answered initialize with an error (a server of the new era alone does).
+// does not know initialize: a server of the new era alone answers it as
+// an unknown method. Any other error (not ready, a bad key) is a server
+// of the old era failing, and is retried as one.
 func refusedInitialize(err error) bool {
 	var we *jsonrpc.Error
-	return errors.As(err, &we) && strings.Contains(err.Error(), "initialize")
+	return errors.As(err, &we) && we.Code == jsonrpc.CodeMethodNotFound
 }
 
 // listTools fetches every page of a child's tools within timeout.

@@ -158,3 +158,19 @@ func TestBootLinesAreHonest(t *testing.T) {
 		t.Errorf("no bootstrap line:\n%s", log)
 	}
 }
+
+// A server of the session era whose initialize fails (not ready, a bad
+// key) is not taken for one of the sessionless era: only an initialize
+// refused as an unknown method is asked for MCP 2026-07-28.
+func TestAFailedInitializeIsNoSignOfTheNewEra(t *testing.T) {
+	h := routertest.New(t, map[string]any{"old": routertest.Fixture(t, "-fail-init")}, nil)
+	h.Connect(nil)
+	h.Booted()
+	log := h.Stderr.String()
+	if strings.Contains(log, "refused initialize") {
+		t.Errorf("a failed initialize was taken for the new era:\n%s", log)
+	}
+	if !strings.Contains(log, "not ready") {
+		t.Errorf("the child's own error is not reported:\n%s", log)
+	}
+}

@@ -218,6 +218,7 @@ func main() {
 	askPrompt := flag.Bool("ask-prompt", false, "add the ask prompt, which asks for input by input_required")
 	sequential := flag.Bool("sequential", false, "serve echo one message at a time, with blocking writes")
 	era := flag.String("era", "", "the only protocol version to speak")
+	failInit := flag.Bool("fail-init", false, "answer initialize with an internal error (a server of the old era that is not ready)")
 	stateless := flag.Bool("stateless", false, "serve streamable HTTP without sessions")
 	flag.Parse()
 	newEraOnly := *era >= "2026-07-28"
@@ -436,6 +437,9 @@ func main() {
 	if newEraOnly {
 		s.AddReceivingMiddleware(refuseInitialize)
 	}
+	if *failInit {
+		s.AddReceivingMiddleware(failInitialize)
+	}
 
 	if *httpAddr != "" {
 		var forgotten sync.Map
@@ -652,6 +656,17 @@ func refuseInitialize(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "initialize" {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: `"initialize" is not supported in the new protocol`}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// failInitialize is -fail-init: every initialize fails, as a server's
+// does that cannot serve yet, with an error that says nothing of eras.
+func failInitialize(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method == "initialize" {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "not ready"}
 		}
 		return next(ctx, method, req)
 	}
