@@ -51,6 +51,9 @@ type dualState struct {
 	// retryAt is when a connection that failed to open may be tried
 	// again; until then new-era calls use the first connection.
 	retryAt time.Time
+	// closes counts closeNewEra's calls: a connection dialled while the
+	// first connection restarted belongs to the child before the restart.
+	closes int
 }
 
 // eraConn is a child's second connection, of the new era.
@@ -109,6 +112,7 @@ func (c *child) newEraConn(ctx context.Context) *eraConn {
 		}
 		wait := make(chan struct{})
 		d.dialing = wait
+		closes := d.closes
 		d.mu.Unlock()
 		// Opened under the child's life, not the call's: calls waiting
 		// for it share it, and one that gives up does not close it.
@@ -124,6 +128,14 @@ func (c *child) newEraConn(ctx context.Context) *eraConn {
 				conn.stop(c.sup.opts.ShutdownGrace)
 			}
 			return nil
+		case d.closes != closes:
+			// The first connection restarted meanwhile: this one closes
+			// with it, and the call asks again.
+			d.mu.Unlock()
+			if conn != nil {
+				conn.stop(c.sup.opts.ShutdownGrace)
+			}
+			continue
 		case err != nil:
 			d.retryAt = time.Now().Add(dualRetry)
 			d.mu.Unlock()
@@ -138,7 +150,9 @@ func (c *child) newEraConn(ctx context.Context) *eraConn {
 		d.mu.Unlock()
 		c.sup.log.Info("[EVOKORE] A server speaks both eras; its "+era.SessionlessVersion+" callers are served on a connection of that era", "server", c.spec.ID)
 		go c.superviseNewEra(conn)
-		c.sup.resubscribe(c, conn.cs)
+		// Off the caller's way: one Subscribe per subscribed resource
+		// would otherwise delay the call that opened the connection.
+		go c.sup.resubscribe(c, conn.cs)
 		return conn
 	}
 }
@@ -218,6 +232,7 @@ func (c *child) closeNewEra() {
 	c.dual.mu.Lock()
 	conn := c.dual.conn
 	c.dual.conn = nil
+	c.dual.closes++
 	c.dual.mu.Unlock()
 	if conn != nil {
 		conn.stop(c.sup.opts.ShutdownGrace)
