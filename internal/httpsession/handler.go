@@ -67,7 +67,9 @@ type Router interface {
 	StatelessView(so server.SessionOptions) *server.View
 	// InputSchema is the input schema clients are shown for the tool
 	// they call by name, and whether a client without a session finds it
-	// in tools/list; ok is false when no tool has that name.
+	// in tools/list; ok is false when no tool has that name, and schema
+	// is nil for a child's tool that annotates no argument (no
+	// Mcp-Param-* header to check).
 	InputSchema(name string) (schema any, listed, ok bool)
 	// TakeProxied and StatelessSession serve the fast path (fastcall.go):
 	// a proxied tools/call answered before the SDK decodes it.

@@ -32,8 +32,8 @@ type FastPath interface {
 // call grows its goroutine's stack past the runtime's starting size
 // (router stages, schema validation, the records), so a new goroutine per
 // call would copy its stack two or three times each call; one that waits
-// for the next task keeps what it grew. At most maxIdle wait, the rest
-// end.
+// for the next task keeps what it grew until a collection finds it idle
+// and shrinks it. At most maxIdle wait, the rest end.
 type goroutines struct {
 	tasks chan func()
 	idle  atomic.Int32
