@@ -28,7 +28,7 @@ func TestAppendJSONIsMarshal(t *testing.T) {
 			events.Event{Time: when.Add(time.Duration(i) * time.Millisecond), Type: events.ToolCall, Session: s, Tenant: s, Role: s,
 				Transport: s, Client: s, Tool: s, Server: s, Source: s, Outcome: s, LatencyMs: &lat,
 				Args: json.RawMessage(`{"a":"` + "\\u003c" + `","b":[1,2.5,null]}`), Approval: s, Mode: s, Detail: s,
-				Remote: s, Pid: i * 1000},
+				Remote: s, Run: s, Pid: i * 1000},
 			events.Event{Time: when.In(time.FixedZone("x", 3600)), Type: events.Reload, Detail: s, Pid: -i},
 		)
 	}

@@ -158,8 +158,8 @@ func DropFilePages() int {
 
 // CanDrop reports whether the pages of [lo, hi) lie in one mapping whose
 // pages DropFilePages would drop, so that Drop loses nothing there. The
-// answer holds for the life of the process: such a mapping cannot be
-// written.
+// answer holds while nothing changes the mapping's protection: no code
+// of this process writes a read-only mapping of its file.
 func CanDrop(lo, hi uintptr) bool {
 	b, err := os.ReadFile("/proc/self/smaps")
 	if err != nil {
