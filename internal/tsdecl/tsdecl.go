@@ -57,17 +57,44 @@ func summary(t *mcp.Tool) string {
 	return d
 }
 
-// schema is the part of JSON Schema a declaration reads.
+// schema is the part of JSON Schema a declaration reads (UnmarshalJSON
+// names the keywords).
 type schema struct {
-	Type                 any                `json:"type"`
-	Enum                 []any              `json:"enum"`
-	Const                any                `json:"const"`
-	Items                *schema            `json:"items"`
-	Properties           map[string]*schema `json:"properties"`
-	Required             []string           `json:"required"`
-	AdditionalProperties json.RawMessage    `json:"additionalProperties"`
-	AnyOf                []*schema          `json:"anyOf"`
-	OneOf                []*schema          `json:"oneOf"`
+	Type                 any
+	Enum                 []any
+	Const                any
+	Items                *schema
+	Properties           map[string]*schema
+	Required             []string
+	AdditionalProperties json.RawMessage
+	AnyOf                []*schema
+	OneOf                []*schema
+}
+
+// UnmarshalJSON reads what it can of a schema, keyword by keyword: one it
+// cannot read (a tuple's items, a boolean subschema, a required that is
+// no list) is left out, and types as unknown, instead of leaving the
+// whole tool untyped. A schema that is no object reads as empty.
+func (s *schema) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	read := func(keyword string, into any) {
+		if raw, ok := m[keyword]; ok {
+			_ = json.Unmarshal(raw, into)
+		}
+	}
+	read("type", &s.Type)
+	read("enum", &s.Enum)
+	read("const", &s.Const)
+	read("items", &s.Items)
+	read("properties", &s.Properties)
+	read("required", &s.Required)
+	s.AdditionalProperties = m["additionalProperties"]
+	read("anyOf", &s.AnyOf)
+	read("oneOf", &s.OneOf)
+	return nil
 }
 
 func schemaOf(v any) *schema {

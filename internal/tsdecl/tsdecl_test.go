@@ -2,6 +2,7 @@ package tsdecl_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,5 +27,17 @@ type Content = {type: "text"; text: string} | {type: string; [k: string]: unknow
 `
 	if got := tsdecl.Declarations(tools); got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// A keyword a declaration cannot read (a tuple's items, a boolean
+// subschema, a required that is no list) costs that keyword's typing, not
+// the whole tool's.
+func TestAnOddKeywordLeavesTheRestTyped(t *testing.T) {
+	tools := []*mcp.Tool{{Name: "odd", InputSchema: json.RawMessage(
+		`{"type":"object","properties":{"path":{"type":"string"},"pair":{"type":"array","items":[{"type":"string"},{"type":"number"}]},"any":true},"required":"path"}`)}}
+	want := "  odd(args: {any?: unknown; pair?: unknown[]; path?: string}): Promise<Content[]>;\n"
+	if got := tsdecl.Declarations(tools); !strings.Contains(got, want) {
+		t.Errorf("got:\n%s\nwant the line:\n%s", got, want)
 	}
 }
