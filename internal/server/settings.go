@@ -7,10 +7,11 @@ import (
 	"github.com/evokore/evokore/internal/records"
 )
 
-// PartSettings are the settings of the parts the server composes, each
-// read from the environment by the package that owns it. New reads them
-// from Options.Settings.Env; serve reads them once more at start only to
-// report bad values (ReadPartSettings), with config's.
+// PartSettings are the settings of the parts the server composes: the
+// records', the policy's and the catalog's read by the package that owns
+// them, the natives' here (NativeSettings). New reads them from
+// Options.Settings.Env; every command reads them once more at start only
+// to report bad values (ReadPartSettings), with config's.
 type PartSettings struct {
 	Records records.Settings
 	Policy  policy.Settings
