@@ -209,7 +209,7 @@ func TestWatchdogRunsBeforeTheRoutersPackagesInitialise(t *testing.T) {
 		t.Skip("the watchdog is Linux's")
 	}
 	cmd := exec.Command(testutil.Evokore(t))
-	cmd.Env = []string{"GODEBUG=inittrace=1", "EVOKORE_PROCGROUP_WATCHDOG=EVOKORE_PROCTREE_nobody="}
+	cmd.Env = []string{"GODEBUG=inittrace=1", "EVOKORE_PROCGROUP_WATCHDOG=EVOKORE_PROCTREE_00000000dead="}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("watchdog mode: %v\n%s", err, out)
