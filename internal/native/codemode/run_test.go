@@ -121,3 +121,22 @@ func TestCallsEndWithTheRun(t *testing.T) {
 	}
 }
 
+// The tools object is no tool itself: printing it, turning it into a
+// string or JSON calls nothing; any other name is a tool.
+func TestToolsObjectIsNoTool(t *testing.T) {
+	out, n := run(t, `
+		console.log(tools);
+		return [String(tools), JSON.stringify({t: tools}), typeof tools.hasOwnProperty, typeof tools.any_tool];`, limits)
+	if out.Error != "" {
+		t.Fatalf("run failed: %s", out.Error)
+	}
+	if got := string(out.Value); got != `["[object Object]","{\"t\":{}}","function","function"]` {
+		t.Errorf("value = %s", got)
+	}
+	if len(out.Log) != 1 || out.Log[0] != "{}" {
+		t.Errorf("log = %q", out.Log)
+	}
+	if n != 0 || out.Calls != 0 {
+		t.Errorf("%d tool calls made, reported %d; want none", n, out.Calls)
+	}
+}
