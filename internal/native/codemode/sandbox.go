@@ -264,8 +264,9 @@ func describe(err error) string {
 }
 
 // watchCPU interrupts the engine once the process has used limit of CPU
-// time; RLIMIT_CPU (limitSelf) kills it outright a little later should
-// the engine sit in a long built-in the interrupt cannot reach.
+// time; RLIMIT_CPU (limitSelf) kills it outright one to two seconds
+// later should the engine sit in a long built-in the interrupt cannot
+// reach.
 func (s *sandbox) watchCPU(limit time.Duration) func() {
 	if limit <= 0 {
 		return func() {}
