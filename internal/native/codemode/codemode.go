@@ -96,7 +96,7 @@ func ReadLimits(v *config.Vars) Limits {
 	}
 }
 
-// answer is run_code's result text.
+// result is run_code's answer, as JSON text.
 type result struct {
 	Run string `json:"run"`
 	Outcome

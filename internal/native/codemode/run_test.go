@@ -140,3 +140,11 @@ func TestToolsObjectIsNoTool(t *testing.T) {
 		t.Errorf("%d tool calls made, reported %d; want none", n, out.Calls)
 	}
 }
+
+// A frame over the bound ends the run with an error saying so.
+func TestOverlongFrameEndsTheRun(t *testing.T) {
+	out, _ := run(t, `console.log("x".repeat(17 << 20));`, limits)
+	if want := "the program sent a frame over 16777216 bytes"; out.Error != want {
+		t.Errorf("error = %q, want %q", out.Error, want)
+	}
+}
