@@ -216,6 +216,18 @@ func TestRunCodeInnerCallWaitsForApproval(t *testing.T) {
 	}
 }
 
+// A wall time set past the router's bound on a native call ends before
+// it, so a run held for approval answers with its own error, naming its
+// bound, not the router's generic one.
+func TestRunCodeWallTimeStaysWithinTheRequestTimeout(t *testing.T) {
+	_, cs := codeRig(t, "  alpha_count: require_approval\n",
+		map[string]string{"EVOKORE_PROXY_REQUEST_TIMEOUT_MS": "3000", "EVOKORE_CODE_TIMEOUT_MS": "60000"})
+	r, isErr := runCode(t, cs, `await tools.alpha_count({}); return "approved";`)
+	if !isErr || !strings.Contains(r.Error, "exceeded its wall time of 2s") {
+		t.Errorf("the held run answered %+v, want its wall time, a second inside the request timeout", r)
+	}
+}
+
 // A tool held because its child changed its definition is refused inside
 // a program as it is to the model.
 func TestRunCodePinnedChangedToolRefused(t *testing.T) {

@@ -3,6 +3,7 @@ package server
 import (
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/native/codemode"
 	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/records"
 )
@@ -19,12 +20,14 @@ type PartSettings struct {
 	Natives NativeSettings
 }
 
-// NativeSettings are the switches of the native tools the server
+// NativeSettings are the switches and bounds of the native tools the server
 // registers (registerManagers hands each to its manager).
 type NativeSettings struct {
 	Telemetry        bool // EVOKORE_TELEMETRY
 	SkillWatcher     bool // EVOKORE_SKILL_WATCHER
 	HTTPAllowPrivate bool // EVOKORE_HTTP_ALLOW_PRIVATE: fetch_skill may reach private addresses
+	// Code are run_code's bounds (EVOKORE_CODE_*).
+	Code codemode.Limits
 }
 
 // ReadPartSettings reads every part's settings from env, and what the
@@ -38,6 +41,7 @@ func ReadPartSettings(env config.Env) (PartSettings, []string) {
 			Telemetry:        v.Bool("EVOKORE_TELEMETRY"),
 			SkillWatcher:     v.Bool("EVOKORE_SKILL_WATCHER"),
 			HTTPAllowPrivate: v.Bool("EVOKORE_HTTP_ALLOW_PRIVATE"),
+			Code:             codemode.ReadLimits(v),
 		},
 		Records: records.ReadSettings(v),
 	}

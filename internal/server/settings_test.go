@@ -42,6 +42,11 @@ func TestDeclaredDefaultsAreTheSettingsDefaults(t *testing.T) {
 		"EVOKORE_TELEMETRY":                    strconv.FormatBool(p.Natives.Telemetry),
 		"EVOKORE_SKILL_WATCHER":                strconv.FormatBool(p.Natives.SkillWatcher),
 		"EVOKORE_HTTP_ALLOW_PRIVATE":           strconv.FormatBool(p.Natives.HTTPAllowPrivate),
+		"EVOKORE_CODE_TIMEOUT_MS":              strconv.FormatInt(p.Natives.Code.Wall.Milliseconds(), 10),
+		"EVOKORE_CODE_CPU_MS":                  strconv.FormatInt(p.Natives.Code.CPU.Milliseconds(), 10),
+		"EVOKORE_CODE_MEMORY_MB":               strconv.FormatInt(p.Natives.Code.Memory>>20, 10),
+		"EVOKORE_CODE_MAX_CALLS":               strconv.Itoa(p.Natives.Code.Calls),
+		"EVOKORE_CODE_MAX_OUTPUT_BYTES":        strconv.Itoa(p.Natives.Code.Output),
 		"EVOKORE_HTTP_HOST":                    h.Host,
 		"EVOKORE_HTTP_PORT":                    strconv.Itoa(h.Port),
 		"EVOKORE_AUTH_MODE":                    h.AuthMode,
@@ -91,6 +96,8 @@ func TestPartSettingsReportBadValues(t *testing.T) {
 		"EVOKORE_TOOL_LIST_PAGE_SIZE":   "lots",
 		"EVOKORE_TOOL_SCHEMA_MODE":      "Lazy",
 		"EVOKORE_SECURITY_DEFAULT_DENY": "sure",
+		"EVOKORE_CODE_TIMEOUT_MS":       "soon",
+		"EVOKORE_CODE_MAX_CALLS":        "0",
 	}))
 	want := []string{
 		`Ignoring EVOKORE_SECURITY_DEFAULT_DENY="sure": want 1, true, on or yes (or 0, false, off, no).`,
@@ -98,6 +105,8 @@ func TestPartSettingsReportBadValues(t *testing.T) {
 		`Ignoring EVOKORE_TOOL_LIST_PAGE_SIZE="lots": want a number.`,
 		`Unknown EVOKORE_TOOL_SCHEMA_MODE 'lazy'. Using full schemas.`,
 		`Ignoring EVOKORE_TELEMETRY="enabled": want 1, true, on or yes (or 0, false, off, no).`,
+		`Ignoring EVOKORE_CODE_TIMEOUT_MS="soon": want a positive number of milliseconds.`,
+		`Ignoring EVOKORE_CODE_MAX_CALLS="0": want a positive number.`,
 		`Ignoring EVOKORE_AUDIT_MAX_BYTES="lots": want a positive number.`,
 		`Ignoring EVOKORE_AUDIT_KEEP="-1": want a positive number.`,
 	}
@@ -106,7 +115,8 @@ func TestPartSettingsReportBadValues(t *testing.T) {
 	}
 	if p.Natives.Telemetry || p.Policy.DefaultDeny || p.Records.AuditKeep != config.DefaultAuditKeep ||
 		p.Records.AuditMaxBytes != config.DefaultAuditMaxBytes || p.Catalog.Discovery.Mode != config.ModeDynamic ||
-		!p.Catalog.Discovery.ModeSet || p.Catalog.PageSize != config.DefaultToolListPageSize || p.Catalog.SchemaMode != config.DefaultToolSchemaMode {
+		!p.Catalog.Discovery.ModeSet || p.Catalog.PageSize != config.DefaultToolListPageSize || p.Catalog.SchemaMode != config.DefaultToolSchemaMode ||
+		p.Natives.Code.Wall != config.DefaultCodeTimeout || p.Natives.Code.Calls != config.DefaultCodeMaxCalls {
 		t.Errorf("bad values did not take their fallbacks: %+v", p)
 	}
 	p, _ = server.ReadPartSettings(config.NewEnv(map[string]string{"EVOKORE_TOOL_LIST_PAGE_SIZE": "0"}))

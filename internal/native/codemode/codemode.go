@@ -23,8 +23,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os/exec"
-	"strconv"
 	"strings"
 	"time"
 
@@ -37,19 +37,36 @@ import (
 
 // Options configure run_code.
 type Options struct {
-	// Env holds the EVOKORE_CODE_* bounds.
-	Env config.Env
+	// Limits are the EVOKORE_CODE_* bounds (ReadLimits).
+	Limits Limits
+	// NativeTimeout is the router's bound on a native call
+	// (EVOKORE_PROXY_REQUEST_TIMEOUT_MS); zero is none.
+	NativeTimeout time.Duration
 	// Command starts a sandbox process; nil is SelfCommand.
 	Command func() (*exec.Cmd, error)
 }
 
 // Register binds run_code.
 func Register(t *native.Table, host *native.Host, o Options) {
-	m := &manager{host: host, command: o.Command, limits: ReadLimits(o.Env)}
+	l := o.Limits
+	l.Wall = wallWithin(l.Wall, o.NativeTimeout)
+	m := &manager{host: host, command: o.Command, limits: l}
 	if m.command == nil {
 		m.command = SelfCommand
 	}
 	t.Bind(native.RunCode, m.runCode)
+}
+
+// wallWithin is the wall time of a run under the router's bound on a
+// native call: a run must end before it, so the model reads the run's
+// own answer (which bound, the log so far) and not the router's "did not
+// finish". It ends a second before, or halfway under a bound of less
+// than two seconds, time to kill the sandbox and answer.
+func wallWithin(wall, native time.Duration) time.Duration {
+	if native <= 0 {
+		return wall
+	}
+	return min(wall, native-min(time.Second, native/2))
 }
 
 type manager struct {
@@ -58,39 +75,28 @@ type manager struct {
 	limits  Limits
 }
 
-// ReadLimits reads the EVOKORE_CODE_* bounds; an absent or unusable
-// value keeps its default.
-func ReadLimits(env config.Env) Limits {
-	l := Limits{
-		Wall:   config.DefaultCodeTimeout,
-		CPU:    config.DefaultCodeCPU,
-		Memory: config.DefaultCodeMemoryMB << 20,
-		Calls:  config.DefaultCodeMaxCalls,
-		Output: config.DefaultCodeMaxOutputBytes,
+// maxMemoryMB is the largest EVOKORE_CODE_MEMORY_MB, 1 TiB: far past any
+// real bound, and far from overflowing when counted in bytes.
+const maxMemoryMB = 1 << 20
+
+// ReadLimits reads the EVOKORE_CODE_* bounds; v collects what it cannot
+// use, which keeps its default.
+func ReadLimits(v *config.Vars) Limits {
+	mb := v.Positive("EVOKORE_CODE_MEMORY_MB")
+	if mb > maxMemoryMB {
+		v.Warn(fmt.Sprintf("Ignoring EVOKORE_CODE_MEMORY_MB=%d: want at most %d (1 TiB).", mb, maxMemoryMB))
+		mb = config.DefaultCodeMemoryMB
 	}
-	positive := func(name string) (int, bool) {
-		n, err := strconv.Atoi(strings.TrimSpace(env.Get(name)))
-		return n, err == nil && n > 0
+	return Limits{
+		Wall:   v.Millis("EVOKORE_CODE_TIMEOUT_MS", 0),
+		CPU:    v.Millis("EVOKORE_CODE_CPU_MS", 0),
+		Memory: int64(mb) << 20,
+		Calls:  v.Positive("EVOKORE_CODE_MAX_CALLS"),
+		Output: v.Positive("EVOKORE_CODE_MAX_OUTPUT_BYTES"),
 	}
-	if n, ok := positive("EVOKORE_CODE_TIMEOUT_MS"); ok {
-		l.Wall = time.Duration(n) * time.Millisecond
-	}
-	if n, ok := positive("EVOKORE_CODE_CPU_MS"); ok {
-		l.CPU = time.Duration(n) * time.Millisecond
-	}
-	if n, ok := positive("EVOKORE_CODE_MEMORY_MB"); ok {
-		l.Memory = int64(n) << 20
-	}
-	if n, ok := positive("EVOKORE_CODE_MAX_CALLS"); ok {
-		l.Calls = n
-	}
-	if n, ok := positive("EVOKORE_CODE_MAX_OUTPUT_BYTES"); ok {
-		l.Output = n
-	}
-	return l
 }
 
-// answer is run_code's result text.
+// result is run_code's answer, as JSON text.
 type result struct {
 	Run string `json:"run"`
 	Outcome

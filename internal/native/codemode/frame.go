@@ -55,7 +55,7 @@ type done struct {
 // a log line, the returned value.
 const maxFrame = 16 << 20
 
-var errFrameTooLarge = fmt.Errorf("a frame exceeded %d bytes", maxFrame)
+var errFrameTooLarge = fmt.Errorf("a frame over %d bytes", maxFrame)
 
 // frameReader reads one frame at a time, refusing any over maxFrame.
 type frameReader struct{ r *bufio.Reader }

@@ -13,9 +13,9 @@ import (
 // limitSelf bounds the sandbox process before it parses the program:
 // its address space may grow by l.Memory beyond what it maps now
 // (RLIMIT_AS, which the Go runtime meets as a failed allocation and ends
-// the process with "out of memory"), and its CPU time is capped a second
-// past l.CPU (RLIMIT_CPU, a backstop to the engine's interrupt). The
-// program cannot raise them: it has no system calls.
+// the process with "out of memory"), and its CPU time is capped one to
+// two seconds past l.CPU (RLIMIT_CPU, a backstop to the engine's
+// interrupt). The program cannot raise them: it has no system calls.
 func limitSelf(l Limits) error {
 	tuneRuntime()
 	if l.Memory > 0 {
@@ -29,8 +29,12 @@ func limitSelf(l Limits) error {
 		}
 	}
 	if l.CPU > 0 {
-		secs := uint64(l.CPU/time.Second) + 2
-		if err := syscall.Setrlimit(syscall.RLIMIT_CPU, &syscall.Rlimit{Cur: secs, Max: secs + 1}); err != nil {
+		// RLIMIT_CPU counts whole seconds: the first at least a second
+		// past l.CPU. The soft limit is the hard one: the Go runtime
+		// ignores the SIGXCPU a soft limit sends, so only the hard
+		// limit's SIGKILL ends the process.
+		secs := uint64((l.CPU+time.Second-1)/time.Second) + 1
+		if err := syscall.Setrlimit(syscall.RLIMIT_CPU, &syscall.Rlimit{Cur: secs, Max: secs}); err != nil {
 			return fmt.Errorf("RLIMIT_CPU: %w", err)
 		}
 	}

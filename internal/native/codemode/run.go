@@ -47,23 +47,32 @@ const stderrTail = 4 << 10
 
 // Run runs code in a sandbox process that command starts, under l,
 // sending each tool call to call. Run returns once the sandbox is gone
-// and every tool call it started has returned.
+// and every tool call it started has returned; calls still running when
+// the program ended are cancelled.
 func Run(ctx context.Context, command func() (*exec.Cmd, error), code string, l Limits, call Caller) Outcome {
 	r := &run{limits: l, call: call}
 	ctx, cancel := context.WithTimeout(ctx, l.Wall)
 	defer cancel()
 	r.ctx = ctx
+	r.callCtx, r.endCalls = context.WithCancel(ctx)
+	defer r.endCalls()
 	r.execute(command, code)
 	r.calls.Wait()
 	return r.out
 }
 
 type run struct {
-	ctx    context.Context
-	limits Limits
-	call   Caller
-	out    Outcome
-	logLen int
+	// ctx is the run's, bounded by its wall time; callCtx, the tool
+	// calls', also ends (endCalls) when the program does: nothing is
+	// left to read a result, and a call held for approval would hold
+	// the answer until the wall time.
+	ctx      context.Context
+	callCtx  context.Context
+	endCalls context.CancelFunc
+	limits   Limits
+	call     Caller
+	out      Outcome
+	logLen   int
 
 	stdin   io.WriteCloser
 	writeMu sync.Mutex
@@ -109,6 +118,7 @@ func (r *run) execute(command func() (*exec.Cmd, error), code string) {
 		_ = cmd.Process.Kill()
 	}()
 	finished := r.converse(stdout, code)
+	r.endCalls()
 	close(stopped)
 	_ = stdin.Close()
 	waitErr := cmd.Wait()
@@ -165,15 +175,20 @@ func (r *run) dispatch(c callFrame) {
 		defer r.calls.Done()
 		select {
 		case r.slots <- struct{}{}:
-		case <-r.ctx.Done():
+		case <-r.callCtx.Done():
 			return
 		}
 		defer func() { <-r.slots }()
+		if r.callCtx.Err() != nil {
+			// The run ended while this call waited for its slot (select
+			// picks either ready case).
+			return
+		}
 		args := c.Args
 		if len(args) == 0 {
 			args = json.RawMessage("{}")
 		}
-		res, err := r.call(r.ctx, c.Name, args)
+		res, err := r.call(r.callCtx, c.Name, args)
 		_ = r.write(answer(c.ID, c.Name, res, err))
 	}()
 }

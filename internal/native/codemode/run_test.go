@@ -82,3 +82,69 @@ func TestBoundsEndRuns(t *testing.T) {
 		})
 	}
 }
+
+// A run's tool calls end with it: once the program has returned, or a
+// bound has stopped it, a call still running (one held for approval) is
+// cancelled and a call still waiting for a slot never starts, so the
+// answer does not wait for the wall time.
+func TestCallsEndWithTheRun(t *testing.T) {
+	if !codemode.Supported {
+		t.Skip("run_code bounds memory on Linux only")
+	}
+	l := limits
+	l.Wall = 10 * time.Second
+	capped := l
+	capped.Calls = 5
+	for _, tc := range []struct {
+		name, code string
+		l          codemode.Limits
+	}{
+		{"returned", `for (let i = 0; i < 20; i++) { tools.held({i}); } return "left";`, l},
+		{"call cap", `for (let i = 0; i < 20; i++) { tools.held({i}); } await tools.held({});`, capped},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var started atomic.Int64
+			held := func(ctx context.Context, _ string, _ json.RawMessage) (*mcp.CallToolResult, error) {
+				started.Add(1)
+				<-ctx.Done()
+				return nil, ctx.Err()
+			}
+			begun := time.Now()
+			codemode.Run(context.Background(), codemode.SelfCommand, tc.code, tc.l, held)
+			if took := time.Since(begun); took > tc.l.Wall/2 {
+				t.Errorf("the run answered after %s; its calls held it toward its wall time of %s", took, tc.l.Wall)
+			}
+			if n := started.Load(); n > 4 {
+				t.Errorf("%d calls started; only the 4 that had slots when the run ended should have", n)
+			}
+		})
+	}
+}
+
+// The tools object is no tool itself: printing it, turning it into a
+// string or JSON calls nothing; any other name is a tool.
+func TestToolsObjectIsNoTool(t *testing.T) {
+	out, n := run(t, `
+		console.log(tools);
+		return [String(tools), JSON.stringify({t: tools}), typeof tools.hasOwnProperty, typeof tools.any_tool];`, limits)
+	if out.Error != "" {
+		t.Fatalf("run failed: %s", out.Error)
+	}
+	if got := string(out.Value); got != `["[object Object]","{\"t\":{}}","function","function"]` {
+		t.Errorf("value = %s", got)
+	}
+	if len(out.Log) != 1 || out.Log[0] != "{}" {
+		t.Errorf("log = %q", out.Log)
+	}
+	if n != 0 || out.Calls != 0 {
+		t.Errorf("%d tool calls made, reported %d; want none", n, out.Calls)
+	}
+}
+
+// A frame over the bound ends the run with an error saying so.
+func TestOverlongFrameEndsTheRun(t *testing.T) {
+	out, _ := run(t, `console.log("x".repeat(17 << 20));`, limits)
+	if want := "the program sent a frame over 16777216 bytes"; out.Error != want {
+		t.Errorf("error = %q, want %q", out.Error, want)
+	}
+}

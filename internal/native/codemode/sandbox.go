@@ -115,7 +115,8 @@ func (s *sandbox) install() error {
 		}
 		return s.call(name.String(), c.Argument(1))
 	})
-	tools := s.vm.NewDynamicObject(toolsObject{s: s, call: callFn})
+	proto := s.vm.Get("Object").ToObject(s.vm).Get("prototype").ToObject(s.vm)
+	tools := s.vm.NewDynamicObject(toolsObject{s: s, call: callFn, proto: proto})
 	if err := s.vm.Set("tools", tools); err != nil {
 		return err
 	}
@@ -142,24 +143,33 @@ func (s *sandbox) install() error {
 }
 
 // toolsObject is the program's tools: any property is a function calling
-// the tool of that name, except call, which takes the name.
+// the tool of that name, except call, which takes the name, and the
+// names the engine looks up on any object, which must not call a tool:
+// whatever Object.prototype has (String(tools) reads toString), toJSON
+// (JSON.stringify, so console.log) and then (await). Those read as on a
+// plain object; a tool so named is reached with tools.call.
 type toolsObject struct {
-	s    *sandbox
-	call goja.Value
+	s     *sandbox
+	call  goja.Value
+	proto *goja.Object // Object.prototype
 }
 
 func (t toolsObject) Get(key string) goja.Value {
 	if key == "call" {
 		return t.call
 	}
-	if key == "then" {
-		// await tools must not mistake it for a promise.
-		return nil
+	if !t.Has(key) {
+		return nil // the prototype's, or undefined
 	}
 	return t.s.vm.ToValue(func(c goja.FunctionCall) goja.Value { return t.s.call(key, c.Argument(0)) })
 }
+
+// Has reports whether key names a tool.
+func (t toolsObject) Has(key string) bool {
+	return key != "then" && key != "toJSON" && t.proto.Get(key) == nil
+}
+
 func (toolsObject) Set(string, goja.Value) bool { return false }
-func (toolsObject) Has(key string) bool         { return key != "then" }
 func (toolsObject) Delete(string) bool          { return false }
 func (toolsObject) Keys() []string              { return nil }
 
@@ -254,8 +264,9 @@ func describe(err error) string {
 }
 
 // watchCPU interrupts the engine once the process has used limit of CPU
-// time; RLIMIT_CPU (limitSelf) kills it outright a little later should
-// the engine sit in a long built-in the interrupt cannot reach.
+// time; RLIMIT_CPU (limitSelf) kills it outright one to two seconds
+// later should the engine sit in a long built-in the interrupt cannot
+// reach.
 func (s *sandbox) watchCPU(limit time.Duration) func() {
 	if limit <= 0 {
 		return func() {}
