@@ -331,3 +331,25 @@ func TestReasonsSayWhatWasCloseInMeaning(t *testing.T) {
 	}
 	t.Fatal("desktop_get_recent_tool_calls is not in the top 5")
 }
+
+// A name's abbreviation is a guess: on a short query it ranks below the
+// tools whose name or server holds the query word (or its jargon: pr →
+// pull, rm → delete), and only leads when no word matched ("gcpr").
+func TestAbbreviationRanksBelowWordMatches(t *testing.T) {
+	snap, _ := loadRetrieval(t)
+	for query, want := range map[string]string{
+		"pr":   "_pull_request",
+		"db":   "mongodb_",
+		"rm":   "_delete_",
+		"fs":   "fs_",
+		"gcpr": "github_create_pull_request",
+	} {
+		var names []string
+		for _, m := range snap.Search(query, 3) {
+			names = append(names, m.Entry.Name)
+		}
+		if len(names) == 0 || !strings.Contains(names[0], want) {
+			t.Errorf("%q: ranked %v, want a tool with %q in its name first", query, names, want)
+		}
+	}
+}

@@ -319,6 +319,15 @@ func (c candidate) better(o candidate) bool {
 	return c.doc < o.doc
 }
 
+// abbreviationTop is the score of a query's best abbreviation guess, the
+// others scaled by their fuzzy score against it. It is on the engine's
+// fused scale (lexical share 0..1 plus half the cosine) and under a
+// tool that holds the query word itself (lexical 1): "pr" is
+// github_get_pull_request (jargon pr → pull) before pdf_read_pdf_bytes,
+// and "gcpr", which no word matches, still finds
+// github_create_pull_request.
+const abbreviationTop = 0.9
+
 // maxAbbreviationCandidates bounds the names an abbreviation is scored
 // against; a pattern that many names contain says nothing specific.
 const maxAbbreviationCandidates = 500
@@ -344,6 +353,7 @@ func (ix *index) abbreviations(q string) []candidate {
 		names[j] = ix.names[i]
 	}
 	var out []candidate
+	best := 0
 	for _, m := range fuzzy.Find(q, names) {
 		// Only abbreviation-shaped matches: most matched letters start a
 		// word of the name.
@@ -356,7 +366,9 @@ func (ix *index) abbreviations(q string) []candidate {
 		if starts*2 < len(m.MatchedIndexes) {
 			continue
 		}
-		out = append(out, candidate{doc: cand[m.Index], tier: 2, score: 1 + float64(m.Score)/10, reason: "abbreviation: " + q})
+		best = max(best, m.Score, 1)
+		score := abbreviationTop * float64(max(m.Score, 1)) / float64(best)
+		out = append(out, candidate{doc: cand[m.Index], tier: 2, score: score, reason: "abbreviation: " + q})
 	}
 	return out
 }
