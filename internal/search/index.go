@@ -898,13 +898,9 @@ func coverageFactor(cov, exp float64) float64 {
 }
 
 // Standing is where one document stands for a query, for explaining why
-// it is or is not among the results.
+// it is not among the results. Its rank is the caller's: only the caller
+// knows the tiers and reranking around the engine's order.
 type Standing struct {
-	// Rank is the document's 1-based place among every ranked document;
-	// 0 when it is not ranked.
-	Rank int
-	// Hit is its hit when ranked.
-	Hit Hit
 	// Abstained is the search's reason when it returned nothing.
 	Abstained string
 	// Words are the query words the document holds (exactly or through a
@@ -926,12 +922,6 @@ func (ix *Index) Stand(text string, doc int) Standing {
 	q := ix.Analyze(text)
 	res := ix.SearchQuery(q, ix.n, nil)
 	st.Abstained = res.Why
-	for i, h := range res.Hits {
-		if h.Doc == doc {
-			st.Rank, st.Hit = i+1, h
-			break
-		}
-	}
 	for _, c := range q.concepts {
 		for _, al := range c.alts {
 			if al.via == ViaMeaning {

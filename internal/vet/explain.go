@@ -58,7 +58,7 @@ func Explain(w io.Writer, o ExplainOptions) error {
 	if o.WhyNot == "" {
 		return nil
 	}
-	reason := snap.WhyNot(q, o.WhyNot, limit)
+	reason := snap.WhyNot(q, o.WhyNot, limit, nil)
 	if e, ok := snap.Lookup(o.WhyNot); ok && e.Quarantine == "" {
 		var profile *catalog.Profile
 		for _, p := range budget.Profiles(cfg) {
