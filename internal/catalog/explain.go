@@ -7,8 +7,9 @@ import (
 )
 
 // Signals renders how a match scored, for discover_tools' explain and
-// `evokore vet --explain`: its tier, then for a relevance match the
-// lexical score (relative to the best), the cosine in meaning and the
+// `evokore vet --explain`: its tier (an abbreviation of the name is named
+// as such, though it ranks with relevance), then for a relevance match
+// the lexical score (relative to the best), the cosine in meaning and the
 // fused score, then the reasons.
 func (m Match) Signals() string {
 	var b strings.Builder
@@ -18,9 +19,15 @@ func (m Match) Signals() string {
 	case 1:
 		b.WriteString("tier name prefix")
 	default:
-		fmt.Fprintf(&b, "tier relevance: lexical %.2f, meaning %.2f, score %.2f", m.Lexical, m.Semantic, m.Score)
+		tier := "relevance"
+		if m.Abbreviation {
+			tier = "abbreviation (ranked with relevance)"
+		}
+		fmt.Fprintf(&b, "tier %s: lexical %.2f, meaning %.2f, score %.2f", tier, m.Lexical, m.Semantic, m.Score)
 	}
-	if m.Tier == 2 && m.Lexical == 0 {
+	// An abbreviation holds no query word by design; it did not join on
+	// meaning.
+	if m.Tier == 2 && m.Lexical == 0 && !m.Abbreviation {
 		b.WriteString("; no query word matched: joined on meaning alone")
 	}
 	if len(m.Reasons) > 0 {

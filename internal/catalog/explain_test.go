@@ -22,3 +22,17 @@ func TestWhyNotRanksAsFindDoes(t *testing.T) {
 		t.Errorf("WhyNot: %q, want %q", got, want)
 	}
 }
+
+// A tool found as an abbreviation of its name says so, not that it joined
+// on meaning alone: no query word is in "github_create_pull_request", and
+// its cosine with "gcpr" is nothing.
+func TestSignalsNameAnAbbreviation(t *testing.T) {
+	snap, _ := loadRetrieval(t)
+	ms := snap.Search("gcpr", 1)
+	if len(ms) == 0 || ms[0].Entry.Name != "github_create_pull_request" {
+		t.Fatalf("gcpr: %v", ms)
+	}
+	if got := ms[0].Signals(); !strings.HasPrefix(got, "tier abbreviation") || strings.Contains(got, "meaning alone") {
+		t.Errorf("signals %q: want the abbreviation tier, not meaning alone", got)
+	}
+}

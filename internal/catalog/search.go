@@ -31,6 +31,10 @@ type Match struct {
 	Score float64
 	// Tier is 0 for an exact name, 1 for a name prefix, 2 for relevance.
 	Tier int
+	// Abbreviation is true when the query matched as an abbreviation of
+	// the name, scored among the relevance matches (tier 2): no query
+	// word need be in the tool.
+	Abbreviation bool
 	// Reasons say why the tool matched ("name: read (typo: raed)").
 	Reasons []string
 	// Lexical and Semantic are the relevance signals (search.Hit): the
@@ -264,7 +268,7 @@ func (s *Snapshot) Find(query string, limit int) Found {
 	}
 	out := make([]Match, len(cands))
 	for i, c := range cands {
-		out[i] = Match{Entry: ix.entries[c.doc], Tier: c.tier, Score: c.score, Reasons: c.reasons, Lexical: c.lexical, Semantic: c.semantic}
+		out[i] = Match{Entry: ix.entries[c.doc], Tier: c.tier, Abbreviation: c.abbreviation, Score: c.score, Reasons: c.reasons, Lexical: c.lexical, Semantic: c.semantic}
 	}
 	return Found{Matches: out}
 }
@@ -302,6 +306,8 @@ type candidate struct {
 	score   float64
 	reason  string
 	reasons []string
+	// abbreviation: the query matched as an abbreviation of the name.
+	abbreviation bool
 	// lexical and semantic are the engine's signals for a relevance
 	// match.
 	lexical, semantic float64
@@ -368,7 +374,7 @@ func (ix *index) abbreviations(q string) []candidate {
 		}
 		best = max(best, m.Score, 1)
 		score := abbreviationTop * float64(max(m.Score, 1)) / float64(best)
-		out = append(out, candidate{doc: cand[m.Index], tier: 2, score: score, reason: "abbreviation: " + q})
+		out = append(out, candidate{doc: cand[m.Index], tier: 2, abbreviation: true, score: score, reason: "abbreviation: " + q})
 	}
 	return out
 }
