@@ -191,7 +191,14 @@ func whyNot(p Projection, sess *session.Session, q, name string, limit int, rank
 	e, ok := snap.Lookup(name)
 	if ch, isCh := p.(Children); isCh {
 		for _, srv := range ch.Status() {
-			if srv.Status != status.Connected && (strings.HasPrefix(name, srv.ID+"_") || (!ok && srv.RegisteredToolCount == 0)) {
+			// A tool the catalog holds names its server; an unknown name
+			// may be a server's whose prefix it starts with (any name,
+			// for an empty prefix) or one's that listed nothing yet.
+			its := ok && e.Server == srv.ID
+			if !ok {
+				its = strings.HasPrefix(name, srv.NamePrefix) || srv.RegisteredToolCount == 0
+			}
+			if srv.Status != status.Connected && its {
 				why := srv.Status
 				if srv.LastError != "" {
 					why += ": " + srv.LastError
