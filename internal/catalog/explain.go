@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/evokore/evokore/internal/search"
 )
 
 // Signals renders how a match scored, for discover_tools' explain and
@@ -23,12 +25,9 @@ func (m Match) Signals() string {
 		if m.Abbreviation {
 			tier = "abbreviation (ranked with relevance)"
 		}
-		fmt.Fprintf(&b, "tier %s: lexical %.2f, meaning %.2f, score %.2f", tier, m.Lexical, m.Semantic, m.Score)
-	}
-	// An abbreviation holds no query word by design; it did not join on
-	// meaning.
-	if m.Tier == 2 && m.Lexical == 0 && !m.Abbreviation {
-		b.WriteString("; no query word matched: joined on meaning alone")
+		// An abbreviation holds no query word by design; it did not join
+		// on meaning.
+		b.WriteString(search.Relevance(tier, m.Lexical, m.Semantic, m.Score, m.Lexical == 0 && !m.Abbreviation))
 	}
 	if len(m.Reasons) > 0 {
 		b.WriteString("; matched " + strings.Join(m.Reasons, ", "))

@@ -122,6 +122,19 @@ type Hit struct {
 	Lexical, Semantic float64
 }
 
+// Relevance renders a relevance match's signals for explain, after its
+// tier label: "tier <tier>: lexical L, meaning M, score S", the lexical
+// score relative to the best, the cosine in meaning and the fused score.
+// alone adds that it joined on meaning alone (no query word matched it,
+// nor did it match some other way, such as a name's abbreviation).
+func Relevance(tier string, lexical, semantic, score float64, alone bool) string {
+	s := fmt.Sprintf("tier %s: lexical %.2f, meaning %.2f, score %.2f", tier, lexical, semantic, score)
+	if alone {
+		s += "; no query word matched: joined on meaning alone"
+	}
+	return s
+}
+
 // Result is a search's answer.
 type Result struct {
 	Hits []Hit
