@@ -2,12 +2,16 @@ package catalog
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/evokore/evokore/internal/search"
 )
 
 // Signals renders how a match scored, for discover_tools' explain and
-// `evokore vet --explain`: its tier, then for a relevance match the
-// lexical score (relative to the best), the cosine in meaning and the
+// `evokore vet --explain`: its tier (an abbreviation of the name is named
+// as such, though it ranks with relevance), then for a relevance match
+// the lexical score (relative to the best), the cosine in meaning and the
 // fused score, then the reasons.
 func (m Match) Signals() string {
 	var b strings.Builder
@@ -17,10 +21,13 @@ func (m Match) Signals() string {
 	case 1:
 		b.WriteString("tier name prefix")
 	default:
-		fmt.Fprintf(&b, "tier relevance: lexical %.2f, meaning %.2f, score %.2f", m.Lexical, m.Semantic, m.Score)
-	}
-	if m.Tier == 2 && m.Lexical == 0 {
-		b.WriteString("; no query word matched: joined on meaning alone")
+		tier := "relevance"
+		if m.Abbreviation {
+			tier = "abbreviation (ranked with relevance)"
+		}
+		// An abbreviation holds no query word by design; it did not join
+		// on meaning.
+		b.WriteString(search.Relevance(tier, m.Lexical, m.Semantic, m.Score, m.Lexical == 0 && !m.Abbreviation))
 	}
 	if len(m.Reasons) > 0 {
 		b.WriteString("; matched " + strings.Join(m.Reasons, ", "))
@@ -31,9 +38,11 @@ func (m Match) Signals() string {
 // WhyNot says why the tool named name is not among the first limit
 // results for query, or where it is: not in the catalog, held by pinning,
 // ranked below the limit, or not matched (with the query words it holds
-// and how close it is in meaning). Who may see or call it (profile,
-// role) and whether its server is ready are the router's to add.
-func (s *Snapshot) WhyNot(query, name string, limit int) string {
+// and how close it is in meaning). ranked is every match in the order the
+// caller shows them (a reranker's order, say); nil is Find's. Who may see
+// or call it (profile, role) and whether its server is ready are the
+// router's to add.
+func (s *Snapshot) WhyNot(query, name string, limit int, ranked []Match) string {
 	e, ok := s.Lookup(name)
 	if !ok {
 		return fmt.Sprintf("no tool named %q is in the catalog", name)
@@ -41,24 +50,26 @@ func (s *Snapshot) WhyNot(query, name string, limit int) string {
 	if e.Quarantine != "" {
 		return fmt.Sprintf("held by tool pinning (%s): search never returns it until an operator accepts it with `evokore pins`", e.Quarantine)
 	}
-	for i, m := range s.Find(query, limit).Matches {
-		if m.Entry == e {
+	if ranked == nil {
+		ranked = s.Find(query, len(s.Entries)).Matches
+	}
+	// The rank comes from the same list as the results, exact names,
+	// prefixes and abbreviations included, so it is the place the tool
+	// would have had.
+	for i, m := range ranked {
+		if m.Entry != e {
+			continue
+		}
+		if i < limit {
 			return fmt.Sprintf("it is result %d (%s)", i+1, m.Signals())
 		}
+		return fmt.Sprintf("ranked %d, below the limit of %d (%s)", i+1, limit, m.Signals())
 	}
 	ix := s.searchIndex()
-	doc := -1
-	for i, x := range ix.entries {
-		if x == e {
-			doc = i
-			break
-		}
-	}
+	doc := slices.Index(ix.entries, e)
 	st := ix.engine.Stand(query, doc)
 	meaning := fmt.Sprintf("its meaning is %.2f close to the query's", st.Semantic)
 	switch {
-	case st.Rank > 0:
-		return fmt.Sprintf("ranked %d by relevance, below the limit of %d (lexical %.2f, meaning %.2f, score %.2f)", st.Rank, limit, st.Hit.Lexical, st.Hit.Semantic, st.Hit.Score)
 	case st.Abstained != "":
 		return "the search abstained: " + st.Abstained
 	case len(st.Words) == 0:

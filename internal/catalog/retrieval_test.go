@@ -94,9 +94,9 @@ func evaluate(snap *Snapshot, queries []retrievalQuery) retrievalScores {
 // Thresholds committed from measurement; the run that set them is in the
 // closing note of the discovery issue. They sit a little under what the
 // ranker scores so that noise-free refactors pass and regressions fail.
-// Recall@1 went from 0.63 to 0.625 when run_code joined the natives: one
-// more document moves every term's weight, and one query's top hit
-// (209 of 332 queries right first, against 210) with it.
+// Recall@1 measured 0.625 when run_code joined the natives (one more
+// document moves every term's weight, and one query's top hit with it);
+// soft matching brought it to 0.639, and the floor back to 0.63.
 var retrievalFloor = retrievalScores{
 	Scores:    searcheval.Scores{Recall1: 0.63, Recall5: 0.84, Recall10: 0.90, MRR: 0.74, NDCG10: 0.765},
 	ExactTop1: 1.0,
@@ -330,4 +330,26 @@ func TestReasonsSayWhatWasCloseInMeaning(t *testing.T) {
 		return
 	}
 	t.Fatal("desktop_get_recent_tool_calls is not in the top 5")
+}
+
+// A name's abbreviation is a guess: on a short query it ranks below the
+// tools whose name or server holds the query word (or its jargon: pr →
+// pull, rm → delete), and only leads when no word matched ("gcpr").
+func TestAbbreviationRanksBelowWordMatches(t *testing.T) {
+	snap, _ := loadRetrieval(t)
+	for query, want := range map[string]string{
+		"pr":   "_pull_request",
+		"db":   "mongodb_",
+		"rm":   "_delete_",
+		"fs":   "fs_",
+		"gcpr": "github_create_pull_request",
+	} {
+		var names []string
+		for _, m := range snap.Search(query, 3) {
+			names = append(names, m.Entry.Name)
+		}
+		if len(names) == 0 || !strings.Contains(names[0], want) {
+			t.Errorf("%q: ranked %v, want a tool with %q in its name first", query, names, want)
+		}
+	}
 }

@@ -31,6 +31,10 @@ type Match struct {
 	Score float64
 	// Tier is 0 for an exact name, 1 for a name prefix, 2 for relevance.
 	Tier int
+	// Abbreviation is true when the query matched as an abbreviation of
+	// the name, scored among the relevance matches (tier 2): no query
+	// word need be in the tool.
+	Abbreviation bool
 	// Reasons say why the tool matched ("name: read (typo: raed)").
 	Reasons []string
 	// Lexical and Semantic are the relevance signals (search.Hit): the
@@ -73,9 +77,12 @@ var (
 	coverageExp   = 0.5
 	minConfidence = 0.3
 	minEvidence   = 0.8
-	// semanticWeight and semanticFloor fuse offline semantic similarity
-	// (internal/search, vectors.go), tuned on queries.json and
-	// queries_extra.json only; queries_heldout.json judges them.
+	// semanticWeight, semanticFloor and semanticJoin fuse offline
+	// semantic similarity (internal/search, vectors.go). TestTuneSemantic
+	// swept the weight and the join on queries.json and
+	// queries_extra.json only; the floor, the cosine at which meaning
+	// answers when the lexical floors abstain, was set, not swept.
+	// queries_heldout.json judges them.
 	semanticWeight = 0.5
 	semanticFloor  = 0.8
 	semanticJoin   = 0.6
@@ -264,7 +271,7 @@ func (s *Snapshot) Find(query string, limit int) Found {
 	}
 	out := make([]Match, len(cands))
 	for i, c := range cands {
-		out[i] = Match{Entry: ix.entries[c.doc], Tier: c.tier, Score: c.score, Reasons: c.reasons, Lexical: c.lexical, Semantic: c.semantic}
+		out[i] = Match{Entry: ix.entries[c.doc], Tier: c.tier, Abbreviation: c.abbreviation, Score: c.score, Reasons: c.reasons, Lexical: c.lexical, Semantic: c.semantic}
 	}
 	return Found{Matches: out}
 }
@@ -302,6 +309,8 @@ type candidate struct {
 	score   float64
 	reason  string
 	reasons []string
+	// abbreviation: the query matched as an abbreviation of the name.
+	abbreviation bool
 	// lexical and semantic are the engine's signals for a relevance
 	// match.
 	lexical, semantic float64
@@ -318,6 +327,15 @@ func (c candidate) better(o candidate) bool {
 	}
 	return c.doc < o.doc
 }
+
+// abbreviationTop is the score of a query's best abbreviation guess, the
+// others scaled by their fuzzy score against it. It is on the engine's
+// fused scale (lexical share 0..1 plus half the cosine) and under a
+// tool that holds the query word itself (lexical 1): "pr" is
+// github_get_pull_request (jargon pr → pull) before pdf_read_pdf_bytes,
+// and "gcpr", which no word matches, still finds
+// github_create_pull_request.
+const abbreviationTop = 0.9
 
 // maxAbbreviationCandidates bounds the names an abbreviation is scored
 // against; a pattern that many names contain says nothing specific.
@@ -344,6 +362,7 @@ func (ix *index) abbreviations(q string) []candidate {
 		names[j] = ix.names[i]
 	}
 	var out []candidate
+	best := 0
 	for _, m := range fuzzy.Find(q, names) {
 		// Only abbreviation-shaped matches: most matched letters start a
 		// word of the name.
@@ -356,7 +375,9 @@ func (ix *index) abbreviations(q string) []candidate {
 		if starts*2 < len(m.MatchedIndexes) {
 			continue
 		}
-		out = append(out, candidate{doc: cand[m.Index], tier: 2, score: 1 + float64(m.Score)/10, reason: "abbreviation: " + q})
+		best = max(best, m.Score, 1)
+		score := abbreviationTop * float64(max(m.Score, 1)) / float64(best)
+		out = append(out, candidate{doc: cand[m.Index], tier: 2, abbreviation: true, score: score, reason: "abbreviation: " + q})
 	}
 	return out
 }

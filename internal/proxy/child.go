@@ -664,6 +664,7 @@ func (c *child) status() ServerStatus {
 		ErrorCount:          c.errorCount,
 		RegisteredToolCount: c.toolCount,
 		LastError:           c.lastErr,
+		NamePrefix:          c.spec.NamePrefix(),
 	}
 	if !c.lastPing.IsZero() {
 		t := c.lastPing.UTC()

@@ -122,6 +122,19 @@ type Hit struct {
 	Lexical, Semantic float64
 }
 
+// Relevance renders a relevance match's signals for explain, after its
+// tier label: "tier <tier>: lexical L, meaning M, score S", the lexical
+// score relative to the best, the cosine in meaning and the fused score.
+// alone adds that it joined on meaning alone (no query word matched it,
+// nor did it match some other way, such as a name's abbreviation).
+func Relevance(tier string, lexical, semantic, score float64, alone bool) string {
+	s := fmt.Sprintf("tier %s: lexical %.2f, meaning %.2f, score %.2f", tier, lexical, semantic, score)
+	if alone {
+		s += "; no query word matched: joined on meaning alone"
+	}
+	return s
+}
+
 // Result is a search's answer.
 type Result struct {
 	Hits []Hit
@@ -898,13 +911,9 @@ func coverageFactor(cov, exp float64) float64 {
 }
 
 // Standing is where one document stands for a query, for explaining why
-// it is or is not among the results.
+// it is not among the results. Its rank is the caller's: only the caller
+// knows the tiers and reranking around the engine's order.
 type Standing struct {
-	// Rank is the document's 1-based place among every ranked document;
-	// 0 when it is not ranked.
-	Rank int
-	// Hit is its hit when ranked.
-	Hit Hit
 	// Abstained is the search's reason when it returned nothing.
 	Abstained string
 	// Words are the query words the document holds (exactly or through a
@@ -926,12 +935,6 @@ func (ix *Index) Stand(text string, doc int) Standing {
 	q := ix.Analyze(text)
 	res := ix.SearchQuery(q, ix.n, nil)
 	st.Abstained = res.Why
-	for i, h := range res.Hits {
-		if h.Doc == doc {
-			st.Rank, st.Hit = i+1, h
-			break
-		}
-	}
 	for _, c := range q.concepts {
 		for _, al := range c.alts {
 			if al.via == ViaMeaning {

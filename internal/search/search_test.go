@@ -194,3 +194,14 @@ func TestTieRuleAndAdjust(t *testing.T) {
 		t.Fatalf("adjust: %v", got)
 	}
 }
+
+// Relevance is the one rendering of a relevance match's signals that
+// discover_tools and search_skills share.
+func TestRelevanceRendersTheSignals(t *testing.T) {
+	if got, want := Relevance("relevance", 1, 0.214, 1.107, false), "tier relevance: lexical 1.00, meaning 0.21, score 1.11"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := Relevance("relevance", 0, 0.7, 0.35, true); !strings.HasSuffix(got, "; no query word matched: joined on meaning alone") {
+		t.Errorf("alone: %q", got)
+	}
+}

@@ -3,6 +3,8 @@ package skills
 import (
 	"fmt"
 	"strings"
+
+	"github.com/evokore/evokore/internal/search"
 )
 
 // The texts the skill tools and prompts show. They live here, in one
@@ -167,11 +169,7 @@ func (m Match) Signals() string {
 	case TierPrefix:
 		return "tier name prefix"
 	}
-	out := fmt.Sprintf("tier relevance: lexical %.2f, meaning %.2f, score %.2f", m.Lexical, m.Semantic, m.Score)
-	if m.Lexical == 0 {
-		out += "; no query word matched: joined on meaning alone"
-	}
-	return out
+	return search.Relevance("relevance", m.Lexical, m.Semantic, m.Score, m.Lexical == 0)
 }
 
 // Lookup finds a skill for get_skill_help and the skill-help prompt: the

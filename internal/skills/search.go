@@ -78,9 +78,11 @@ var (
 	skillCoverageExp = 2.0
 	minConfidence    = 0.45
 	minEvidence      = 0.5
-	// semanticWeight and semanticFloor fuse offline semantic similarity
-	// (internal/search, vectors.go), tuned on queries.json only;
-	// queries_heldout.json judges them.
+	// semanticWeight, semanticFloor and semanticJoin fuse offline
+	// semantic similarity (internal/search, vectors.go). TestTuneSemantic
+	// swept the weight and the join on queries.json only; the floor, the
+	// cosine at which meaning answers when the lexical floors abstain,
+	// was set, not swept. queries_heldout.json judges them.
 	semanticWeight = 0.5
 	semanticFloor  = 0.8
 	semanticJoin   = 0.6

@@ -23,6 +23,9 @@ type Server struct {
 	LastPing            *time.Time `json:"lastPing"`
 	RegisteredToolCount int        `json:"registeredToolCount"`
 	LastError           string     `json:"lastError,omitempty"`
+	// NamePrefix is what its tools' names start with as clients see them
+	// (config.Server.NamePrefix: "<prefix>_", or ""); not reported.
+	NamePrefix string `json:"-"`
 	// Shortened maps each listed name of this server's tools that is
 	// shorter than its "<prefix><tool>" (over 64 characters) to that
 	// full name.

@@ -3,13 +3,10 @@ package vet
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
-	"github.com/evokore/evokore/internal/budget"
 	"github.com/evokore/evokore/internal/catalog"
-	"github.com/evokore/evokore/internal/config"
-	"github.com/evokore/evokore/internal/policy"
-	"github.com/evokore/evokore/internal/proxy"
 )
 
 // ExplainOptions say what to explain: a discover_tools query over the
@@ -26,22 +23,11 @@ type ExplainOptions struct {
 // query, offline: each result with the signals it scored, why the search
 // abstained when it did, and why the named tool is not a result.
 func Explain(w io.Writer, o ExplainOptions) error {
-	cfg, err := config.LoadMCPConfig(o.ConfigPath)
+	sf, err := loadSurface(o.MatrixOptions)
 	if err != nil {
 		return err
 	}
-	perms, err := config.LoadPermissions(o.PermissionsPath, policy.ShippedPermissions())
-	if err != nil {
-		return err
-	}
-	if o.Live {
-		proxy.BootOnce(proxy.Options{Servers: cfg.Servers, Env: o.Env, Home: o.Home, Log: io.Discard, Version: "vet",
-			BootTimeout: o.Children.Boot, RequestTimeout: o.Children.Request, ShutdownGrace: o.Children.ShutdownGrace})
-	}
-	vars := config.NewVars(o.Env)
-	pol, cat := policy.ReadSettings(vars), catalog.ReadSettings(vars)
-	pins, _ := policy.OpenPins(o.Home, nil)
-	snap := budget.Catalog(cfg, o.Home, pins)
+	snap := sf.snap
 	limit := o.Limit
 	if limit <= 0 {
 		limit = 8
@@ -58,22 +44,18 @@ func Explain(w io.Writer, o ExplainOptions) error {
 	if o.WhyNot == "" {
 		return nil
 	}
-	reason := snap.WhyNot(q, o.WhyNot, limit)
+	reason := snap.WhyNot(q, o.WhyNot, limit, nil)
 	if e, ok := snap.Lookup(o.WhyNot); ok && e.Quarantine == "" {
-		var profile *catalog.Profile
-		for _, p := range budget.Profiles(cfg) {
-			if p.Name == o.Profile || (o.Profile == "" && p.Name == catalog.DefaultProfile) {
-				profile = p
-			}
+		// The profile asked for, else the default one a session gets.
+		i := 0
+		if o.Profile == "" {
+			i = slices.IndexFunc(sf.profiles, func(p *catalog.Profile) bool { return p.Name == catalog.DefaultProfile })
 		}
-		if profile != nil && !catalog.Visible(e, profile, cat.Discovery.Mode == config.ModeLegacy, nil) {
-			reason += fmt.Sprintf("; profile %s does not list it (discovery still finds it; call it by exact name)", profile.Name)
+		if i >= 0 && !catalog.Visible(e, sf.profiles[i], sf.legacy, nil) {
+			reason += fmt.Sprintf("; profile %s does not list it (discovery still finds it; call it by exact name)", sf.profiles[i].Name)
 		}
-		role := o.Role
-		if role == NoRole {
-			role = ""
-		}
-		if note := policy.NewRBAC(perms, pol.DefaultDeny).Level(role, e.Name).CallNote(role); note != "" {
+		role := rbacRole(o.Role)
+		if note := sf.rbac.Level(role, e.Name).CallNote(role); note != "" {
 			reason += "; " + note
 		}
 	}

@@ -41,3 +41,22 @@ func TestExplainPrintsSignalsAndWhyNot(t *testing.T) {
 		}
 	}
 }
+
+// vet --explain refuses a role or profile the configuration does not
+// have, as --matrix does, rather than explain under none.
+func TestExplainRefusesAnUnknownRoleOrProfile(t *testing.T) {
+	dir := t.TempDir()
+	testutil.WriteFile(t, dir, "permissions.yml", "roles:\n  ops:\n    default_permission: deny\n")
+	testutil.WriteFile(t, dir, "mcp.config.json", `{}`)
+	for _, c := range []struct{ role, profile, want string }{
+		{"opps", "", `no role "opps"`},
+		{"", "tinny", `no profile "tinny"`},
+	} {
+		o := matrixOptions(t, filepath.Join(dir, "mcp.config.json"), filepath.Join(dir, "permissions.yml"), nil)
+		o.Role, o.Profile = c.role, c.profile
+		err := Explain(&bytes.Buffer{}, ExplainOptions{MatrixOptions: o, Query: "read a file", WhyNot: "fleet_spawn"})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("role %q profile %q: err %v, want %q", c.role, c.profile, err, c.want)
+		}
+	}
+}

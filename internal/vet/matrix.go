@@ -54,6 +54,44 @@ const NoRole = "none"
 // what a call may do, per role and profile, sorted so two configurations
 // diff cleanly.
 func Matrix(o MatrixOptions) ([]Row, error) {
+	sf, err := loadSurface(o)
+	if err != nil {
+		return nil, err
+	}
+	var rows []Row
+	for _, role := range sf.roles {
+		for _, p := range sf.profiles {
+			for _, e := range sf.snap.Entries {
+				rows = append(rows, Row{
+					Role: role, Profile: p.Name, Tool: e.Name, Source: e.Source.String(), Server: e.Server,
+					Visible: catalog.Visible(e, p, sf.legacy, nil),
+					Held:    e.Quarantine != "",
+					Level:   levelName(sf.rbac.Level(rbacRole(role), e.Name)),
+				})
+			}
+		}
+	}
+	slices.SortFunc(rows, func(a, b Row) int {
+		return cmp.Or(cmp.Compare(a.Role, b.Role), cmp.Compare(a.Profile, b.Profile), cmp.Compare(a.Tool, b.Tool))
+	})
+	return rows, nil
+}
+
+// surface is what Matrix and Explain read from the configuration: the
+// catalog (natives, and proxied tools from the tool-list cache or a live
+// boot), the role rules, the roles and profiles asked for (every one when
+// none is) and whether discovery is legacy.
+type surface struct {
+	snap     *catalog.Snapshot
+	rbac     *policy.RBAC
+	roles    []string
+	profiles []*catalog.Profile
+	legacy   bool
+}
+
+// loadSurface reads the surface o names; a role or profile the
+// configuration does not have is an error, not an empty answer.
+func loadSurface(o MatrixOptions) (*surface, error) {
 	cfg, err := config.LoadMCPConfig(o.ConfigPath)
 	if err != nil {
 		return nil, err
@@ -69,48 +107,37 @@ func Matrix(o MatrixOptions) ([]Row, error) {
 	vars := config.NewVars(o.Env)
 	pol, cat := policy.ReadSettings(vars), catalog.ReadSettings(vars)
 	pins, _ := policy.OpenPins(o.Home, nil) // an unreadable store holds every tool, as in a router
-	snap := budget.Catalog(cfg, o.Home, pins)
-	rbac := policy.NewRBAC(perms, pol.DefaultDeny)
-
-	roles := []string{NoRole}
+	sf := &surface{
+		snap:   budget.Catalog(cfg, o.Home, pins),
+		rbac:   policy.NewRBAC(perms, pol.DefaultDeny),
+		roles:  []string{NoRole},
+		legacy: cat.Discovery.Mode == config.ModeLegacy,
+	}
 	for _, r := range perms.Roles {
-		roles = append(roles, r.Name)
+		sf.roles = append(sf.roles, r.Name)
 	}
 	if o.Role != "" {
-		if o.Role != NoRole && !rbac.HasRole(o.Role) {
+		if o.Role != NoRole && !sf.rbac.HasRole(o.Role) {
 			return nil, fmt.Errorf("no role %q in %s", o.Role, perms.File)
 		}
-		roles = []string{o.Role}
+		sf.roles = []string{o.Role}
 	}
-	profiles := budget.Profiles(cfg)
+	sf.profiles = budget.Profiles(cfg)
 	if o.Profile != "" {
-		profiles = slices.DeleteFunc(profiles, func(p *catalog.Profile) bool { return p.Name != o.Profile })
-		if len(profiles) == 0 {
+		sf.profiles = slices.DeleteFunc(sf.profiles, func(p *catalog.Profile) bool { return p.Name != o.Profile })
+		if len(sf.profiles) == 0 {
 			return nil, fmt.Errorf("no profile %q", o.Profile)
 		}
 	}
-	legacy := cat.Discovery.Mode == config.ModeLegacy
-	var rows []Row
-	for _, role := range roles {
-		rbacRole := role
-		if role == NoRole {
-			rbacRole = ""
-		}
-		for _, p := range profiles {
-			for _, e := range snap.Entries {
-				rows = append(rows, Row{
-					Role: role, Profile: p.Name, Tool: e.Name, Source: e.Source.String(), Server: e.Server,
-					Visible: catalog.Visible(e, p, legacy, nil),
-					Held:    e.Quarantine != "",
-					Level:   levelName(rbac.Level(rbacRole, e.Name)),
-				})
-			}
-		}
+	return sf, nil
+}
+
+// rbacRole is the role RBAC knows a row's role by: "" for NoRole.
+func rbacRole(role string) string {
+	if role == NoRole {
+		return ""
 	}
-	slices.SortFunc(rows, func(a, b Row) int {
-		return cmp.Or(cmp.Compare(a.Role, b.Role), cmp.Compare(a.Profile, b.Profile), cmp.Compare(a.Tool, b.Tool))
-	})
-	return rows, nil
+	return role
 }
 
 func levelName(l policy.Level) string {

@@ -64,12 +64,25 @@ func discoverTools(p Projection, sem *search.Semantic) native.Handler {
 			return native.Errorf(discoverEmpty), nil
 		}
 		limit := min(max(parseLimit(in.Limit), 1), 25)
+		whyName, _ := in.Explain.(string)
+		whyName = strings.TrimSpace(whyName)
+		// find ranks as the model is shown, reranked when sem is set; to
+		// say why a tool is not a result it ranks every match, so the
+		// rank it gives comes from the same list.
 		find := func() catalog.Found {
-			if sem == nil {
-				return p.Snapshot().Find(q, limit)
+			snap := p.Snapshot()
+			n, pool := limit, limit
+			if sem != nil {
+				n, pool = limit*semanticPool, limit*semanticPool
 			}
-			found := p.Snapshot().Find(q, limit*semanticPool)
-			found.Matches = rerankTools(ctx, sem, q, found.Matches, limit)
+			if whyName != "" {
+				n = len(snap.Entries)
+			}
+			found := snap.Find(q, n)
+			if sem != nil {
+				pool = min(pool, len(found.Matches))
+				found.Matches = append(rerankTools(ctx, sem, q, found.Matches[:pool], pool), found.Matches[pool:]...)
+			}
 			return found
 		}
 		found := find()
@@ -79,12 +92,12 @@ func discoverTools(p Projection, sem *search.Semantic) native.Handler {
 		if len(found.Matches) == 0 && notSearchable(p) != "" && waitFirstBoot(ctx, p) {
 			found = find()
 		}
-		matches := found.Matches
+		matches := found.Matches[:min(limit, len(found.Matches))]
 		pending := notSearchable(p)
 		explain, _ := in.Explain.(bool)
-		if name, ok := in.Explain.(string); ok && strings.TrimSpace(name) != "" {
+		if whyName != "" {
 			explain = true
-			pending = "\n" + whyNot(p, call.Session, q, strings.TrimSpace(name), limit) + pending
+			pending = "\n" + whyNot(p, call.Session, q, whyName, limit, found.Matches) + pending
 		}
 		if len(matches) == 0 {
 			if found.Why == "" {
@@ -171,14 +184,21 @@ type RoleNotes interface {
 // whyNot answers explain: "<tool name>": why the named tool is not among the results, in
 // the catalog's words (not in the catalog, held, ranked below the limit,
 // not matched), with what only the router knows: a server not ready, the
-// session's profile and role.
-func whyNot(p Projection, sess *session.Session, q, name string, limit int) string {
+// session's profile and role. ranked is every match in the order shown.
+func whyNot(p Projection, sess *session.Session, q, name string, limit int, ranked []catalog.Match) string {
 	snap := p.Snapshot()
 	var notes []string
 	e, ok := snap.Lookup(name)
 	if ch, isCh := p.(Children); isCh {
 		for _, srv := range ch.Status() {
-			if srv.Status != status.Connected && (strings.HasPrefix(name, srv.ID+"_") || (!ok && srv.RegisteredToolCount == 0)) {
+			// A tool the catalog holds names its server; an unknown name
+			// may be a server's whose prefix it starts with (any name,
+			// for an empty prefix) or one's that listed nothing yet.
+			its := ok && e.Server == srv.ID
+			if !ok {
+				its = strings.HasPrefix(name, srv.NamePrefix) || srv.RegisteredToolCount == 0
+			}
+			if srv.Status != status.Connected && its {
 				why := srv.Status
 				if srv.LastError != "" {
 					why += ": " + srv.LastError
@@ -187,7 +207,7 @@ func whyNot(p Projection, sess *session.Session, q, name string, limit int) stri
 			}
 		}
 	}
-	reason := snap.WhyNot(q, name, limit)
+	reason := snap.WhyNot(q, name, limit, ranked)
 	if ok && e.Quarantine == "" {
 		if !p.Legacy() && !p.Listed(sess, e) {
 			notes = append(notes, "this session's profile does not list it (discovery still finds it; call it by exact name)")
