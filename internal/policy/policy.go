@@ -448,12 +448,17 @@ func (s approvalStage) continued(c *router.Call, req Request, rest string, runOn
 	return s.runApproved(c, req, id, runOnce)
 }
 
+// canElicit reports whether the router may send the call's client an
+// elicitation request: it declared it can, and does not speak the
+// sessionless protocol (MCP 2026-07-28), which forbids a request to the
+// client while its own is served; such a client's program call waits for
+// the operator instead.
 func canElicit(c *router.Call) bool {
 	if c.Session == nil || c.Session.Peer == nil {
 		return false
 	}
 	ip := c.Session.Peer.InitializeParams()
-	return ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil
+	return ip != nil && !era.Sessionless(ip.ProtocolVersion) && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil
 }
 
 // elicitApproval asks the user through the client. Accept runs the call;
