@@ -80,8 +80,10 @@ func TestBooleanSettingsShareOneParser(t *testing.T) {
 	}
 }
 
-// A value a package cannot use is reported with the variable and the
-// value, in the words it always was, and the setting takes its fallback.
+// A value a package cannot use is reported with the variable, the value
+// and what applies instead, and the setting takes its fallback: the
+// declared default (a default-on switch stays on), or for a security
+// setting the strict choice.
 func TestPartSettingsReportBadValues(t *testing.T) {
 	p, warnings := server.ReadPartSettings(config.NewEnv(map[string]string{
 		"EVOKORE_TELEMETRY":             "enabled",
@@ -91,20 +93,22 @@ func TestPartSettingsReportBadValues(t *testing.T) {
 		"EVOKORE_TOOL_LIST_PAGE_SIZE":   "lots",
 		"EVOKORE_TOOL_SCHEMA_MODE":      "Lazy",
 		"EVOKORE_SECURITY_DEFAULT_DENY": "sure",
+		"EVOKORE_AUDIT_LOG":             "ture",
 	}))
 	want := []string{
-		`Ignoring EVOKORE_SECURITY_DEFAULT_DENY="sure": want 1, true, on or yes (or 0, false, off, no).`,
+		`Ignoring EVOKORE_SECURITY_DEFAULT_DENY="sure": want 1, true, on or yes (or 0, false, off, no). Using true, the strict choice.`,
 		`Unknown EVOKORE_TOOL_DISCOVERY_MODE 'Turbo'. Falling back to dynamic mode.`,
 		`Ignoring EVOKORE_TOOL_LIST_PAGE_SIZE="lots": want a number.`,
 		`Unknown EVOKORE_TOOL_SCHEMA_MODE 'lazy'. Using full schemas.`,
-		`Ignoring EVOKORE_TELEMETRY="enabled": want 1, true, on or yes (or 0, false, off, no).`,
+		`Ignoring EVOKORE_TELEMETRY="enabled": want 1, true, on or yes (or 0, false, off, no). Using the default, false.`,
+		`Ignoring EVOKORE_AUDIT_LOG="ture": want 1, true, on or yes (or 0, false, off, no). Using the default, true.`,
 		`Ignoring EVOKORE_AUDIT_MAX_BYTES="lots": want a positive number.`,
 		`Ignoring EVOKORE_AUDIT_KEEP="-1": want a positive number.`,
 	}
 	if !slices.Equal(warnings, want) {
 		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(warnings, "\n"), strings.Join(want, "\n"))
 	}
-	if p.Natives.Telemetry || p.Policy.DefaultDeny || p.Records.AuditKeep != config.DefaultAuditKeep ||
+	if p.Natives.Telemetry || !p.Policy.DefaultDeny || !p.Records.AuditLog || p.Records.AuditKeep != config.DefaultAuditKeep ||
 		p.Records.AuditMaxBytes != config.DefaultAuditMaxBytes || p.Catalog.Discovery.Mode != config.ModeDynamic ||
 		!p.Catalog.Discovery.ModeSet || p.Catalog.PageSize != config.DefaultToolListPageSize || p.Catalog.SchemaMode != config.DefaultToolSchemaMode {
 		t.Errorf("bad values did not take their fallbacks: %+v", p)
