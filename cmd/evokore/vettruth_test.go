@@ -179,6 +179,7 @@ func TestVetMatrixNamesTheApprovalsMode(t *testing.T) {
 		"":                                "Approvals: auto (",
 		"EVOKORE_APPROVALS_MODE=operator": "Approvals: operator (",
 		"EVOKORE_APPROVALS_MODE=token":    "this trusts the model",
+		"EVOKORE_APPROVALS_MODE=operater": "Approvals: operator (", // a typo is the strict choice
 	} {
 		var extra []string
 		if env != "" {
