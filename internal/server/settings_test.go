@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/server"
+	"github.com/evokore/evokore/internal/voice"
 )
 
 // A declared default is the value an unset variable takes, whichever
@@ -55,18 +57,24 @@ func TestDeclaredDefaultsAreTheSettingsDefaults(t *testing.T) {
 }
 
 // Every boolean setting takes the same spellings, whichever package
-// reads it.
+// reads it, and a spelling none takes is reported, naming the variable.
 func TestBooleanSettingsShareOneParser(t *testing.T) {
 	keys := []string{"EVOKORE_TOOL_LIST_PAGINATION", "EVOKORE_SECURITY_DEFAULT_DENY", "EVOKORE_TELEMETRY", "EVOKORE_SKILL_WATCHER",
-		"EVOKORE_HTTP_ALLOW_PRIVATE", "EVOKORE_AUDIT_LOG", "EVOKORE_SESSION_REPLAY", "EVOKORE_WEBHOOKS_ENABLED", "EVOKORE_WEBHOOKS_ALLOW_PRIVATE"}
+		"EVOKORE_HTTP_ALLOW_PRIVATE", "EVOKORE_AUDIT_LOG", "EVOKORE_SESSION_REPLAY", "EVOKORE_WEBHOOKS_ENABLED", "EVOKORE_WEBHOOKS_ALLOW_PRIVATE",
+		"VOICE_SIDECAR_DISABLE_PLAYBACK", "EVOKORE_STT_ENABLED"}
 	read := func(raw string) ([]bool, []string) {
-		vars := map[string]string{}
+		vars := map[string]string{"ELEVENLABS_API_KEY": "k", "OPENAI_API_KEY": "k", "VOICE_SIDECAR_PLAYER": "player"}
 		for _, k := range keys {
 			vars[k] = raw
 		}
 		p, warnings := server.ReadPartSettings(config.NewEnv(vars))
+		o, more, err := voice.ReadOptions(config.NewEnv(vars), slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
 		return []bool{p.Catalog.Pagination, p.Policy.DefaultDeny, p.Natives.Telemetry, p.Natives.SkillWatcher,
-			p.Natives.HTTPAllowPrivate, p.Records.AuditLog, p.Records.SessionReplay, p.Records.Webhooks, p.Records.WebhooksAllowPrivate}, warnings
+			p.Natives.HTTPAllowPrivate, p.Records.AuditLog, p.Records.SessionReplay, p.Records.Webhooks, p.Records.WebhooksAllowPrivate,
+			o.DisablePlayback, o.STT != nil}, append(warnings, more...)
 	}
 	for _, raw := range []string{"1", "true", "TRUE", "on", "On", "yes", " yes "} {
 		if got, warnings := read(raw); slices.Contains(got, false) || len(warnings) != 0 {
@@ -76,6 +84,12 @@ func TestBooleanSettingsShareOneParser(t *testing.T) {
 	for _, raw := range []string{"0", "false", "off", "no"} {
 		if got, warnings := read(raw); slices.Contains(got, true) || len(warnings) != 0 {
 			t.Errorf("%q: %v, warnings %v", raw, got, warnings)
+		}
+	}
+	_, warnings := read("enabled")
+	for _, k := range keys {
+		if !slices.ContainsFunc(warnings, func(w string) bool { return strings.HasPrefix(w, "Ignoring "+k+`="enabled"`) }) {
+			t.Errorf("%s=enabled is not reported: %q", k, warnings)
 		}
 	}
 }
