@@ -229,11 +229,13 @@ func renderDefaults(s *config.Shipped) *jen.File {
 	f.Var().Id("ShippedDefaults").Op("=").Qual(modulePath+"/internal/config", "Defaults").Values(
 		field("ChildBootTimeout", ms(t.ChildBootMs)),
 		field("ProxyRequestTimeout", ms(t.ProxyRequestMs)),
-		field("Cooldown", ms(t.CooldownMs)),
-		field("ApprovalTTL", ms(t.ApprovalTTLMs)),
 		field("SessionTTL", ms(t.SessionTTLMs)),
 		field("ShutdownGrace", ms(t.ShutdownGraceMs)),
 	)
+	f.Comment("approvalTTL is how long an approval lives; no variable sets it.")
+	f.Const().Id("approvalTTL").Op("=").Add(ms(t.ApprovalTTLMs))
+	f.Comment("failureCooldown is the cooldown of a failing call whose server sets none.")
+	f.Const().Id("failureCooldown").Op("=").Add(ms(t.CooldownMs))
 	return f
 }
 

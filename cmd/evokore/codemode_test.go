@@ -2,7 +2,9 @@ package main_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -225,6 +227,73 @@ func TestRunCodeWallTimeStaysWithinTheRequestTimeout(t *testing.T) {
 	r, isErr := runCode(t, cs, `await tools.alpha_count({}); return "approved";`)
 	if !isErr || !strings.Contains(r.Error, "exceeded its wall time of 2s") {
 		t.Errorf("the held run answered %+v, want its wall time, a second inside the request timeout", r)
+	}
+}
+
+// A sessionless (2026-07-28) client that can elicit cannot be sent an
+// elicitation in the middle of its request, nor answer input_required in
+// the middle of a run: its program's call that needs approval waits for
+// the operator, as any client's that cannot elicit.
+func TestRunCodeInnerCallOfASessionlessClientWaitsForApproval(t *testing.T) {
+	h, _ := codeRig(t, "  alpha_count: require_approval\n", nil)
+	home := filepath.Join(h.Dir, "home")
+	ts := httptest.NewServer(h.HTTP(nil, nil))
+	t.Cleanup(ts.Close)
+	asked := make(chan struct{}, 1)
+	c := mcp.NewClient(&mcp.Implementation{Name: "sessionless", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked <- struct{}{}
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		},
+	})
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	if cs.InitializeResult().ProtocolVersion != "2026-07-28" {
+		t.Fatalf("protocol %q, want 2026-07-28", cs.InitializeResult().ProtocolVersion)
+	}
+	type ran struct {
+		r     codeRun
+		isErr bool
+	}
+	done := make(chan ran, 1)
+	go func() {
+		r, isErr := runCode(t, cs, `const r = await tools.alpha_count({}); return r[0].text;`)
+		done <- ran{r, isErr}
+	}()
+	var id string
+	routertest.WaitFor(t, "the inner call to be held for approval", func() bool {
+		select {
+		case out := <-done:
+			t.Fatalf("the run ended before any approval: %+v", out.r)
+		default:
+		}
+		pending, err := policy.ListPending(home, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pending {
+			if p.ToolName == "alpha_count" {
+				id = p.ID
+				return true
+			}
+		}
+		return false
+	})
+	h.Approve(id)
+	out := <-done
+	if out.isErr || string(out.r.Value) != `"calls: 1"` {
+		t.Fatalf("after approval the run answered %+v", out.r)
+	}
+	if got := routertest.Text(routertest.Call(t, cs, "alpha_read_count", map[string]any{})); got != "calls: 1" {
+		t.Errorf("alpha counted %s, want the approved call once", got)
+	}
+	select {
+	case <-asked:
+		t.Error("the client was sent an elicitation")
+	default:
 	}
 }
 

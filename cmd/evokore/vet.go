@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"text/tabwriter"
 
@@ -132,14 +133,14 @@ Every problem is reported as file:line:col. Exit 0 when there are no errors,
 }
 
 // approvalsLine says what an "approval" level means under the approvals
-// mode in force.
+// mode in force, chosen as the router chooses it (a typo is the strict
+// choice); serve reports what it ignored, so vet discards that.
 func approvalsLine(s config.Settings) string {
-	mode := policy.ReadSettings(config.NewVars(s.Env)).ApprovalMode
-	if mode == "" {
-		if cfg, err := config.LoadMCPConfig(s.ConfigPath); err == nil {
-			mode = cfg.Approvals.Mode
-		}
+	cfg, err := config.LoadMCPConfig(s.ConfigPath)
+	if err != nil {
+		cfg = &config.MCPConfig{}
 	}
+	mode := policy.ReadSettings(config.NewVars(s.Env)).ApprovalModeFor(cfg, s.UntrustedConfig, slog.New(slog.DiscardHandler))
 	switch mode {
 	case policy.ModeToken:
 		return "Approvals: token (an \"approval\" call hands the model a token that approves its retry: this trusts the model)"

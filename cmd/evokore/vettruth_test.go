@@ -139,8 +139,8 @@ func TestServeReportsBadSettingValues(t *testing.T) {
 		`Ignoring EVOKORE_SESSION_TTL_MS="0": want a positive number of milliseconds.`,
 		`Ignoring EVOKORE_AUDIT_KEEP="lots": want a positive number.`,
 		`Unknown EVOKORE_TOOL_SCHEMA_MODE 'lazy'. Using full schemas.`,
-		`Ignoring EVOKORE_SECURITY_DEFAULT_DENY="sure": want 1, true, on or yes (or 0, false, off, no).`,
-		`Ignoring EVOKORE_TELEMETRY="enabled": want 1, true, on or yes (or 0, false, off, no).`,
+		`Ignoring EVOKORE_SECURITY_DEFAULT_DENY="sure": want 1, true, on or yes (or 0, false, off, no). Using true, the strict choice.`,
+		`Ignoring EVOKORE_TELEMETRY="enabled": want 1, true, on or yes (or 0, false, off, no). Using the default, false.`,
 	} {
 		if n := strings.Count(errOut, want+"\n"); code != 0 || n != 1 {
 			t.Errorf("exit %d, %q said %d times, want once:\n%s", code, want, n, errOut)
@@ -179,6 +179,7 @@ func TestVetMatrixNamesTheApprovalsMode(t *testing.T) {
 		"":                                "Approvals: auto (",
 		"EVOKORE_APPROVALS_MODE=operator": "Approvals: operator (",
 		"EVOKORE_APPROVALS_MODE=token":    "this trusts the model",
+		"EVOKORE_APPROVALS_MODE=operater": "Approvals: operator (", // a typo is the strict choice
 	} {
 		var extra []string
 		if env != "" {

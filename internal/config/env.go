@@ -134,13 +134,6 @@ func (e Env) Lookup(key string) (string, bool) {
 // Get returns the variable, or "" when it is unset.
 func (e Env) Get(key string) string { return e.vars[key] }
 
-// Bool reports whether the variable is set to a true value of
-// [ParseBool]; anything else, unset included, is false.
-func (e Env) Bool(key string) bool {
-	v, _ := ParseBool(e.vars[key])
-	return v
-}
-
 // Pairs returns the environment as KEY=VALUE strings for exec.Cmd.
 func (e Env) Pairs() []string {
 	out := make([]string, 0, len(e.vars))

@@ -13,8 +13,6 @@ import (
 type Defaults struct {
 	ChildBootTimeout    time.Duration
 	ProxyRequestTimeout time.Duration
-	Cooldown            time.Duration
-	ApprovalTTL         time.Duration
 	SessionTTL          time.Duration
 	ShutdownGrace       time.Duration
 }

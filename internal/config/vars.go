@@ -56,15 +56,32 @@ func (v *Vars) String(name string) string {
 }
 
 // Bool reads a bool variable with [ParseBool]; unset or blank is the
-// default. A value ParseBool does not know is reported and reads false.
+// default. A value ParseBool does not know is reported and reads the
+// default too: a typo must not turn off a switch that is on by default
+// (the audit log).
 func (v *Vars) Bool(name string) bool {
+	def := declared(name).Default == "true"
+	return v.bool(name, def, "the default, "+strconv.FormatBool(def))
+}
+
+// StrictBool is Bool for a security switch whose true is the strict side
+// (default deny): a value ParseBool does not know is reported and reads
+// true (a typo must not fail open); unset or blank is still the default.
+func (v *Vars) StrictBool(name string) bool {
+	return v.bool(name, true, "true, the strict choice")
+}
+
+// bool reads name, taking bad for a value ParseBool does not know; using
+// says what that is, in the warning.
+func (v *Vars) bool(name string, bad bool, using string) bool {
 	raw := v.env.Get(name)
 	if strings.TrimSpace(raw) == "" {
 		return declared(name).Default == "true"
 	}
 	b, ok := ParseBool(raw)
 	if !ok {
-		v.Warn("Ignoring " + name + "=" + strconv.Quote(raw) + ": want 1, true, on or yes (or 0, false, off, no).")
+		v.Warn("Ignoring " + name + "=" + strconv.Quote(raw) + ": want 1, true, on or yes (or 0, false, off, no). Using " + using + ".")
+		return bad
 	}
 	return b
 }

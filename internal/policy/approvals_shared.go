@@ -90,12 +90,16 @@ func (a *Approvals) askShared(r Request) (Outcome, error) {
 	ctx, cancel := sharedCtx()
 	defer cancel()
 	now := a.now()
-	rec, err := a.shared.File(ctx, ApprovalRecord{ID: randomHex(idBytes), Tool: r.Tool, Session: r.Session, Tenant: r.Tenant, Binding: r.Binding,
+	id := randomHex(idBytes)
+	rec, err := a.shared.File(ctx, ApprovalRecord{ID: id, Tool: r.Tool, Session: r.Session, Tenant: r.Tenant, Binding: r.Binding,
 		Summary: r.Summary, State: StatePending, Created: now, Expires: now.Add(a.ttl), Router: a.router})
 	if err != nil {
 		return Outcome{}, sharedError(err)
 	}
-	return Outcome{ID: rec.ID, State: rec.State}, nil
+	// File hands back a live approval of the same binding (another
+	// replica's, or this call's earlier ask) instead of storing ours:
+	// only ours is new, so the operator hears of each approval once.
+	return Outcome{ID: rec.ID, State: rec.State, New: rec.ID == id}, nil
 }
 
 func (a *Approvals) mintShared(r Request) (string, error) {

@@ -282,7 +282,8 @@ func (s approvalStage) Check(ctx context.Context, c *router.Call) (*mcp.CallTool
 	if out.State == StatePending && c.Run != "" {
 		// A program cannot retry once a human said yes: its call waits
 		// for the decision, as long as the run may.
-		if out, err = awaitDecision(ctx, a, req, out); err != nil {
+		renewed := func(id string) { s.notify(StatePending, id, ModeOperator, c) }
+		if out, err = awaitDecision(ctx, a, req, out, renewed); err != nil {
 			return errorResult(err.Error()), nil
 		}
 	}
@@ -304,8 +305,10 @@ func (s approvalStage) Check(ctx context.Context, c *router.Call) (*mcp.CallTool
 const decisionPoll = 200 * time.Millisecond
 
 // awaitDecision waits until the approval of req is decided or ctx ends;
-// it returns the approval as last seen.
-func awaitDecision(ctx context.Context, a *Approvals, req Request, out Outcome) (Outcome, error) {
+// it returns the approval as last seen. An approval that expires, is
+// evicted or revoked meanwhile is asked again: renewed is told the new
+// id, for the operator's records hold only the old one.
+func awaitDecision(ctx context.Context, a *Approvals, req Request, out Outcome, renewed func(id string)) (Outcome, error) {
 	t := time.NewTicker(decisionPoll)
 	defer t.Stop()
 	for out.State == StatePending {
@@ -317,6 +320,9 @@ func awaitDecision(ctx context.Context, a *Approvals, req Request, out Outcome) 
 		var err error
 		if out, err = a.Ask(req); err != nil {
 			return out, err
+		}
+		if out.New {
+			renewed(out.ID)
 		}
 	}
 	return out, nil
@@ -448,12 +454,17 @@ func (s approvalStage) continued(c *router.Call, req Request, rest string, runOn
 	return s.runApproved(c, req, id, runOnce)
 }
 
+// canElicit reports whether the router may send the call's client an
+// elicitation request: it declared it can, and does not speak the
+// sessionless protocol (MCP 2026-07-28), which forbids a request to the
+// client while its own is served; such a client's program call waits for
+// the operator instead.
 func canElicit(c *router.Call) bool {
 	if c.Session == nil || c.Session.Peer == nil {
 		return false
 	}
 	ip := c.Session.Peer.InitializeParams()
-	return ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil
+	return ip != nil && !era.Sessionless(ip.ProtocolVersion) && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil
 }
 
 // elicitApproval asks the user through the client. Accept runs the call;

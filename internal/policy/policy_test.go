@@ -208,3 +208,49 @@ func TestReloadKeepsUnchangedBuckets(t *testing.T) {
 		t.Errorf("a changed limit did not get its new bucket: %v", err)
 	}
 }
+
+// A program's call held for the operator whose approval is revoked (or
+// expires, or is evicted) while it waits files a new one: that one is
+// announced as the first was, so the operator's records (audit log,
+// webhooks, dashboard) name an id that exists, and approving it runs the
+// call.
+func TestHeldProgramCallAnnouncesItsRenewedApproval(t *testing.T) {
+	home := t.TempDir()
+	events := make(chan ApprovalEvent, 8)
+	p := New(Options{Permissions: new(ShippedPermissions()), Home: home, ApprovalTTL: time.Minute, Cooldown: time.Second,
+		OnApproval: func(e ApprovalEvent) { events <- e }})
+	entry := catalog.NewProxyEntry("fx", &mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}})
+	c := &router.Call{Entry: entry, Session: session.New("s", ""), Args: json.RawMessage(`{}`), NeedsApproval: true, Run: "run-1"}
+	done := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, _ := p.Stages().Approval.Check(t.Context(), c)
+		done <- res
+	}()
+	next := func() ApprovalEvent {
+		t.Helper()
+		select {
+		case e := <-events:
+			return e
+		case res := <-done:
+			t.Fatalf("the held call ended: %+v", res)
+		case <-time.After(10 * time.Second):
+			t.Fatal("no approval event")
+		}
+		return ApprovalEvent{}
+	}
+	first := next()
+	if first.Kind != StatePending || first.ID == "" {
+		t.Fatalf("first event %+v", first)
+	}
+	p.Approvals.RevokeTool(entry.Name)
+	renewed := next()
+	if renewed.Kind != StatePending || renewed.ID == "" || renewed.ID == first.ID {
+		t.Fatalf("after the revocation: %+v, want a new pending approval", renewed)
+	}
+	if err := ApproveApproval(home, renewed.ID, time.Now()); err != nil {
+		t.Fatalf("approving the announced id: %v", err)
+	}
+	if res := <-done; res != nil {
+		t.Fatalf("the approved call was refused: %+v", res)
+	}
+}

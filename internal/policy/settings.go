@@ -22,7 +22,7 @@ type Settings struct {
 func ReadSettings(v *config.Vars) Settings {
 	return Settings{
 		Role:         v.String("EVOKORE_ROLE"),
-		DefaultDeny:  v.Bool("EVOKORE_SECURITY_DEFAULT_DENY"),
+		DefaultDeny:  v.StrictBool("EVOKORE_SECURITY_DEFAULT_DENY"),
 		ApprovalMode: strings.ToLower(v.String("EVOKORE_APPROVALS_MODE")),
 	}
 }
@@ -36,8 +36,9 @@ func (s Settings) SessionRole(perms *config.Permissions) string {
 // ApprovalModeFor is the approvals mode to run with under cfg:
 // EVOKORE_APPROVALS_MODE, else cfg's approvals.mode, else "" (ModeAuto).
 // A project's own config (untrusted) may make approvals stricter, never
-// hand the model its tokens, so its "token" is ignored; so is a mode
-// that is none of the three. log hears of either.
+// hand the model its tokens, so its "token" is ignored. A mode that is
+// none of the three (a typo) is operator, the strict choice: it must not
+// fail open. log hears of either.
 func (s Settings) ApprovalModeFor(cfg *config.MCPConfig, untrusted bool, log *slog.Logger) string {
 	mode := s.ApprovalMode
 	if mode == "" {
@@ -48,8 +49,8 @@ func (s Settings) ApprovalModeFor(cfg *config.MCPConfig, untrusted bool, log *sl
 		}
 	}
 	if mode != "" && !ValidMode(mode) {
-		log.Info("[EVOKORE] Unknown approvals mode", "mode", mode, "using", ModeAuto)
-		mode = ""
+		log.Info("[EVOKORE] Unknown approvals mode; using the strict choice", "mode", mode, "using", ModeOperator)
+		mode = ModeOperator
 	}
 	return mode
 }

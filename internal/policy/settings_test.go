@@ -24,7 +24,8 @@ func TestSessionRoleIsTheEnvironmentsElseTheFilesActiveRole(t *testing.T) {
 }
 
 // The environment's approvals mode wins over the config's; an untrusted
-// project's config cannot choose token, and an unknown mode is auto.
+// project's config cannot choose token, and an unknown mode (a typo) is
+// the strict choice, operator, not auto.
 func TestApprovalModeFor(t *testing.T) {
 	for _, tc := range []struct {
 		env, file string
@@ -38,8 +39,8 @@ func TestApprovalModeFor(t *testing.T) {
 		{"", policy.ModeToken, true, "", "of an untrusted project directory"},
 		{policy.ModeToken, "", true, policy.ModeToken, ""}, // the environment is the user's own
 		{"", policy.ModeOperator, true, policy.ModeOperator, ""},
-		{"sometimes", "", false, "", "Unknown approvals mode"},
-		{"", "sometimes", false, "", "Unknown approvals mode"},
+		{"operater", "", false, policy.ModeOperator, "Unknown approvals mode"},
+		{"", "sometimes", false, policy.ModeOperator, "Unknown approvals mode"},
 	} {
 		var buf bytes.Buffer
 		cfg := &config.MCPConfig{File: "mcp.config.json", Approvals: config.Approvals{Mode: tc.file}}

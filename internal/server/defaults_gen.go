@@ -14,4 +14,10 @@ const serverName = "evokore"
 const instructions = "evokore routes one MCP connection to many servers. Its own tools are listed; tools of the child servers stay hidden until discover_tools finds them (describe_tool returns full schemas, and any tool can be called by its exact name). Use resolve_workflow or search_skills to find a skill for the task, and proxy_server_status to see the children's health."
 
 // ShippedDefaults are the values EVOKORE_* variables override.
-var ShippedDefaults = config.Defaults{ChildBootTimeout: 30000 * time.Millisecond, ProxyRequestTimeout: 60000 * time.Millisecond, Cooldown: 10000 * time.Millisecond, ApprovalTTL: 300000 * time.Millisecond, SessionTTL: 3600000 * time.Millisecond, ShutdownGrace: 2000 * time.Millisecond}
+var ShippedDefaults = config.Defaults{ChildBootTimeout: 30000 * time.Millisecond, ProxyRequestTimeout: 60000 * time.Millisecond, SessionTTL: 3600000 * time.Millisecond, ShutdownGrace: 2000 * time.Millisecond}
+
+// approvalTTL is how long an approval lives; no variable sets it.
+const approvalTTL = 300000 * time.Millisecond
+
+// failureCooldown is the cooldown of a failing call whose server sets none.
+const failureCooldown = 10000 * time.Millisecond

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/server"
+	"github.com/evokore/evokore/internal/voice"
 )
 
 // A declared default is the value an unset variable takes, whichever
@@ -60,18 +62,24 @@ func TestDeclaredDefaultsAreTheSettingsDefaults(t *testing.T) {
 }
 
 // Every boolean setting takes the same spellings, whichever package
-// reads it.
+// reads it, and a spelling none takes is reported, naming the variable.
 func TestBooleanSettingsShareOneParser(t *testing.T) {
 	keys := []string{"EVOKORE_TOOL_LIST_PAGINATION", "EVOKORE_SECURITY_DEFAULT_DENY", "EVOKORE_TELEMETRY", "EVOKORE_SKILL_WATCHER",
-		"EVOKORE_HTTP_ALLOW_PRIVATE", "EVOKORE_AUDIT_LOG", "EVOKORE_SESSION_REPLAY", "EVOKORE_WEBHOOKS_ENABLED", "EVOKORE_WEBHOOKS_ALLOW_PRIVATE"}
+		"EVOKORE_HTTP_ALLOW_PRIVATE", "EVOKORE_AUDIT_LOG", "EVOKORE_SESSION_REPLAY", "EVOKORE_WEBHOOKS_ENABLED", "EVOKORE_WEBHOOKS_ALLOW_PRIVATE",
+		"VOICE_SIDECAR_DISABLE_PLAYBACK", "EVOKORE_STT_ENABLED"}
 	read := func(raw string) ([]bool, []string) {
-		vars := map[string]string{}
+		vars := map[string]string{"ELEVENLABS_API_KEY": "k", "OPENAI_API_KEY": "k", "VOICE_SIDECAR_PLAYER": "player"}
 		for _, k := range keys {
 			vars[k] = raw
 		}
 		p, warnings := server.ReadPartSettings(config.NewEnv(vars))
+		o, more, err := voice.ReadOptions(config.NewEnv(vars), slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
 		return []bool{p.Catalog.Pagination, p.Policy.DefaultDeny, p.Natives.Telemetry, p.Natives.SkillWatcher,
-			p.Natives.HTTPAllowPrivate, p.Records.AuditLog, p.Records.SessionReplay, p.Records.Webhooks, p.Records.WebhooksAllowPrivate}, warnings
+			p.Natives.HTTPAllowPrivate, p.Records.AuditLog, p.Records.SessionReplay, p.Records.Webhooks, p.Records.WebhooksAllowPrivate,
+			o.DisablePlayback, o.STT != nil}, append(warnings, more...)
 	}
 	for _, raw := range []string{"1", "true", "TRUE", "on", "On", "yes", " yes "} {
 		if got, warnings := read(raw); slices.Contains(got, false) || len(warnings) != 0 {
@@ -83,10 +91,18 @@ func TestBooleanSettingsShareOneParser(t *testing.T) {
 			t.Errorf("%q: %v, warnings %v", raw, got, warnings)
 		}
 	}
+	_, warnings := read("enabled")
+	for _, k := range keys {
+		if !slices.ContainsFunc(warnings, func(w string) bool { return strings.HasPrefix(w, "Ignoring "+k+`="enabled"`) }) {
+			t.Errorf("%s=enabled is not reported: %q", k, warnings)
+		}
+	}
 }
 
-// A value a package cannot use is reported with the variable and the
-// value, in the words it always was, and the setting takes its fallback.
+// A value a package cannot use is reported with the variable, the value
+// and what applies instead, and the setting takes its fallback: the
+// declared default (a default-on switch stays on), or for a security
+// setting the strict choice.
 func TestPartSettingsReportBadValues(t *testing.T) {
 	p, warnings := server.ReadPartSettings(config.NewEnv(map[string]string{
 		"EVOKORE_TELEMETRY":             "enabled",
@@ -98,22 +114,24 @@ func TestPartSettingsReportBadValues(t *testing.T) {
 		"EVOKORE_SECURITY_DEFAULT_DENY": "sure",
 		"EVOKORE_CODE_TIMEOUT_MS":       "soon",
 		"EVOKORE_CODE_MAX_CALLS":        "0",
+		"EVOKORE_AUDIT_LOG":             "ture",
 	}))
 	want := []string{
-		`Ignoring EVOKORE_SECURITY_DEFAULT_DENY="sure": want 1, true, on or yes (or 0, false, off, no).`,
+		`Ignoring EVOKORE_SECURITY_DEFAULT_DENY="sure": want 1, true, on or yes (or 0, false, off, no). Using true, the strict choice.`,
 		`Unknown EVOKORE_TOOL_DISCOVERY_MODE 'Turbo'. Falling back to dynamic mode.`,
 		`Ignoring EVOKORE_TOOL_LIST_PAGE_SIZE="lots": want a number.`,
 		`Unknown EVOKORE_TOOL_SCHEMA_MODE 'lazy'. Using full schemas.`,
-		`Ignoring EVOKORE_TELEMETRY="enabled": want 1, true, on or yes (or 0, false, off, no).`,
+		`Ignoring EVOKORE_TELEMETRY="enabled": want 1, true, on or yes (or 0, false, off, no). Using the default, false.`,
 		`Ignoring EVOKORE_CODE_TIMEOUT_MS="soon": want a positive number of milliseconds.`,
 		`Ignoring EVOKORE_CODE_MAX_CALLS="0": want a positive number.`,
+		`Ignoring EVOKORE_AUDIT_LOG="ture": want 1, true, on or yes (or 0, false, off, no). Using the default, true.`,
 		`Ignoring EVOKORE_AUDIT_MAX_BYTES="lots": want a positive number.`,
 		`Ignoring EVOKORE_AUDIT_KEEP="-1": want a positive number.`,
 	}
 	if !slices.Equal(warnings, want) {
 		t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(warnings, "\n"), strings.Join(want, "\n"))
 	}
-	if p.Natives.Telemetry || p.Policy.DefaultDeny || p.Records.AuditKeep != config.DefaultAuditKeep ||
+	if p.Natives.Telemetry || !p.Policy.DefaultDeny || !p.Records.AuditLog || p.Records.AuditKeep != config.DefaultAuditKeep ||
 		p.Records.AuditMaxBytes != config.DefaultAuditMaxBytes || p.Catalog.Discovery.Mode != config.ModeDynamic ||
 		!p.Catalog.Discovery.ModeSet || p.Catalog.PageSize != config.DefaultToolListPageSize || p.Catalog.SchemaMode != config.DefaultToolSchemaMode ||
 		p.Natives.Code.Wall != config.DefaultCodeTimeout || p.Natives.Code.Calls != config.DefaultCodeMaxCalls {

@@ -193,12 +193,12 @@ func TestOperatorApprovalsAreVisibleAndDecidedAcrossReplicas(t *testing.T) {
 	b1, _ := policy.Binding("sess", entry(), json.RawMessage(`{"n":1}`), "")
 	b2, _ := policy.Binding("sess", entry(), json.RawMessage(`{"n":2}`), "")
 	out, err := reps[0].Ask(policy.Request{Session: "sess", Tool: "s_write", Binding: b1, Summary: `{"n":1}`})
-	if err != nil || out.State != policy.StatePending {
-		t.Fatalf("Ask = %+v, %v", out, err)
+	if err != nil || out.State != policy.StatePending || !out.New {
+		t.Fatalf("Ask = %+v, %v: want a new pending approval (announced to the operator)", out, err)
 	}
 	again, _ := reps[1].Ask(policy.Request{Session: "sess", Tool: "s_write", Binding: b1})
-	if again.ID != out.ID {
-		t.Fatalf("the same call held twice: %s and %s", out.ID, again.ID)
+	if again.ID != out.ID || again.New {
+		t.Fatalf("the same call held twice: %+v and %+v", out, again)
 	}
 	denyMe, _ := reps[1].Ask(policy.Request{Session: "sess", Tool: "s_write", Binding: b2})
 	if n := reps[0].PendingCount(); n != 2 {

@@ -101,7 +101,7 @@ func ReadOptions(env config.Env, log *slog.Logger) (Options, []string, error) {
 		Heartbeat:       DefaultHeartbeat,
 		Drain:           DefaultDrain,
 		VoicesPath:      firstNonEmpty(env.Get("EVOKORE_VOICES_PATH"), config.DefaultVoicesPath),
-		DisablePlayback: env.Bool("VOICE_SIDECAR_DISABLE_PLAYBACK"),
+		DisablePlayback: v.Bool("VOICE_SIDECAR_DISABLE_PLAYBACK"),
 		ArtifactDir:     strings.TrimSpace(env.Get("VOICE_SIDECAR_ARTIFACT_DIR")),
 		TempDir:         os.TempDir(),
 		Logger:          log,
@@ -144,7 +144,7 @@ func ReadOptions(env config.Env, log *slog.Logger) (Options, []string, error) {
 		return o, v.Warnings, fmt.Errorf("unknown EVOKORE_TTS_PROVIDER %q: want elevenlabs or openai-compat", provider)
 	}
 
-	if env.Bool("EVOKORE_STT_ENABLED") {
+	if v.Bool("EVOKORE_STT_ENABLED") {
 		switch provider := strings.ToLower(strings.TrimSpace(env.Get("EVOKORE_STT_PROVIDER"))); provider {
 		case "", "whisper-api":
 			w := &WhisperAPI{
