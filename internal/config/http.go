@@ -50,7 +50,7 @@ func ReadHTTPSettings(env Env) (HTTPSettings, []string) {
 		Enabled:        v.Bool("EVOKORE_HTTP_MODE"),
 		Host:           v.String("EVOKORE_HTTP_HOST"),
 		Port:           DefaultHTTPPort,
-		AuthRequired:   v.Bool("EVOKORE_AUTH_REQUIRED"),
+		AuthRequired:   v.StrictBool("EVOKORE_AUTH_REQUIRED"),
 		AuthMode:       strings.ToLower(strings.TrimSpace(env.Get("EVOKORE_AUTH_MODE"))),
 		Tokens:         v.List("EVOKORE_AUTH_TOKEN"),
 		JWKSURI:        v.String("EVOKORE_OAUTH_JWKS_URI"),
@@ -58,7 +58,7 @@ func ReadHTTPSettings(env Env) (HTTPSettings, []string) {
 		Audience:       v.String("EVOKORE_OAUTH_AUDIENCE"),
 		Resource:       v.String("EVOKORE_OAUTH_RESOURCE"),
 		AnyAudience:    v.String(AnyAudienceVar) == unsafeValue,
-		TenantScoping:  v.Bool("EVOKORE_TENANT_SCOPING"),
+		TenantScoping:  v.StrictBool("EVOKORE_TENANT_SCOPING"),
 		AllowedHosts:   v.List("EVOKORE_HTTP_ALLOWED_HOSTS"),
 		AllowedOrigins: v.List("EVOKORE_HTTP_ALLOWED_ORIGINS"),
 	}

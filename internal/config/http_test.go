@@ -47,3 +47,16 @@ func TestJWTAudienceIsRequired(t *testing.T) {
 		})
 	}
 }
+
+// A misspelt switch that guards the HTTP endpoint takes the strict
+// choice: authentication required, sessions scoped to their tenant.
+func TestMisspeltGuardsOfTheHTTPEndpointHold(t *testing.T) {
+	hs, warnings := config.ReadHTTPSettings(config.NewEnv(map[string]string{
+		"EVOKORE_AUTH_REQUIRED": "ture", "EVOKORE_TENANT_SCOPING": "yes please"}))
+	if !hs.AuthRequired || !hs.TenantScoping {
+		t.Errorf("auth required %v, tenant scoping %v: a misspelt guard read as off", hs.AuthRequired, hs.TenantScoping)
+	}
+	if len(warnings) != 2 || !strings.Contains(warnings[0], "the strict choice") {
+		t.Errorf("warnings: %q", warnings)
+	}
+}
