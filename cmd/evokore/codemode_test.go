@@ -181,6 +181,15 @@ func TestRunCodeInnerCallDeniedByRBAC(t *testing.T) {
 // approves it out of band and the program resumes, the call running once.
 func TestRunCodeInnerCallWaitsForApproval(t *testing.T) {
 	h, cs := codeRig(t, "  alpha_count: require_approval\n", nil)
+	runHeldForApproval(t, h, cs)
+}
+
+// runHeldForApproval runs a program whose call of alpha_count needs
+// approval on cs, waits until the call is held, checks it has not run,
+// approves it as an operator and checks the program's answer and that
+// the call ran once.
+func runHeldForApproval(t *testing.T, h *routertest.Harness, cs *mcp.ClientSession) {
+	t.Helper()
 	home := filepath.Join(h.Dir, "home")
 	type ran struct {
 		r     codeRun
@@ -193,6 +202,11 @@ func TestRunCodeInnerCallWaitsForApproval(t *testing.T) {
 	}()
 	var id string
 	routertest.WaitFor(t, "the inner call to be held for approval", func() bool {
+		select {
+		case out := <-done:
+			t.Fatalf("the run ended before any approval: %+v", out.r)
+		default:
+		}
 		pending, err := policy.ListPending(home, time.Now())
 		if err != nil {
 			t.Fatal(err)
@@ -236,7 +250,6 @@ func TestRunCodeWallTimeStaysWithinTheRequestTimeout(t *testing.T) {
 // the operator, as any client's that cannot elicit.
 func TestRunCodeInnerCallOfASessionlessClientWaitsForApproval(t *testing.T) {
 	h, _ := codeRig(t, "  alpha_count: require_approval\n", nil)
-	home := filepath.Join(h.Dir, "home")
 	ts := httptest.NewServer(h.HTTP(nil, nil))
 	t.Cleanup(ts.Close)
 	asked := make(chan struct{}, 1)
@@ -254,42 +267,7 @@ func TestRunCodeInnerCallOfASessionlessClientWaitsForApproval(t *testing.T) {
 	if cs.InitializeResult().ProtocolVersion != "2026-07-28" {
 		t.Fatalf("protocol %q, want 2026-07-28", cs.InitializeResult().ProtocolVersion)
 	}
-	type ran struct {
-		r     codeRun
-		isErr bool
-	}
-	done := make(chan ran, 1)
-	go func() {
-		r, isErr := runCode(t, cs, `const r = await tools.alpha_count({}); return r[0].text;`)
-		done <- ran{r, isErr}
-	}()
-	var id string
-	routertest.WaitFor(t, "the inner call to be held for approval", func() bool {
-		select {
-		case out := <-done:
-			t.Fatalf("the run ended before any approval: %+v", out.r)
-		default:
-		}
-		pending, err := policy.ListPending(home, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range pending {
-			if p.ToolName == "alpha_count" {
-				id = p.ID
-				return true
-			}
-		}
-		return false
-	})
-	h.Approve(id)
-	out := <-done
-	if out.isErr || string(out.r.Value) != `"calls: 1"` {
-		t.Fatalf("after approval the run answered %+v", out.r)
-	}
-	if got := routertest.Text(routertest.Call(t, cs, "alpha_read_count", map[string]any{})); got != "calls: 1" {
-		t.Errorf("alpha counted %s, want the approved call once", got)
-	}
+	runHeldForApproval(t, h, cs)
 	select {
 	case <-asked:
 		t.Error("the client was sent an elicitation")
