@@ -31,9 +31,12 @@ type Server struct {
 
 	httpSrv *http.Server
 
-	mu      sync.Mutex
-	conns   map[*connection]struct{}
-	closing bool
+	mu    sync.Mutex
+	conns map[*connection]struct{}
+	// admitted counts the clients holding a connection slot, from before
+	// their upgrade until their handler returns.
+	admitted int
+	closing  bool
 	// work counts connection handlers and their workers, which may outlive
 	// the socket to finish an utterance the client already flushed.
 	work sync.WaitGroup
@@ -125,10 +128,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the voice sidecar answers to loopback host names only", http.StatusForbidden)
 		return
 	}
+	// A slot is taken before the upgrade: a client whose handshake was
+	// answered holds it, so one that dials right after it is refused
+	// even while the first one's handler has not yet gone on.
 	s.mu.Lock()
 	closing := s.closing
+	full := s.admitted >= s.opts.MaxConnections
 	if !closing {
 		s.work.Add(1)
+		if !full {
+			s.admitted++
+		}
 	}
 	s.mu.Unlock()
 	if closing {
@@ -136,6 +146,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.work.Done()
+	if !full {
+		defer func() {
+			s.mu.Lock()
+			s.admitted--
+			s.mu.Unlock()
+		}()
+	}
 
 	ws, err := websocket.Accept(w, r, nil)
 	if err != nil {
@@ -143,22 +160,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ws.SetReadLimit(MaxMessageBytes)
+	if full {
+		s.log.Warn("connection refused: too many clients", "max", s.opts.MaxConnections, "peer", r.RemoteAddr)
+		ws.Close(websocket.StatusTryAgainLater, msgMaxConnections)
+		return
+	}
 	c := &connection{s: s, ws: ws, peer: r.RemoteAddr}
-
 	s.mu.Lock()
-	full := len(s.conns) >= s.opts.MaxConnections
 	closing = s.closing
-	if !full && !closing {
+	if !closing {
 		s.conns[c] = struct{}{}
 	}
 	s.mu.Unlock()
-	switch {
-	case closing:
+	if closing {
 		ws.Close(websocket.StatusGoingAway, msgShuttingDown)
-		return
-	case full:
-		s.log.Warn("connection refused: too many clients", "max", s.opts.MaxConnections, "peer", r.RemoteAddr)
-		ws.Close(websocket.StatusTryAgainLater, msgMaxConnections)
 		return
 	}
 	c.serve()
