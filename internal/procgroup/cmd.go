@@ -142,6 +142,22 @@ func (c *Cmd) pipe() (*os.File, *os.File, error) {
 	return r, w, nil
 }
 
+// StartOwn starts cmd, a process the caller reaps itself with cmd.Wait
+// and has put in a process group or session of its own (a terminal
+// session in a test). The router reaps its orphans, and an orphan is a
+// zombie child outside the router's group that no Cmd waits for: such a
+// process would be reaped before its Wait, which then fails with "no
+// child processes". StartOwn marks it as waited for; call the returned
+// func once Wait has returned. A process in the router's own group needs
+// none of this.
+func StartOwn(cmd *exec.Cmd) (waited func(), err error) {
+	if err := startLocked(cmd); err != nil {
+		return nil, err
+	}
+	pid := cmd.Process.Pid
+	return func() { forget(pid) }, nil
+}
+
 // Start starts the process; a goroutine then waits for it, kills what is
 // left of its tree and reaps it.
 func (c *Cmd) Start() error {

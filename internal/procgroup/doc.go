@@ -35,7 +35,10 @@
 // The router makes itself a child subreaper (PR_SET_CHILD_SUBREAPER), so
 // an orphaned descendant is re-parented to the router instead of init;
 // the router reaps those orphans when they exit, and a tree walk still
-// finds them. A cgroup per tree would be exact, but needs a delegated,
+// finds them. An orphan is told apart as a zombie child outside the
+// router's process group that no Cmd waits for: a process the router
+// starts through os/exec stays in its group, or is started with
+// [StartOwn] so that its own Wait reaps it. A cgroup per tree would be exact, but needs a delegated,
 // writable cgroup v2 hierarchy, which containers and CI rarely give; the
 // /proc walk plus the tree mark works for any unprivileged user, so that
 // is the choice.

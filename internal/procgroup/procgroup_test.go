@@ -156,6 +156,28 @@ func leaderExitTakesHelpers(t *testing.T) {
 	waitGone(t, "the helpers of a cleanly exited leader to be gone", helper, escaped)
 }
 
+// A process of a group of its own that the caller waits for is not
+// taken by the router's orphan reaper, however late its Wait comes.
+func TestAProcessStartedOwnIsLeftToItsWait(t *testing.T) {
+	// A procgroup start makes this process a reaping subreaper.
+	leader := procgroup.Command(context.Background(), procgroup.Spec{Path: "true"})
+	if err := leader.Run(); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	waited, err := procgroup.StartOwn(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Its exit's SIGCHLD reaches the reaper long before this Wait.
+	time.Sleep(300 * time.Millisecond)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the wait of a process started own: %v", err)
+	}
+	waited()
+}
+
 func TestCancelKillsTheWholeTree(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd, dir := family(t, ctx, false)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/evokore/evokore/internal/procgroup"
 	"io"
 	"os"
 	"os/exec"
@@ -74,7 +75,14 @@ func (term *Terminal) Run(t testing.TB, cmd *exec.Cmd, typed string) (string, in
 	if _, err := io.WriteString(term.master, typed); err != nil {
 		t.Fatal(err)
 	}
-	err := cmd.Run()
+	// In a session of its own, so procgroup's orphan reaper (a router
+	// running in this test process has one) must be told that this Wait
+	// reaps it.
+	waited, err := procgroup.StartOwn(cmd)
+	if err == nil {
+		err = cmd.Wait()
+		waited()
+	}
 	term.slave.Close()
 	<-term.done
 	term.mu.Lock()
