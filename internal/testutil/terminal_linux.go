@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/evokore/evokore/internal/procgroup"
 	"io"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/evokore/evokore/internal/procgroup"
 )
 
 // Terminal is a pseudo-terminal a test runs a program on, as an operator
