@@ -93,10 +93,13 @@ services: ## Install the programs the tests start (Redis, nginx, Chromium) as ro
 # A cold build compiles for minutes before the first test runs: -v names
 # each package as it is compiled (with the race detector, as the tests
 # use it), so a fresh machine shows progress instead of silence.
+# GORACE: a race-built program sleeps 1 s at exit by default, and the
+# tests start hundreds (testutil.RaceEnv passes it on to those started
+# with an environment of their own).
 test: generate-check lint npm-deps services ## Everything CI runs.
 	@echo "== compiling (race detector); one line per package"
 	$(GO) build -race -v $(PKGS)
-	EVOKORE_REQUIRE_NPM=1 EVOKORE_REQUIRE_PYTHON=1 $(GO) run ./internal/testutil/testreport $(GO) test -json -race -timeout 12m $(PKGS)
+	GORACE="$(GORACE) atexit_sleep_ms=0" EVOKORE_REQUIRE_NPM=1 EVOKORE_REQUIRE_PYTHON=1 $(GO) run ./internal/testutil/testreport $(GO) test -json -race -timeout 12m $(PKGS)
 
 test-short: ## Unit tests only: no npm servers, no slow integration tests.
 	$(GO) test -short $(PKGS)

@@ -94,7 +94,7 @@ func TestTitleChangeReachesClients(t *testing.T) {
 	title := func(bin string) string {
 		cmd := exec.Command(bin, "serve")
 		cmd.Dir = tmp
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + tmp, "EVOKORE_HOME=" + filepath.Join(tmp, "home")}
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + tmp, "EVOKORE_HOME=" + filepath.Join(tmp, "home")}
 		c := mcp.NewClient(&mcp.Implementation{Name: "gen-test", Version: "1"}, nil)
 		cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		if err != nil {

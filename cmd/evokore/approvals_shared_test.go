@@ -30,7 +30,7 @@ func TestApprovalsCommandReachesSharedApprovals(t *testing.T) {
 	run := func(args ...string) (string, int) {
 		t.Helper()
 		cmd := exec.Command(testutil.Evokore(t), args...)
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "EVOKORE_HOME=" + t.TempDir()}
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + t.TempDir(), "EVOKORE_HOME=" + t.TempDir()}
 		for k, v := range env {
 			cmd.Env = append(cmd.Env, k+"="+v)
 		}

@@ -39,7 +39,7 @@ func TestApprovalsCommandConfirmsAtATerminalOnly(t *testing.T) {
 
 	atTerminal := func(typed string) (string, int) {
 		cmd := exec.Command(testutil.Evokore(t), "approvals", "approve", id)
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "EVOKORE_HOME=" + home}
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + t.TempDir(), "EVOKORE_HOME=" + home}
 		return testutil.NewTerminal(t).Run(t, cmd, typed)
 	}
 	out, code := atTerminal("no\n")

@@ -24,7 +24,7 @@ import (
 func operator(t *testing.T, home string, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(testutil.Evokore(t), args...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "EVOKORE_HOME=" + home}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + t.TempDir(), "EVOKORE_HOME=" + home}
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); ok {
 		return string(out), ee.ExitCode()

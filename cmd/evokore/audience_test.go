@@ -22,7 +22,7 @@ func TestServeHTTPJWTWithoutAudienceRefusesToStart(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, testutil.Evokore(t), "serve", "--http", "127.0.0.1:0")
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"),
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"),
 		"EVOKORE_AUTH_REQUIRED=true", "EVOKORE_AUTH_MODE=jwt", "EVOKORE_OAUTH_JWKS_URI=http://127.0.0.1:1/jwks"}
 	out, err := cmd.CombinedOutput()
 	if code := cmd.ProcessState.ExitCode(); err == nil || code != 1 || !strings.Contains(string(out), "EVOKORE_OAUTH_AUDIENCE") ||

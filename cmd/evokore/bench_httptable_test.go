@@ -83,7 +83,7 @@ func BenchmarkHTTPTable(b *testing.B) {
 			}})
 			cmd := exec.Command(bin, "serve", "--http", "127.0.0.1:0")
 			cmd.Dir = dir
-			cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"),
+			cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"),
 				"EVOKORE_TOOL_DISCOVERY_MODE=legacy"}, env...)
 			base, _ := startHTTP(b, cmd)
 			return &target{child: ch.name, kind: kind, at: httpEndpoint{url: base + "/mcp", era: era}, tool: "c_echo", pid: cmd.Process.Pid}

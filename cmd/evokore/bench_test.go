@@ -38,7 +38,7 @@ func benchRouterOf(b *testing.B, bin string, n, extra int, mode string) (*mcp.Cl
 	testutil.WriteJSON(b, dir, "mcp.config.json", map[string]any{"servers": servers})
 	cmd := exec.Command(bin, "serve")
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"), "EVOKORE_TOOL_DISCOVERY_MODE=" + mode}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"), "EVOKORE_TOOL_DISCOVERY_MODE=" + mode}
 	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
 	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
@@ -97,7 +97,7 @@ func BenchmarkInitializeWith4Children(b *testing.B) {
 		bins = append(bins, bin)
 	}
 	env := func(home string) []string {
-		return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + home}
+		return []string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + dir, "EVOKORE_HOME=" + home}
 	}
 	initLat, listLat := make([][]time.Duration, len(bins)), make([][]time.Duration, len(bins))
 	for b.Loop() {
@@ -166,7 +166,7 @@ func returningHome(b *testing.B, bin, dir string) string {
 	home := b.TempDir()
 	cmd := exec.Command(bin)
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + home}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + dir, "EVOKORE_HOME=" + home}
 	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
 	cs, err := c.Connect(context.Background(), &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {

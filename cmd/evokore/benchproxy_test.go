@@ -113,7 +113,7 @@ func BenchmarkProxyTable(b *testing.B) {
 					"c": map[string]any{"command": ch.argv[0], "args": ch.argv[1:]},
 				}})
 				t := &target{client: client, child: ch.name, kind: kind, tool: "c_echo", memFile: filepath.Join(dir, "memstats.jsonl")}
-				env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"),
+				env = append([]string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"),
 					"EVOKORE_TOOL_DISCOVERY_MODE=legacy", "EVOKORE_DEBUG_MEMSTATS=" + t.memFile}, env...)
 				t.c = start(b, []string{binary, "serve"}, env, dir)
 				t.c.wait(b, t.tool, args)

@@ -41,7 +41,7 @@ func connectConfig(t *testing.T, ctx context.Context, path string, env ...string
 	cmd := exec.Command(testutil.Evokore(t), "serve", "--config", path)
 	cmd.Dir = elsewhere
 	cmd.Env = append([]string{
-		"PATH=" + os.Getenv("PATH"),
+		"PATH=" + os.Getenv("PATH"), testutil.RaceEnv,
 		"HOME=" + elsewhere,
 		"EVOKORE_HOME=" + filepath.Join(elsewhere, "home"),
 		"EVOKORE_TOOL_DISCOVERY_MODE=legacy",

@@ -44,7 +44,7 @@ func (e *connectEnv) run(args ...string) runResult {
 	e.t.Helper()
 	cmd := exec.Command(e.exe, args...)
 	cmd.Dir = e.wd
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.home, "EVOKORE_HOME=" + e.evokore}, e.env...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + e.home, "EVOKORE_HOME=" + e.evokore}, e.env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -28,7 +28,7 @@ func startDashboard(t *testing.T, home string, env ...string) (string, *exec.Cmd
 	t.Helper()
 	cmd := exec.Command(testutil.Evokore(t), "dashboard")
 	cmd.Dir = t.TempDir()
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + cmd.Dir, "EVOKORE_HOME=" + home, "EVOKORE_DASHBOARD_PORT=0"}, env...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + cmd.Dir, "EVOKORE_HOME=" + home, "EVOKORE_DASHBOARD_PORT=0"}, env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +123,7 @@ func TestDashboardProcessDeniesARealRoutersCall(t *testing.T) {
 func TestDashboardRefusesAnOpenNetworkAddressWithoutToken(t *testing.T) {
 	cmd := exec.Command(testutil.Evokore(t), "dashboard")
 	cmd.Dir = t.TempDir()
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + cmd.Dir, "EVOKORE_HOME=" + cmd.Dir, "EVOKORE_DASHBOARD_HOST=0.0.0.0", "EVOKORE_DASHBOARD_PORT=0"}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + cmd.Dir, "EVOKORE_HOME=" + cmd.Dir, "EVOKORE_DASHBOARD_HOST=0.0.0.0", "EVOKORE_DASHBOARD_PORT=0"}
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "only with EVOKORE_DASHBOARD_TOKEN") {
 		t.Errorf("exit %v: %s", err, out)

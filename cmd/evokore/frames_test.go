@@ -30,7 +30,7 @@ func startRawRouter(t *testing.T) *rawRouter {
 	dir := t.TempDir()
 	cmd := exec.Command(testutil.Evokore(t), "serve")
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home")}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home")}
 	r := &rawRouter{cmd: cmd}
 	r.stdin, r.lines, r.stderr = routertest.StartLines(t, cmd, 16)
 	return r

@@ -53,7 +53,7 @@ func TestAStatelessClientGetsItsChildren(t *testing.T) {
 	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{"fx": routertest.Fixture(t)}})
 	cmd := exec.Command(testutil.Evokore(t), "serve", "--config", cfg)
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"), "EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS=20000"}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"), "EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS=20000"}
 	stderr := &routertest.Buffer{}
 	cmd.Stderr = stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

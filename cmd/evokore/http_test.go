@@ -40,7 +40,7 @@ func httpRouter(t testing.TB, env ...string) (string, *exec.Cmd, *routertest.Buf
 	testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{"fx": map[string]any{"command": testutil.FixtureServer(t)}}})
 	cmd := exec.Command(testutil.Evokore(t), "serve", "--http", "127.0.0.1:0")
 	cmd.Dir = dir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home")}, env...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home")}, env...)
 	base, stderr := startHTTP(t, cmd)
 	return base, cmd, stderr
 }
@@ -143,7 +143,7 @@ func TestServeHTTPRefusesNonLoopbackWithoutAuth(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command(testutil.Evokore(t), "serve", "--http", "0.0.0.0:0")
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home")}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home")}
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(string(out), "refusing to serve HTTP on 0.0.0.0:0 without authentication") {

@@ -32,7 +32,7 @@ func TestInspectorCLIThroughEvokore(t *testing.T) {
 		"EVOKORE_MCP_CONFIG_PATH":     cfg,
 		"EVOKORE_TOOL_DISCOVERY_MODE": "legacy",
 	}
-	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
+	base := []string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + dir}
 
 	vet := exec.Command(evokore, "vet", "--live")
 	vet.Dir = dir

@@ -56,7 +56,7 @@ func launchRouter(t *testing.T, opts *mcp.ClientOptions, servers func(dir, fixtu
 	cmd := exec.Command(testutil.Evokore(t), "serve")
 	cmd.Dir = dir
 	cmd.Env = append([]string{
-		"PATH=" + os.Getenv("PATH"),
+		"PATH=" + os.Getenv("PATH"), testutil.RaceEnv,
 		"HOME=" + dir,
 		"EVOKORE_HOME=" + filepath.Join(dir, "home"),
 		"EVOKORE_TOOL_DISCOVERY_MODE=legacy",

@@ -43,7 +43,7 @@ func newRefusalRig(t *testing.T) *refusalRig {
 		"  deny_count: deny\n  get_telemetry: deny\n"+
 		"  appr_count: require_approval\n  reset_telemetry: require_approval\n")
 	return &refusalRig{dir: dir, env: []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"),
+		"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"),
 		"EVOKORE_TOOL_DISCOVERY_MODE=legacy", "EVOKORE_PERMISSIONS_PATH=" + perms,
 		"EVOKORE_TELEMETRY=true",
 	}}

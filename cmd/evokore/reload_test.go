@@ -33,7 +33,7 @@ func TestReloadOnFileChangeAndSIGHUPInTheBinary(t *testing.T) {
 
 	cmd := exec.Command(testutil.Evokore(t), "serve")
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "EVOKORE_HOME=" + home, "EVOKORE_TOOL_DISCOVERY_MODE=legacy"}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + home, "EVOKORE_HOME=" + home, "EVOKORE_TOOL_DISCOVERY_MODE=legacy"}
 	stderr := &routertest.Buffer{}
 	cmd.Stderr = stderr
 	var listChanged atomic.Int64

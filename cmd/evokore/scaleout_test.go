@@ -157,7 +157,7 @@ func startReplica(t *testing.T, bin, home string, env []string) *replica {
 	t.Helper()
 	r := &replica{addr: freeAddr(t), out: &routertest.Buffer{}}
 	r.cmd = exec.Command(bin, "serve", "--http", r.addr)
-	r.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "EVOKORE_HOME=" + home}, env...)
+	r.cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + home, "EVOKORE_HOME=" + home}, env...)
 	r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)

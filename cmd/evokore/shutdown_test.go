@@ -42,7 +42,7 @@ func TestSIGTERMAnswersTheCallInFlight(t *testing.T) {
 	testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{"one": map[string]any{"command": fx}}})
 	cmd := exec.Command(testutil.Evokore(t), "serve")
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"), "EVOKORE_TOOL_DISCOVERY_MODE=legacy"}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"), "EVOKORE_TOOL_DISCOVERY_MODE=legacy"}
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	stderr := &routertest.Buffer{}

@@ -34,7 +34,7 @@ func serveIn(t *testing.T, dir, home string) (*mcp.ClientSession, *routertest.Bu
 	t.Helper()
 	cmd := exec.Command(testutil.Evokore(t), "serve")
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "EVOKORE_HOME=" + home}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + home, "EVOKORE_HOME=" + home}
 	stderr := &routertest.Buffer{}
 	cmd.Stderr = stderr
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "trust-test", Version: "1"}, nil).Connect(context.Background(),

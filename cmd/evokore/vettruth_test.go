@@ -22,7 +22,7 @@ func runEvokore(t *testing.T, dir string, env []string, args ...string) (int, st
 	t.Helper()
 	cmd := exec.Command(testutil.Evokore(t), args...)
 	cmd.Dir = dir
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home")}, env...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home")}, env...)
 	cmd.Stdin = strings.NewReader("")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -153,7 +153,7 @@ func TestPaginationTakesTrue(t *testing.T) {
 	dir := t.TempDir()
 	cmd := exec.Command(testutil.Evokore(t), "serve")
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"),
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"),
 		"EVOKORE_TOOL_DISCOVERY_MODE=legacy", "EVOKORE_TOOL_LIST_PAGINATION=true", "EVOKORE_TOOL_LIST_PAGE_SIZE=5"}
 	client := mcp.NewClient(&mcp.Implementation{Name: "pagination-test", Version: "1"}, nil)
 	cs, err := client.Connect(context.Background(), &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)

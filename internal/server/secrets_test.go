@@ -86,7 +86,7 @@ func TestRecordsNeverHoldASecret(t *testing.T) {
 	cmd := exec.Command(testutil.Evokore(t))
 	cmd.Dir = dir
 	cmd.Env = []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + home,
+		"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + dir, "EVOKORE_HOME=" + home,
 		"EVOKORE_MCP_CONFIG_PATH=" + cfg, "EVOKORE_SKILLS_DIR=" + filepath.Join(dir, "SKILLS"), "EVOKORE_TOOL_DISCOVERY_MODE=legacy",
 		"EVOKORE_WEBHOOKS_ALLOW_PRIVATE=true",
 		"PLANTED_ENV_SECRET=" + envSecret, "PLANTED_WEBHOOK_SECRET=" + webhookSecret,

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -168,3 +169,10 @@ func Python(t testing.TB) string {
 	Unavailable(t, "EVOKORE_REQUIRE_PYTHON", "python3 is not on PATH")
 	return ""
 }
+
+// RaceEnv is the GORACE setting for the programs tests start with an
+// environment of their own: a program built with the race detector (as
+// testutil.Evokore builds it under -race) sleeps one second at exit by
+// default (atexit_sleep_ms), and the tests start hundreds of them. Races
+// are still reported, and still fail the program's exit status.
+var RaceEnv = "GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/vet"
 )
 
@@ -356,7 +357,7 @@ func TestVetCommandJSON(t *testing.T) {
 			"--permissions", abs(filepath.Join(dir, "permissions.yml")),
 			"--format", "json"}, args...)...)
 		cmd.Dir = work
-		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + tmp}, extraEnv...)
+		cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + tmp}, extraEnv...)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		err := cmd.Run()

@@ -36,7 +36,7 @@ func freePort(t *testing.T) string {
 // no audio device, temp files in a private directory.
 func sidecarEnv(t *testing.T, extra ...string) []string {
 	return append([]string{
-		"PATH=" + os.Getenv("PATH"),
+		"PATH=" + os.Getenv("PATH"), testutil.RaceEnv,
 		"HOME=" + t.TempDir(),
 		"TMPDIR=" + t.TempDir(),
 		"VOICE_SIDECAR_DISABLE_PLAYBACK=1",

@@ -59,7 +59,7 @@ func answers(t *testing.T, cmd *exec.Cmd) []float64 {
 func TestPipedRequestsAreAllAnsweredAtEOF(t *testing.T) {
 	bin := testutil.Evokore(t)
 	dir := t.TempDir()
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home")}
+	env := []string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home")}
 	runs := 100
 	if testing.Short() {
 		runs = 10
@@ -106,7 +106,7 @@ func TestAClientThatLeftIsNotWaitedForOnAHungCall(t *testing.T) {
 	}})
 	cmd := exec.Command(testutil.Evokore(t), "serve")
 	cmd.Dir = dir
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"), "EVOKORE_TOOL_DISCOVERY_MODE=legacy"}
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"), "EVOKORE_TOOL_DISCOVERY_MODE=legacy"}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -64,7 +64,7 @@ func (c *claude) run(payload any, args ...string) hookResult {
 	}
 	cmd := exec.Command(testutil.Evokore(c.t), args...)
 	cmd.Dir = c.project
-	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + c.userDir, "EVOKORE_HOME=" + c.home}, c.env...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + c.userDir, "EVOKORE_HOME=" + c.home}, c.env...)
 	cmd.Stdin = bytes.NewReader(in)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -737,7 +737,7 @@ func TestHookVoiceStopSpeaksThroughTheSidecar(t *testing.T) {
 	port := freeLoopbackPort(t)
 	sidecar := exec.Command(testutil.Evokore(t), "voice")
 	sidecar.Dir = t.TempDir()
-	sidecar.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + c.userDir, "TMPDIR=" + t.TempDir(), "VOICE_SIDECAR_DISABLE_PLAYBACK=1",
+	sidecar.Env = []string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + c.userDir, "TMPDIR=" + t.TempDir(), "VOICE_SIDECAR_DISABLE_PLAYBACK=1",
 		"EVOKORE_TTS_PROVIDER=openai-compat", "EVOKORE_TTS_BASE_URL=" + tts.URL, "VOICE_SIDECAR_PORT=" + port}
 	stderr, err := sidecar.StderrPipe()
 	if err != nil {
