@@ -131,12 +131,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// A slot is taken before the upgrade: a client whose handshake was
 	// answered holds it, so one that dials right after it is refused
 	// even while the first one's handler has not yet gone on.
+	// A request that is no upgrade fails in Accept below; it takes no slot.
+	upgrade := strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 	s.mu.Lock()
 	closing := s.closing
-	full := s.admitted >= s.opts.MaxConnections
+	full := upgrade && s.admitted >= s.opts.MaxConnections
 	if !closing {
 		s.work.Add(1)
-		if !full {
+		if upgrade && !full {
 			s.admitted++
 		}
 	}
@@ -146,7 +148,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.work.Done()
-	if !full {
+	if upgrade && !full {
 		defer func() {
 			s.mu.Lock()
 			s.admitted--
@@ -161,6 +163,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ws.SetReadLimit(MaxMessageBytes)
 	if full {
+		s.mu.Lock()
+		closing = s.closing
+		s.mu.Unlock()
+		if closing {
+			ws.Close(websocket.StatusGoingAway, msgShuttingDown)
+			return
+		}
 		s.log.Warn("connection refused: too many clients", "max", s.opts.MaxConnections, "peer", r.RemoteAddr)
 		ws.Close(websocket.StatusTryAgainLater, msgMaxConnections)
 		return

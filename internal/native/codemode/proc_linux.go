@@ -6,10 +6,11 @@ import (
 )
 
 // sandboxAttr makes the sandbox die with the router: a router killed
-// mid-run leaves no program running. The sandbox stays in the router's
-// process group: the router reaps zombie children outside it as orphans
-// (package procgroup), which would take the sandbox's exit status from
-// its Wait and turn "killed at its CPU bound" into "no child processes".
+// mid-run leaves no program running. Its process group is its own, so a
+// signal to the router's group (Ctrl-C at a terminal: a graceful
+// shutdown that lets calls finish; SIGHUP: a reload) does not end a run;
+// it is started with procgroup.StartOwn so that its Wait, not the
+// router's orphan reaper, collects it.
 func sandboxAttr(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 }

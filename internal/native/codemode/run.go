@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/procgroup"
 )
 
 // Caller runs one of the program's tool calls through the router's
@@ -102,7 +104,10 @@ func (r *run) execute(command func() (*exec.Cmd, error), code string) {
 		return
 	}
 	sandboxAttr(cmd)
-	if err := cmd.Start(); err != nil {
+	// In a process group of its own, so procgroup's orphan reaper is told
+	// that this Wait reaps it.
+	waited, err := procgroup.StartOwn(cmd)
+	if err != nil {
 		r.out.Error = "cannot start the sandbox: " + err.Error()
 		return
 	}
@@ -122,6 +127,7 @@ func (r *run) execute(command func() (*exec.Cmd, error), code string) {
 	close(stopped)
 	_ = stdin.Close()
 	waitErr := cmd.Wait()
+	waited()
 	if finished {
 		return
 	}
