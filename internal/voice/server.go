@@ -130,17 +130,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// A slot is taken before the upgrade: a client whose handshake was
 	// answered holds it, so one that dials right after it is refused
-	// even while the first one's handler has not yet gone on.
-	// A request that is no upgrade fails in Accept below; it takes no slot.
+	// even while the first one's handler has not yet gone on. A request
+	// that is no upgrade fails in Accept below and takes none.
 	upgrade := strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 	s.mu.Lock()
 	closing := s.closing
-	full := upgrade && s.admitted >= s.opts.MaxConnections
+	slot := upgrade && !closing && s.admitted < s.opts.MaxConnections
+	if slot {
+		s.admitted++
+	}
 	if !closing {
 		s.work.Add(1)
-		if upgrade && !full {
-			s.admitted++
-		}
 	}
 	s.mu.Unlock()
 	if closing {
@@ -148,7 +148,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.work.Done()
-	if upgrade && !full {
+	if slot {
 		defer func() {
 			s.mu.Lock()
 			s.admitted--
@@ -162,27 +162,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ws.SetReadLimit(MaxMessageBytes)
-	if full {
-		s.mu.Lock()
-		closing = s.closing
-		s.mu.Unlock()
-		if closing {
-			ws.Close(websocket.StatusGoingAway, msgShuttingDown)
-			return
-		}
-		s.log.Warn("connection refused: too many clients", "max", s.opts.MaxConnections, "peer", r.RemoteAddr)
-		ws.Close(websocket.StatusTryAgainLater, msgMaxConnections)
-		return
-	}
 	c := &connection{s: s, ws: ws, peer: r.RemoteAddr}
+
 	s.mu.Lock()
 	closing = s.closing
-	if !closing {
+	if slot && !closing {
 		s.conns[c] = struct{}{}
 	}
 	s.mu.Unlock()
-	if closing {
+	switch {
+	case closing:
 		ws.Close(websocket.StatusGoingAway, msgShuttingDown)
+		return
+	case !slot:
+		s.log.Warn("connection refused: too many clients", "max", s.opts.MaxConnections, "peer", r.RemoteAddr)
+		ws.Close(websocket.StatusTryAgainLater, msgMaxConnections)
 		return
 	}
 	c.serve()

@@ -104,8 +104,8 @@ func (r *run) execute(command func() (*exec.Cmd, error), code string) {
 		return
 	}
 	sandboxAttr(cmd)
-	// In a process group of its own, so procgroup's orphan reaper is told
-	// that this Wait reaps it.
+	// sandboxAttr gives it a process group of its own (Linux), so
+	// procgroup's orphan reaper is told that this Wait reaps it.
 	waited, err := procgroup.StartOwn(cmd)
 	if err != nil {
 		r.out.Error = "cannot start the sandbox: " + err.Error()
