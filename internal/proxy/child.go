@@ -308,15 +308,12 @@ func refusedInitialize(err error) bool {
 func listTools(ctx context.Context, cs *mcp.ClientSession, timeout time.Duration, id string) ([]*mcp.Tool, error) {
 	lctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var tools []*mcp.Tool
-	for t, err := range cs.Tools(lctx, nil) {
-		if err != nil {
-			if lctx.Err() == context.DeadlineExceeded {
-				return nil, errors.New(MsgListTimeout(id, timeout))
-			}
-			return nil, err
+	tools, err := collect(lctx, "tools", toolPages(cs))
+	if err != nil {
+		if lctx.Err() == context.DeadlineExceeded {
+			return nil, errors.New(MsgListTimeout(id, timeout))
 		}
-		tools = append(tools, t)
+		return nil, err
 	}
 	if tools == nil {
 		tools = []*mcp.Tool{}

@@ -159,22 +159,22 @@ func (s *Supervisor) loadContent(c *child, cs *mcp.ClientSession) {
 	cc := &childContent{}
 	var problems []string
 	if caps.Prompts != nil {
-		for p, err := range cs.Prompts(ctx, nil) {
-			if err != nil {
-				problems = append(problems, "prompts: "+err.Error())
-				break
-			}
+		prompts, err := collect(ctx, "prompts", promptPages(cs))
+		if err != nil {
+			problems = append(problems, err.Error())
+		}
+		for _, p := range prompts {
 			if p != nil && p.Name != "" {
 				cc.prompts = append(cc.prompts, p)
 			}
 		}
 	}
 	if caps.Resources != nil {
-		for r, err := range cs.Resources(ctx, nil) {
-			if err != nil {
-				problems = append(problems, "resources: "+err.Error())
-				break
-			}
+		resources, err := collect(ctx, "resources", resourcePages(cs))
+		if err != nil {
+			problems = append(problems, err.Error())
+		}
+		for _, r := range resources {
 			if r == nil || r.URI == "" {
 				continue
 			}
@@ -186,11 +186,11 @@ func (s *Supervisor) loadContent(c *child, cs *mcp.ClientSession) {
 			}
 			cc.resources = append(cc.resources, r)
 		}
-		for t, err := range cs.ResourceTemplates(ctx, nil) {
-			if err != nil {
-				problems = append(problems, "resource templates: "+err.Error())
-				break
-			}
+		templates, err := collect(ctx, "resource templates", templatePages(cs))
+		if err != nil {
+			problems = append(problems, err.Error())
+		}
+		for _, t := range templates {
 			if t == nil || t.URITemplate == "" {
 				continue
 			}

@@ -94,6 +94,8 @@
 // ignores SIGTERM and SIGHUP, and sleeps until killed. With -sequential
 // it is a single-threaded server of echo alone, which reads its next
 // message only once its last answer is written (see serveSequential).
+// With -endless-pages N it answers tools/list and prompts/list with pages
+// of N items and a new cursor each time, without end.
 package main
 
 //lint:file-ignore SA1019 sampling, roots and logging pass through on purpose; see docs/decisions.md
@@ -220,6 +222,7 @@ func main() {
 	era := flag.String("era", "", "the only protocol version to speak")
 	failInit := flag.Bool("fail-init", false, "answer initialize with an internal error (a server of the old era that is not ready)")
 	stateless := flag.Bool("stateless", false, "serve streamable HTTP without sessions")
+	pages := flag.Int("endless-pages", 0, "answer tools/list and prompts/list with pages of this many items, each with a new cursor, without end")
 	flag.Parse()
 	newEraOnly := *era >= "2026-07-28"
 	if *pidfile != "" {
@@ -439,6 +442,9 @@ func main() {
 	}
 	if *failInit {
 		s.AddReceivingMiddleware(failInitialize)
+	}
+	if *pages > 0 {
+		s.AddReceivingMiddleware(endlessPages(*pages))
 	}
 
 	if *httpAddr != "" {
