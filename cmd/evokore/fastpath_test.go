@@ -380,3 +380,39 @@ func TestFastPathClientThatWritesEverythingBeforeReading(t *testing.T) {
 	}
 	r.echoAnswers(t, n, func(id string) string { return "Echo: " + message + id })
 }
+
+// A child's progress and log messages sent before its result reach the
+// client before the result: MCP ends a call's progress with its answer,
+// and over streamable HTTP nothing can follow it. The fast path takes the
+// result off the child's output while the notifications before it still
+// wait for their handlers.
+func TestFastPathResultComesAfterItsNotifications(t *testing.T) {
+	r := startFastRouterWith(t, fastRouterOptions{childArgs: []string{"-payloads"}, readyTool: "c_chatter", buffered: true})
+	r.send(t, `{"jsonrpc":"2.0","id":"lvl","method":"logging/setLevel","params":{"level":"debug"}}`)
+	r.response(t)
+	const steps = 20
+	for call := range 5 {
+		r.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"c_chatter","arguments":{"steps":%d},"_meta":{"progressToken":"p%d"}}}`, call, steps, call))
+		progress, logs := 0, 0
+		for {
+			m := r.line(t)
+			if m["id"] != nil {
+				if got := resultOf(t, m).Content[0].Text; got != fmt.Sprintf("chattered %d", steps) {
+					t.Fatalf("call %d answered %q", call, got)
+				}
+				break
+			}
+			switch string(m["method"]) {
+			case `"notifications/progress"`:
+				progress++
+			case `"notifications/message"`:
+				logs++
+			}
+		}
+		// The previous call's stragglers would be counted here, so a late
+		// one shows too.
+		if progress != steps || logs != steps {
+			t.Fatalf("call %d: %d progress and %d log messages before its answer, want %d of each", call, progress, logs, steps)
+		}
+	}
+}

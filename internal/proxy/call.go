@@ -58,7 +58,7 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	var res *mcp.CallToolResult
 	if c.Raw != nil && c.Input == nil && (!newChild || c.Meta.GetMeta()[mcp.MetaKeyLogLevel] == nil) {
 		if wr := ch.rawWire(cs, second); wr != nil {
-			r, err := rawCall(ctx, ch, cs, wr, c, childToken, timeout)
+			r, err := rawCall(ctx, ch, cs, wr, order, c, childToken, timeout)
 			if !newChild || err != nil || r != c.Raw.Result {
 				return r, err
 			}
@@ -227,7 +227,7 @@ func callArgs(args json.RawMessage) json.RawMessage {
 // set owns the outcome: the child's reader (the answer, or the end of
 // its output) or this call (its timeout, the client's cancel, a failed
 // write), which then tells the child it gave up.
-func rawCall(ctx context.Context, ch *child, cs *mcp.ClientSession, wr *wire, c *router.Call, childToken string, timeout time.Duration) (*mcp.CallToolResult, error) {
+func rawCall(ctx context.Context, ch *child, cs *mcp.ClientSession, wr *wire, order *noteOrder, c *router.Call, childToken string, timeout time.Duration) (*mcp.CallToolResult, error) {
 	id, reply, ok := wr.begin()
 	if !ok {
 		return died(ch, cs, c)
@@ -301,6 +301,7 @@ func rawCall(ctx context.Context, ch *child, cs *mcp.ClientSession, wr *wire, c 
 		ch.recordCall(r.err)
 		return nil, r.err
 	}
+	order.settle(ctx)
 	ch.recordCall(nil)
 	res := &mcp.CallToolResult{IsError: rawjson.IsTrue(rawjson.Member(r.result, "isError"))}
 	c.Raw.Bytes, c.Raw.Result = r.result, res

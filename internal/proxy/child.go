@@ -211,8 +211,10 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 	if err != nil {
 		return err
 	}
-	if spec.Transport != config.TransportHTTP {
-		c.order.reset()
+	c.order.reset()
+	if proc != nil {
+		proc.stdout.noted = c.order.sawRead
+	} else if spec.Transport != config.TransportHTTP {
 		transport = orderedTransport{Transport: transport, order: &c.order}
 	}
 	abandon := func() {

@@ -170,7 +170,9 @@ func (c *child) dialNewEra() (conn *eraConn, oldOnly bool, err error) {
 		return nil, false, err
 	}
 	conn = &eraConn{proc: proc}
-	if spec.Transport != config.TransportHTTP {
+	if proc != nil {
+		proc.stdout.noted = conn.order.sawRead
+	} else if spec.Transport != config.TransportHTTP {
 		transport = orderedTransport{Transport: transport, order: &conn.order}
 	}
 	// The first connection listens for list changes and takes the

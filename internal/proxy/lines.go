@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"sync"
+
+	"github.com/evokore/evokore/internal/rawjson"
 )
 
 // maxFrame bounds one JSON-RPC message from a child, as the SDK's own
@@ -29,6 +31,11 @@ type jsonLines struct {
 	take func([]byte) bool
 	// ended, when set, is called once when the output ends.
 	ended func()
+	// noted, when set, is called for each call's log message or progress
+	// it passes on (noteOrder's count of what was read), before it reads
+	// further: a result the wire takes after it is then known to follow
+	// it, however far the SDK's decoder is behind.
+	noted func()
 
 	mu      sync.Mutex
 	pending []byte
@@ -89,9 +96,22 @@ func (j *jsonLines) next() ([]byte, error) {
 	case j.take != nil && j.take(msg):
 		msg = nil
 	default:
+		if j.noted != nil && orderedLine(msg) {
+			j.noted()
+		}
 		msg = append(msg, '\n')
 	}
 	return msg, err
+}
+
+// orderedLine reports whether msg is a notification a call's result must
+// not overtake (orderedMethod).
+func orderedLine(msg []byte) bool {
+	if !bytes.Contains(msg, []byte("notifications/")) || rawjson.Member(msg, "id") != nil {
+		return false
+	}
+	method, ok := rawjson.String(rawjson.Member(msg, "method"))
+	return ok && orderedMethod(method)
 }
 
 // Close closes the child's stdout.

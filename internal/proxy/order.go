@@ -16,10 +16,13 @@ import (
 // while notifications wait their turn in a handler queue, so the router
 // could answer the call before passing on its last log line.
 //
-// noteOrder restores the order. The child's connection counts the log and
-// progress notifications it reads; a middleware counts them as their
-// handlers finish. A call whose result arrived waits (briefly) until every
-// notification read before it was passed on.
+// noteOrder restores the order. What a stdio child writes is counted as
+// its output is read (jsonLines.noted), before the wire takes a result
+// off it; any other child's log and progress notifications are counted
+// as its connection reads them (orderedTransport). A middleware counts
+// them as their handlers finish. A call whose result arrived, through the
+// SDK or the wire, waits (briefly) until every notification read before
+// it was passed on.
 type noteOrder struct {
 	mu      sync.Mutex
 	read    uint64

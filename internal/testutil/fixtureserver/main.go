@@ -53,12 +53,15 @@
 //	progress_token {}       the progress token the call carried
 //	spoof {token, message}  reports progress under any token
 //
-// With -payloads, three more tools, for the proxy fast path's tests:
+// With -payloads, four more tools, for the proxy fast path's tests:
 //
 //	big {bytes}             a text result of that many bytes
 //	blob {bytes}            an embedded blob resource of that many bytes,
 //	                        every byte value in turn (binary content)
 //	rpcerror {code,message} answers with that JSON-RPC error object
+//	chatter {steps}         sends steps progress notifications (under
+//	                        the call's token) and log messages, then
+//	                        answers at once
 //
 // With -param-headers, one more tool, for the Mcp-Param-* header tests:
 //
@@ -594,6 +597,16 @@ type rpcErrorIn struct {
 
 // addPayloads adds the -payloads tools.
 func addPayloads(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{Name: "chatter", Description: "Progress and log messages, then the answer at once."}, func(ctx context.Context, req *mcp.CallToolRequest, in stepsIn) (*mcp.CallToolResult, any, error) {
+		token := req.Params.GetProgressToken()
+		for i := 1; i <= in.Steps; i++ {
+			if token != nil {
+				_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: float64(i), Total: float64(in.Steps)})
+			}
+			_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: fmt.Sprintf("step %d", i)})
+		}
+		return text("chattered %d", in.Steps), nil, nil
+	})
 	mcp.AddTool(s, &mcp.Tool{Name: "big", Description: "A text result of the given size."}, func(_ context.Context, _ *mcp.CallToolRequest, in bytesIn) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", in.Bytes)}}}, nil, nil
 	})
