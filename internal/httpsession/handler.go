@@ -18,14 +18,17 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/era"
 	"github.com/evokore/evokore/internal/httpfront"
+	"github.com/evokore/evokore/internal/rawjson"
 	"github.com/evokore/evokore/internal/server"
 	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/sessionstore"
+	"github.com/evokore/evokore/internal/stdio"
 )
 
 // Resuming sessions.
@@ -441,6 +444,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if h.fastStateless(w, r, body) {
 			return
 		}
+		if refuseMalformed(w, body) {
+			return
+		}
 		if !opensSession(r, body) {
 			h.stateless.ServeHTTP(w, r)
 			return
@@ -524,7 +530,44 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if r.Method == http.MethodPost && refuseMalformed(w, body) {
+		return
+	}
 	h.sdk.ServeHTTP(w, r)
+}
+
+// refuseMalformed answers a POST body that the stdio transport would
+// refuse as a frame, as it refuses it (stdio.Check: -32700 for what is
+// not JSON or not UTF-8, -32600 for a bad envelope, the id echoed only
+// when it is itself sound), with 400 as the SDK's handler answers a body
+// it cannot parse. The go-sdk carries ids through a float64 and takes
+// the last of a repeated member: handed on, 1.9 would be answered as id
+// 1 and 2^53+1 as 2^53, and the call would run. Only bodies the fast
+// path left come here (stdio.ScanRequest took nothing less than clean).
+// A batch, which the SDK still takes before 2025-06-18 and refuses from
+// then on, has each element checked, the batch itself left to the SDK.
+func refuseMalformed(w http.ResponseWriter, body []byte) bool {
+	var rej *stdio.Rejection
+	if isBatch(body) && json.Valid(body) && utf8.Valid(body) {
+		_ = rawjson.Elements(body, func(v []byte) bool {
+			rej = stdio.Check(v)
+			return rej == nil
+		})
+	} else {
+		rej = stdio.Check(body)
+	}
+	if rej == nil {
+		return false
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = w.Write(rej.Answer())
+	return true
+}
+
+func isBatch(body []byte) bool {
+	b := bytes.TrimLeft(body, " \t\r\n")
+	return len(b) > 0 && b[0] == '['
 }
 
 // resume builds a view for a stored session and has the SDK handler

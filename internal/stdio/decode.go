@@ -92,6 +92,23 @@ func (r *Rejection) message() string {
 // MCP removed JSON-RPC batches in 2025-06-18; the router speaks that
 // version and later, so every batch is refused.
 func Decode(frame []byte) (jsonrpc.Message, *Rejection) {
+	if rej := Check(frame); rej != nil {
+		return nil, rej
+	}
+	msg, err := jsonrpc.DecodeMessage(frame)
+	if err != nil {
+		// A safety net: Check should leave nothing for the SDK to refuse.
+		env, _ := readEnvelope(frame)
+		return nil, &Rejection{Code: CodeInvalidRequest, ID: env.safeID(), Reason: err.Error()}
+	}
+	return msg, nil
+}
+
+// Check is Decode without the decoding: it says why frame is not a
+// message, or nil. Streamable HTTP runs it on the bodies it hands to the
+// go-sdk's handler (the SDK decodes them itself), so that a body is
+// refused over HTTP as its frame is over stdio.
+func Check(frame []byte) *Rejection {
 	if !json.Valid(frame) {
 		var v json.RawMessage
 		err := json.Unmarshal(frame, &v)
@@ -100,37 +117,31 @@ func Decode(frame []byte) (jsonrpc.Message, *Rejection) {
 		if errors.As(err, &se) {
 			why = fmt.Sprintf("the frame is not valid JSON: %v (at byte %d)", se, se.Offset)
 		}
-		return nil, &Rejection{Code: CodeParseError, Reason: why}
+		return &Rejection{Code: CodeParseError, Reason: why}
 	}
 	if !utf8.Valid(frame) {
 		// encoding/json accepts and replaces invalid UTF-8, so the id can
 		// still be read; RFC 8259 requires UTF-8 all the same.
 		env, _ := readEnvelope(frame)
-		return nil, &Rejection{Code: CodeParseError, ID: env.safeID(),
+		return &Rejection{Code: CodeParseError, ID: env.safeID(),
 			Reason: fmt.Sprintf("invalid UTF-8 at byte %d", invalidUTF8At(frame))}
 	}
 	switch first := firstByte(frame); first {
 	case '{':
 	case '[':
-		return nil, &Rejection{Code: CodeInvalidRequest, Reason: "batches are not supported (MCP 2025-06-18 removed them); send one request per line"}
+		return &Rejection{Code: CodeInvalidRequest, Reason: "batches are not supported (MCP 2025-06-18 removed them); send one request per line"}
 	default:
-		return nil, &Rejection{Code: CodeInvalidRequest, Reason: "a request must be a JSON object"}
+		return &Rejection{Code: CodeInvalidRequest, Reason: "a request must be a JSON object"}
 	}
 	env, err := readEnvelope(frame)
 	if err != nil {
-		return nil, &Rejection{Code: CodeInvalidRequest, ID: env.safeID(), Reason: err.Error()}
+		return &Rejection{Code: CodeInvalidRequest, ID: env.safeID(), Reason: err.Error()}
 	}
 	if d := depth(frame); d > MaxDepth {
-		return nil, &Rejection{Code: CodeInvalidRequest, ID: env.safeID(),
+		return &Rejection{Code: CodeInvalidRequest, ID: env.safeID(),
 			Reason: fmt.Sprintf("nesting depth %d exceeds the limit of %d", d, MaxDepth)}
 	}
-	msg, err := jsonrpc.DecodeMessage(frame)
-	if err != nil {
-		// A safety net: the checks above should leave nothing for the SDK
-		// to refuse.
-		return nil, &Rejection{Code: CodeInvalidRequest, ID: env.safeID(), Reason: err.Error()}
-	}
-	return msg, nil
+	return nil
 }
 
 // envelope is the top level of a frame; values stay raw.
