@@ -176,18 +176,21 @@ var finalID = regexp.MustCompile(`"id"\s*:\s*(-?[0-9]+|"[^"\\]*")\s*\}$`)
 
 // responseID reads the id of a line that could not be passed on (not
 // JSON, or cut at maxFrame with tail its last bytes) when the line reads
-// as a response: an object whose top-level members, read leniently (a
-// string ends at its next unescaped quote, whatever it holds), include
-// "id" and no "method". Only ids that can be an answer to one of ours
-// count: an integer (the SDK's) or a string with the fast path's prefix.
-// It returns the id as JSON, or nil.
+// as a response. Its top-level members are read leniently (a string ends
+// at its next unescaped quote, whatever it holds): "method" or "params"
+// make it a request or a notification, whose id is the child's own;
+// "result" or "error" a response. When the members cannot be read to the
+// end, a "method" in what is left counts unless "result" or "error" came
+// first, and the id may be the last member, in tail. Only ids that can
+// answer one of ours count: an integer (the SDK's) or a string with the
+// fast path's prefix. It returns the id as JSON, or nil.
 func responseID(head, tail []byte) []byte {
 	var id []byte
 	i := rawjson.SkipSpace(head, 0)
 	if i >= len(head) || head[i] != '{' {
 		return nil
 	}
-	complete := false
+	complete, response := false, false
 	for i = rawjson.SkipSpace(head, i+1); i < len(head); {
 		if head[i] == '}' {
 			complete = true
@@ -205,14 +208,17 @@ func responseID(head, tail []byte) []byte {
 		if i >= len(head) || head[i] != ':' {
 			break
 		}
+		switch name {
+		case "method", "params":
+			return nil
+		case "result", "error":
+			response = true
+		}
 		i = rawjson.SkipSpace(head, i+1)
 		if e = looseValueEnd(head, i); e < 0 {
 			break
 		}
-		switch name {
-		case "method":
-			return nil // a request or a notification
-		case "id":
+		if name == "id" {
 			id = head[i:e]
 		}
 		if i = rawjson.SkipSpace(head, e); i < len(head) && head[i] == ',' {
@@ -220,10 +226,8 @@ func responseID(head, tail []byte) []byte {
 		}
 	}
 	if !complete {
-		// The rest was not read as members: a "method" anywhere in it
-		// may make the line a request, whose id is the child's own.
 		method := []byte(`"method"`)
-		if i < len(head) && bytes.Contains(head[i:], method) || bytes.Contains(tail, method) {
+		if !response && (i < len(head) && bytes.Contains(head[i:], method) || bytes.Contains(tail, method)) {
 			return nil
 		}
 		if id == nil && tail != nil {
