@@ -19,8 +19,8 @@ import (
 // failed call goes into cooldown.
 func TestFastPathBadChildAnswers(t *testing.T) {
 	r := startFastRouterWith(t, fastRouterOptions{childArgs: []string{"-hostile"}, readyTool: "c_dupiserror", buffered: true,
-		child: map[string]any{"cooldownMs": 60000}})
-	// prompt is far below the request timeout (60 s), which a dropped
+		child: map[string]any{"cooldownMs": 60000}, env: []string{"EVOKORE_PROXY_REQUEST_TIMEOUT_MS=30000"}})
+	// prompt is far below the request timeout (30 s), which a dropped
 	// answer used to wait.
 	const prompt = 10 * time.Second
 	timed := func(id, tool, args string) map[string]json.RawMessage {

@@ -13,8 +13,12 @@ import (
 )
 
 // prompt is how long an answer the child gave at once may take: far
-// below the request timeout (60 s), which a dropped answer used to wait.
-const prompt = 10 * time.Second
+// below the request timeout the tests set (badTimeout), which a dropped
+// answer used to wait.
+const (
+	prompt     = 10 * time.Second
+	badTimeout = "30000"
+)
 
 // A child's answers that cannot go on as they are, on the SDK's path to
 // the child (the in-memory client's calls reach the child under the
@@ -24,7 +28,7 @@ const prompt = 10 * time.Second
 func TestBadChildAnswersOverTheSDKPath(t *testing.T) {
 	fx := routertest.Fixture(t, "-hostile")
 	fx["cooldownMs"] = 60000
-	h := routertest.New(t, map[string]any{"h": fx}, legacy)
+	h := routertest.New(t, map[string]any{"h": fx}, with(legacy, map[string]string{"EVOKORE_PROXY_REQUEST_TIMEOUT_MS": badTimeout}))
 	cs := h.Connect(nil)
 	h.Booted()
 
