@@ -46,14 +46,18 @@ type fastRouterOptions struct {
 	// than it handles (beyond a 1 MiB buffer).
 	buffered bool
 	env      []string
+	// child holds more members of the child's config entry.
+	child map[string]any
 }
 
 func startFastRouterWith(t *testing.T, o fastRouterOptions) *fastRouter {
 	t.Helper()
 	dir := t.TempDir()
-	testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{
-		"c": map[string]any{"command": testutil.FixtureServer(t), "args": o.childArgs},
-	}})
+	child := map[string]any{"command": testutil.FixtureServer(t), "args": o.childArgs}
+	for k, v := range o.child {
+		child[k] = v
+	}
+	testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{"c": child}})
 	cmd := exec.Command(testutil.Evokore(t), "serve")
 	cmd.Dir = dir
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"), "EVOKORE_TOOL_DISCOVERY_MODE=legacy"}, o.env...)

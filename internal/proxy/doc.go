@@ -6,8 +6,13 @@
 // closes, restarts it with capped exponential backoff, and on shutdown
 // leaves no process behind (stdio children start through package
 // procgroup). A child's stdout reaches the MCP transport through a filter
-// that skips and logs non-JSON lines (banners, stray prints), and its
-// stderr is forwarded line by line, long lines truncated, never blocking.
+// that skips and logs non-JSON lines (banners, stray prints) and lines
+// over 16 MiB, and its stderr is forwarded line by line, long lines
+// truncated, never blocking. A skipped line that reads as a response to a
+// request of ours (fast path or SDK) is replaced by an error response
+// under its id, so the request ends at once saying why instead of at its
+// timeout; invalid UTF-8 in a JSON line goes on as U+FFFD, byte by byte,
+// as decoders read it.
 //
 // The configured children are one immutable set; Supervisor.Reconfigure
 // replaces it after a reload, keeping unchanged children running, and
@@ -59,8 +64,9 @@
 // child's output: the died-during-call result) or the call itself (its
 // request timeout or the client's cancel, after which it sends the child
 // notifications/cancelled). A child's error object is returned as that
-// JSON-RPC error. The result's top level is read for isError only, which
-// is all the pipeline reads: observers see a stand-in CallToolResult
+// JSON-RPC error. The result's top level is read for isError only (a
+// repeated member as its last value, as the client's decoder reads it),
+// which is all the pipeline reads: observers see a stand-in CallToolResult
 // holding IsError, and the client gets the child's bytes unless a stage or
 // middleware replaced the result (router.RawResult). HTTP children have no
 // wire and go through the SDK's client; over streamable HTTP every call

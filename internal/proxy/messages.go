@@ -85,3 +85,15 @@ func msgStillBooting(id string, d time.Duration) string {
 func MsgServerRemoved(tool, id string) string {
 	return fmt.Sprintf("Tool '%s' is no longer available: server '%s' was removed from mcp.config.json by a reload.", tool, id)
 }
+
+// MsgAnswerNotJSON answers a request whose response line from the child
+// was not valid JSON, so evokore could not pass it on.
+func MsgAnswerNotJSON(id string) string {
+	return fmt.Sprintf("Child server '%s' answered with a line that is not valid JSON; evokore dropped it (its log shows the start of the line).", id)
+}
+
+// MsgAnswerTooLong answers a request whose response line from the child
+// was longer than evokore passes on.
+func MsgAnswerTooLong(id string, limit int) string {
+	return fmt.Sprintf("Child server '%s' answered with a message of more than %d bytes, evokore's limit for one message; it was dropped.", id, limit)
+}

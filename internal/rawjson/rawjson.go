@@ -322,13 +322,15 @@ func Quote(dst []byte, s string) []byte {
 // IsTrue reports whether the raw value is the literal true.
 func IsTrue(v []byte) bool { return string(bytes.TrimSpace(v)) == "true" }
 
-// Member returns the raw value of the first member called name, or nil.
+// Member returns the raw value of the member called name, or nil. When
+// the name repeats it is the last one's, the value a decoder reads
+// (encoding/json, the go-sdk's, JavaScript's JSON.parse): what a client
+// reads from bytes passed on is what the router reads from them.
 func Member(obj []byte, name string) []byte {
 	var out []byte
-	_ = Members(obj, func(n string, v []byte) bool {
-		if n == name {
+	_ = RawMembers(obj, func(tok, v []byte) bool {
+		if string(Name(tok)) == name {
 			out = v
-			return false
 		}
 		return true
 	})

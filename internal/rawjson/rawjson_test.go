@@ -39,6 +39,21 @@ func TestMembersReadsTopLevelValuesInPlace(t *testing.T) {
 	}
 }
 
+// A repeated member reads as its last value, as decoders read it, escaped
+// names included.
+func TestMemberIsTheLastOfARepeatedName(t *testing.T) {
+	obj := []byte(`{"isError":false,"content":[],"is\u0045rror":true,"x":1}`)
+	if got := string(rawjson.Member(obj, "isError")); got != "true" {
+		t.Errorf("isError = %s, want the last value, true", got)
+	}
+	var decoded struct {
+		IsError bool `json:"isError"`
+	}
+	if err := json.Unmarshal(obj, &decoded); err != nil || !decoded.IsError {
+		t.Errorf("encoding/json reads %v (%v): the test's premise changed", decoded.IsError, err)
+	}
+}
+
 func TestMembersRefusesWhatIsNotAnObject(t *testing.T) {
 	for _, in := range []string{``, `[]`, `"x"`, `{"a"}`, `{"a":1`, `{"a":1 "b":2}`} {
 		if err := rawjson.Members([]byte(in), func(string, []byte) bool { return true }); err == nil {

@@ -98,7 +98,8 @@
 // it is a single-threaded server of echo alone, which reads its next
 // message only once its last answer is written (see serveSequential).
 // With -endless-pages N it answers tools/list and prompts/list with pages
-// of N items and a new cursor each time, without end.
+// of N items and a new cursor each time, without end. With -hostile it is
+// a server whose answers are broken on purpose (see serveHostile).
 package main
 
 //lint:file-ignore SA1019 sampling, roots and logging pass through on purpose; see docs/decisions.md
@@ -222,6 +223,7 @@ func main() {
 	paramHeaders := flag.Bool("param-headers", false, "add the deploy tool, whose arguments are annotated x-mcp-header")
 	askPrompt := flag.Bool("ask-prompt", false, "add the ask prompt, which asks for input by input_required")
 	sequential := flag.Bool("sequential", false, "serve echo one message at a time, with blocking writes")
+	hostile := flag.Bool("hostile", false, "serve tools whose answers are broken on purpose (see hostile.go)")
 	era := flag.String("era", "", "the only protocol version to speak")
 	failInit := flag.Bool("fail-init", false, "answer initialize with an internal error (a server of the old era that is not ready)")
 	stateless := flag.Bool("stateless", false, "serve streamable HTTP without sessions")
@@ -259,6 +261,10 @@ func main() {
 	}
 	if *sequential {
 		serveSequential()
+		return
+	}
+	if *hostile {
+		serveHostile()
 		return
 	}
 
