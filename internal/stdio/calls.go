@@ -55,9 +55,7 @@ func (f *Calls) Take(m Message, r Replier) (func(), bool) {
 	case "notifications/cancelled":
 		return nil, f.cancel(m)
 	case "tools/call":
-		if m.ID != nil {
-			return f.call(m, r)
-		}
+		return f.call(m, r)
 	}
 	return nil, false
 }

@@ -83,3 +83,36 @@ func TestCallsCancelsByIDAndLeavesAReusedIDToTheSDK(t *testing.T) {
 		t.Errorf("the id of an answered call, reused: %s", got)
 	}
 }
+
+// A notifications/cancelled sent as a request, with an id, is not the
+// fast path's: it cancels nothing and the SDK answers it with an error
+// under its id, as it does when no taken call matches.
+func TestCallsLeaveACancellationWithAnIDToTheSDK(t *testing.T) {
+	started := make(chan struct{})
+	inW, outR := serveWithFastPath(t, stdio.NewCalls(func(params []byte) (stdio.Call, bool) {
+		return &call{block: true, started: started}, true
+	}))
+	lines := bufio.NewReader(outR)
+	send := func(frame string) {
+		t.Helper()
+		go func() { _, _ = io.WriteString(inW, frame+"\n") }()
+	}
+	read := func() string {
+		t.Helper()
+		line, err := lines.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSuffix(line, "\n")
+	}
+	send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"block"}}`)
+	<-started
+	send(`{"jsonrpc":"2.0","id":9,"method":"notifications/cancelled","params":{"requestId":7}}`)
+	if got := read(); !strings.HasPrefix(got, `{"jsonrpc":"2.0","id":9,"error":`) {
+		t.Errorf("a cancellation with an id answered %s", got)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}`)
+	if got := read(); got != `{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"context canceled"}}` {
+		t.Errorf("the cancelled call answered %s", got)
+	}
+}
