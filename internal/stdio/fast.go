@@ -206,9 +206,7 @@ func ErrorLine(id []byte, code int64, message string, data []byte) []byte {
 
 // answer writes a response line and marks its request answered.
 func (c *Conn) answer(id, line []byte) error {
-	err := c.writeLine(line)
-	c.markAnswered(idKey(id))
-	return err
+	return c.respond(idKey(id), line)
 }
 
 // Answer answers a taken tools/call through r: with raw, the result's
