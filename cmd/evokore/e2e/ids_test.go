@@ -101,9 +101,9 @@ func TestRequestIDsOfProxiedCallsOverStdio(t *testing.T) {
 	}
 	send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"c_slow","arguments":{"ms":1000}}}`)
 	send(`{"jsonrpc":"2.0","id":9,"method":"notifications/cancelled","params":{"requestId":1}}`)
-	send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"c_slow","arguments":{"ms":1000}}}`)
+	send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"c_slow","arguments":{"ms":5000}}}`)
 	send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"nosuch"}}`)
-	send(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"c_slow","arguments":{"ms":1000}}}`)
+	send(`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"c_slow","arguments":{"ms":5000}}}`)
 	send(`{"jsonrpc":"2.0","id":"\u0061","method":"tools/call","params":{"name":"nosuch"}}`)
 	stdin.Close()
 
@@ -149,7 +149,7 @@ func TestRequestIDsOfProxiedCallsOverStdio(t *testing.T) {
 	}
 	slices.Sort(results)
 	slices.Sort(errs)
-	if want := []string{`"a" slept 1000ms`, `1 slept 1000ms`, `5 slept 1000ms`}; !slices.Equal(results, want) {
+	if want := []string{`"a" slept 5000ms`, `1 slept 1000ms`, `5 slept 5000ms`}; !slices.Equal(results, want) {
 		t.Errorf("results %q, want %q\n%s", results, want, stderr.String())
 	}
 	// The cancellation with an id is answered under it; a reused id is
