@@ -90,9 +90,6 @@ func (h *Handler) fastSession(w http.ResponseWriter, r *http.Request, body []byt
 	if m.Method == "notifications/cancelled" {
 		return e.cancel(w, m)
 	}
-	if m.ID == nil {
-		return false
-	}
 	p, ok := h.rt.TakeProxied(e.v.Session(), m.Params, sessionMeta)
 	if !ok {
 		return false
@@ -182,7 +179,7 @@ func (h *Handler) fastStateless(w http.ResponseWriter, r *http.Request, body []b
 		}
 	}
 	m, ok := stdio.ScanRequest(body)
-	if !ok || m.Method != "tools/call" || m.ID == nil {
+	if !ok || m.Method != "tools/call" {
 		return false
 	}
 	meta := rawjson.Member(m.Params, "_meta")
@@ -296,7 +293,7 @@ func (e *entry) end(id string) {
 // (202, as the SDK answers a notification); any other goes to the SDK.
 func (e *entry) cancel(w http.ResponseWriter, m stdio.Message) bool {
 	id := rawjson.Member(m.Params, "requestId")
-	if id == nil || m.ID != nil {
+	if id == nil {
 		return false
 	}
 	e.mu.Lock()

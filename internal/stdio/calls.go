@@ -19,17 +19,18 @@ type Call interface {
 // Calls is the FastPath of the calls a server answers itself (the
 // router's proxied calls): take decides which, and Calls keeps what the
 // connection must know of the ones it runs, their ids, so that a
-// notifications/cancelled cancels the right call and a request that
-// reuses the id of one still running goes to the SDK, which answers it
-// as it always did. Each call runs on the goroutine that read it while
+// notifications/cancelled cancels the right call. A request reusing the
+// id of one still running never reaches it: the connection refuses it,
+// as the SDK refuses one of its own. Each call runs on the goroutine that read it while
 // reading goes on on another, so calls run concurrently as the SDK runs
 // its own.
 type Calls struct {
 	take func(params []byte) (Call, bool)
 
 	mu sync.Mutex
-	// inflight maps a taken call's raw id to its cancel.
-	inflight map[string]context.CancelFunc
+	// inflight maps a taken call's id, as idKey gives it ("a" and
+	// "\u0061" are one id), to its cancel.
+	inflight map[any]context.CancelFunc
 }
 
 var _ FastPath = (*Calls)(nil)
@@ -38,7 +39,7 @@ var _ FastPath = (*Calls)(nil)
 // tools/call's raw params, the call to run, or false to leave the
 // request to the SDK.
 func NewCalls(take func(params []byte) (Call, bool)) *Calls {
-	return &Calls{take: take, inflight: map[string]context.CancelFunc{}}
+	return &Calls{take: take, inflight: map[any]context.CancelFunc{}}
 }
 
 // CallMeta is what a call's _meta may carry on the fast path over stdio:
@@ -55,9 +56,7 @@ func (f *Calls) Take(m Message, r Replier) (func(), bool) {
 	case "notifications/cancelled":
 		return nil, f.cancel(m)
 	case "tools/call":
-		if m.ID != nil {
-			return f.call(m, r)
-		}
+		return f.call(m, r)
 	}
 	return nil, false
 }
@@ -69,11 +68,11 @@ func (f *Calls) cancel(m Message) bool {
 		return false
 	}
 	id := rawjson.Member(m.Params, "requestId")
-	if id == nil {
+	if id == nil || checkID(id) != nil {
 		return false
 	}
 	f.mu.Lock()
-	cancel, ok := f.inflight[string(id)]
+	cancel, ok := f.inflight[idKey(id)]
 	f.mu.Unlock()
 	if ok {
 		cancel()
@@ -88,12 +87,8 @@ func (f *Calls) call(m Message, r Replier) (func(), bool) {
 	if !ok {
 		return nil, false
 	}
-	key := string(m.ID)
+	key := idKey(m.ID)
 	f.mu.Lock()
-	if _, dup := f.inflight[key]; dup {
-		f.mu.Unlock()
-		return nil, false
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	f.inflight[key] = cancel
 	f.mu.Unlock()

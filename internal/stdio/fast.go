@@ -96,11 +96,12 @@ func (t *Transport) SetFastPath(fp FastPath) {
 }
 
 // ScanRequest reads the envelope of a JSON-RPC message in place and
-// returns it when it is a clean tools/call or notifications/cancelled.
-// Anything less than clean (a duplicate member, an id out of range, bad
-// UTF-8, too deep) returns false, and Decode then answers it as it always
-// does. Streamable HTTP reads its POST bodies with it too: the message is
-// the same whatever carries it.
+// returns it when it is a clean tools/call request or
+// notifications/cancelled notification. Anything less than clean (a
+// duplicate member, an id out of range, bad UTF-8, too deep, a
+// tools/call without an id, a cancellation with one) returns false, and
+// Decode then answers it as it always does. Streamable HTTP reads its
+// POST bodies with it too: the message is the same whatever carries it.
 func ScanRequest(frame []byte) (Message, bool) {
 	var m Message
 	if firstByte(frame) != '{' || !json.Valid(frame) || !utf8.Valid(frame) {
@@ -145,7 +146,9 @@ func ScanRequest(frame []byte) (Message, bool) {
 		return m, false
 	}
 	m.Method = name
-	if m.ID != nil && checkID(m.ID) != nil {
+	// A tools/call is a request and a cancellation a notification; the
+	// other way round is the SDK's to refuse.
+	if (m.ID != nil) != (name == "tools/call") || m.ID != nil && checkID(m.ID) != nil {
 		return m, false
 	}
 	if m.Params != nil && firstByte(m.Params) != '{' {
@@ -203,9 +206,7 @@ func ErrorLine(id []byte, code int64, message string, data []byte) []byte {
 
 // answer writes a response line and marks its request answered.
 func (c *Conn) answer(id, line []byte) error {
-	err := c.writeLine(line)
-	c.markAnswered(idKey(id))
-	return err
+	return c.respond(idKey(id), line)
 }
 
 // Answer answers a taken tools/call through r: with raw, the result's

@@ -82,6 +82,7 @@ func TestFastPathTakesOnlyCleanToolCallsAndAnswersUnderTheirID(t *testing.T) {
 		`{"jsonrpc":"2.0","id":3,"id":4,"method":"tools/call","params":{"name":"fast","arguments":{"mark":1}}}`,
 		`{"jsonrpc":"2.0","id":9007199254740993,"method":"tools/call","params":{"name":"fast","arguments":{"mark":1}}}`,
 		`{"jsonrpc":"1.0","id":5,"method":"tools/call","params":{"name":"fast","arguments":{"mark":1}}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"notifications/cancelled","params":{"requestId":42}}`,
 	} {
 		var m map[string]json.RawMessage
 		line := exchange(frame)
@@ -97,5 +98,21 @@ func TestFastPathTakesOnlyCleanToolCallsAndAnswersUnderTheirID(t *testing.T) {
 	want := []string{"tools/call", "tools/call", "tools/call"} // s1, 42, and "slow" declined
 	if len(fast.taken) != len(want) {
 		t.Errorf("offered %v, want %v", fast.taken, want)
+	}
+}
+
+// ScanRequest returns a tools/call only as a request and a cancellation
+// only as a notification; the other shapes are the SDK's to refuse.
+func TestScanRequestTakesOnlyARequestCallAndANotificationCancel(t *testing.T) {
+	for frame, want := range map[string]bool{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}`:                              true,
+		`{"jsonrpc":"2.0","method":"tools/call","params":{}}`:                                     false,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`:           true,
+		`{"jsonrpc":"2.0","id":9,"method":"notifications/cancelled","params":{"requestId":1}}`:    false,
+		`{"jsonrpc":"2.0","id":null,"method":"notifications/cancelled","params":{"requestId":1}}`: false,
+	} {
+		if _, ok := stdio.ScanRequest([]byte(frame)); ok != want {
+			t.Errorf("ScanRequest(%s) = %v, want %v", frame, ok, want)
+		}
 	}
 }

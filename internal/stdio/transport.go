@@ -3,6 +3,7 @@ package stdio
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -141,12 +142,18 @@ type Conn struct {
 	closeOnce sync.Once
 	closed    chan struct{}
 
-	// open are the ids of requests read and not answered yet; answered
-	// is signalled whenever one is. A client that writes its requests and
-	// closes its end at once (a script, a pipe) still gets every answer:
-	// the end of input is reported only once they are written.
+	// open are the ids (as idKey and jsonrpc.ID.Raw give them) of
+	// requests read and not answered yet, whichever path runs them: a
+	// request reusing one is refused, as the SDK refuses it. An id leaves
+	// the set before its answer is written, as the SDK frees it, since
+	// the client may reuse it once it reads the answer; writing counts
+	// the writes still under way. answered is signalled whenever either
+	// shrinks. A client that writes its requests and closes its end at
+	// once (a script, a pipe) still gets every answer: the end of input
+	// is reported only once they are written.
 	openMu   sync.Mutex
 	open     map[any]bool
+	writing  int
 	answered chan struct{}
 	drain    time.Duration
 
@@ -281,10 +288,14 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			}
 			continue
 		}
-		if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
-			c.openMu.Lock()
-			c.open[req.ID.Raw()] = true
-			c.openMu.Unlock()
+		if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() && !c.opens(req.ID.Raw()) {
+			id, _ := json.Marshal(req.ID.Raw())
+			// The SDK's answer: without an id, not to be taken for the
+			// answer of the request in flight.
+			if err := c.reject(int64(len(v.frame)), &Rejection{Code: CodeInvalidRequest, Reason: "request ID " + string(id) + " already in use"}); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		return msg, nil
 	}
@@ -302,18 +313,16 @@ func (c *Conn) offerFast(frame []byte) (run func(), ok bool) {
 	if !ok {
 		return nil, false
 	}
-	if m.ID != nil {
-		// Marked open before it is offered: the answer may be written
-		// before Take returns.
-		c.openMu.Lock()
-		c.open[idKey(m.ID)] = true
-		c.openMu.Unlock()
+	// Marked open before it is offered: the answer may be written before
+	// Take returns. A reused id goes on to Read, which refuses it.
+	if m.ID != nil && !c.opens(idKey(m.ID)) {
+		return nil, false
 	}
 	if run, ok := (*fp).Take(m, c); ok {
 		return run, true
 	}
 	if m.ID != nil {
-		c.markAnswered(idKey(m.ID))
+		c.release(idKey(m.ID))
 	}
 	return nil, false
 }
@@ -329,7 +338,7 @@ func (c *Conn) awaitAnswers() {
 	go watchReader(ctx, c.rawOut, func() { left.Store(true); cancel() })
 	if !c.waitAnswers(ctx) {
 		c.openMu.Lock()
-		n := len(c.open)
+		n := max(len(c.open), c.writing)
 		c.openMu.Unlock()
 		c.log.Warn("[EVOKORE] Input ended with requests still unanswered", "open", n, "client_reads", !left.Load())
 	}
@@ -340,7 +349,7 @@ func (c *Conn) awaitAnswers() {
 func (c *Conn) waitAnswers(ctx context.Context) bool {
 	for {
 		c.openMu.Lock()
-		if len(c.open) == 0 {
+		if len(c.open) == 0 && c.writing == 0 {
 			c.openMu.Unlock()
 			return true
 		}
@@ -379,11 +388,11 @@ func (c *Conn) Write(_ context.Context, msg jsonrpc.Message) error {
 	if c.answeredEarly(msg, data) {
 		return nil
 	}
-	err = c.writeLine(data)
+	var key any
 	if resp, ok := msg.(*jsonrpc.Response); ok && resp.ID.IsValid() {
-		c.markAnswered(resp.ID.Raw())
+		key = resp.ID.Raw()
 	}
-	return err
+	return c.respond(key, data)
 }
 
 // answeredEarly reports whether msg is the server's answer to the
@@ -400,20 +409,55 @@ func (c *Conn) answeredEarly(msg jsonrpc.Message, data []byte) bool {
 	if !bytes.Equal(data, e.line) {
 		c.log.Warn("[EVOKORE] The initialize answer sent early differs from the server's", "early", string(e.line), "server", string(data))
 	}
-	c.markAnswered(e.id)
+	c.release(e.id)
 	return true
 }
 
-// markAnswered removes a request from the open set and wakes whoever
-// waits for the set to empty.
-func (c *Conn) markAnswered(key any) {
+// opens adds a request's id to the open set, or reports false when a
+// request with that id is open already.
+func (c *Conn) opens(key any) bool {
+	c.openMu.Lock()
+	defer c.openMu.Unlock()
+	if c.open[key] {
+		return false
+	}
+	c.open[key] = true
+	return true
+}
+
+// release removes a request from the open set unanswered (the fast path
+// declined it, or its answer was written early).
+func (c *Conn) release(key any) {
 	c.openMu.Lock()
 	delete(c.open, key)
+	c.wake()
+	c.openMu.Unlock()
+}
+
+// respond writes a line, the answer to the request key when key is not
+// nil: the id is free once the line is on its way, and the end of input
+// waits for the write.
+func (c *Conn) respond(key any, line []byte) error {
+	c.openMu.Lock()
+	if key != nil {
+		delete(c.open, key)
+	}
+	c.writing++
+	c.openMu.Unlock()
+	err := c.writeLine(line)
+	c.openMu.Lock()
+	c.writing--
+	c.wake()
+	c.openMu.Unlock()
+	return err
+}
+
+// wake wakes whoever waits for the open set to empty; openMu is held.
+func (c *Conn) wake() {
 	if c.answered != nil {
 		close(c.answered)
 		c.answered = nil
 	}
-	c.openMu.Unlock()
 }
 
 // writeLine writes one line. It still writes after Close: the output is
