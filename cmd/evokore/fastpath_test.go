@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -418,5 +419,74 @@ func TestFastPathResultComesAfterItsNotifications(t *testing.T) {
 		if progress != steps || logs != steps {
 			t.Fatalf("call %d: %d progress and %d log messages before its answer, want %d of each", call, progress, logs, steps)
 		}
+	}
+}
+
+// A child that stops reading its stdin (fastpath -deaf) ends no call by
+// wedging it. The router's write of a request that no longer fits in the
+// pipe gives up at the request timeout with the stopped-reading message;
+// the client's cancel of a call waiting for the child is answered at
+// once, although the notification to the child cannot be written; the
+// router serves its native tools meanwhile; and the child is stopped and
+// restarted as a crashed one would be.
+func TestFastPathChildThatStopsReadingStdin(t *testing.T) {
+	const timeout = time.Second
+	r := startFastRouterWith(t, fastRouterOptions{childArgs: []string{"-deaf"}, readyTool: "c_deaf", buffered: true,
+		env: []string{fmt.Sprintf("EVOKORE_PROXY_REQUEST_TIMEOUT_MS=%d", timeout.Milliseconds())}})
+	pid := resultOf(t, r.call(t, `"pid"`, "c_pid", `{}`)).Content[0].Text
+	r.send(t, `{"jsonrpc":"2.0","id":"deaf","method":"tools/call","params":{"name":"c_deaf","arguments":{}}}`)
+	time.Sleep(200 * time.Millisecond) // it reaches the child, which stops reading
+	start := time.Now()
+	// Four times what a pipe holds: the write blocks until its bound.
+	r.send(t, `{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"name":"c_echo","arguments":{"message":"`+strings.Repeat("x", 256<<10)+`"}}}`)
+	time.Sleep(100 * time.Millisecond)
+	r.send(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"deaf","reason":"changed my mind"}}`)
+	r.send(t, `{"jsonrpc":"2.0","id":"status","method":"tools/call","params":{"name":"proxy_server_status","arguments":{}}}`)
+	answers := map[string]map[string]json.RawMessage{}
+	var order []string
+	took := map[string]time.Duration{}
+	for len(answers) < 3 {
+		m := r.response(t)
+		id, _ := strconv.Unquote(string(m["id"]))
+		answers[id], took[id] = m, time.Since(start)
+		order = append(order, id)
+	}
+	if answers["deaf"]["error"] == nil {
+		t.Errorf("the cancelled call: want the cancellation error, got %v", answers["deaf"])
+	}
+	// Sent 100 ms after the blocked write began, they are answered long
+	// before it gives up (at the request timeout).
+	for _, id := range []string{"deaf", "status"} {
+		if took[id] > timeout/2 {
+			t.Errorf("%s answered after %v (answers in order %v): it waited for the blocked write", id, took[id], order)
+		}
+	}
+	res := resultOf(t, answers["big"])
+	if !res.IsError || res.Content[0].Text != proxy.MsgStoppedReading("echo", "c", timeout) {
+		t.Errorf("the call that did not fit: %+v", res)
+	}
+	if took["big"] > timeout+time.Second {
+		t.Errorf("the call that did not fit took %v, want about the request timeout %v", took["big"], timeout)
+	}
+	t.Logf("answered after %v", took)
+	// The child is restarted (watched through the native status tool: a
+	// proxied call failing while it restarts would put it in cooldown).
+	deadline := time.Now().Add(60 * time.Second)
+	for n := 0; ; n++ {
+		text := resultOf(t, r.call(t, fmt.Sprint(n), "proxy_server_status", `{}`)).Content[0].Text
+		if st := routertest.DecodeJSON[routertest.ServerStatus](t, text); st.Servers[0].Status == "connected" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the child never came back: %s\nstderr:\n%s", text, r.stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("restarted after %v", time.Since(start))
+	if now := resultOf(t, r.call(t, `"pid2"`, "c_pid", `{}`)).Content[0].Text; now == pid {
+		t.Errorf("the child still runs as %s", pid)
+	}
+	if res := resultOf(t, r.call(t, `"back"`, "c_echo", `{"message":"back"}`)); res.IsError || res.Content[0].Text != "Echo: back" {
+		t.Errorf("after the restart: %+v", res)
 	}
 }

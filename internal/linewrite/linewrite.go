@@ -33,7 +33,9 @@ type Writer struct {
 	pending    []byte
 	spare      []byte
 	next, done uint64
-	// err is the first write error: a pipe that failed once is gone.
+	// err is the first write error: a pipe that failed once is gone,
+	// and nothing more is written to it (a write that failed part way,
+	// at a deadline, may have left part of a line in it).
 	err error
 }
 
@@ -45,10 +47,14 @@ func New(out io.Writer) *Writer {
 }
 
 // Write writes line, which must end with a newline, and reports the
-// first error the output ever returned.
+// first error the output ever returned; from that error on, it writes
+// nothing.
 func (w *Writer) Write(line []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.err != nil {
+		return 0, w.err
+	}
 	if !w.writing && len(w.pending) == 0 {
 		// Idle: write the caller's own bytes, no copy.
 		w.writing = true
@@ -63,7 +69,7 @@ func (w *Writer) Write(line []byte) (int, error) {
 	}
 	w.pending = append(w.pending, line...)
 	batch := w.next
-	for w.done < batch {
+	for w.done < batch && w.err == nil {
 		if w.writing {
 			w.cond.Wait()
 			continue

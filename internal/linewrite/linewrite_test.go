@@ -2,11 +2,13 @@ package linewrite
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Lines written from many goroutines at once reach the reader whole,
@@ -69,6 +71,31 @@ func TestErrorIsSticky(t *testing.T) {
 		if _, err := w.Write([]byte("x\n")); err == nil {
 			t.Fatal("write to a pipe without a reader succeeded")
 		}
+	}
+}
+
+// A write that failed part way (at a deadline, to a reader that stopped
+// reading) may have left part of a line in the pipe: nothing is written
+// after it, so no line is ever appended to a torn one.
+func TestNothingIsWrittenAfterAFailedWrite(t *testing.T) {
+	r, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer pw.Close()
+	counter := &countingWriter{w: pw}
+	w := New(counter)
+	_ = pw.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
+	if _, err := w.Write([]byte(strings.Repeat("x", 1<<20) + "\n")); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a megabyte to a pipe nobody reads: %v", err)
+	}
+	_ = pw.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
+	if _, err := w.Write([]byte("next\n")); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("the write after: %v, want the first error", err)
+	}
+	if counter.n != 1 {
+		t.Errorf("%d writes reached the pipe, want 1", counter.n)
 	}
 }
 

@@ -158,6 +158,11 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 		return res, nil
 	case ctx.Err() != nil:
 		return nil, ctx.Err() // the client cancelled; the SDK told the child
+	case errors.Is(err, errStoppedReading):
+		// The request did not fit in the child's input: it is being
+		// stopped (lockedStdin).
+		ch.lost(cs)
+		return errorResult(MsgStoppedReading(c.Entry.Original, ch.spec.ID, timeout)), nil
 	case cctx.Err() == context.DeadlineExceeded:
 		return errorResult(MsgCallTimeout(c.Entry.Original, ch.spec.ID, timeout)), nil
 	}
@@ -271,24 +276,32 @@ func rawCall(ctx context.Context, ch *child, cs *mcp.ClientSession, wr *wire, or
 		line = append(line, '}')
 	}
 	line = append(line, "}}\n"...)
-	if err := wr.send(line); err != nil && wr.giveUp(id) {
-		return died(ch, cs, c)
-	}
+	// The timeout counts from before the write: a write to a child that
+	// reads slowly takes part of it.
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	if err := wr.send(line); err != nil && wr.giveUp(id) {
+		if errors.Is(err, errStoppedReading) {
+			return stoppedReading(ch, cs, c, timeout)
+		}
+		return died(ch, cs, c)
+	}
+	// A given-up call tells the child on a goroutine of its own: the
+	// caller has its answer, and a child slow to read its input (the
+	// write is bounded, see lockedStdin) must not delay it.
 	var r wireReply
 	select {
 	case r = <-reply:
 	case <-timer.C:
 		if wr.giveUp(id) {
-			wr.cancel(id, "timed out")
+			go wr.cancel(id, "timed out")
 			ch.recordCall(context.DeadlineExceeded)
 			return errorResult(MsgCallTimeout(c.Entry.Original, ch.spec.ID, timeout)), nil
 		}
 		r = <-reply // the answer won the race
 	case <-ctx.Done():
 		if wr.giveUp(id) {
-			wr.cancel(id, "the client cancelled the call")
+			go wr.cancel(id, "the client cancelled the call")
 			ch.recordCall(ctx.Err())
 			return nil, ctx.Err()
 		}
@@ -313,6 +326,15 @@ func died(ch *child, cs *mcp.ClientSession, c *router.Call) (*mcp.CallToolResult
 	ch.recordCall(errors.New("connection closed"))
 	ch.lost(cs)
 	return errorResult(MsgDiedDuringCall(c.Entry.Original, ch.spec.ID)), nil
+}
+
+// stoppedReading is the answer to a call whose request its child did not
+// take in time: the child is being stopped (lockedStdin), and is marked
+// down at once, so the next call waits for its restart.
+func stoppedReading(ch *child, cs *mcp.ClientSession, c *router.Call, timeout time.Duration) (*mcp.CallToolResult, error) {
+	ch.recordCall(errStoppedReading)
+	ch.lost(cs)
+	return errorResult(MsgStoppedReading(c.Entry.Original, ch.spec.ID, timeout)), nil
 }
 
 func errorResult(text string) *mcp.CallToolResult {

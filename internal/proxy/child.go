@@ -290,7 +290,14 @@ func (c *child) dial(spec config.Server, timeout time.Duration) (mcp.Transport, 
 	if spec.Command == "" {
 		return nil, nil, errFatal{errors.New(MsgNoCommand(spec.ID))}
 	}
-	proc, err := startProcess(spec, c.sup.opts.Env, c.sup.opts.Log, c.sup.opts.ShutdownGrace)
+	// A child that takes no input for a whole request timeout is broken:
+	// it is stopped, and restarted as a crashed one would be.
+	bound := c.sup.requestTimeout(spec)
+	var proc *process
+	proc, err := startProcess(spec, c.sup.opts.Env, c.sup.opts.Log, c.sup.opts.ShutdownGrace, bound, func() {
+		c.sup.log.Info("[EVOKORE] A server stopped reading its input; stopping it", "server", spec.ID, "waitedMs", bound.Milliseconds())
+		c.stoppedReading(proc)
+	})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -632,6 +639,20 @@ func (c *child) lost(cs *mcp.ClientSession) {
 	if c.cs == cs && c.state == StatusConnected {
 		c.state = StatusError
 		c.lastErr = "connection lost"
+		c.notifyLocked()
+	}
+}
+
+// stoppedReading marks the child down as soon as its process proc
+// stopped reading its input (lockedStdin), before the process is gone:
+// calls wait for the restart instead of being written to a pipe that
+// takes nothing more.
+func (c *child) stoppedReading(proc *process) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.proc == proc && c.state == StatusConnected {
+		c.state = StatusError
+		c.lastErr = errStoppedReading.Error()
 		c.notifyLocked()
 	}
 }

@@ -51,7 +51,10 @@
 // Child side (stdio children, wire.go): the SDK's client and the raw
 // calls share one connection. Requests go to the child's stdin through
 // one lock (lockedStdin), which the SDK's transport also writes through,
-// one Write per message, so lines never interleave. Ids never collide:
+// one Write per message, so lines never interleave. Each write must end
+// within the child's request timeout: a child that takes none of its
+// input for that long is stopped and restarted as a crashed one is, its
+// calls settled, instead of blocking every later write for good. Ids never collide:
 // the SDK numbers its requests with integers, raw calls use strings
 // "evokore-fp-<n>". The stdout filter (jsonLines) offers each JSON line
 // to the wire first; a response to one of our ids is read in place and
@@ -63,10 +66,11 @@
 // call's outcome: the child's reader (the answer, or the end of the
 // child's output: the died-during-call result) or the call itself (its
 // request timeout or the client's cancel, after which it sends the child
-// notifications/cancelled). A child's error object is returned as that
-// JSON-RPC error. The result's top level is read for isError only (a
-// repeated member as its last value, as the client's decoder reads it),
-// which is all the pipeline reads: observers see a stand-in CallToolResult
+// notifications/cancelled, on a goroutine of its own). A child's error
+// object is returned as that JSON-RPC error. The result's top level is
+// read for isError only (a repeated member as its last value, as the
+// client's decoder reads it), which is all the pipeline reads: observers
+// see a stand-in CallToolResult
 // holding IsError, and the client gets the child's bytes unless a stage or
 // middleware replaced the result (router.RawResult). HTTP children have no
 // wire and go through the SDK's client; over streamable HTTP every call

@@ -63,6 +63,12 @@ func MsgDiedDuringCall(tool, id string) string {
 	return fmt.Sprintf("Child server '%s' stopped while running '%s'. It is being restarted; retry in a moment.", id, tool)
 }
 
+// MsgStoppedReading answers a call that could not be sent because its
+// child took none of its input for the whole request timeout.
+func MsgStoppedReading(tool, id string, d time.Duration) string {
+	return fmt.Sprintf("Child server '%s' stopped reading its input: '%s' could not be sent to it within %dms. It is being restarted; retry in a moment.", id, tool, d.Milliseconds())
+}
+
 // MsgNoCommand fails a stdio server written without a command.
 func MsgNoCommand(id string) string {
 	return fmt.Sprintf("Stdio server '%s' requires a 'command' field", id)

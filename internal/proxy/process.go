@@ -45,8 +45,10 @@ type process struct {
 // startProcess starts a stdio child through the launcher (own group,
 // parent-death signal, tree containment) with stderr forwarded to log line
 // by line, prefixed with the server id, and stdout filtered so that only
-// JSON lines reach the MCP transport.
-func startProcess(s config.Server, env config.Env, log io.Writer, grace time.Duration) (*process, error) {
+// JSON lines reach the MCP transport. Each write to its stdin must finish
+// within stdinBound (lockedStdin); when one does not, stuck is called and
+// the process stopped with grace.
+func startProcess(s config.Server, env config.Env, log io.Writer, grace, stdinBound time.Duration, stuck func()) (*process, error) {
 	cmd := procgroup.Command(context.Background(), procgroup.Spec{
 		Path: resolveCommand(s.Command), Args: s.Args, Dir: s.Dir,
 		Env: childEnv(s, env), Grace: grace,
@@ -70,8 +72,14 @@ func startProcess(s config.Server, env config.Env, log io.Writer, grace time.Dur
 		return nil, err
 	}
 	prefix := "[" + s.ID + "] "
-	lw := newLockedStdin(stdin)
-	p := &process{cmd: cmd, stdin: lw, stdout: newJSONLines(stdout, log, prefix), wire: newWire(lw), done: make(chan struct{})}
+	var p *process
+	lw := newLockedStdin(stdin, stdinBound, func() {
+		if stuck != nil {
+			stuck()
+		}
+		p.stopAfter(grace)
+	})
+	p = &process{cmd: cmd, stdin: lw, stdout: newJSONLines(stdout, log, prefix), wire: newWire(lw), done: make(chan struct{})}
 	p.stdout.take, p.stdout.ended = p.wire.take, p.wire.close
 	var drained sync.WaitGroup
 	drained.Add(1)

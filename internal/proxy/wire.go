@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
@@ -187,15 +189,64 @@ func firstNonSpace(b []byte) byte {
 // ones that meet (package linewrite). The SDK's transport writes each
 // message with a single Write, so sharing it keeps its lines and the fast
 // path's from interleaving.
+//
+// Each write to the pipe must finish within a bound (the child's request
+// timeout): a child that stopped reading its input would otherwise block
+// the write once the pipe is full (64 KiB on Linux), and every later
+// write, the SDK's and the cancel notifications included, behind it for
+// good. A write that misses the bound may have left part of a line in
+// the pipe, so the child's input is broken: every write from then on
+// fails with errStoppedReading (linewrite writes nothing after an error)
+// and stuck runs once, to stop the process; its output then ends, the
+// calls in flight are settled as lost and the run loop restarts it.
 type lockedStdin struct {
 	lines *linewrite.Writer
 	w     io.WriteCloser
 }
 
-func newLockedStdin(w io.WriteCloser) *lockedStdin {
-	return &lockedStdin{lines: linewrite.New(w), w: w}
+// errStoppedReading fails a write to a child that took none of its input
+// for the whole bound.
+var errStoppedReading = errors.New("the server stopped reading its input")
+
+// newLockedStdin bounds each write by bound when w takes write deadlines
+// (the *os.File of os/exec's StdinPipe, an os.Pipe the runtime polls on
+// Unix); with bound 0, or on a pipe without deadlines (Windows), writes
+// are not bounded.
+func newLockedStdin(w io.WriteCloser, bound time.Duration, stuck func()) *lockedStdin {
+	out := io.Writer(w)
+	if d, ok := w.(deadlineWriter); ok && bound > 0 && d.SetWriteDeadline(time.Time{}) == nil {
+		out = &boundedWriter{w: d, bound: bound, stuck: stuck}
+	}
+	return &lockedStdin{lines: linewrite.New(out), w: w}
 }
 
 func (l *lockedStdin) Write(p []byte) (int, error) { return l.lines.Write(p) }
 
 func (l *lockedStdin) Close() error { return l.w.Close() }
+
+type deadlineWriter interface {
+	io.Writer
+	SetWriteDeadline(time.Time) error
+}
+
+// boundedWriter gives each write a deadline. linewrite calls it from one
+// goroutine at a time and never again after an error, so stuck runs at
+// most once.
+type boundedWriter struct {
+	w     deadlineWriter
+	bound time.Duration
+	stuck func()
+}
+
+func (b *boundedWriter) Write(p []byte) (int, error) {
+	// Moving a deadline is a timer update in the runtime, no system call.
+	_ = b.w.SetWriteDeadline(time.Now().Add(b.bound))
+	n, err := b.w.Write(p)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		if b.stuck != nil {
+			go b.stuck() // off the writer's path: it stops the process
+		}
+		return n, errStoppedReading
+	}
+	return n, err
+}

@@ -26,7 +26,7 @@ func pend(t *testing.T, wr *wire) (string, <-chan wireReply) {
 // of ours, is left for the SDK.
 func TestWireTakesOnlyResponsesToItsOwnRequests(t *testing.T) {
 	var sent bytes.Buffer
-	wr := newWire(newLockedStdin(nopCloser{&sent}))
+	wr := newWire(newLockedStdin(nopCloser{&sent}, 0, nil))
 	id, reply := pend(t, wr)
 	other, otherReply := pend(t, wr)
 	lost, lostReply := pend(t, wr)
@@ -93,7 +93,7 @@ func TestWireTakesOnlyResponsesToItsOwnRequests(t *testing.T) {
 }
 
 func TestWireRefusesAResultThatIsNotAnObject(t *testing.T) {
-	wr := newWire(newLockedStdin(nopCloser{io.Discard}))
+	wr := newWire(newLockedStdin(nopCloser{io.Discard}, 0, nil))
 	id, reply := pend(t, wr)
 	wr.take([]byte(`{"jsonrpc":"2.0","id":"` + id + `","result":"text"}`))
 	if r := <-reply; r.err == nil || r.result != nil {

@@ -70,6 +70,11 @@
 //	                        Zone; returns its arguments and, served over
 //	                        HTTP, the Mcp-Param-Region header it got
 //
+// With -deaf, one more tool, for a child that stops reading its input
+// (see addDeaf):
+//
+//	deaf {}                 stops reading stdin, never answers
+//
 // With -ask-prompt, a prompt that asks for input the sessionless way:
 //
 //	ask {topic}             answers input_required (one form field,
@@ -224,6 +229,7 @@ func main() {
 	askPrompt := flag.Bool("ask-prompt", false, "add the ask prompt, which asks for input by input_required")
 	sequential := flag.Bool("sequential", false, "serve echo one message at a time, with blocking writes")
 	hostile := flag.Bool("hostile", false, "serve tools whose answers are broken on purpose (see hostile.go)")
+	deaf := flag.Bool("deaf", false, "add the deaf tool, which stops reading stdin")
 	era := flag.String("era", "", "the only protocol version to speak")
 	failInit := flag.Bool("fail-init", false, "answer initialize with an internal error (a server of the old era that is not ready)")
 	stateless := flag.Bool("stateless", false, "serve streamable HTTP without sessions")
@@ -478,7 +484,11 @@ func main() {
 			h.ServeHTTP(w, r)
 		})))
 	}
-	err := s.Run(context.Background(), &mcp.StdioTransport{})
+	var transport mcp.Transport = &mcp.StdioTransport{}
+	if *deaf {
+		transport = addDeaf(s)
+	}
+	err := s.Run(context.Background(), transport)
 	if *ignoreEOF {
 		select {} // as a server that never notices its client left
 	}
