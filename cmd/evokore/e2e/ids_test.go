@@ -1,7 +1,6 @@
 package e2e_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -32,29 +31,7 @@ func TestRequestIDsOfProxiedCallsOverStdio(t *testing.T) {
 	cmd := exec.Command(testutil.Evokore(t), "serve")
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"), "EVOKORE_TOOL_DISCOVERY_MODE=legacy"}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr := &routertest.Buffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	lines := make(chan []byte)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(nil, 16<<20)
-		for sc.Scan() {
-			lines <- slices.Clone(sc.Bytes())
-		}
-		close(lines)
-	}()
+	stdin, lines, stderr := routertest.StartLines(t, cmd, 0)
 	send := func(frame string) {
 		t.Helper()
 		if _, err := io.WriteString(stdin, frame+"\n"); err != nil {
