@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -17,6 +18,7 @@ import (
 	"github.com/evokore/evokore/internal/audit"
 
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/jsonenc"
 	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/records"
 	"github.com/evokore/evokore/internal/sharedstate"
@@ -98,19 +100,40 @@ func confirmDecision(cmd *cobra.Command, s config.Settings, id, verdict string) 
 		return fmt.Errorf("no pending approval %q (see 'evokore approvals list')", id)
 	}
 	a := pending[i]
-	args := a.Arguments
-	if args == "" {
-		args = "(none)"
-	}
 	out := cmd.ErrOrStderr()
-	fmt.Fprintf(out, "Held call %s\n  tool:      %s\n  arguments: %s\n  session:   %s\n  state:     %s\n  expires:   %s\n",
-		a.ID, a.ToolName, args, a.Session, a.State, time.UnixMilli(a.ExpiresAt).Format(time.RFC3339))
+	fmt.Fprintf(out, "Held call %s\n  tool:      %s\n  session:   %s\n  state:     %s\n  expires:   %s\n  arguments:",
+		jsonenc.Graphic(a.ID), jsonenc.Graphic(a.ToolName), jsonenc.Graphic(a.Session), jsonenc.Graphic(a.State),
+		time.UnixMilli(a.ExpiresAt).Format(time.RFC3339))
+	if a.Arguments == "" {
+		fmt.Fprint(out, " (none)")
+	}
+	for line := range strings.SplitSeq(a.Arguments, "\n") {
+		if line != "" {
+			fmt.Fprintf(out, "\n    %s", jsonenc.Graphic(line))
+		}
+	}
+	fmt.Fprintln(out)
 	fmt.Fprintf(out, "%s it? Type yes to confirm: ", capitalized(verbOf(verdict)))
 	line, _ := bufio.NewReader(in).ReadString('\n')
 	if answer := strings.ToLower(strings.TrimSpace(line)); answer != "yes" && answer != "y" {
 		return fmt.Errorf("not confirmed; approval %s is unchanged", id)
 	}
 	return nil
+}
+
+// listedArguments bounds the ARGUMENTS column of 'approvals list', in
+// characters.
+const listedArguments = 80
+
+// argumentsLine is a held call's arguments on one line of the list:
+// escaped, and cut with a mark; 'approvals approve ID' shows them all
+// before it asks.
+func argumentsLine(shown string) string {
+	line := jsonenc.Graphic(strings.ReplaceAll(shown, "\n", ", "))
+	if utf8.RuneCountInString(line) <= listedArguments {
+		return line
+	}
+	return string([]rune(line)[:listedArguments]) + "…"
 }
 
 func verbOf(verdict string) string {
@@ -164,8 +187,8 @@ when the model retries it, 'approvals deny ID' makes sure it never runs.`,
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tTOOL\tSTATE\tCREATED\tEXPIRES\tARGUMENTS")
 			for _, a := range pending {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.ToolName, a.State,
-					time.UnixMilli(a.CreatedAt).Format(time.RFC3339), time.UnixMilli(a.ExpiresAt).Format(time.RFC3339), a.Arguments)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", jsonenc.Graphic(a.ID), jsonenc.Graphic(a.ToolName), jsonenc.Graphic(a.State),
+					time.UnixMilli(a.CreatedAt).Format(time.RFC3339), time.UnixMilli(a.ExpiresAt).Format(time.RFC3339), argumentsLine(a.Arguments))
 			}
 			return tw.Flush()
 		},

@@ -5,12 +5,11 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf16"
 
 	"github.com/spf13/cobra"
 
 	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/jsonenc"
 	"github.com/evokore/evokore/internal/policy"
 )
 
@@ -135,28 +134,9 @@ var pinFields = []struct {
 	{"name", func(d catalog.Definition) string { return quoted(d.Name) }},
 	{"title", func(d catalog.Definition) string { return quoted(d.Title) }},
 	{"description", func(d catalog.Definition) string { return quoted(d.Description) }},
-	{"input schema", func(d catalog.Definition) string { return graphicJSON(d.InputSchema) }},
-	{"output schema", func(d catalog.Definition) string { return graphicJSON(d.OutputSchema) }},
-	{"annotations", func(d catalog.Definition) string { return graphicJSON(d.Annotations) }},
-}
-
-// graphicJSON escapes what encoding/json leaves raw but a terminal may
-// act on (DEL, C1 controls such as CSI, bidi overrides) as \u escapes,
-// which keeps the JSON valid.
-func graphicJSON(raw []byte) string {
-	var b strings.Builder
-	for _, r := range string(raw) {
-		if r == ' ' || unicode.IsGraphic(r) {
-			b.WriteRune(r)
-			continue
-		}
-		if r1, r2 := utf16.EncodeRune(r); r1 != unicode.ReplacementChar {
-			fmt.Fprintf(&b, "\\u%04x\\u%04x", r1, r2)
-		} else {
-			fmt.Fprintf(&b, "\\u%04x", r)
-		}
-	}
-	return b.String()
+	{"input schema", func(d catalog.Definition) string { return jsonenc.Graphic(string(d.InputSchema)) }},
+	{"output schema", func(d catalog.Definition) string { return jsonenc.Graphic(string(d.OutputSchema)) }},
+	{"annotations", func(d catalog.Definition) string { return jsonenc.Graphic(string(d.Annotations)) }},
 }
 
 func quoted(s string) string {

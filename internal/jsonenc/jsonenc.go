@@ -12,6 +12,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -138,4 +140,39 @@ func Time(dst []byte, t time.Time) (out []byte, ok bool) {
 		return dst, false
 	}
 	return append(b, '"'), true
+}
+
+// Graphic escapes what encoding/json leaves raw but a terminal may act on
+// (control characters, DEL, C1 controls such as CSI, bidi overrides) as
+// \u escapes. JSON stays valid JSON of the same value; plain text keeps
+// its printable characters, spaces included, and loses only its power to
+// drive the terminal it is shown on.
+func Graphic(s string) string {
+	clean := true
+	for _, r := range s {
+		if r != ' ' && !unicode.IsGraphic(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	b := make([]byte, 0, len(s)+16)
+	for _, r := range s {
+		if r == ' ' || unicode.IsGraphic(r) {
+			b = utf8.AppendRune(b, r)
+			continue
+		}
+		if r1, r2 := utf16.EncodeRune(r); r1 != unicode.ReplacementChar {
+			b = appendU(appendU(b, r1), r2)
+		} else {
+			b = appendU(b, r)
+		}
+	}
+	return string(b)
+}
+
+func appendU(b []byte, r rune) []byte {
+	return append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
 }

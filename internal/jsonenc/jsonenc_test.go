@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/evokore/evokore/internal/jsonenc"
 )
@@ -109,5 +110,26 @@ func TestTimeIsMarshal(t *testing.T) {
 		if got, ok := jsonenc.Time([]byte("x"), tm); ok || string(got) != "x" {
 			t.Errorf("Time(%v) = %q %v; Marshal refuses it", tm, got, ok)
 		}
+	}
+}
+
+// Graphic leaves nothing a terminal acts on, and JSON it escapes decodes
+// to the same value.
+func TestGraphic(t *testing.T) {
+	for _, s := range []string{"plain text, spaces kept", "\x1b[2J\x07\x7f\u0085\u009b\u200e\u202e\u2066\u2028\t\n", "emoji 🙂 and \U000E0001 tag"} {
+		raw, _ := json.Marshal(s)
+		g := jsonenc.Graphic(string(raw))
+		for _, r := range g {
+			if r != ' ' && !unicode.IsGraphic(r) {
+				t.Errorf("Graphic(%q) keeps %U", raw, r)
+			}
+		}
+		var back string
+		if err := json.Unmarshal([]byte(g), &back); err != nil || back != s {
+			t.Errorf("Graphic(%q) = %s decodes to %q (%v)", raw, g, back, err)
+		}
+	}
+	if s := "as it was"; jsonenc.Graphic(s) != s {
+		t.Errorf("Graphic(%q) = %q", s, jsonenc.Graphic(s))
 	}
 }

@@ -1,14 +1,11 @@
 package policy
 
 import (
-	"encoding/json"
 	"fmt"
-	"regexp"
-	"sort"
 	"strings"
-	"sync"
 
 	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/jsonenc"
 )
 
 // The client-visible texts of the policy. The ones EVOKORE-MCP clients or
@@ -93,16 +90,19 @@ func CannotApproveText(tool string, err error) string {
 	return "Cannot ask for approval of '" + tool + "': " + err.Error()
 }
 
-// ElicitationText is what the user is asked when the client can elicit.
-func ElicitationText(e *catalog.Entry, summary string) string {
+// ElicitationText is what the user is asked when the client can elicit:
+// the tool, where it runs, and its arguments as ShowArguments shows them,
+// one to a line. Names come from children and are shown escaped.
+func ElicitationText(e *catalog.Entry, shown string) string {
 	where := "evokore"
 	if e.Source == catalog.SourceProxy {
-		where = "the '" + e.Server + "' server"
+		where = "the '" + jsonenc.Graphic(e.Server) + "' server"
 	}
-	if summary == "" {
-		summary = "(no arguments)"
+	if shown == "" {
+		return fmt.Sprintf("Allow the model to run '%s' on %s?\n\nArguments: (none)", jsonenc.Graphic(e.Name), where)
 	}
-	return fmt.Sprintf("Allow the model to run '%s' on %s?\n\nArguments: %s", e.Name, where, summary)
+	return fmt.Sprintf("Allow the model to run '%s' on %s?\n\nArguments:\n  %s", jsonenc.Graphic(e.Name), where,
+		strings.ReplaceAll(shown, "\n", "\n  "))
 }
 
 // ElicitationFailedText refuses a call when asking the user failed.
@@ -117,48 +117,6 @@ func DeclinedText(tool, action string) string {
 		return "The user dismissed the approval of '" + tool + "'; the call did not run. Do not retry it unless the user asks."
 	}
 	return "The user declined to run '" + tool + "'; the call did not run. Do not retry it unless the user asks."
-}
-
-// secretKey matches argument names whose values are not shown to
-// operators.
-var secretKey = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)(pass(word|wd)?|secret|token|api[-_]?key|auth|credential|private[-_]?key|cookie|session[-_]?id)`)
-})
-
-// summaryLimit bounds an argument summary.
-const summaryLimit = 300
-
-// Summarize renders arguments for a human deciding on them: top-level
-// keys in order, values of secret-looking keys redacted, the whole cut to
-// a few hundred characters.
-func Summarize(args json.RawMessage) string {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(args, &m); err != nil || len(m) == 0 {
-		return ""
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		if k != TokenField {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		v := string(m[k])
-		if secretKey().MatchString(k) {
-			v = `"[redacted]"`
-		}
-		b.WriteString(k + "=" + v)
-	}
-	out := b.String()
-	if len(out) > summaryLimit {
-		out = out[:summaryLimit] + "…"
-	}
-	return out
 }
 
 // StaleApprovalStateText answers a retry whose requestState does not

@@ -224,7 +224,7 @@ func (s approvalStage) Check(ctx context.Context, c *router.Call) (*mcp.CallTool
 	if err != nil {
 		return errorResult(CannotApproveText(c.Entry.Name, err)), nil
 	}
-	req := Request{Session: c.Session.ID, Tenant: c.Session.Identity.Tenant, Tool: c.Entry.Name, Binding: binding, Summary: Summarize(args)}
+	req := Request{Session: c.Session.ID, Tenant: c.Session.Identity.Tenant, Tool: c.Entry.Name, Binding: binding, Summary: ShowArguments(args)}
 	runOnce := func(id, mode string) (*mcp.CallToolResult, error) {
 		// Consumed just before dispatch, so a call a later stage rejects
 		// keeps its approval; of concurrent retries exactly one runs.

@@ -119,7 +119,7 @@ func TestApprovalFileHoldsOnlyATokenPrefix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	token := a.Mint(Request{Session: "s1", Tool: "t", Binding: binding, Summary: Summarize(json.RawMessage(`{"x":1,"password":"hunter2"}`))})
+	token := a.Mint(Request{Session: "s1", Tool: "t", Binding: binding, Summary: ShowArguments(json.RawMessage(`{"x":1,"password":"hunter2"}`))})
 	if len(token) != TokenLen {
 		t.Fatalf("token %q", token)
 	}

@@ -44,12 +44,40 @@ func TestApprovalByElicitation(t *testing.T) {
 			if asked.Load() != 1 || !strings.Contains(message, "'fx_args' on the 'fx' server") {
 				t.Errorf("asked %d times: %q", asked.Load(), message)
 			}
-			if strings.Contains(message, "sk-live-123") || !strings.Contains(message, `api_key="[redacted]"`) {
+			if strings.Contains(message, "sk-live-123") || !strings.Contains(message, `"api_key": "[redacted]"`) {
 				t.Errorf("the question shows a secret argument: %q", message)
 			}
 			if ran := strings.Contains(routertest.Text(res), "sk-live-123"); ran != tc.runs {
 				t.Errorf("the child ran: %v, want %v (%q)", ran, tc.runs, routertest.Text(res))
 			}
 		})
+	}
+}
+
+// The user is asked about the call that would run, all of it: an
+// argument after a long one is shown, a cut value says it was cut, a
+// secret nested in an object is redacted, and a name or value made of
+// terminal controls is shown escaped.
+func TestElicitationShowsEveryArgument(t *testing.T) {
+	h := secured(t, approveEverything, nil, map[string]string{"EVOKORE_APPROVALS_MODE": ""}, nil)
+	var message string
+	cs := h.Connect(&mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		message = req.Params.Message
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}})
+	h.Booted()
+	routertest.Call(t, cs, "fx_args", map[string]any{
+		"a_note":       strings.Repeat("harmless ", 400),
+		"path":         "/etc/shadow",
+		"\x1b[2Jclear": "\u202egnp.exe\u009b31m",
+		"config":       map[string]any{"api_key": "sk-live-123", "depth": 3},
+	})
+	for _, want := range []string{`"path": "/etc/shadow"`, "more characters not shown", `"\u001b[2Jclear": "\u202egnp.exe\u009b31m"`, `"config": {"api_key":"[redacted]","depth":3}`} {
+		if !strings.Contains(message, want) {
+			t.Errorf("the question lacks %s:\n%s", want, message)
+		}
+	}
+	if strings.ContainsAny(message, "\x1b\u202e\u009b") || strings.Contains(message, "sk-live-123") {
+		t.Errorf("the question carries a terminal control or a secret:\n%q", message)
 	}
 }

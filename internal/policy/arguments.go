@@ -1,0 +1,127 @@
+package policy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/evokore/evokore/internal/jsonenc"
+)
+
+// What an approval shows the human deciding it. The call that runs is
+// the one the approval is bound to, whole (the binding hashes all of its
+// arguments), so anything this text leaves out would run unseen: it lists
+// every argument, says where and how much it cut, and writes nothing that
+// could drive the terminal or page it is shown on.
+const (
+	// shownValue bounds one argument's value, in characters; the rest is
+	// replaced by a marker saying how much was left out.
+	shownValue = 1000
+	// shownTotal bounds the whole text, in bytes; arguments past it are
+	// counted, not shown. It is stored with each pending approval, and
+	// the MaxPending of them are rewritten whenever one is filed: 2 MiB
+	// at most.
+	shownTotal = 8 << 10
+)
+
+// secretKey matches argument names whose values are not shown to
+// operators, at any depth.
+var secretKey = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(pass(word|wd)?|secret|token|api[-_]?key|auth|credential|private[-_]?key|cookie|session[-_]?id)`)
+})
+
+// ShowArguments renders a call's arguments for the human approving it:
+// one argument a line, `"name": value`, in name order; values as compact
+// JSON with the values of secret-looking names redacted at any depth;
+// characters a terminal acts on escaped; a value over shownValue
+// characters cut with a marker, and arguments past shownTotal counted.
+// Empty for no arguments.
+func ShowArguments(args json.RawMessage) string {
+	if len(bytes.TrimSpace(args)) == 0 {
+		return ""
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return "(unreadable arguments) " + cutValue(jsonenc.Graphic(string(args)))
+	}
+	obj, isObject := v.(map[string]any)
+	if !isObject {
+		if v == nil {
+			return ""
+		}
+		return cutValue(shownJSON(v))
+	}
+	names := make([]string, 0, len(obj))
+	for name := range obj {
+		if name != TokenField {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	for i, name := range names {
+		line := shownJSON(name) + ": " + cutValue(shownJSON(redacted(name, obj[name])))
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		if b.Len()+len(line) > shownTotal {
+			fmt.Fprintf(&b, "… [%d more arguments not shown]", len(names)-i)
+			break
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}
+
+// redacted is v, the value of name, with every secret-looking name's
+// value replaced.
+func redacted(name string, v any) any {
+	if secretKey().MatchString(name) {
+		return "[redacted]"
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			v[k] = redacted(k, e)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = redacted("", e)
+		}
+	}
+	return v
+}
+
+// shownJSON is v as compact JSON, without encoding/json's HTML escapes
+// (the text is read, not embedded), with terminal controls escaped.
+func shownJSON(v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "(unreadable)"
+	}
+	return jsonenc.Graphic(strings.TrimSuffix(b.String(), "\n"))
+}
+
+// cutValue cuts s after shownValue characters and says how many more
+// there were.
+func cutValue(s string) string {
+	n := utf8.RuneCountInString(s)
+	if n <= shownValue {
+		return s
+	}
+	i := 0
+	for range shownValue {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		i += size
+	}
+	return fmt.Sprintf("%s… [%d more characters not shown]", s[:i], n-shownValue)
+}
