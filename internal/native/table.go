@@ -20,6 +20,10 @@ type Call struct {
 	Session *session.Session
 	// Meta is the request's _meta, for progress tokens.
 	Meta mcp.Meta
+	// Bound, when set, is what an approval of this call bound besides its
+	// arguments (router.Call.Bound): the handler runs only what still
+	// hashes to it.
+	Bound string
 }
 
 // Handler runs a native tool. An error a model can act on belongs in an

@@ -308,3 +308,29 @@ func TestTokenIsStrippedFromEveryCall(t *testing.T) {
 		}
 	}
 }
+
+// The approved call carries what its binder bound to the tool that runs
+// it, which checks it against what it is about to run (execute_skill).
+func TestApprovedCallCarriesWhatItsBinderBound(t *testing.T) {
+	home := t.TempDir()
+	p := New(Options{Permissions: &config.Permissions{Rules: map[string]string{"fx_run": config.LevelRequireApproval}},
+		ApprovalTTL: 5 * time.Minute, Home: home, ApprovalMode: ModeOperator,
+		Binders: map[string]func(json.RawMessage) (string, error){"fx_run": func(json.RawMessage) (string, error) { return "code-v1", nil }}})
+	defer p.Approvals.Close()
+	e := catalog.NewProxyEntry("fx", &mcp.Tool{Name: "run", InputSchema: map[string]any{"type": "object"}})
+	var bound string
+	r := router.New(router.Options{Stages: []router.Stage{p.Stages().Permission, p.Stages().Approval},
+		Proxy: dispatchFunc(func(_ context.Context, c *router.Call) (*mcp.CallToolResult, error) { bound = c.Bound; return ran, nil })})
+	call := func() *mcp.CallToolResult {
+		res, _ := r.Run(context.Background(), &router.Call{Entry: e, Session: session.New("s1", ""), Args: json.RawMessage(`{}`)})
+		return res
+	}
+	call()
+	pending, _ := ListPending(home, time.Now())
+	if len(pending) != 1 || ApproveApproval(home, pending[0].ID, time.Now()) != nil {
+		t.Fatalf("pending: %+v", pending)
+	}
+	if res := call(); res != ran || bound != "code-v1" {
+		t.Fatalf("the approved call ran %v with bound %q, want code-v1", res == ran, bound)
+	}
+}

@@ -219,6 +219,7 @@ func (s approvalStage) Check(ctx context.Context, c *router.Call) (*mcp.CallTool
 		if extra, err = bind(args); err != nil {
 			return errorResult(CannotApproveText(c.Entry.Name, err)), nil
 		}
+		c.Bound = extra
 	}
 	binding, err := Binding(c.Session.ID, c.Entry, args, extra)
 	if err != nil {

@@ -71,6 +71,12 @@ type Call struct {
 	// program starts; Router.Call sets it on inner calls from their
 	// context.
 	Run string
+	// Bound is what the approval stage bound besides the arguments (a
+	// binder's value, such as the code of an execute_skill step). The
+	// handler runs the call only if what it is about to run still hashes
+	// to it: the approval is checked before the handler reads its own
+	// state, and that state may change in between.
+	Bound string
 
 	beforeDispatch []func() (*mcp.CallToolResult, error)
 	afterDispatch  []func(*mcp.CallToolResult)
@@ -386,7 +392,7 @@ func (r *Router) route(ctx context.Context, c *Call) (*mcp.CallToolResult, error
 	}
 	spec, _ := native.Lookup(c.Entry.Name)
 	ctx = context.WithValue(ctx, callKey{}, c)
-	return h(ctx, &native.Call{Spec: spec, Args: c.Args, Session: c.Session, Meta: c.Meta})
+	return h(ctx, &native.Call{Spec: spec, Args: c.Args, Session: c.Session, Meta: c.Meta, Bound: c.Bound})
 }
 
 type (

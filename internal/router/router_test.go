@@ -353,3 +353,20 @@ func TestNoteBuildsOncePerCall(t *testing.T) {
 		t.Fatal("a new call reused another call's note")
 	}
 }
+
+// What a stage bound reaches the native handler that runs the call.
+func TestBoundReachesTheNativeHandler(t *testing.T) {
+	var bound string
+	f := newFixture(t, func(_ context.Context, c *native.Call) (*mcp.CallToolResult, error) {
+		bound = c.Bound
+		return ok("ran"), nil
+	})
+	bind := router.StageFunc(func(_ context.Context, c *router.Call) (*mcp.CallToolResult, error) {
+		c.Bound = "code-v1"
+		return nil, nil
+	})
+	r := router.New(router.Options{Catalog: f.store, Natives: f.table, Stages: []router.Stage{bind}})
+	if res, err := call(t, r, "describe_tool", `{}`); err != nil || res.IsError || bound != "code-v1" {
+		t.Fatalf("call = %v, %v; the handler saw bound %q", res, err, bound)
+	}
+}

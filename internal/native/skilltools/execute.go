@@ -71,6 +71,9 @@ func (t *Tools) executeSkill(ctx context.Context, call *native.Call) (*mcp.CallT
 	if bad := checkEnv(in.Env); len(bad) > 0 {
 		return native.Errorf("Refusing to run: %s may not be set. execute_skill passes only variables named %s* (capitals, digits and underscores), which no interpreter or tool reads.", strings.Join(bad, ", "), skillEnvPrefix), nil
 	}
+	if call.Bound != "" && call.Bound != stepBinding(s, in.Step) {
+		return native.Errorf("Skill '%s' changed after this run of it was approved; nothing ran. Call it again to be asked anew.", s.Name), nil
+	}
 	extra := map[string]string{"EVOKORE_SESSION_ROLE": "", "EVOKORE_SESSION_ID": ""}
 	if call.Session != nil {
 		extra["EVOKORE_SESSION_ROLE"] = call.Session.Role
@@ -158,7 +161,9 @@ func (t *Tools) activate(call *native.Call, list []*skills.Skill) []string {
 // arguments: the skill's file and the exact code of the step it would run.
 // A skill replaced after the approval (fetch_skill, an edit) no longer
 // matches, so the approved retry is intercepted again instead of running
-// code nobody saw.
+// code nobody saw; the handler checks it once more against the skill it
+// is about to run (native.Call.Bound), since the library may be
+// re-indexed between the check and the run.
 func (t *Tools) StepBinding(args json.RawMessage) (string, error) {
 	var in struct {
 		Name string `json:"skill_name"`
@@ -167,15 +172,22 @@ func (t *Tools) StepBinding(args json.RawMessage) (string, error) {
 	if err := json.Unmarshal(args, &in); err != nil {
 		return "", err
 	}
-	s := t.lib.Index().Resolve(in.Name)
-	if s == nil {
-		return "", nil // nothing runs: the handler says it is not found
-	}
+	return stepBinding(t.lib.Index().Resolve(in.Name), in.Step), nil
+}
+
+// stepBinding hashes the skill s (nil: none of that name, which binds
+// too, lest a skill created after the approval run under it) and the
+// code of its step.
+func stepBinding(s *skills.Skill, step *int) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", s.Key, s.File, s.Body)
-	if in.Step != nil && *in.Step >= 0 && *in.Step < len(s.Blocks) {
-		b := s.Blocks[*in.Step]
-		fmt.Fprintf(h, "%d\x00%s\x00%s", *in.Step, b.Lang, b.Code)
+	if s == nil {
+		h.Write([]byte("no such skill"))
+	} else {
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00", s.Key, s.File, s.Body)
+		if step != nil && *step >= 0 && *step < len(s.Blocks) {
+			b := s.Blocks[*step]
+			fmt.Fprintf(h, "%d\x00%s\x00%s", *step, b.Lang, b.Code)
+		}
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -1,9 +1,20 @@
 package skilltools
 
 import (
+	"encoding/json"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/skills"
+	"github.com/evokore/evokore/internal/testutil"
 )
 
 func TestSanitizeSegment(t *testing.T) {
@@ -53,5 +64,47 @@ func TestCheckEnv(t *testing.T) {
 		if bad := checkEnv(map[string]string{k: "x"}); len(bad) != 1 {
 			t.Errorf("%s accepted", k)
 		}
+	}
+}
+
+// The approval is checked before the handler reads the library, and the
+// library may be re-indexed in between (the watcher, fetch_skill, a
+// refresh): the handler runs only the step whose code its approval bound.
+// A skill that did not exist when the call was approved binds too.
+func TestExecuteSkillRunsOnlyTheCodeItsApprovalBound(t *testing.T) {
+	dir := t.TempDir()
+	script := func(word string) string {
+		return "---\nname: binder\ndescription: One step.\n---\n\n# Binder\n\n```sh\necho " + word + "\n```\n"
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	tools := &Tools{host: &native.Host{Log: log}, lib: skills.New(dir, log),
+		sandbox: newSandbox(config.NewEnv(map[string]string{"EVOKORE_SANDBOX_MODE": "process", "PATH": os.Getenv("PATH")}), log)}
+	args := json.RawMessage(`{"skill_name":"binder","step":0}`)
+	run := func(bound string) (string, bool) {
+		t.Helper()
+		res, err := tools.executeSkill(t.Context(), &native.Call{Args: args, Bound: bound})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Content[0].(*mcp.TextContent).Text, res.IsError
+	}
+	absent, _ := tools.StepBinding(args)
+	testutil.WriteFile(t, dir, "cat/binder/SKILL.md", script("approved-code"))
+	tools.lib.Refresh()
+	if text, isErr := run(absent); !isErr || strings.Contains(text, "approved-code") || !strings.Contains(text, "changed after this run of it was approved") {
+		t.Fatalf("a skill created after its approval ran: %q", text)
+	}
+	approved, _ := tools.StepBinding(args)
+	testutil.WriteFile(t, dir, "cat/binder/SKILL.md", script("swapped-code"))
+	tools.lib.Refresh()
+	if text, isErr := run(approved); !isErr || strings.Contains(text, "swapped-code") {
+		t.Fatalf("code nobody approved ran: %q", text)
+	}
+	now, _ := tools.StepBinding(args)
+	if text, isErr := run(now); isErr || !strings.Contains(text, "swapped-code") {
+		t.Fatalf("the step its approval bound did not run: %q", text)
+	}
+	if text, isErr := run(""); isErr || !strings.Contains(text, "swapped-code") {
+		t.Fatalf("a call that needed no approval did not run: %q", text)
 	}
 }
