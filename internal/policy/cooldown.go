@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"sync"
@@ -31,9 +32,11 @@ func NewCooldowns(now func() time.Time) *Cooldowns {
 	return &Cooldowns{now: now, until: map[string]time.Time{}}
 }
 
-// cooldownKey is the tool name and its canonical arguments.
+// cooldownKey is the tool name and its canonical arguments. No
+// arguments, null and {} are one call, as Binding takes them: a retry
+// must not leave its cooldown by spelling "no arguments" another way.
 func cooldownKey(tool string, args json.RawMessage) string {
-	if len(args) == 0 {
+	if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "null" {
 		args = json.RawMessage("{}")
 	}
 	c, err := canonjson.FromJSON(args, TokenField)

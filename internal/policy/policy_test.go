@@ -101,6 +101,12 @@ func TestCooldownsKeyOnCanonicalArguments(t *testing.T) {
 	if c.Check("fx_t", json.RawMessage(`{"a":2}`)) != nil {
 		t.Error("other arguments are not cooling")
 	}
+	c.Fail("fx_none", nil, 10*time.Second)
+	for _, none := range []string{`{}`, `null`, ` null `, ``} {
+		if c.Check("fx_none", json.RawMessage(none)) == nil {
+			t.Errorf("no arguments spelt %q leave the cooldown", none)
+		}
+	}
 	now = now.Add(4 * time.Second)
 	if r := c.Check("fx_t", json.RawMessage(`{"a":1,"b":2}`)); r == nil || !strings.Contains(r.Content[0].(*mcp.TextContent).Text, "Please wait 6 seconds") {
 		t.Errorf("remaining wait: %v", r)
