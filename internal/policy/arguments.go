@@ -30,7 +30,11 @@ const (
 )
 
 // secretKey matches argument names whose values are not shown to
-// operators, at any depth.
+// operators, at any depth. It is narrower than package redact's rule,
+// which hides eagerly (any name with "key" or "pin" in it) because a
+// record cannot be taken back: here a hidden value is one the human
+// approves unseen, so only names that almost surely hold a secret hide
+// theirs.
 var secretKey = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)(pass(word|wd)?|secret|token|api[-_]?key|auth|credential|private[-_]?key|cookie|session[-_]?id)`)
 })
