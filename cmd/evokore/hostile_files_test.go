@@ -127,3 +127,30 @@ func TestAFIFOForTheAuditLogDoesNotHangTheRouter(t *testing.T) {
 		})
 	}
 }
+
+// The project's .claude/settings.json comes with the repository: doctor
+// reads it within the cap and only when it is a regular file, so a FIFO
+// there (or a symlink to /dev/zero) cannot hang it or grow it.
+func TestDoctorReadsOnlyARegularClaudeSettingsFile(t *testing.T) {
+	e := doctorEnv(t, map[string]any{})
+	for _, d := range []string{filepath.Join(e.home, ".claude"), filepath.Join(e.wd, ".claude")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(e.wd, ".claude", "settings.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, e.exe, "doctor")
+	cmd.Dir = e.wd
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + e.home, "EVOKORE_HOME=" + e.evokore}, e.env...)
+	out, _ := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("doctor hung on a FIFO for the project's settings.json:\n%s", out)
+	}
+	if !strings.Contains(string(out), "Claude Code hooks are not installed") {
+		t.Errorf("doctor:\n%s", out)
+	}
+}

@@ -27,6 +27,7 @@ import (
 	"github.com/evokore/evokore/internal/connect"
 	"github.com/evokore/evokore/internal/hooks"
 	"github.com/evokore/evokore/internal/proxy"
+	"github.com/evokore/evokore/internal/safefile"
 	"github.com/evokore/evokore/internal/trust"
 	"github.com/evokore/evokore/internal/vet"
 )
@@ -308,9 +309,10 @@ func (r *report) trust(o Options) {
 }
 
 // settingsCommands are the hook and status line commands of a Claude
-// Code settings.json.
+// Code settings.json. The project's comes with the repository, which
+// may make it a symlink to /dev/zero: it is read within the cap.
 func settingsCommands(path string) ([]string, bool) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.Load(path, safefile.MaxConfigBytes)
 	if err != nil {
 		return nil, false
 	}
