@@ -154,3 +154,19 @@ func TestDoctorReadsOnlyARegularClaudeSettingsFile(t *testing.T) {
 		t.Errorf("doctor:\n%s", out)
 	}
 }
+
+// What doctor quotes from the project's files reaches the terminal
+// escaped: a hook command in a cloned repository's settings.json holding
+// an escape sequence cannot retitle or clear the operator's terminal.
+func TestDoctorEscapesWhatItQuotesFromTheProject(t *testing.T) {
+	e := doctorEnv(t, map[string]any{})
+	if err := os.MkdirAll(filepath.Join(e.home, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WriteFile(t, filepath.Join(e.wd, ".claude"), "settings.json",
+		`{"hooks": {"PreToolUse": [{"hooks": [{"command": "/x\u001b]0;pwned\u0007\u001b[2J/evokore hook damage-control"}]}]}}`)
+	r := e.run("doctor")
+	if strings.ContainsAny(r.stdout, "\x1b\x07") || !strings.Contains(r.stdout, `run /x\u001b]0;pwned\u0007\u001b[2J/evokore, which is not there`) {
+		t.Errorf("doctor (exit %d):\n%q", r.code, r.stdout)
+	}
+}
