@@ -262,6 +262,13 @@ func (r *report) home(home string) {
 	}
 	f.Close()
 	os.Remove(f.Name())
+	// Its files decide what runs (approvals, trusted projects, pins) and
+	// are believed as they are: only the directory keeps others out.
+	if fi, err := os.Stat(home); err == nil && othersCanWrite(fi) {
+		r.problem(fmt.Sprintf("EVOKORE_HOME %s can be written by other users (%v): they could approve held calls and trust projects", home, fi.Mode().Perm()),
+			fmt.Sprintf("chmod 700 %s and make it yours, or set EVOKORE_HOME to a directory only you can write", home))
+		return
+	}
 	r.ok("EVOKORE_HOME %s is writable", home)
 }
 
