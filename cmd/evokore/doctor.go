@@ -15,6 +15,7 @@ import (
 	"github.com/evokore/evokore/internal/connect"
 	"github.com/evokore/evokore/internal/dashboard"
 	"github.com/evokore/evokore/internal/doctor"
+	"github.com/evokore/evokore/internal/jsonenc"
 	"github.com/evokore/evokore/internal/voice"
 )
 
@@ -70,6 +71,9 @@ Exit 0 when every check passes (notes are advice), 1 when one does not.`,
 				Ports: ports, ProjectDir: wd, UserHome: userDir, Clients: clientStates(),
 			})
 			out := cmd.OutOrStdout()
+			// Findings quote the project's files (a hook command in its
+			// .claude/settings.json, server names) and children's stderr:
+			// escaped, so a cloned repository cannot drive the terminal.
 			for _, f := range findings {
 				mark := "FAIL"
 				switch {
@@ -78,12 +82,12 @@ Exit 0 when every check passes (notes are advice), 1 when one does not.`,
 				case f.Note:
 					mark = "note"
 				}
-				fmt.Fprintf(out, "%s  %s\n", mark, f.Text)
+				fmt.Fprintf(out, "%s  %s\n", mark, jsonenc.Graphic(f.Text))
 				for _, d := range f.Detail {
-					fmt.Fprintf(out, "        | %s\n", d)
+					fmt.Fprintf(out, "        | %s\n", jsonenc.Graphic(strings.ReplaceAll(d, "\t", "    ")))
 				}
 				if f.Fix != "" {
-					fmt.Fprintf(out, "      fix: %s\n", f.Fix)
+					fmt.Fprintf(out, "      fix: %s\n", jsonenc.Graphic(f.Fix))
 				}
 			}
 			if n := doctor.Problems(findings); n > 0 {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -79,6 +80,19 @@ func TestDoctorNamesEachProblemAndItsFix(t *testing.T) {
 				e.env = append(e.env, "EVOKORE_HOME="+filepath.Join(blocker, "home"), "EVOKORE_MCP_CONFIG_PATH="+filepath.Join(e.evokore, "mcp.config.json"))
 			},
 			problem: "cannot be created", fix: "or set EVOKORE_HOME to a directory you own"},
+		{name: "home others can write",
+			servers: func(t *testing.T) map[string]any { return map[string]any{} },
+			setup: func(t *testing.T, e *connectEnv) {
+				// Its files decide approvals and trust: a home anyone can
+				// write lets anyone decide them.
+				if runtime.GOOS == "windows" {
+					t.Skip("no mode bits or owner to judge by")
+				}
+				if err := os.Chmod(e.evokore, 0o777); err != nil {
+					t.Fatal(err)
+				}
+			},
+			problem: "can be written by other users (-rwxrwxrwx)", fix: "chmod 700 "},
 		{name: "port taken",
 			servers: func(t *testing.T) map[string]any { return map[string]any{} },
 			setup: func(t *testing.T, e *connectEnv) {

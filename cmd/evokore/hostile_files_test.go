@@ -5,13 +5,16 @@ package main_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
@@ -76,5 +79,94 @@ func TestNavReadsTheProjectTheRouterStartedIn(t *testing.T) {
 		if err != nil || !res.IsError || routertest.Text(res) != "File not found or not readable: "+p {
 			t.Errorf("nav_get_map %s = %v %q", p, err, routertest.Text(res))
 		}
+	}
+}
+
+// A FIFO in place of the audit log (or its lock) is refused, not opened:
+// opening it to write would wait for a reader that never comes, and the
+// router, which drains the log before it exits, would never exit.
+func TestAFIFOForTheAuditLogDoesNotHangTheRouter(t *testing.T) {
+	for _, name := range []string{"audit.jsonl", "audit.jsonl.lock"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			audit := filepath.Join(dir, "home", "audit")
+			if err := os.MkdirAll(audit, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := syscall.Mkfifo(filepath.Join(audit, name), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{}})
+			cmd := exec.Command(testutil.Evokore(t), "serve")
+			cmd.Dir = dir
+			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "home"), "EVOKORE_AUDIT_LOG=1"}
+			cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"discover_tools","arguments":{"query":"files"}}}
+`)
+			stdout, stderr := &routertest.Buffer{}, &routertest.Buffer{}
+			cmd.Stdout, cmd.Stderr = stdout, stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			select {
+			case err := <-exited:
+				if err != nil {
+					t.Errorf("router exit: %v\n%s", err, stderr.String())
+				}
+			case <-time.After(30 * time.Second):
+				_ = cmd.Process.Kill()
+				<-exited
+				t.Fatalf("the router did not exit at the end of its input:\n%s", stderr.String())
+			}
+			if !strings.Contains(stdout.String(), `"id":2,"result"`) || !strings.Contains(stderr.String(), "Cannot write the audit log") {
+				t.Errorf("the call was not answered, or the refused log not reported:\n%s\n%s", stdout.String(), stderr.String())
+			}
+		})
+	}
+}
+
+// The project's .claude/settings.json comes with the repository: doctor
+// reads it within the cap and only when it is a regular file, so a FIFO
+// there (or a symlink to /dev/zero) cannot hang it or grow it.
+func TestDoctorReadsOnlyARegularClaudeSettingsFile(t *testing.T) {
+	e := doctorEnv(t, map[string]any{})
+	for _, d := range []string{filepath.Join(e.home, ".claude"), filepath.Join(e.wd, ".claude")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(e.wd, ".claude", "settings.json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, e.exe, "doctor")
+	cmd.Dir = e.wd
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + e.home, "EVOKORE_HOME=" + e.evokore}, e.env...)
+	out, _ := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("doctor hung on a FIFO for the project's settings.json:\n%s", out)
+	}
+	if !strings.Contains(string(out), "Claude Code hooks are not installed") {
+		t.Errorf("doctor:\n%s", out)
+	}
+}
+
+// What doctor quotes from the project's files reaches the terminal
+// escaped: a hook command in a cloned repository's settings.json holding
+// an escape sequence cannot retitle or clear the operator's terminal.
+func TestDoctorEscapesWhatItQuotesFromTheProject(t *testing.T) {
+	e := doctorEnv(t, map[string]any{})
+	if err := os.MkdirAll(filepath.Join(e.home, ".claude"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WriteFile(t, filepath.Join(e.wd, ".claude"), "settings.json",
+		`{"hooks": {"PreToolUse": [{"hooks": [{"command": "/x\u001b]0;pwned\u0007\u001b[2J/evokore hook damage-control"}]}]}}`)
+	r := e.run("doctor")
+	if strings.ContainsAny(r.stdout, "\x1b\x07") || !strings.Contains(r.stdout, `run /x\u001b]0;pwned\u0007\u001b[2J/evokore, which is not there`) {
+		t.Errorf("doctor (exit %d):\n%q", r.code, r.stdout)
 	}
 }

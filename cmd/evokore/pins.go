@@ -74,7 +74,7 @@ prefix 'pins list' shows).`,
 				return nil
 			}
 			for _, t := range accepted {
-				fmt.Fprintf(cmd.OutOrStdout(), "Accepted %s/%s.\n", server, t)
+				fmt.Fprintf(cmd.OutOrStdout(), "Accepted %s/%s.\n", jsonenc.Graphic(server), jsonenc.Graphic(t))
 			}
 			return nil
 		},
@@ -92,10 +92,13 @@ func writeHeld(w io.Writer, h policy.HeldTool) {
 	if h.Identity != "" {
 		server += ", identity " + h.Identity[:min(12, len(h.Identity))]
 	}
+	// The target holds the child's tool name, the rest comes from
+	// pins.json: escaped like the definitions below.
+	server, target := jsonenc.Graphic(server), jsonenc.Graphic(h.Target)
 	if h.Reason == "added" {
-		fmt.Fprintf(w, "%s: added after the server was pinned (server %s)\n", h.Target, server)
+		fmt.Fprintf(w, "%s: added after the server was pinned (server %s)\n", target, server)
 	} else {
-		fmt.Fprintf(w, "%s: %s changed (server %s)\n", h.Target, strings.Join(h.Fields, ", "), server)
+		fmt.Fprintf(w, "%s: %s changed (server %s)\n", target, jsonenc.Graphic(strings.Join(h.Fields, ", ")), server)
 	}
 	var cur catalog.Definition
 	if h.Current != nil {

@@ -51,3 +51,25 @@ func TestPinsListShowsTheOperatorWhatChanged(t *testing.T) {
 		t.Errorf("pins list --format json (exit %d): %s", code, jsonOut)
 	}
 }
+
+// A tool's name is the child's: an escape sequence in it reaches the
+// operator escaped in every line pins list and pins accept print.
+func TestPinsCommandsEscapeAToolName(t *testing.T) {
+	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, map[string]string{"EVOKORE_TOOL_DISCOVERY_MODE": "legacy"})
+	cs := h.Connect(nil)
+	h.Booted()
+	home := filepath.Join(h.Dir, "home")
+	routertest.Call(t, cs, "fx_add_tool", map[string]any{"name": "sne\x1b[2Jaky"})
+	var out string
+	routertest.WaitFor(t, "the tool to be held", func() bool {
+		out, _ = operator(t, home, "pins", "list")
+		return strings.Contains(out, "fx/")
+	})
+	if strings.ContainsRune(out, 0x1b) || !strings.Contains(out, `fx/sne\u001b[2Jaky: added after the server was pinned`) {
+		t.Errorf("pins list does not escape the tool's name:\n%q", out)
+	}
+	out, code := operator(t, home, "pins", "accept", "fx")
+	if code != 0 || out != `Accepted fx/sne\u001b[2Jaky.`+"\n" {
+		t.Errorf("pins accept (exit %d) does not escape the tool's name:\n%q", code, out)
+	}
+}

@@ -27,6 +27,7 @@ import (
 	"github.com/evokore/evokore/internal/connect"
 	"github.com/evokore/evokore/internal/hooks"
 	"github.com/evokore/evokore/internal/proxy"
+	"github.com/evokore/evokore/internal/safefile"
 	"github.com/evokore/evokore/internal/trust"
 	"github.com/evokore/evokore/internal/vet"
 )
@@ -261,6 +262,13 @@ func (r *report) home(home string) {
 	}
 	f.Close()
 	os.Remove(f.Name())
+	// Its files decide what runs (approvals, trusted projects, pins) and
+	// are believed as they are: only the directory keeps others out.
+	if fi, err := os.Stat(home); err == nil && othersCanWrite(fi) {
+		r.problem(fmt.Sprintf("EVOKORE_HOME %s can be written by other users (%v): they could approve held calls and trust projects", home, fi.Mode().Perm()),
+			fmt.Sprintf("chmod 700 %s and make it yours, or set EVOKORE_HOME to a directory only you can write", home))
+		return
+	}
 	r.ok("EVOKORE_HOME %s is writable", home)
 }
 
@@ -308,9 +316,10 @@ func (r *report) trust(o Options) {
 }
 
 // settingsCommands are the hook and status line commands of a Claude
-// Code settings.json.
+// Code settings.json. The project's comes with the repository, which
+// may make it a symlink to /dev/zero: it is read within the cap.
 func settingsCommands(path string) ([]string, bool) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.Load(path, safefile.MaxConfigBytes)
 	if err != nil {
 		return nil, false
 	}

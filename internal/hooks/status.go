@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"github.com/evokore/evokore/internal/replay"
 )
@@ -55,8 +56,10 @@ func StatusLine(home string, in io.Reader, out io.Writer) {
 			parts = append(parts, fmt.Sprintf("%d/%d tasks open", len(openTasks(tasks)), len(tasks)))
 		}
 	}
+	// C1 controls too: a terminal may take U+009B for CSI as it takes
+	// ESC [.
 	line := strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		if unicode.IsControl(r) {
 			return ' '
 		}
 		return r

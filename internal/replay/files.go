@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/evokore/evokore/internal/safefile"
 	"github.com/evokore/evokore/internal/statefile"
 )
 
@@ -103,12 +104,12 @@ func AppendRotatingLines(path string, lines []byte, maxBytes int64, keep int) er
 	// The directory is made only when the lock cannot be opened: it
 	// exists for every append but the first, and the stat of a MkdirAll
 	// per append was 2% of a proxied call's CPU.
-	lf, err := os.OpenFile(path+".lock", os.O_WRONLY|os.O_CREATE, 0o600)
+	lf, err := safefile.OpenAppend(path + ".lock")
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			return err
 		}
-		lf, err = os.OpenFile(path+".lock", os.O_WRONLY|os.O_CREATE, 0o600)
+		lf, err = safefile.OpenAppend(path + ".lock")
 	}
 	if err != nil {
 		return err

@@ -86,6 +86,29 @@ func OpenOwn(path string, max int64) (*OwnFile, error) {
 	return &OwnFile{f: f, path: path, limit: max, left: max}, nil
 }
 
+// OpenAppend opens a file evokore appends to for itself (a log, a
+// decision or record file under EVOKORE_HOME), created 0600 when
+// missing. A FIFO, device, socket or directory at path is a *FileError
+// (ErrNotRegular): opening a FIFO to write waits for a reader, so one
+// planted in place of a log would hang the writer, and the router's
+// shutdown behind it, for good.
+func OpenAppend(path string) (*os.File, error) {
+	// As in OpenOwn, the stat keeps the open away from devices, whose
+	// open alone can act or block; the descriptor is checked again below.
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, &FileError{Path: path, Err: ErrNotRegular}
+	}
+	f, err := openAppendNonBlocking(path)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, &FileError{Path: path, Err: ErrNotRegular}
+	}
+	return f, nil
+}
+
 // Read reads within the cap; past it, a *FileError (ErrTooLarge).
 func (o *OwnFile) Read(p []byte) (int, error) {
 	if o.left <= 0 {

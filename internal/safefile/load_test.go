@@ -65,3 +65,43 @@ func TestLoadRefusesWithTheFileAndTheReason(t *testing.T) {
 		}
 	}
 }
+
+// A file evokore appends to is opened only when regular (or missing, then
+// created 0600): a FIFO is refused at once rather than waited on.
+func TestOpenAppendRefusesWhatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "audit.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	null := filepath.Join(dir, "null")
+	if err := os.Symlink("/dev/null", null); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{fifo, null, dir} {
+		f, err := safefile.OpenAppend(path)
+		if !errors.Is(err, safefile.ErrNotRegular) {
+			t.Errorf("OpenAppend(%s) = %v", path, err)
+		}
+		if f != nil {
+			f.Close()
+		}
+	}
+	log := filepath.Join(dir, "log")
+	for range 2 {
+		f, err := safefile.OpenAppend(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString("line\n"); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	if b, err := os.ReadFile(log); err != nil || string(b) != "line\nline\n" {
+		t.Errorf("appended: %q, %v", b, err)
+	}
+	if fi, err := os.Stat(log); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("created %v, %v", fi.Mode(), err)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/evokore/evokore/internal/safefile"
 )
 
 // TelemetryFile is where resolve_workflow records its routing decisions,
@@ -46,7 +48,7 @@ func RecordRouting(home, query string, matches []Match) error {
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(home, TelemetryFile), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	f, err := safefile.OpenAppend(filepath.Join(home, TelemetryFile))
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package statefile
 import (
 	"os"
 	"path/filepath"
+
+	"github.com/evokore/evokore/internal/safefile"
 )
 
 // AppendLine appends one line to path under an exclusive advisory lock, so
@@ -26,7 +28,7 @@ func appendLines(path string, data []byte, sync bool) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := safefile.OpenAppend(path)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+
+	"github.com/evokore/evokore/internal/safefile"
 )
 
 // Files appended to many times a second (the audit log, a session's
@@ -65,7 +67,7 @@ func withHeld(path string, fn func(f *os.File) error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := safefile.OpenAppend(path)
 	if err != nil {
 		return err
 	}
@@ -103,7 +105,7 @@ func withHeld(path string, fn func(f *os.File) error) error {
 
 // appendOnce opens, uses and closes path.
 func appendOnce(path string, fn func(f *os.File) error) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := safefile.OpenAppend(path)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/evokore/evokore/internal/hooks"
 	"github.com/evokore/evokore/internal/replay"
@@ -801,4 +802,17 @@ func freeLoopbackPort(t *testing.T) string {
 	port := srv.URL[strings.LastIndexByte(srv.URL, ':')+1:]
 	srv.Close()
 	return port
+}
+
+// The status line goes to Claude Code's terminal: no control character
+// from the session's files reaches it, C1 ones (CSI as U+009B) included.
+func TestStatusLinePrintsNoControlCharacter(t *testing.T) {
+	c := newClaude(t)
+	for range 2 {
+		c.hook("purpose-gate", map[string]any{"session_id": "ctl", "user_message": "Fix \u009b2J\x1b[2Jthe \u0085login\x7f"})
+	}
+	r := c.run(map[string]any{"session_id": "ctl"}, "status-line")
+	if r.code != 0 || !strings.Contains(r.stdout, "Fix") || strings.IndexFunc(strings.TrimSuffix(r.stdout, "\n"), unicode.IsControl) >= 0 {
+		t.Fatalf("status line: %q", r.stdout)
+	}
 }
