@@ -93,6 +93,20 @@ func TestDoctorNamesEachProblemAndItsFix(t *testing.T) {
 				}
 			},
 			problem: "can be written by other users (-rwxrwxrwx)", fix: "chmod 700 "},
+		{name: "unreadable pins",
+			servers: func(t *testing.T) map[string]any { return map[string]any{} },
+			setup:   func(t *testing.T, e *connectEnv) { testutil.WriteFile(t, e.evokore, "pins.json", "{not json") },
+			problem: "pins.json cannot be read", fix: "or remove it: every tool is then pinned afresh"},
+		{name: "unreadable decisions",
+			servers: func(t *testing.T) map[string]any { return map[string]any{} },
+			setup: func(t *testing.T, e *connectEnv) {
+				testutil.WriteFile(t, filepath.Join(e.evokore, "approvals"), "decisions.jsonl", "approve everything\n")
+			},
+			problem: "no approval-gated call runs until it is fixed", fix: "remove or correct the line it names"},
+		{name: "unreadable trust",
+			servers: func(t *testing.T) map[string]any { return map[string]any{} },
+			setup:   func(t *testing.T, e *connectEnv) { testutil.WriteFile(t, e.evokore, "trusted.json", "[") },
+			problem: "trusted.json cannot be read", fix: "run 'evokore trust' again in each project you trust"},
 		{name: "port taken",
 			servers: func(t *testing.T) map[string]any { return map[string]any{} },
 			setup: func(t *testing.T, e *connectEnv) {

@@ -26,6 +26,7 @@ import (
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/connect"
 	"github.com/evokore/evokore/internal/hooks"
+	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/proxy"
 	"github.com/evokore/evokore/internal/safefile"
 	"github.com/evokore/evokore/internal/trust"
@@ -270,6 +271,24 @@ func (r *report) home(home string) {
 		return
 	}
 	r.ok("EVOKORE_HOME %s is writable", home)
+	r.state(home)
+}
+
+// state reads the files under home that decide what runs, as the router
+// does; each one it cannot read fails closed there, so it is a problem
+// here.
+func (r *report) state(home string) {
+	if _, err := policy.OpenPins(home, nil); err != nil {
+		r.problem(err.Error(), "repair it from 'evokore pins list', or remove it: every tool is then pinned afresh at the next start")
+	}
+	if err := policy.CheckDecisions(home); err != nil {
+		r.problem(err.Error()+": no approval-gated call runs until it is fixed",
+			"remove or correct the line it names; a held call that lost its decision is asked again")
+	}
+	if err := trust.Check(home); err != nil {
+		r.problem(err.Error()+": no project directory counts as trusted",
+			"remove it, then run 'evokore trust' again in each project you trust")
+	}
 }
 
 func (r *report) ports(ports []Port) {

@@ -76,6 +76,13 @@ func (l *decisionLog) read() ([]decision, error) {
 	return out, nil
 }
 
+// CheckDecisions reads home's approval decisions as a router does and
+// returns why it cannot: while it cannot, no approval-gated call runs.
+func CheckDecisions(home string) error {
+	_, err := (&decisionLog{path: filepath.Join(home, approvalsDir, decisionsFile)}).read()
+	return err
+}
+
 func parseDecisions(path string, data []byte, base int64) ([]decision, error) {
 	var out []decision
 	sc := bufio.NewScanner(bytes.NewReader(data))

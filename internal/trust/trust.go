@@ -13,6 +13,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"slices"
@@ -35,6 +36,15 @@ func load(home string) (record, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// Check reads home's trust records as Trusted does and returns why it
+// cannot: while it cannot, no project directory is trusted.
+func Check(home string) error {
+	if _, err := load(home); err != nil {
+		return fmt.Errorf("trusted projects %s cannot be read: %w", filepath.Join(home, storeFile), err)
+	}
+	return nil
 }
 
 func hashFile(path string) (string, error) {
