@@ -343,3 +343,30 @@ func TestRunCodeBoundsStopRunawaysNotTheRouter(t *testing.T) {
 		t.Errorf("a run after the runaways: %+v", r)
 	}
 }
+
+// An error the program writes is bounded like its value and its log: a
+// thrown 15 MiB message, or one a getter throws while the value is
+// turned into JSON, reaches the model cut to the output bound, saying
+// how long it was, and not whole.
+func TestRunCodeErrorIsCutToTheOutputBound(t *testing.T) {
+	_, cs := codeRig(t, "", map[string]string{"EVOKORE_CODE_MAX_OUTPUT_BYTES": "1024"})
+	for _, code := range []string{
+		`throw new Error("E".repeat(15 << 20));`,
+		`throw "é".repeat(1 << 20);`,
+		`return {get x() { throw new Error("b".repeat(8 << 20)); }};`,
+	} {
+		res := routertest.Call(t, cs, "run_code", map[string]any{"code": code})
+		text := routertest.Text(res)
+		if !res.IsError || len(text) > 2048 {
+			t.Errorf("%s: answered %d bytes (isError %v), want an error within the 1 KiB bound", code, len(text), res.IsError)
+			continue
+		}
+		var r codeRun
+		if err := json.Unmarshal([]byte(text), &r); err != nil {
+			t.Fatalf("%s: answered %q: %v", code, text, err)
+		}
+		if !strings.Contains(r.Error, "(cut from ") {
+			t.Errorf("%s: error %q does not say it was cut", code, r.Error)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -257,7 +258,10 @@ func (r *run) log(line string) {
 
 func (r *run) finish(d done) {
 	if d.Error != "" {
-		r.out.Error = d.Error
+		// The program writes its error (what it threw, what a getter
+		// threw while its value became JSON): bounded as its value is,
+		// or a thrown 15 MiB message would reach the model whole.
+		r.out.Error = cut(d.Error, r.limits.Output)
 		return
 	}
 	v := d.Value
@@ -267,6 +271,19 @@ func (r *run) finish(d done) {
 		v = head
 	}
 	r.out.Value = v
+}
+
+// cut is s within max bytes, whole characters only, saying how long it
+// was when it was longer.
+func cut(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	n := max
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n-- // not inside a character
+	}
+	return fmt.Sprintf("%s… (cut from %d bytes)", s[:n], len(s))
 }
 
 // death says why the sandbox ended without finishing.
