@@ -7,7 +7,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -368,5 +370,51 @@ func TestRunCodeErrorIsCutToTheOutputBound(t *testing.T) {
 		if !strings.Contains(r.Error, "(cut from ") {
 			t.Errorf("%s: error %q does not say it was cut", code, r.Error)
 		}
+	}
+}
+
+// A program cannot make the router hold its arguments in bulk: calls
+// fired without awaiting while every slot is taken wait for one, and
+// each would hold its (up to 16 MiB) arguments in the router, past the
+// sandbox's memory bound. The router reads no further call once the
+// waiting ones hold a frame's worth, so the program waits instead, and
+// every call still runs in turn.
+func TestRunCodeQueuedCallsDoNotGrowTheRouter(t *testing.T) {
+	_, cs := codeRig(t, "", map[string]string{"EVOKORE_CODE_CPU_MS": "10000", "EVOKORE_CODE_TIMEOUT_MS": "40000"})
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		var ms runtime.MemStats
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			runtime.ReadMemStats(&ms)
+			if ms.HeapAlloc > peak.Load() {
+				peak.Store(ms.HeapAlloc)
+			}
+		}
+	}()
+	r, isErr := runCode(t, cs, `
+		const held = [];
+		for (let i = 0; i < 4; i++) held.push(tools.alpha_slow({ms: 6000}));
+		const pad = "z".repeat(4 << 20);
+		const queued = [];
+		for (let i = 0; i < 60; i++) queued.push(tools.no_such_tool({pad}));
+		await Promise.all(held);
+		const settled = await Promise.allSettled(queued);
+		return settled.filter(s => s.status === "rejected").length;`)
+	close(stop)
+	<-sampled
+	if isErr || string(r.Value) != "60" {
+		t.Errorf("the run answered %+v, want its 60 queued calls run (each refused: no such tool)", r)
+	}
+	t.Logf("the router's heap peaked at %d MiB", peak.Load()>>20)
+	if p := peak.Load(); p > 128<<20 {
+		t.Errorf("the router's heap reached %d MiB while the program's calls waited for a slot", p>>20)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/evokore/evokore/internal/procgroup"
 )
@@ -43,6 +44,10 @@ type Outcome struct {
 // parallel is how many of one program's tool calls run at once
 // (Promise.all over many reads).
 const parallel = 4
+
+// maxQueued bounds the bytes of the calls waiting for a slot (their
+// names and arguments): one frame's worth, so any call fits.
+const maxQueued = maxFrame
 
 // stderrTail is how much of the sandbox's stderr is kept to say why it
 // died.
@@ -81,6 +86,7 @@ type run struct {
 	writeMu sync.Mutex
 	calls   sync.WaitGroup
 	slots   chan struct{}
+	queued  *semaphore.Weighted
 }
 
 func (r *run) execute(command func() (*exec.Cmd, error), code string) {
@@ -114,6 +120,7 @@ func (r *run) execute(command func() (*exec.Cmd, error), code string) {
 	}
 	r.stdin = stdin
 	r.slots = make(chan struct{}, parallel)
+	r.queued = semaphore.NewWeighted(maxQueued)
 	// Whatever ends the run ends the process; Wait then reaps it.
 	stopped := make(chan struct{})
 	go func() {
@@ -166,7 +173,17 @@ func (r *run) converse(stdout io.Reader, code string) bool {
 				r.out.Error = fmt.Sprintf("the program tried to make more than %d tool calls, the bound of one run", r.limits.Calls)
 				return false
 			}
-			r.dispatch(*m.Call)
+			// A call waiting for its slot holds its arguments, up to a
+			// frame each: past maxQueued bytes of them the router reads
+			// no further frame until one starts, so the program's writes
+			// wait rather than the router's memory growing by 16 MiB a
+			// call (the sandbox's own memory is bounded, the router's
+			// is not).
+			n := int64(len(m.Call.Name) + len(m.Call.Args))
+			if err := r.queued.Acquire(r.callCtx, n); err != nil {
+				return false
+			}
+			r.dispatch(*m.Call, n)
 		default:
 			r.out.Error = "the sandbox sent a frame the router does not know"
 			return false
@@ -175,14 +192,17 @@ func (r *run) converse(stdout io.Reader, code string) bool {
 }
 
 // dispatch runs one tool call on its own goroutine, parallel at a time,
-// and replies to the program.
-func (r *run) dispatch(c callFrame) {
+// and replies to the program; once the call has its slot (or never will)
+// it gives back the queued bytes its frame took.
+func (r *run) dispatch(c callFrame, queued int64) {
 	r.calls.Add(1)
 	go func() {
 		defer r.calls.Done()
 		select {
 		case r.slots <- struct{}{}:
+			r.queued.Release(queued)
 		case <-r.callCtx.Done():
+			r.queued.Release(queued)
 			return
 		}
 		defer func() { <-r.slots }()
