@@ -36,8 +36,10 @@ type codeRun struct {
 	Run   string          `json:"run"`
 	Value json.RawMessage `json:"value"`
 	Log   []string        `json:"log"`
-	Calls int             `json:"calls"`
-	Error string          `json:"error"`
+	// Dropped is logLinesDropped.
+	Dropped int    `json:"logLinesDropped"`
+	Calls   int    `json:"calls"`
+	Error   string `json:"error"`
 }
 
 func runCode(t *testing.T, cs *mcp.ClientSession, code string) (codeRun, bool) {
@@ -416,5 +418,30 @@ func TestRunCodeQueuedCallsDoNotGrowTheRouter(t *testing.T) {
 	t.Logf("the router's heap peaked at %d MiB", peak.Load()>>20)
 	if p := peak.Load(); p > 128<<20 {
 		t.Errorf("the router's heap reached %d MiB while the program's calls waited for a slot", p>>20)
+	}
+}
+
+// The log's bound counts what a line takes in the answer: empty lines,
+// or lines of control characters (six bytes each as JSON), cannot carry
+// the log past it.
+func TestRunCodeLogIsBoundedAsTheAnswerCarriesIt(t *testing.T) {
+	_, cs := codeRig(t, "", map[string]string{"EVOKORE_CODE_MAX_OUTPUT_BYTES": "1024"})
+	for _, code := range []string{
+		`for (let i = 0; i < 100000; i++) console.log(""); return 1;`,
+		`for (let i = 0; i < 1000; i++) console.log("\x01".repeat(100)); return 1;`,
+	} {
+		res := routertest.Call(t, cs, "run_code", map[string]any{"code": code})
+		text := routertest.Text(res)
+		var r codeRun
+		if err := json.Unmarshal([]byte(text), &r); err != nil {
+			t.Fatalf("%s: answered %.200q: %v", code, text, err)
+		}
+		if res.IsError || string(r.Value) != "1" {
+			t.Fatalf("%s: the run answered %.200q", code, text)
+		}
+		log, _ := json.Marshal(r.Log)
+		if len(log) > 1024 || r.Dropped == 0 {
+			t.Errorf("%s: the answer's log takes %d bytes, %d lines dropped; want at most the 1 KiB bound, the rest counted", code, len(log), r.Dropped)
+		}
 	}
 }

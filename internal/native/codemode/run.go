@@ -268,11 +268,21 @@ func (r *run) write(v any) error {
 }
 
 func (r *run) log(line string) {
-	if r.logLen+len(line) > r.limits.Output {
+	// A line costs what it adds to the answer's log as JSON: its quotes,
+	// its escapes (six bytes for a control character) and a comma, the
+	// brackets one byte more; counting its bare bytes let a million empty
+	// lines carry megabytes past the bound. It takes at least three more
+	// than its bare bytes, enough to refuse a long one without encoding.
+	size := len(line) + 3
+	if 1+r.logLen+size <= r.limits.Output {
+		b, _ := json.Marshal(line)
+		size = len(b) + 1
+	}
+	if 1+r.logLen+size > r.limits.Output {
 		r.out.LogDropped++
 		return
 	}
-	r.logLen += len(line)
+	r.logLen += size
 	r.out.Log = append(r.out.Log, line)
 }
 
