@@ -445,3 +445,21 @@ func TestRunCodeLogIsBoundedAsTheAnswerCarriesIt(t *testing.T) {
 		}
 	}
 }
+
+// Parallel calls with large arguments and large results all finish: the
+// router stops reading a program's calls while those waiting for a slot
+// hold 16 MiB, and a call's reply, written while it holds its slot, must
+// not wait for the program to read it meanwhile (the sandbox reads
+// replies as they come), or the run hangs to its wall time.
+func TestRunCodeParallelLargeCallsFinish(t *testing.T) {
+	_, cs := codeRig(t, "", map[string]string{"EVOKORE_CODE_TIMEOUT_MS": "15000"})
+	r, isErr := runCode(t, cs, `
+		const big = "z".repeat(3 << 20);
+		const calls = [];
+		for (let i = 0; i < 12; i++) calls.push(tools.alpha_echo({message: big}));
+		const results = await Promise.all(calls);
+		return results.filter(r => r[0].text === "Echo: " + big).length;`)
+	if isErr || string(r.Value) != "12" {
+		t.Errorf("the run answered %+v, want its 12 calls' results", r)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/dop251/goja"
@@ -39,7 +40,7 @@ func Sandbox(in io.Reader, out io.Writer) int {
 		fmt.Fprintln(os.Stderr, "run_code sandbox: cannot bound itself:", err)
 		return 3
 	}
-	s := &sandbox{frames: frames, out: out, pending: map[int]settle{}}
+	s := &sandbox{replies: newInbox(frames), out: out, pending: map[int]settle{}}
 	d := s.run(st)
 	if err := writeFrame(out, message{Done: &d}); err != nil {
 		return 1
@@ -51,7 +52,7 @@ func Sandbox(in io.Reader, out io.Writer) int {
 type settle struct{ resolve, reject func(any) error }
 
 type sandbox struct {
-	frames  *frameReader
+	replies *inbox
 	out     io.Writer
 	vm      *goja.Runtime
 	next    int
@@ -88,8 +89,8 @@ func (s *sandbox) run(st start) done {
 		if len(s.pending) == 0 {
 			return done{Error: "the program awaits something that can never settle (only tool calls are asynchronous here)"}
 		}
-		var r reply
-		if err := s.frames.next(&r); err != nil {
+		r, err := s.replies.next()
+		if err != nil {
 			return done{Error: "lost the router: " + err.Error()}
 		}
 		if err := s.settle(r); err != nil {
@@ -294,3 +295,63 @@ func (s *sandbox) watchCPU(limit time.Duration) func() {
 // to RLIMIT_AS alone: a soft limit (debug.SetMemoryLimit) near it only
 // makes the collector thrash for seconds before the same end.
 func tuneRuntime() { runtime.GOMAXPROCS(1) }
+
+// inbox reads the router's replies as they come, whatever the program is
+// doing, and keeps them until the event loop takes them. The router
+// writes a reply while holding one of the run's call slots, and may stop
+// reading the program's frames until a slot frees (its calls waiting for
+// a slot hold a bounded size of arguments): were the reply to wait for
+// the program to read it, while the program waits to write its next
+// call, the run would hang to its wall time. Here a reply waits in the
+// sandbox's own memory, which RLIMIT_AS bounds.
+type inbox struct {
+	mu    sync.Mutex
+	queue []reply
+	err   error
+	ready chan struct{} // a reply or the error arrived
+}
+
+func newInbox(frames *frameReader) *inbox {
+	b := &inbox{ready: make(chan struct{}, 1)}
+	go func() {
+		for {
+			var r reply
+			err := frames.next(&r)
+			b.mu.Lock()
+			if err != nil {
+				b.err = err
+			} else {
+				b.queue = append(b.queue, r)
+			}
+			b.mu.Unlock()
+			select {
+			case b.ready <- struct{}{}:
+			default:
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return b
+}
+
+// next is the oldest reply not yet taken; once none is left, the error
+// that ended the reading.
+func (b *inbox) next() (reply, error) {
+	for {
+		b.mu.Lock()
+		if len(b.queue) > 0 {
+			r := b.queue[0]
+			b.queue = b.queue[1:]
+			b.mu.Unlock()
+			return r, nil
+		}
+		err := b.err
+		b.mu.Unlock()
+		if err != nil {
+			return reply{}, err
+		}
+		<-b.ready
+	}
+}
