@@ -463,3 +463,48 @@ func TestRunCodeParallelLargeCallsFinish(t *testing.T) {
 		t.Errorf("the run answered %+v, want its 12 calls' results", r)
 	}
 }
+
+// One session runs at most two programs at once: a model firing many
+// run_code calls together (each a sandbox of up to the memory bound and
+// its CPU time) gets the others refused at once, saying why, rather than
+// multiplying the bounds of a run; once its programs end it runs again.
+func TestRunCodeASessionRunsTwoProgramsAtOnce(t *testing.T) {
+	_, cs := codeRig(t, "", map[string]string{"EVOKORE_CODE_CPU_MS": "1500"})
+	if !codemode.Supported {
+		t.Skip("run_code bounds memory on Linux only")
+	}
+	const fired = 5
+	type ran struct {
+		text  string
+		isErr bool
+	}
+	done := make(chan ran, fired)
+	for range fired {
+		go func() {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": `while (true) {}`}})
+			if err != nil {
+				done <- ran{err.Error(), true}
+				return
+			}
+			done <- ran{routertest.Text(res), res.IsError}
+		}()
+	}
+	spun, refused := 0, 0
+	for range fired {
+		out := <-done
+		switch {
+		case strings.Contains(out.text, "CPU time"):
+			spun++
+		case out.isErr && strings.Contains(out.text, "runs at most 2 programs at once"):
+			refused++
+		default:
+			t.Errorf("a run answered %q", out.text)
+		}
+	}
+	if spun != 2 || refused != fired-2 {
+		t.Errorf("%d programs ran and %d were refused, want 2 and %d", spun, refused, fired-2)
+	}
+	if r, isErr := runCode(t, cs, `return 1;`); isErr || string(r.Value) != "1" {
+		t.Errorf("a run after the others ended: %+v", r)
+	}
+}
