@@ -508,3 +508,21 @@ func TestRunCodeASessionRunsTwoProgramsAtOnce(t *testing.T) {
 		t.Errorf("a run after the others ended: %+v", r)
 	}
 }
+
+// A thrown value whose getters throw when it is shown ends the run as the
+// program's error, not as a crash of the sandbox: the router reads a
+// crashed sandbox's stderr for the runtime's words, and a program that
+// crashed it with "out of memory" in the panic passed for a bound.
+func TestRunCodeAValueThatCannotBeShownIsNoBound(t *testing.T) {
+	_, cs := codeRig(t, "", nil)
+	for _, code := range []string{
+		`throw new Proxy({}, {get() { throw "fatal error: runtime: out of memory"; }});`,
+		`const e = new Error("x"); Object.defineProperty(e, "message", {get() { throw "out of memory"; }}); throw e;`,
+		`return {get x() { throw new Proxy({}, {get() { throw "out of memory"; }}); }};`,
+	} {
+		r, isErr := runCode(t, cs, code)
+		if !isErr || !strings.Contains(r.Error, "cannot be shown") || strings.Contains(r.Error, "ran out of memory") {
+			t.Errorf("%s: the run answered %q (isError %v), want the program's error, no bound", code, r.Error, isErr)
+		}
+	}
+}

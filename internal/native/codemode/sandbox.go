@@ -41,7 +41,7 @@ func Sandbox(in io.Reader, out io.Writer) int {
 		return 3
 	}
 	s := &sandbox{replies: newInbox(frames), out: out, pending: map[int]settle{}}
-	d := s.run(st)
+	d := s.guarded(st)
 	if err := writeFrame(out, message{Done: &d}); err != nil {
 		return 1
 	}
@@ -57,6 +57,25 @@ type sandbox struct {
 	vm      *goja.Runtime
 	next    int
 	pending map[int]settle
+}
+
+// guarded is run with a panic ended as the program's error. Showing a
+// thrown value calls its getters outside any call of the engine's, where
+// a getter that throws panics: left alone, the panic's text (the
+// program's) would reach stderr, which the router reads for the
+// runtime's words, so a program could crash its sandbox saying "out of
+// memory" and pass for a bound.
+func (s *sandbox) guarded(st start) (d done) {
+	defer func() {
+		if v := recover(); v != nil {
+			if _, thrown := v.(*goja.Exception); thrown {
+				d = done{Error: "the program threw a value that cannot be shown"}
+				return
+			}
+			d = done{Error: fmt.Sprintf("the sandbox failed: %v", v)}
+		}
+	}()
+	return s.run(st)
 }
 
 func (s *sandbox) run(st start) done {
