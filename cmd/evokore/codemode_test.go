@@ -526,3 +526,19 @@ func TestRunCodeAValueThatCannotBeShownIsNoBound(t *testing.T) {
 		}
 	}
 }
+
+// No Go value reaches the program: an error the sandbox meets on its
+// behalf (arguments too deep to send) is a plain Error, not a GoError
+// whose value property handed the program the Go error itself, and
+// through its fields Go's reflection (reflect.Value's Call, SetPointer).
+func TestRunCodeSandboxErrorsCarryNoGoValue(t *testing.T) {
+	_, cs := codeRig(t, "", nil)
+	r, isErr := runCode(t, cs, `
+		let deep = []; for (let i = 0; i < 10001; i++) deep = [deep];
+		try { tools.alpha_echo({message: "x", deep}); return "sent"; } catch (e) {
+			return [e instanceof Error, e.message.includes("exceeded max depth"), typeof e.value];
+		}`)
+	if isErr || string(r.Value) != `[true,true,"undefined"]` {
+		t.Errorf("the run answered %+v, want a plain Error with no value", r)
+	}
+}

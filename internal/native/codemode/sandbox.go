@@ -150,7 +150,7 @@ func (s *sandbox) install() error {
 			line += s.text(a)
 		}
 		if err := writeFrame(s.out, message{Log: &line}); err != nil {
-			panic(s.vm.NewGoError(err))
+			panic(s.plainError(err))
 		}
 		return goja.Undefined()
 	}
@@ -208,7 +208,7 @@ func (s *sandbox) call(name string, args goja.Value) goja.Value {
 	p, resolve, reject := s.vm.NewPromise()
 	s.pending[id] = settle{resolve, reject}
 	if err := writeFrame(s.out, message{Call: &callFrame{ID: id, Name: name, Args: raw}}); err != nil {
-		panic(s.vm.NewGoError(err))
+		panic(s.plainError(err))
 	}
 	return s.vm.ToValue(p)
 }
@@ -229,9 +229,20 @@ func (s *sandbox) settle(r reply) error {
 	parse, _ := goja.AssertFunction(s.vm.Get("JSON").ToObject(s.vm).Get("parse"))
 	v, err := parse(goja.Undefined(), s.vm.ToValue(string(r.Result)))
 	if err != nil {
-		return p.reject(s.vm.NewGoError(err))
+		return p.reject(s.plainError(err))
 	}
 	return p.resolve(v)
+}
+
+// plainError is a JavaScript Error saying err. Not the engine's GoError:
+// its value property is the Go error itself, and through the fields of
+// one (json.MarshalerError's Type) the program reached Go's reflection.
+func (s *sandbox) plainError(err error) *goja.Object {
+	e, nerr := s.vm.New(s.vm.Get("Error"), s.vm.ToValue(err.Error()))
+	if nerr != nil {
+		return s.vm.NewTypeError(err.Error())
+	}
+	return e
 }
 
 // stringify is JSON.stringify; undefined becomes null.
