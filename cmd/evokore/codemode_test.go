@@ -7,7 +7,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,8 +36,10 @@ type codeRun struct {
 	Run   string          `json:"run"`
 	Value json.RawMessage `json:"value"`
 	Log   []string        `json:"log"`
-	Calls int             `json:"calls"`
-	Error string          `json:"error"`
+	// Dropped is logLinesDropped.
+	Dropped int    `json:"logLinesDropped"`
+	Calls   int    `json:"calls"`
+	Error   string `json:"error"`
 }
 
 func runCode(t *testing.T, cs *mcp.ClientSession, code string) (codeRun, bool) {
@@ -341,5 +345,200 @@ func TestRunCodeBoundsStopRunawaysNotTheRouter(t *testing.T) {
 	// The router still serves the runaways' own session too.
 	if r, isErr := runCode(t, h2, `return 1 + 1;`); isErr || string(r.Value) != "2" {
 		t.Errorf("a run after the runaways: %+v", r)
+	}
+}
+
+// An error the program writes is bounded like its value and its log: a
+// thrown 15 MiB message, or one a getter throws while the value is
+// turned into JSON, reaches the model cut to the output bound, saying
+// how long it was, and not whole.
+func TestRunCodeErrorIsCutToTheOutputBound(t *testing.T) {
+	_, cs := codeRig(t, "", map[string]string{"EVOKORE_CODE_MAX_OUTPUT_BYTES": "1024"})
+	for _, code := range []string{
+		`throw new Error("E".repeat(15 << 20));`,
+		`throw "é".repeat(1 << 20);`,
+		`return {get x() { throw new Error("b".repeat(8 << 20)); }};`,
+	} {
+		res := routertest.Call(t, cs, "run_code", map[string]any{"code": code})
+		text := routertest.Text(res)
+		if !res.IsError || len(text) > 2048 {
+			t.Errorf("%s: answered %d bytes (isError %v), want an error within the 1 KiB bound", code, len(text), res.IsError)
+			continue
+		}
+		var r codeRun
+		if err := json.Unmarshal([]byte(text), &r); err != nil {
+			t.Fatalf("%s: answered %q: %v", code, text, err)
+		}
+		if !strings.Contains(r.Error, "(cut from ") {
+			t.Errorf("%s: error %q does not say it was cut", code, r.Error)
+		}
+	}
+}
+
+// A program cannot make the router hold its arguments in bulk: calls
+// fired without awaiting while every slot is taken wait for one, and
+// each would hold its (up to 16 MiB) arguments in the router, past the
+// sandbox's memory bound. The router reads no further call once the
+// waiting ones hold a frame's worth, so the program waits instead, and
+// every call still runs in turn.
+func TestRunCodeQueuedCallsDoNotGrowTheRouter(t *testing.T) {
+	_, cs := codeRig(t, "", map[string]string{"EVOKORE_CODE_CPU_MS": "10000", "EVOKORE_CODE_TIMEOUT_MS": "40000"})
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		var ms runtime.MemStats
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			runtime.ReadMemStats(&ms)
+			if ms.HeapAlloc > peak.Load() {
+				peak.Store(ms.HeapAlloc)
+			}
+		}
+	}()
+	r, isErr := runCode(t, cs, `
+		const held = [];
+		for (let i = 0; i < 4; i++) held.push(tools.alpha_slow({ms: 6000}));
+		const pad = "z".repeat(4 << 20);
+		const queued = [];
+		for (let i = 0; i < 60; i++) queued.push(tools.no_such_tool({pad}));
+		await Promise.all(held);
+		const settled = await Promise.allSettled(queued);
+		return settled.filter(s => s.status === "rejected").length;`)
+	close(stop)
+	<-sampled
+	if isErr || string(r.Value) != "60" {
+		t.Errorf("the run answered %+v, want its 60 queued calls run (each refused: no such tool)", r)
+	}
+	t.Logf("the router's heap peaked at %d MiB", peak.Load()>>20)
+	if p := peak.Load(); p > 128<<20 {
+		t.Errorf("the router's heap reached %d MiB while the program's calls waited for a slot", p>>20)
+	}
+}
+
+// The log's bound counts what a line takes in the answer: empty lines,
+// or lines of control characters (six bytes each as JSON), cannot carry
+// the log past it.
+func TestRunCodeLogIsBoundedAsTheAnswerCarriesIt(t *testing.T) {
+	_, cs := codeRig(t, "", map[string]string{"EVOKORE_CODE_MAX_OUTPUT_BYTES": "1024"})
+	for _, code := range []string{
+		`for (let i = 0; i < 100000; i++) console.log(""); return 1;`,
+		`for (let i = 0; i < 1000; i++) console.log("\x01".repeat(100)); return 1;`,
+	} {
+		res := routertest.Call(t, cs, "run_code", map[string]any{"code": code})
+		text := routertest.Text(res)
+		var r codeRun
+		if err := json.Unmarshal([]byte(text), &r); err != nil {
+			t.Fatalf("%s: answered %.200q: %v", code, text, err)
+		}
+		if res.IsError || string(r.Value) != "1" {
+			t.Fatalf("%s: the run answered %.200q", code, text)
+		}
+		log, _ := json.Marshal(r.Log)
+		if len(log) > 1024 || r.Dropped == 0 {
+			t.Errorf("%s: the answer's log takes %d bytes, %d lines dropped; want at most the 1 KiB bound, the rest counted", code, len(log), r.Dropped)
+		}
+	}
+}
+
+// Parallel calls with large arguments and large results all finish: the
+// router stops reading a program's calls while those waiting for a slot
+// hold 16 MiB, and a call's reply, written while it holds its slot, must
+// not wait for the program to read it meanwhile (the sandbox reads
+// replies as they come), or the run hangs to its wall time.
+func TestRunCodeParallelLargeCallsFinish(t *testing.T) {
+	_, cs := codeRig(t, "", map[string]string{"EVOKORE_CODE_TIMEOUT_MS": "15000"})
+	r, isErr := runCode(t, cs, `
+		const big = "z".repeat(3 << 20);
+		const calls = [];
+		for (let i = 0; i < 12; i++) calls.push(tools.alpha_echo({message: big}));
+		const results = await Promise.all(calls);
+		return results.filter(r => r[0].text === "Echo: " + big).length;`)
+	if isErr || string(r.Value) != "12" {
+		t.Errorf("the run answered %+v, want its 12 calls' results", r)
+	}
+}
+
+// One session runs at most two programs at once: a model firing many
+// run_code calls together (each a sandbox of up to the memory bound and
+// its CPU time) gets the others refused at once, saying why, rather than
+// multiplying the bounds of a run; once its programs end it runs again.
+func TestRunCodeASessionRunsTwoProgramsAtOnce(t *testing.T) {
+	_, cs := codeRig(t, "", map[string]string{"EVOKORE_CODE_CPU_MS": "1500"})
+	if !codemode.Supported {
+		t.Skip("run_code bounds memory on Linux only")
+	}
+	const fired = 5
+	type ran struct {
+		text  string
+		isErr bool
+	}
+	done := make(chan ran, fired)
+	for range fired {
+		go func() {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": `while (true) {}`}})
+			if err != nil {
+				done <- ran{err.Error(), true}
+				return
+			}
+			done <- ran{routertest.Text(res), res.IsError}
+		}()
+	}
+	spun, refused := 0, 0
+	for range fired {
+		out := <-done
+		switch {
+		case strings.Contains(out.text, "CPU time"):
+			spun++
+		case out.isErr && strings.Contains(out.text, "runs at most 2 programs at once"):
+			refused++
+		default:
+			t.Errorf("a run answered %q", out.text)
+		}
+	}
+	if spun != 2 || refused != fired-2 {
+		t.Errorf("%d programs ran and %d were refused, want 2 and %d", spun, refused, fired-2)
+	}
+	if r, isErr := runCode(t, cs, `return 1;`); isErr || string(r.Value) != "1" {
+		t.Errorf("a run after the others ended: %+v", r)
+	}
+}
+
+// A thrown value whose getters throw when it is shown ends the run as the
+// program's error, not as a crash of the sandbox: the router reads a
+// crashed sandbox's stderr for the runtime's words, and a program that
+// crashed it with "out of memory" in the panic passed for a bound.
+func TestRunCodeAValueThatCannotBeShownIsNoBound(t *testing.T) {
+	_, cs := codeRig(t, "", nil)
+	for _, code := range []string{
+		`throw new Proxy({}, {get() { throw "fatal error: runtime: out of memory"; }});`,
+		`const e = new Error("x"); Object.defineProperty(e, "message", {get() { throw "out of memory"; }}); throw e;`,
+		`return {get x() { throw new Proxy({}, {get() { throw "out of memory"; }}); }};`,
+	} {
+		r, isErr := runCode(t, cs, code)
+		if !isErr || !strings.Contains(r.Error, "cannot be shown") || strings.Contains(r.Error, "ran out of memory") {
+			t.Errorf("%s: the run answered %q (isError %v), want the program's error, no bound", code, r.Error, isErr)
+		}
+	}
+}
+
+// No Go value reaches the program: an error the sandbox meets on its
+// behalf (arguments too deep to send) is a plain Error, not a GoError
+// whose value property handed the program the Go error itself, and
+// through its fields Go's reflection (reflect.Value's Call, SetPointer).
+func TestRunCodeSandboxErrorsCarryNoGoValue(t *testing.T) {
+	_, cs := codeRig(t, "", nil)
+	r, isErr := runCode(t, cs, `
+		let deep = []; for (let i = 0; i < 10001; i++) deep = [deep];
+		try { tools.alpha_echo({message: "x", deep}); return "sent"; } catch (e) {
+			return [e instanceof Error, e.message.includes("exceeded max depth"), typeof e.value];
+		}`)
+	if isErr || string(r.Value) != `[true,true,"undefined"]` {
+		t.Errorf("the run answered %+v, want a plain Error with no value", r)
 	}
 }

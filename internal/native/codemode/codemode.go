@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -33,6 +34,7 @@ import (
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/router"
+	"github.com/evokore/evokore/internal/session"
 )
 
 // Options configure run_code.
@@ -50,7 +52,7 @@ type Options struct {
 func Register(t *native.Table, host *native.Host, o Options) {
 	l := o.Limits
 	l.Wall = wallWithin(l.Wall, o.NativeTimeout)
-	m := &manager{host: host, command: o.Command, limits: l}
+	m := &manager{host: host, command: o.Command, limits: l, running: map[string]int{}}
 	if m.command == nil {
 		m.command = SelfCommand
 	}
@@ -73,6 +75,48 @@ type manager struct {
 	host    *native.Host
 	command func() (*exec.Cmd, error)
 	limits  Limits
+
+	mu      sync.Mutex
+	running map[string]int // programs running, by caller (callerOf)
+}
+
+// runsAtOnce is how many programs one caller runs at once. Each is a
+// sandbox with the run's bounds (memory, CPU time); without a cap a
+// model firing run_code calls together would multiply them by as many
+// as it sent.
+const runsAtOnce = 2
+
+// callerOf is whom a session's runs count against: the session, or for
+// a client of the sessionless protocol, whose every request is a session
+// of its own, who it acts for.
+func callerOf(s *session.Session) string {
+	if s == nil {
+		return ""
+	}
+	if s.Stateless {
+		return "stateless\x00" + s.Identity.Tenant + "\x00" + s.Identity.Subject
+	}
+	return s.ID
+}
+
+// begin counts a run of caller in, unless it has runsAtOnce running;
+// end counts it out.
+func (m *manager) begin(caller string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.running[caller] >= runsAtOnce {
+		return false
+	}
+	m.running[caller]++
+	return true
+}
+
+func (m *manager) end(caller string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.running[caller]--; m.running[caller] <= 0 {
+		delete(m.running, caller)
+	}
 }
 
 // maxMemoryMB is the largest EVOKORE_CODE_MEMORY_MB, 1 TiB: far past any
@@ -119,6 +163,11 @@ func (m *manager) runCode(ctx context.Context, call *native.Call) (*mcp.CallTool
 	if !Supported {
 		return native.Errorf("run_code needs Linux, where a program's memory can be bounded"), nil
 	}
+	caller := callerOf(call.Session)
+	if !m.begin(caller) {
+		return native.Errorf("this session runs at most %d programs at once, and %d are running: await them, or do the work in one program (its calls may run together)", runsAtOnce, runsAtOnce), nil
+	}
+	defer m.end(caller)
 	id := newRunID()
 	ctx = router.StartRun(ctx, id)
 	out := Run(ctx, m.command, args.Code, m.limits, func(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {

@@ -11,8 +11,10 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/evokore/evokore/internal/procgroup"
 )
@@ -42,6 +44,10 @@ type Outcome struct {
 // parallel is how many of one program's tool calls run at once
 // (Promise.all over many reads).
 const parallel = 4
+
+// maxQueued bounds the bytes of the calls waiting for a slot (their
+// names and arguments): one frame's worth, so any call fits.
+const maxQueued = maxFrame
 
 // stderrTail is how much of the sandbox's stderr is kept to say why it
 // died.
@@ -80,6 +86,7 @@ type run struct {
 	writeMu sync.Mutex
 	calls   sync.WaitGroup
 	slots   chan struct{}
+	queued  *semaphore.Weighted
 }
 
 func (r *run) execute(command func() (*exec.Cmd, error), code string) {
@@ -113,6 +120,7 @@ func (r *run) execute(command func() (*exec.Cmd, error), code string) {
 	}
 	r.stdin = stdin
 	r.slots = make(chan struct{}, parallel)
+	r.queued = semaphore.NewWeighted(maxQueued)
 	// Whatever ends the run ends the process; Wait then reaps it.
 	stopped := make(chan struct{})
 	go func() {
@@ -165,7 +173,17 @@ func (r *run) converse(stdout io.Reader, code string) bool {
 				r.out.Error = fmt.Sprintf("the program tried to make more than %d tool calls, the bound of one run", r.limits.Calls)
 				return false
 			}
-			r.dispatch(*m.Call)
+			// A call waiting for its slot holds its arguments, up to a
+			// frame each: past maxQueued bytes of them the router reads
+			// no further frame until one starts, so the program's writes
+			// wait rather than the router's memory growing by 16 MiB a
+			// call (the sandbox's own memory is bounded, the router's
+			// is not).
+			n := int64(len(m.Call.Name) + len(m.Call.Args))
+			if err := r.queued.Acquire(r.callCtx, n); err != nil {
+				return false
+			}
+			r.dispatch(*m.Call, n)
 		default:
 			r.out.Error = "the sandbox sent a frame the router does not know"
 			return false
@@ -174,14 +192,17 @@ func (r *run) converse(stdout io.Reader, code string) bool {
 }
 
 // dispatch runs one tool call on its own goroutine, parallel at a time,
-// and replies to the program.
-func (r *run) dispatch(c callFrame) {
+// and replies to the program; once the call has its slot (or never will)
+// it gives back the queued bytes its frame took.
+func (r *run) dispatch(c callFrame, queued int64) {
 	r.calls.Add(1)
 	go func() {
 		defer r.calls.Done()
 		select {
 		case r.slots <- struct{}{}:
+			r.queued.Release(queued)
 		case <-r.callCtx.Done():
+			r.queued.Release(queued)
 			return
 		}
 		defer func() { <-r.slots }()
@@ -247,17 +268,30 @@ func (r *run) write(v any) error {
 }
 
 func (r *run) log(line string) {
-	if r.logLen+len(line) > r.limits.Output {
+	// A line costs what it adds to the answer's log as JSON: its quotes,
+	// its escapes (six bytes for a control character) and a comma, the
+	// brackets one byte more; counting its bare bytes let a million empty
+	// lines carry megabytes past the bound. It takes at least three more
+	// than its bare bytes, enough to refuse a long one without encoding.
+	size := len(line) + 3
+	if 1+r.logLen+size <= r.limits.Output {
+		b, _ := json.Marshal(line)
+		size = len(b) + 1
+	}
+	if 1+r.logLen+size > r.limits.Output {
 		r.out.LogDropped++
 		return
 	}
-	r.logLen += len(line)
+	r.logLen += size
 	r.out.Log = append(r.out.Log, line)
 }
 
 func (r *run) finish(d done) {
 	if d.Error != "" {
-		r.out.Error = d.Error
+		// The program writes its error (what it threw, what a getter
+		// threw while its value became JSON): bounded as its value is,
+		// or a thrown 15 MiB message would reach the model whole.
+		r.out.Error = cut(d.Error, r.limits.Output)
 		return
 	}
 	v := d.Value
@@ -267,6 +301,19 @@ func (r *run) finish(d done) {
 		v = head
 	}
 	r.out.Value = v
+}
+
+// cut is s within max bytes, whole characters only, saying how long it
+// was when it was longer.
+func cut(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	n := max
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n-- // not inside a character
+	}
+	return fmt.Sprintf("%s… (cut from %d bytes)", s[:n], len(s))
 }
 
 // death says why the sandbox ended without finishing.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/dop251/goja"
@@ -39,8 +40,8 @@ func Sandbox(in io.Reader, out io.Writer) int {
 		fmt.Fprintln(os.Stderr, "run_code sandbox: cannot bound itself:", err)
 		return 3
 	}
-	s := &sandbox{frames: frames, out: out, pending: map[int]settle{}}
-	d := s.run(st)
+	s := &sandbox{replies: newInbox(frames), out: out, pending: map[int]settle{}}
+	d := s.guarded(st)
 	if err := writeFrame(out, message{Done: &d}); err != nil {
 		return 1
 	}
@@ -51,11 +52,30 @@ func Sandbox(in io.Reader, out io.Writer) int {
 type settle struct{ resolve, reject func(any) error }
 
 type sandbox struct {
-	frames  *frameReader
+	replies *inbox
 	out     io.Writer
 	vm      *goja.Runtime
 	next    int
 	pending map[int]settle
+}
+
+// guarded is run with a panic ended as the program's error. Showing a
+// thrown value calls its getters outside any call of the engine's, where
+// a getter that throws panics: left alone, the panic's text (the
+// program's) would reach stderr, which the router reads for the
+// runtime's words, so a program could crash its sandbox saying "out of
+// memory" and pass for a bound.
+func (s *sandbox) guarded(st start) (d done) {
+	defer func() {
+		if v := recover(); v != nil {
+			if _, thrown := v.(*goja.Exception); thrown {
+				d = done{Error: "the program threw a value that cannot be shown"}
+				return
+			}
+			d = done{Error: fmt.Sprintf("the sandbox failed: %v", v)}
+		}
+	}()
+	return s.run(st)
 }
 
 func (s *sandbox) run(st start) done {
@@ -88,8 +108,8 @@ func (s *sandbox) run(st start) done {
 		if len(s.pending) == 0 {
 			return done{Error: "the program awaits something that can never settle (only tool calls are asynchronous here)"}
 		}
-		var r reply
-		if err := s.frames.next(&r); err != nil {
+		r, err := s.replies.next()
+		if err != nil {
 			return done{Error: "lost the router: " + err.Error()}
 		}
 		if err := s.settle(r); err != nil {
@@ -130,7 +150,7 @@ func (s *sandbox) install() error {
 			line += s.text(a)
 		}
 		if err := writeFrame(s.out, message{Log: &line}); err != nil {
-			panic(s.vm.NewGoError(err))
+			panic(s.plainError(err))
 		}
 		return goja.Undefined()
 	}
@@ -188,7 +208,7 @@ func (s *sandbox) call(name string, args goja.Value) goja.Value {
 	p, resolve, reject := s.vm.NewPromise()
 	s.pending[id] = settle{resolve, reject}
 	if err := writeFrame(s.out, message{Call: &callFrame{ID: id, Name: name, Args: raw}}); err != nil {
-		panic(s.vm.NewGoError(err))
+		panic(s.plainError(err))
 	}
 	return s.vm.ToValue(p)
 }
@@ -209,9 +229,20 @@ func (s *sandbox) settle(r reply) error {
 	parse, _ := goja.AssertFunction(s.vm.Get("JSON").ToObject(s.vm).Get("parse"))
 	v, err := parse(goja.Undefined(), s.vm.ToValue(string(r.Result)))
 	if err != nil {
-		return p.reject(s.vm.NewGoError(err))
+		return p.reject(s.plainError(err))
 	}
 	return p.resolve(v)
+}
+
+// plainError is a JavaScript Error saying err. Not the engine's GoError:
+// its value property is the Go error itself, and through the fields of
+// one (json.MarshalerError's Type) the program reached Go's reflection.
+func (s *sandbox) plainError(err error) *goja.Object {
+	e, nerr := s.vm.New(s.vm.Get("Error"), s.vm.ToValue(err.Error()))
+	if nerr != nil {
+		return s.vm.NewTypeError(err.Error())
+	}
+	return e
 }
 
 // stringify is JSON.stringify; undefined becomes null.
@@ -294,3 +325,63 @@ func (s *sandbox) watchCPU(limit time.Duration) func() {
 // to RLIMIT_AS alone: a soft limit (debug.SetMemoryLimit) near it only
 // makes the collector thrash for seconds before the same end.
 func tuneRuntime() { runtime.GOMAXPROCS(1) }
+
+// inbox reads the router's replies as they come, whatever the program is
+// doing, and keeps them until the event loop takes them. The router
+// writes a reply while holding one of the run's call slots, and may stop
+// reading the program's frames until a slot frees (its calls waiting for
+// a slot hold a bounded size of arguments): were the reply to wait for
+// the program to read it, while the program waits to write its next
+// call, the run would hang to its wall time. Here a reply waits in the
+// sandbox's own memory, which RLIMIT_AS bounds.
+type inbox struct {
+	mu    sync.Mutex
+	queue []reply
+	err   error
+	ready chan struct{} // a reply or the error arrived
+}
+
+func newInbox(frames *frameReader) *inbox {
+	b := &inbox{ready: make(chan struct{}, 1)}
+	go func() {
+		for {
+			var r reply
+			err := frames.next(&r)
+			b.mu.Lock()
+			if err != nil {
+				b.err = err
+			} else {
+				b.queue = append(b.queue, r)
+			}
+			b.mu.Unlock()
+			select {
+			case b.ready <- struct{}{}:
+			default:
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return b
+}
+
+// next is the oldest reply not yet taken; once none is left, the error
+// that ended the reading.
+func (b *inbox) next() (reply, error) {
+	for {
+		b.mu.Lock()
+		if len(b.queue) > 0 {
+			r := b.queue[0]
+			b.queue = b.queue[1:]
+			b.mu.Unlock()
+			return r, nil
+		}
+		err := b.err
+		b.mu.Unlock()
+		if err != nil {
+			return reply{}, err
+		}
+		<-b.ready
+	}
+}
