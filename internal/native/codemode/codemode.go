@@ -173,7 +173,7 @@ func (m *manager) runCode(ctx context.Context, call *native.Call) (*mcp.CallTool
 	out := Run(ctx, m.command, args.Code, m.limits, func(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
 		return m.host.Call(ctx, call.Session, name, args)
 	})
-	b, err := json.Marshal(result{Run: id, Outcome: out})
+	b, err := marshal(result{Run: id, Outcome: out})
 	if err != nil {
 		return native.Errorf("cannot encode the run's result: %v", err), nil
 	}

@@ -2,6 +2,7 @@ package codemode
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -84,10 +85,24 @@ func (f *frameReader) next(v any) error {
 }
 
 func writeFrame(w io.Writer, v any) error {
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
 		return err
 	}
 	_, err = w.Write(append(b, '\n'))
 	return err
+}
+
+// marshal is json.Marshal without its HTML escapes. What a program
+// returns reaches the model as text, where \u003c for < is five more
+// bytes of its context and of the output bound, for nothing: no answer
+// of run_code is embedded in HTML.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

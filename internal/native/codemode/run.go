@@ -244,7 +244,7 @@ func answer(id int, name string, res *mcp.CallToolResult, err error) reply {
 	if res.Content == nil && res.StructuredContent == nil {
 		v = []any{}
 	}
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
 		return reply{ID: id, Error: name + ": its result cannot be JSON: " + err.Error()}
 	}
@@ -275,7 +275,7 @@ func (r *run) log(line string) {
 	// than its bare bytes, enough to refuse a long one without encoding.
 	size := len(line) + 3
 	if 1+r.logLen+size <= r.limits.Output {
-		b, _ := json.Marshal(line)
+		b, _ := marshal(line)
 		size = len(b) + 1
 	}
 	if 1+r.logLen+size > r.limits.Output {
@@ -296,11 +296,28 @@ func (r *run) finish(d done) {
 	}
 	v := d.Value
 	if len(v) > r.limits.Output {
-		head, _ := json.Marshal(string(v[:r.limits.Output]))
 		r.out.Truncated = len(v)
-		v = head
+		v = head(v, r.limits.Output)
 	}
 	r.out.Value = v
+}
+
+// head is the JSON string of v's first bytes, whole characters, that
+// fits in bound bytes as a string: a quote or backslash of v takes two
+// bytes there and a control character six, so it cuts again, by at
+// least what it is over by a sixth, until the string fits.
+func head(v []byte, bound int) []byte {
+	n := bound
+	for {
+		for n > 0 && n < len(v) && !utf8.RuneStart(v[n]) {
+			n--
+		}
+		s, _ := marshal(string(v[:n]))
+		if len(s) <= bound || n == 0 {
+			return s
+		}
+		n -= (len(s) - bound + 5) / 6
+	}
 }
 
 // cut is s within max bytes, whole characters only, saying how long it

@@ -148,3 +148,20 @@ func TestOverlongFrameEndsTheRun(t *testing.T) {
 		t.Errorf("error = %q, want %q", out.Error, want)
 	}
 }
+
+// The answer carries what the program returned within the output bound
+// as the model reads it: < stays one byte (no HTML escapes), and a value
+// cut to a string fits the bound however many of its bytes need escaping.
+func TestValueFitsTheOutputBoundAsCarried(t *testing.T) {
+	out, _ := run(t, `return "<&>".repeat(1000);`, limits)
+	if out.Error != "" || out.Truncated != 0 || string(out.Value) != `"`+strings.Repeat("<&>", 1000)+`"` {
+		t.Errorf("3,002 bytes of value under a 4,096 bound: truncated from %d, %.60s", out.Truncated, out.Value)
+	}
+	for _, code := range []string{`return "\"".repeat(40000);`, `return "\u0001".repeat(40000);`, `return "é\\".repeat(20000);`} {
+		out, _ := run(t, code, limits)
+		var s string
+		if out.Truncated == 0 || len(out.Value) > limits.Output || json.Unmarshal(out.Value, &s) != nil || len(out.Value) < limits.Output/2 {
+			t.Errorf("%s: %d bytes for a bound of %d (truncated from %d)", code, len(out.Value), limits.Output, out.Truncated)
+		}
+	}
+}
