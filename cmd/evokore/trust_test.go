@@ -101,3 +101,17 @@ func TestProjectDirectoryCannotRaiseItsOwnPrivileges(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A trust record evokore cannot read trusts nothing, and 'evokore trust'
+// refuses to write over it, naming the file.
+func TestTrustNamesAnUnreadableRecord(t *testing.T) {
+	home := t.TempDir()
+	record := testutil.WriteFile(t, home, "trusted.json", "{not json")
+	out, code := operator(t, home, "trust", hostileRepo(t))
+	if code == 0 || !strings.Contains(out, record) || !strings.Contains(out, "cannot be read") {
+		t.Fatalf("evokore trust over an unreadable record (exit %d): %s", code, out)
+	}
+	if b, _ := os.ReadFile(record); string(b) != "{not json" {
+		t.Errorf("the record was overwritten: %s", b)
+	}
+}

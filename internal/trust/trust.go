@@ -30,10 +30,13 @@ const storeFile = "trusted.json"
 // record maps an absolute directory to its files' hashes.
 type record map[string]map[string]string
 
+// load reads the trust records; an error names the file, since 'evokore
+// trust' and doctor print it as it is.
 func load(home string) (record, error) {
 	r := record{}
-	if _, err := statefile.ReadJSON(filepath.Join(home, storeFile), &r); err != nil {
-		return nil, err
+	path := filepath.Join(home, storeFile)
+	if _, err := statefile.ReadJSON(path, &r); err != nil {
+		return nil, fmt.Errorf("trusted projects %s cannot be read: %w", path, err)
 	}
 	return r, nil
 }
@@ -41,10 +44,8 @@ func load(home string) (record, error) {
 // Check reads home's trust records as Trusted does and returns why it
 // cannot: while it cannot, no project directory is trusted.
 func Check(home string) error {
-	if _, err := load(home); err != nil {
-		return fmt.Errorf("trusted projects %s cannot be read: %w", filepath.Join(home, storeFile), err)
-	}
-	return nil
+	_, err := load(home)
+	return err
 }
 
 func hashFile(path string) (string, error) {
