@@ -165,3 +165,12 @@ func TestValueFitsTheOutputBoundAsCarried(t *testing.T) {
 		}
 	}
 }
+
+// A value nested deeper than the router's JSON carries is the program's
+// error, said as such.
+func TestAValueTooDeepIsTheProgramsError(t *testing.T) {
+	out, _ := run(t, `let v = []; for (let i = 0; i < 20000; i++) v = [v]; return v;`, limits)
+	if !strings.Contains(out.Error, "the program's value cannot be sent") {
+		t.Errorf("error = %q", out.Error)
+	}
+}

@@ -43,7 +43,13 @@ func Sandbox(in io.Reader, out io.Writer) int {
 	s := &sandbox{replies: newInbox(frames), out: out, pending: map[int]settle{}}
 	d := s.guarded(st)
 	if err := writeFrame(out, message{Done: &d}); err != nil {
-		return 1
+		// A value JSON.stringify wrote and encoding/json will not carry
+		// (nested past its 10,000 levels) is the program's to hear of,
+		// not a sandbox that stopped without a word.
+		d = done{Error: "the program's value cannot be sent: " + err.Error()}
+		if writeFrame(out, message{Done: &d}) != nil {
+			return 1
+		}
 	}
 	return 0
 }
