@@ -19,12 +19,7 @@ import (
 func TestApprovalsCommandReachesSharedApprovals(t *testing.T) {
 	url := testutil.RedisServer(t)
 	env := map[string]string{"EVOKORE_SESSION_STORE": "redis", "EVOKORE_REDIS_URL": url, "EVOKORE_REDIS_KEY_PREFIX": "cli:"}
-	dir := t.TempDir()
-	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{"fx": routertest.Fixture(t)}})
-	testutil.WriteFile(t, dir, "permissions.yml", "rules:\n  fx_count: require_approval\n")
-	h := routertest.NewWithConfig(t, dir, cfg, env)
-	cs := h.Connect(nil)
-	h.Booted()
+	cs, _ := gatedRouter(t, "fx_count", nil, env)
 	id := routertest.HeldApproval(t, routertest.Call(t, cs, "fx_count", map[string]any{}))
 
 	run := func(args ...string) (string, int) {

@@ -17,13 +17,7 @@ import (
 // operator sees the call (tool, arguments, session) and must confirm, and
 // only a confirmed approval lets the retry run.
 func TestApprovalsCommandConfirmsAtATerminalOnly(t *testing.T) {
-	dir := t.TempDir()
-	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{"fx": routertest.Fixture(t)}})
-	testutil.WriteFile(t, dir, "permissions.yml", "rules:\n  fx_echo: require_approval\n")
-	h := routertest.NewWithConfig(t, dir, cfg, nil)
-	cs := h.Connect(nil)
-	h.Booted()
-	home := filepath.Join(dir, "home")
+	cs, home := gatedRouter(t, "fx_echo", nil, nil)
 	args := map[string]any{"message": "ship it"}
 	id := heldID(t, routertest.Call(t, cs, "fx_echo", args))
 	session := pendingList(t, home)[0].Session
@@ -67,13 +61,7 @@ func TestApprovalsCommandConfirmsAtATerminalOnly(t *testing.T) {
 // file, and names or values made of terminal controls arrive escaped,
 // in the list as in the confirmation.
 func TestApprovalAtATerminalShowsTheWholeCall(t *testing.T) {
-	dir := t.TempDir()
-	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{"fx": routertest.Fixture(t)}})
-	testutil.WriteFile(t, dir, "permissions.yml", "rules:\n  fx_args: require_approval\n")
-	h := routertest.NewWithConfig(t, dir, cfg, nil)
-	cs := h.Connect(nil)
-	h.Booted()
-	home := filepath.Join(dir, "home")
+	cs, home := gatedRouter(t, "fx_args", nil, nil)
 	args := map[string]any{
 		"a_note":       strings.Repeat("harmless ", 400),
 		"path":         "/etc/shadow",

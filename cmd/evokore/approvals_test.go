@@ -65,13 +65,7 @@ func heldID(t *testing.T, r *mcp.CallToolResult) string {
 // its own call, however fast it retries; an operator's approval from
 // another terminal lets the same call run exactly once.
 func TestOperatorApprovesFromTheCommandLine(t *testing.T) {
-	dir := t.TempDir()
-	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{"fx": routertest.Fixture(t)}})
-	testutil.WriteFile(t, dir, "permissions.yml", "rules:\n  fx_count: require_approval\n")
-	h := routertest.NewWithConfig(t, dir, cfg, nil)
-	cs := h.Connect(nil)
-	h.Booted()
-	home := filepath.Join(dir, "home")
+	cs, home := gatedRouter(t, "fx_count", nil, nil)
 
 	id := heldID(t, routertest.Call(t, cs, "fx_count", map[string]any{}))
 	for range 20 { // a model that ignores "ask the user"
@@ -185,13 +179,7 @@ func auditHas(t *testing.T, home, typ, id, detail string) bool {
 // An unreadable decisions file may hold a denial: nothing approval-gated
 // runs while it is unreadable, and the CLI says where it is broken.
 func TestCorruptDecisionsFailClosed(t *testing.T) {
-	dir := t.TempDir()
-	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{"fx": routertest.Fixture(t)}})
-	testutil.WriteFile(t, dir, "permissions.yml", "rules:\n  fx_count: require_approval\n")
-	h := routertest.NewWithConfig(t, dir, cfg, nil)
-	cs := h.Connect(nil)
-	h.Booted()
-	home := filepath.Join(dir, "home")
+	cs, home := gatedRouter(t, "fx_count", nil, nil)
 	id := heldID(t, routertest.Call(t, cs, "fx_count", map[string]any{}))
 	if _, code := operator(t, home, "approvals", "approve", "--unsafe-no-tty", id); code != 0 {
 		t.Fatal("approve failed")
@@ -217,13 +205,7 @@ func TestCorruptDecisionsFailClosed(t *testing.T) {
 // The opt-in token mode keeps EVOKORE-MCP's flow, and an operator can
 // still deny a token the model holds.
 func TestTokenModeDenyFromTheCommandLine(t *testing.T) {
-	dir := t.TempDir()
-	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{"fx": routertest.Fixture(t)}, "approvals": map[string]any{"mode": "token"}})
-	testutil.WriteFile(t, dir, "permissions.yml", "rules:\n  fx_count: require_approval\n")
-	h := routertest.NewWithConfig(t, dir, cfg, nil)
-	cs := h.Connect(nil)
-	h.Booted()
-	home := filepath.Join(dir, "home")
+	cs, home := gatedRouter(t, "fx_count", map[string]any{"approvals": map[string]any{"mode": "token"}}, nil)
 
 	token := routertest.ApprovalToken(t, routertest.Call(t, cs, "fx_count", map[string]any{}))
 	pending := pendingList(t, home)
@@ -269,4 +251,22 @@ func TestPinsAcceptFromTheCommandLine(t *testing.T) {
 	if out, _ := operator(t, home, "pins", "list"); !strings.Contains(out, "No quarantined tools.") {
 		t.Errorf("pins list after accept: %s", out)
 	}
+}
+
+// gatedRouter starts a router over the fixture child, as fx, with tool
+// waiting for a human, config's other members and env; it returns the
+// booted client and the router's EVOKORE_HOME.
+func gatedRouter(t *testing.T, tool string, config map[string]any, env map[string]string) (*mcp.ClientSession, string) {
+	t.Helper()
+	dir := t.TempDir()
+	doc := map[string]any{"servers": map[string]any{"fx": routertest.Fixture(t)}}
+	for k, v := range config {
+		doc[k] = v
+	}
+	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", doc)
+	testutil.WriteFile(t, dir, "permissions.yml", "rules:\n  "+tool+": require_approval\n")
+	h := routertest.NewWithConfig(t, dir, cfg, env)
+	cs := h.Connect(nil)
+	h.Booted()
+	return cs, filepath.Join(dir, "home")
 }
