@@ -103,6 +103,13 @@ func (f *Feed) once(ctx context.Context) error {
 		if resp != nil {
 			return fmt.Errorf("connect: HTTP %d", resp.StatusCode)
 		}
+		// The dial error quotes the whole URL, query and user name
+		// included, and it is shown to operators (State): keep only the
+		// reason, as URL keeps only what names no credential.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return fmt.Errorf("connect: %w", err)
 	}
 	defer c.CloseNow()
