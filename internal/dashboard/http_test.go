@@ -574,3 +574,42 @@ func TestApprovalsShowControlsEscaped(t *testing.T) {
 		t.Errorf("arguments %q, state %q", a.Arguments, a.State)
 	}
 }
+
+// A page on another site cannot sign the operator out. It can make the
+// browser load the dashboard's pages as images or frames (no CORS is
+// needed for that, only to read the answer), and each load used to start
+// a browser session; in local mode every session counts as signed in, so
+// 1024 of them pushed out the operator's, whose Approve and Deny then
+// failed the CSRF check. Only a top-level navigation may come from
+// another site.
+func TestForeignSubresourcesCannotEvictTheOperator(t *testing.T) {
+	_, base := served(t, dashboard.Options{Home: t.TempDir()})
+	cookie, csrf := browserSession(t, base+"/approvals")
+	for i := 0; i < 1100; i++ {
+		// What Chromium sends for <img src="http://127.0.0.1:8899/"> on
+		// another site.
+		r := do(t, "GET", base+"/", map[string]string{"Accept": "image/avif,image/webp,*/*",
+			"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "image"}, "")
+		if r.status != 403 || r.header.Get("Set-Cookie") != "" {
+			t.Fatalf("a cross-site image load of /: %d, Set-Cookie %q", r.status, r.header.Get("Set-Cookie"))
+		}
+	}
+	// The operator's session still holds: the id is unknown (404), not
+	// a failed CSRF check (403).
+	r := do(t, "POST", base+"/api/approvals/deny", map[string]string{"Cookie": cookie, "X-CSRF-Token": csrf,
+		"Content-Type": "application/json", "Origin": base, "Sec-Fetch-Site": "same-origin"}, `{"id":"0123456789abcdef"}`)
+	if r.status != 404 {
+		t.Fatalf("the operator's deny after the flood: %d %s", r.status, r.body)
+	}
+	// A link from another site still opens the dashboard.
+	nav := do(t, "GET", base+"/", map[string]string{"Accept": "text/html",
+		"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}, "")
+	if nav.status != 200 || !csrfMeta.MatchString(nav.body) {
+		t.Errorf("a cross-site link to the dashboard: %d", nav.status)
+	}
+	// So does a client that sends no fetch metadata (curl, an old
+	// browser).
+	if r := do(t, "GET", base+"/api/sessions", nil, ""); r.status != 200 {
+		t.Errorf("a plain API call: %d", r.status)
+	}
+}
