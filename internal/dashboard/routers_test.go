@@ -280,3 +280,36 @@ func TestUnreachableFeedErrorNamesNoCredential(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// The feed token is the router's at the configured URL, and goes nowhere
+// else: a feed that answers with a redirect (to another port of the same
+// host, which Go's client would send the Authorization header to, or
+// from wss:// down to plain http) is an error, not followed.
+func TestFeedTokenIsNotSentWhereARedirectPoints(t *testing.T) {
+	got := make(chan string, 16)
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("Authorization")
+		http.Error(w, "no", http.StatusNotFound)
+	}))
+	t.Cleanup(elsewhere.Close)
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+"/ws/approvals", http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(redirector.Close)
+	feed := "ws" + strings.TrimPrefix(redirector.URL, "http") + "/ws/approvals"
+	_, base := served(t, dashboard.Options{Home: t.TempDir(), Feeds: []string{feed}, FeedToken: "FEEDTOKEN"})
+	var source dashboard.Source
+	routertest.WaitFor(t, "the feed to fail", func() bool {
+		v := approvalsOf(t, base)
+		source = v.Sources[len(v.Sources)-1]
+		return source.Error != ""
+	})
+	select {
+	case auth := <-got:
+		t.Fatalf("the redirect was followed, with Authorization %q", auth)
+	default:
+	}
+	if !strings.Contains(source.Error, "307") {
+		t.Errorf("the feed's error %q does not name the redirect", source.Error)
+	}
+}
