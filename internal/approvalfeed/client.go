@@ -97,11 +97,18 @@ func (f *Feed) once(ctx context.Context) error {
 		hdr.Set("Authorization", "Bearer "+f.token)
 	}
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	c, resp, err := websocket.Dial(dctx, f.url, &websocket.DialOptions{HTTPHeader: hdr})
+	c, resp, err := websocket.Dial(dctx, f.url, &websocket.DialOptions{HTTPHeader: hdr, HTTPClient: noRedirects})
 	cancel()
 	if err != nil {
 		if resp != nil {
 			return fmt.Errorf("connect: HTTP %d", resp.StatusCode)
+		}
+		// The dial error quotes the whole URL, query and user name
+		// included, and it is shown to operators (State): keep only the
+		// reason, as URL keeps only what names no credential.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
 		}
 		return fmt.Errorf("connect: %w", err)
 	}
@@ -142,6 +149,11 @@ func (f *Feed) once(ctx context.Context) error {
 		}
 	}
 }
+
+// noRedirects dials a feed without following a redirect: the token is
+// for the router at the configured URL, and net/http would send it on to
+// another port of the same host, or from wss:// down to plain http.
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 
 // Decide sends a verdict (policy.StateApproved or StateDenied) on the
 // approval id and waits for the router to record it.

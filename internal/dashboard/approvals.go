@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/evokore/evokore/internal/approvalfeed"
+	"github.com/evokore/evokore/internal/jsonenc"
 	"github.com/evokore/evokore/internal/policy"
 )
 
@@ -143,16 +145,16 @@ func (h *hub) current() ApprovalsView {
 			continue
 		}
 		seen[p.ID] = true
-		v.Approvals = append(v.Approvals, Approval{p, "local"})
+		v.Approvals = append(v.Approvals, Approval{shown(p), "local"})
 	}
 	h.mu.Unlock()
 	for _, f := range h.feeds {
 		list, ok, errText := f.State()
-		v.Sources = append(v.Sources, Source{Name: f.URL(), Connected: ok, Error: errText})
+		v.Sources = append(v.Sources, Source{Name: f.URL(), Connected: ok, Error: jsonenc.Graphic(errText)})
 		for _, p := range list {
 			if !seen[p.ID] {
 				seen[p.ID] = true
-				v.Approvals = append(v.Approvals, Approval{p, f.URL()})
+				v.Approvals = append(v.Approvals, Approval{shown(p), f.URL()})
 			}
 		}
 	}
@@ -166,6 +168,24 @@ func (h *hub) current() ApprovalsView {
 		return 0
 	})
 	return v
+}
+
+// shown is p as the operator is shown it: what a page acts on (controls,
+// bidi overrides) escaped as `evokore approvals` escapes it, the
+// arguments line by line. A pending file is written by any process of the
+// user and a feed by another router, so neither is trusted to have done
+// it: a bidi override in a tool name would show the operator another tool
+// than the one approving runs.
+func shown(p policy.PendingApproval) policy.PendingApproval {
+	lines := strings.Split(p.Arguments, "\n")
+	for i, l := range lines {
+		lines[i] = jsonenc.Graphic(l)
+	}
+	p.Arguments = strings.Join(lines, "\n")
+	for _, f := range []*string{&p.ID, &p.Token, &p.ToolName, &p.Session, &p.State, &p.Router} {
+		*f = jsonenc.Graphic(*f)
+	}
+	return p
 }
 
 // changed broadcasts the view to the subscribers when it differs from

@@ -229,6 +229,10 @@ func (d *Dashboard) serve(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "Internal error"})
 		}
 	}()
+	if !fetchAllowed(r) {
+		writeJSON(w, http.StatusForbidden, map[string]string{"error": "Forbidden: a page on another site may only link here"})
+		return
+	}
 	if strings.HasPrefix(r.URL.Path, "/static/") {
 		w.Header().Set("Cache-Control", "no-cache")
 		http.StripPrefix("/static/", http.FileServerFS(mustSub(files, "assets"))).ServeHTTP(w, r)
@@ -236,6 +240,22 @@ func (d *Dashboard) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	d.mux.ServeHTTP(w, r)
+}
+
+// fetchAllowed refuses what a page on another site makes the browser
+// load from the dashboard (an image, a frame, a script, a no-cors fetch):
+// it needs no CORS to send them, only to read the answer, and a page load
+// without a cookie starts a browser session, so such a page could push
+// the operator's session out (local mode counts every session as signed
+// in) and make Approve and Deny fail their CSRF check. A top-level
+// navigation (a link followed) is let through, and a client that sends
+// no fetch metadata (curl, an older browser) is judged as before.
+func fetchAllowed(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "same-origin", "none":
+		return true
+	}
+	return r.Header.Get("Sec-Fetch-Mode") == "navigate" && r.Header.Get("Sec-Fetch-Dest") == "document"
 }
 
 func mustSub(f fs.FS, dir string) fs.FS {

@@ -537,3 +537,79 @@ func TestNewDialsNothingUntilStart(t *testing.T) {
 	}
 	<-dialed // Start connects the feed
 }
+
+// What the operator is shown of a held call has the characters a page
+// acts on escaped, as every other surface escapes them: a pending file is
+// written by any process of the user, and a tool name whose bidi
+// override reverses what follows would show the operator another tool
+// than the one approving runs (docs/security-model.md).
+func TestApprovalsShowControlsEscaped(t *testing.T) {
+	home := t.TempDir()
+	const rlo = "\u202e" // RIGHT-TO-LEFT OVERRIDE
+	ctl := rlo + "\x1b[2J\u009b\u2066\x00"
+	pending := map[string]any{"pid": os.Getpid(), "router": "r" + ctl, "approvals": []map[string]any{{
+		"id": "00112233aabbccdd", "toolName": "fx_echo" + rlo + "daer_elif", "session": "s" + ctl,
+		"arguments": "\"message\": \"hi\"\n\"x\": \"" + ctl + "\"", "state": "pending",
+		"createdAt": time.Now().UnixMilli(), "expiresAt": time.Now().Add(time.Hour).UnixMilli(), "router": "r" + ctl}}}
+	writeLines(t, filepath.Join(home, "approvals", "pending-test.json"), pending)
+	_, base := served(t, dashboard.Options{Home: home})
+	const controls = "\u202e\x1b\u009b\u2066\x00"
+	page := do(t, "GET", base+"/approvals", map[string]string{"Accept": "text/html"}, "")
+	if page.status != 200 || strings.ContainsAny(page.body, controls) || !strings.Contains(page.body, `fx_echo\u202edaer_elif`) {
+		t.Errorf("the approvals page shows controls raw, or not the escaped tool name (%d):\n%q", page.status, page.body)
+	}
+	api := do(t, "GET", base+"/api/approvals", nil, "")
+	var v dashboard.ApprovalsView
+	if err := json.Unmarshal([]byte(api.body), &v); err != nil || len(v.Approvals) != 1 {
+		t.Fatalf("approvals API: %s", api.body)
+	}
+	a := v.Approvals[0]
+	for _, f := range []string{a.ToolName, a.Session, a.Arguments, a.Router, a.State} {
+		if strings.ContainsAny(f, controls) {
+			t.Errorf("approvals API shows %q raw", f)
+		}
+	}
+	// One argument a line still: only what a page acts on is escaped.
+	if a.Arguments != "\"message\": \"hi\"\n\"x\": \"\\u202e\\u001b[2J\\u009b\\u2066\\u0000\"" || a.State != "pending" {
+		t.Errorf("arguments %q, state %q", a.Arguments, a.State)
+	}
+}
+
+// A page on another site cannot sign the operator out. It can make the
+// browser load the dashboard's pages as images or frames (no CORS is
+// needed for that, only to read the answer), and each load used to start
+// a browser session; in local mode every session counts as signed in, so
+// 1024 of them pushed out the operator's, whose Approve and Deny then
+// failed the CSRF check. Only a top-level navigation may come from
+// another site.
+func TestForeignSubresourcesCannotEvictTheOperator(t *testing.T) {
+	_, base := served(t, dashboard.Options{Home: t.TempDir()})
+	cookie, csrf := browserSession(t, base+"/approvals")
+	for i := 0; i < 1100; i++ {
+		// What Chromium sends for <img src="http://127.0.0.1:8899/"> on
+		// another site.
+		r := do(t, "GET", base+"/", map[string]string{"Accept": "image/avif,image/webp,*/*",
+			"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "image"}, "")
+		if r.status != 403 || r.header.Get("Set-Cookie") != "" {
+			t.Fatalf("a cross-site image load of /: %d, Set-Cookie %q", r.status, r.header.Get("Set-Cookie"))
+		}
+	}
+	// The operator's session still holds: the id is unknown (404), not
+	// a failed CSRF check (403).
+	r := do(t, "POST", base+"/api/approvals/deny", map[string]string{"Cookie": cookie, "X-CSRF-Token": csrf,
+		"Content-Type": "application/json", "Origin": base, "Sec-Fetch-Site": "same-origin"}, `{"id":"0123456789abcdef"}`)
+	if r.status != 404 {
+		t.Fatalf("the operator's deny after the flood: %d %s", r.status, r.body)
+	}
+	// A link from another site still opens the dashboard.
+	nav := do(t, "GET", base+"/", map[string]string{"Accept": "text/html",
+		"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate", "Sec-Fetch-Dest": "document"}, "")
+	if nav.status != 200 || !csrfMeta.MatchString(nav.body) {
+		t.Errorf("a cross-site link to the dashboard: %d", nav.status)
+	}
+	// So does a client that sends no fetch metadata (curl, an old
+	// browser).
+	if r := do(t, "GET", base+"/api/sessions", nil, ""); r.status != 200 {
+		t.Errorf("a plain API call: %d", r.status)
+	}
+}

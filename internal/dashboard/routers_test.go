@@ -247,3 +247,69 @@ func TestApprovalStoreIsPolledAndDecides(t *testing.T) {
 		t.Errorf("retry: %q", got)
 	}
 }
+
+// A feed the dashboard cannot reach shows why, but never the credential
+// its URL may carry (a user name, a token in the query): the error is
+// on the approvals page, which every developer-role caller reads.
+func TestUnreachableFeedErrorNamesNoCredential(t *testing.T) {
+	// A port nothing listens on: connecting is refused at once.
+	ln := httptest.NewServer(http.NotFoundHandler())
+	dead := strings.TrimPrefix(ln.URL, "http://")
+	ln.Close()
+	feed := "ws://feeduser:feedpass@" + dead + "/ws/approvals?access_token=QUERYSECRET"
+	_, base := served(t, dashboard.Options{Home: t.TempDir(), Feeds: []string{feed}})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		v := approvalsOf(t, base)
+		i := slices.IndexFunc(v.Sources, func(s dashboard.Source) bool { return s.Name != "local" })
+		if i >= 0 && v.Sources[i].Error != "" {
+			b, _ := json.Marshal(v)
+			for _, secret := range []string{"QUERYSECRET", "feeduser", "feedpass", "access_token"} {
+				if strings.Contains(string(b), secret) {
+					t.Fatalf("/api/approvals shows %q: %s", secret, b)
+				}
+			}
+			if !strings.Contains(v.Sources[i].Error, "connect") {
+				t.Fatalf("source error %q does not say what failed", v.Sources[i].Error)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no feed error reported: %+v", v.Sources)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// The feed token is the router's at the configured URL, and goes nowhere
+// else: a feed that answers with a redirect (to another port of the same
+// host, which Go's client would send the Authorization header to, or
+// from wss:// down to plain http) is an error, not followed.
+func TestFeedTokenIsNotSentWhereARedirectPoints(t *testing.T) {
+	got := make(chan string, 16)
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("Authorization")
+		http.Error(w, "no", http.StatusNotFound)
+	}))
+	t.Cleanup(elsewhere.Close)
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+"/ws/approvals", http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(redirector.Close)
+	feed := "ws" + strings.TrimPrefix(redirector.URL, "http") + "/ws/approvals"
+	_, base := served(t, dashboard.Options{Home: t.TempDir(), Feeds: []string{feed}, FeedToken: "FEEDTOKEN"})
+	var source dashboard.Source
+	routertest.WaitFor(t, "the feed to fail", func() bool {
+		v := approvalsOf(t, base)
+		source = v.Sources[len(v.Sources)-1]
+		return source.Error != ""
+	})
+	select {
+	case auth := <-got:
+		t.Fatalf("the redirect was followed, with Authorization %q", auth)
+	default:
+	}
+	if !strings.Contains(source.Error, "307") {
+		t.Errorf("the feed's error %q does not name the redirect", source.Error)
+	}
+}

@@ -497,6 +497,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if r.Method == http.MethodDelete {
+			// Ended without being resumed, but by its own role only, as
+			// on the router that serves it.
+			if roleRefused(w, who, rec.Role) {
+				return
+			}
 			h.delete(r.Context(), sid)
 			w.WriteHeader(http.StatusNoContent)
 			return
@@ -509,9 +514,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	if role := e.v.Session().Role; who.Role != "" && who.Role != role {
-		httpfront.WriteRPCError(w, http.StatusForbidden, -32001, "Forbidden",
-			map[string]any{"detail": fmt.Sprintf("the session runs under role '%s'; start a new session for role '%s'", role, who.Role)})
+	if roleRefused(w, who, e.v.Session().Role) {
 		return
 	}
 	if r.Method == http.MethodDelete {
@@ -534,6 +537,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.sdk.ServeHTTP(w, r)
+}
+
+// roleRefused answers 403 when the request's identity names another role
+// than the session's: a session keeps the role it started with.
+func roleRefused(w http.ResponseWriter, who server.SessionOptions, role string) bool {
+	if who.Role == "" || who.Role == role {
+		return false
+	}
+	httpfront.WriteRPCError(w, http.StatusForbidden, -32001, "Forbidden",
+		map[string]any{"detail": fmt.Sprintf("the session runs under role '%s'; start a new session for role '%s'", role, who.Role)})
+	return true
 }
 
 // refuseMalformed answers a POST body that the stdio transport would

@@ -7,10 +7,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/server"
+	"github.com/evokore/evokore/internal/sessionstore"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
@@ -71,3 +73,42 @@ func (r roleHeader) RoundTrip(req *http.Request) (*http.Response, error) {
 // sessionEra asks for the protocol of sessions (2025-11-25): the go-sdk
 // client's default is the sessionless one.
 var sessionEra = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+
+// A request whose identity names another role than its session's is
+// refused (docs/http.md), DELETE included, whichever router it reaches:
+// the one serving the session or one that would resume it from the store.
+func TestDeleteNeedsTheSessionsRole(t *testing.T) {
+	store := sessionstore.NewMemory(time.Minute)
+	_, handlerA := httpRouter(t, store, true)
+	_, handlerB := httpRouter(t, store, true)
+	sw := &switcher{}
+	sw.to(handlerA)
+	ts := httptest.NewServer(sw)
+	t.Cleanup(ts.Close)
+	c := connectHTTP(t, ts.URL, map[string]string{"X-Test-Role": "beta", "X-Test-Tenant": "acme"})
+	sid := c.cs.ID()
+	del := func(role string) int {
+		req, _ := http.NewRequest(http.MethodDelete, ts.URL, nil)
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("X-Test-Role", role)
+		req.Header.Set("X-Test-Tenant", "acme")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	for _, h := range []http.Handler{handlerA, handlerB} {
+		sw.to(h)
+		if code := del("alpha"); code != http.StatusForbidden {
+			t.Errorf("DELETE as alpha of a beta session: %d, want 403", code)
+		}
+		if _, err := store.Load(context.Background(), sid); err != nil {
+			t.Fatalf("the beta session is gone after alpha's DELETE: %v", err)
+		}
+	}
+	if code := del("beta"); code != http.StatusNoContent && code != http.StatusOK {
+		t.Errorf("DELETE by its own role: %d", code)
+	}
+}
