@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/evokore/evokore/internal/config"
 )
@@ -289,6 +290,40 @@ func TestBuildIsDeterministic(t *testing.T) {
 	for range 5 {
 		if got := keys(buildDir(t, root)); !slices.Equal(got, first) {
 			t.Fatalf("order changed:\n%v\n%v", first, got)
+		}
+	}
+}
+
+// A frontmatter nested deeper than config.MaxYAMLDepth is skipped with a
+// diagnostic, at once: the YAML parsers take time that grows with the
+// square of the nesting, and 200 KB of "[" kept indexing busy for minutes.
+func TestDeeplyNestedFrontmatterIsSkippedQuickly(t *testing.T) {
+	const n = 100_000
+	root := writeTree(t, map[string]string{
+		"c/flow/SKILL.md":  "---\nname: flow\ndescription: x\nmetadata: " + strings.Repeat("[", n) + strings.Repeat("]", n) + "\n---\nbody\n",
+		"c/block/SKILL.md": "---\nname: block\ndescription: x\nmetadata:\n  k:\n    " + strings.Repeat("- ", n) + "x\n---\nbody\n",
+		"c/fine/SKILL.md":  skillDoc("fine", "An ordinary skill next to them."),
+	})
+	done := make(chan *Index, 1)
+	go func() { done <- buildDir(t, root) }()
+	var ix *Index
+	select {
+	case ix = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("indexing two deeply nested frontmatters took over 20 s")
+	}
+	if got := keys(ix); !slices.Equal(got, []string{"c/fine"}) {
+		t.Errorf("skills = %v, want only c/fine", got)
+	}
+	for _, f := range []string{"c/flow/SKILL.md", "c/block/SKILL.md"} {
+		found := false
+		for _, d := range ix.Diagnostics {
+			if strings.HasSuffix(d.File, f) && strings.Contains(d.Message, "nest more than") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no nesting diagnostic for %s in %v", f, ix.Diagnostics)
 		}
 	}
 }
