@@ -327,3 +327,33 @@ func TestDeeplyNestedFrontmatterIsSkippedQuickly(t *testing.T) {
 		}
 	}
 }
+
+// A body of unclosed fences, or of very many small blocks, indexes at
+// once: each unclosed opener used to scan to the end of the file, and
+// each block's code was cut from the whole text, both taking time with
+// the square of the file's size (minutes for 1 MB).
+func TestManyFencesIndexQuickly(t *testing.T) {
+	const n = 200_000
+	root := writeTree(t, map[string]string{
+		"c/unclosed/SKILL.md": skillDoc("unclosed", "Only opening fences.") + strings.Repeat("```a\n", n),
+		"c/blocks/SKILL.md":   skillDoc("blocks", "Many small blocks.") + strings.Repeat("```sh\nx\n```\n", n/2) + "\nSee [next](../unclosed/SKILL.md).\n",
+	})
+	done := make(chan *Index, 1)
+	go func() { done <- buildDir(t, root) }()
+	var ix *Index
+	select {
+	case ix = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("indexing two skills full of fences took over 20 s")
+	}
+	if s := ix.ByKey("c/unclosed"); s == nil || len(s.Blocks) != 0 {
+		t.Errorf("c/unclosed = %+v, want a skill with no blocks", s)
+	}
+	s := ix.ByKey("c/blocks")
+	if s == nil || len(s.Blocks) != n/2 || s.Blocks[n/2-1].Code != "x" {
+		t.Fatalf("c/blocks has %d blocks, want %d", len(s.Blocks), n/2)
+	}
+	if !slices.Contains(s.links, "../unclosed/SKILL.md") {
+		t.Errorf("the link after the blocks is lost: %v", s.links)
+	}
+}
