@@ -357,3 +357,34 @@ func TestManyFencesIndexQuickly(t *testing.T) {
 		t.Errorf("the link after the blocks is lost: %v", s.links)
 	}
 }
+
+// A description that repeats a hint marker without a full stop ("use when
+// use when …") makes hints that add up to its length, not its square:
+// each marker used to start a hint running to the end of the text, and
+// the first search indexed all of them (gigabytes, the router killed,
+// for a 1 MB description fetch_skill accepts).
+func TestRepeatedHintMarkersStayLinear(t *testing.T) {
+	desc := strings.Repeat("use when ", 8000)
+	root := writeTree(t, map[string]string{
+		"c/markers/SKILL.md": "---\nname: markers\ndescription: \"" + desc + "\"\n---\nbody\n",
+		"c/fine/SKILL.md":    skillDoc("fine", "Use when the task is ordinary."),
+	})
+	ix := buildDir(t, root)
+	total := 0
+	for _, h := range ix.ByKey("c/markers").Hints {
+		total += len(h)
+	}
+	if total > len(desc) {
+		t.Errorf("hints hold %d bytes of a %d-byte description", total, len(desc))
+	}
+	done := make(chan []Match, 1)
+	go func() { done <- ix.Search("ordinary task", 3) }()
+	select {
+	case ms := <-done:
+		if len(ms) == 0 || ms[0].Skill.Key != "c/fine" {
+			t.Errorf("search = %v", ms)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first search took over 10 s")
+	}
+}

@@ -37,7 +37,7 @@ var hintMarkers = []string{
 }
 
 // extractHints collects the text after each marker, up to the end of its
-// sentence or line.
+// sentence or line; a marker inside a hint already taken starts none.
 func extractHints(texts ...string) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -61,7 +61,10 @@ func extractHints(texts ...string) []string {
 					seen[h] = true
 					out = append(out, h)
 				}
-				from = start
+				// On after the hint, not inside it: hints that overlapped
+				// ("use when use when …" without a full stop) summed to
+				// the square of the text, gigabytes for a 1 MB description.
+				from = start + end
 			}
 		}
 	}
