@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/jsonenc"
 	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/vet"
 )
@@ -185,7 +186,15 @@ func writeDiagnostics(w io.Writer, format string, ds config.Diagnostics) error {
 	}
 	errs, warns := 0, 0
 	for _, d := range ds {
-		fmt.Fprintln(w, d.String())
+		// A diagnostic quotes what the files say (a skill's requires, a
+		// directory's name), and a skill may come from anywhere
+		// (fetch_skill): escape what would drive the terminal, line by
+		// line so a message's own lines stay lines.
+		lines := strings.Split(d.String(), "\n")
+		for i, l := range lines {
+			lines[i] = jsonenc.Graphic(l)
+		}
+		fmt.Fprintln(w, strings.Join(lines, "\n"))
 		if d.Severity == config.SeverityError {
 			errs++
 		} else {

@@ -191,3 +191,17 @@ func TestVetMatrixNamesTheApprovalsMode(t *testing.T) {
 		}
 	}
 }
+
+// vet --skills quotes what a skill file says, and a skill may come from
+// anywhere (fetch_skill): what would drive the terminal (an OSC title,
+// a clear screen that hides the lines above, C1 CSI, bidi overrides) is
+// escaped, the problem itself still reported.
+func TestVetSkillsEscapesWhatAHostileSkillSays(t *testing.T) {
+	dir := t.TempDir()
+	testutil.WriteFile(t, dir, "SKILLS/cat/evil/SKILL.md",
+		"---\nname: evil\ndescription: x\nrequires: [\"\\e]0;pwned\\a\\e[2J\\u009b31m\\u202e\"]\n---\nbody\n")
+	code, out, _ := runEvokore(t, dir, nil, "vet", "--skills", filepath.Join(dir, "SKILLS"))
+	if code != 1 || !strings.Contains(out, `Missing required skill: \u001b]0;pwned\u0007\u001b[2J`) || strings.ContainsAny(out, "\x1b\x07\u009b\u202e") {
+		t.Errorf("vet --skills (exit %d):\n%q", code, out)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/evokore/evokore/internal/config"
 )
@@ -290,5 +291,100 @@ func TestBuildIsDeterministic(t *testing.T) {
 		if got := keys(buildDir(t, root)); !slices.Equal(got, first) {
 			t.Fatalf("order changed:\n%v\n%v", first, got)
 		}
+	}
+}
+
+// A frontmatter nested deeper than config.MaxYAMLDepth is skipped with a
+// diagnostic, at once: the YAML parsers take time that grows with the
+// square of the nesting, and 200 KB of "[" kept indexing busy for minutes.
+func TestDeeplyNestedFrontmatterIsSkippedQuickly(t *testing.T) {
+	const n = 100_000
+	root := writeTree(t, map[string]string{
+		"c/flow/SKILL.md":  "---\nname: flow\ndescription: x\nmetadata: " + strings.Repeat("[", n) + strings.Repeat("]", n) + "\n---\nbody\n",
+		"c/block/SKILL.md": "---\nname: block\ndescription: x\nmetadata:\n  k:\n    " + strings.Repeat("- ", n) + "x\n---\nbody\n",
+		"c/fine/SKILL.md":  skillDoc("fine", "An ordinary skill next to them."),
+	})
+	done := make(chan *Index, 1)
+	go func() { done <- buildDir(t, root) }()
+	var ix *Index
+	select {
+	case ix = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("indexing two deeply nested frontmatters took over 20 s")
+	}
+	if got := keys(ix); !slices.Equal(got, []string{"c/fine"}) {
+		t.Errorf("skills = %v, want only c/fine", got)
+	}
+	for _, f := range []string{"c/flow/SKILL.md", "c/block/SKILL.md"} {
+		found := false
+		for _, d := range ix.Diagnostics {
+			if strings.HasSuffix(d.File, f) && strings.Contains(d.Message, "nest more than") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no nesting diagnostic for %s in %v", f, ix.Diagnostics)
+		}
+	}
+}
+
+// A body of unclosed fences, or of very many small blocks, indexes at
+// once: each unclosed opener used to scan to the end of the file, and
+// each block's code was cut from the whole text, both taking time with
+// the square of the file's size (minutes for 1 MB).
+func TestManyFencesIndexQuickly(t *testing.T) {
+	const n = 200_000
+	root := writeTree(t, map[string]string{
+		"c/unclosed/SKILL.md": skillDoc("unclosed", "Only opening fences.") + strings.Repeat("```a\n", n),
+		"c/blocks/SKILL.md":   skillDoc("blocks", "Many small blocks.") + strings.Repeat("```sh\nx\n```\n", n/2) + "\nSee [next](../unclosed/SKILL.md).\n",
+	})
+	done := make(chan *Index, 1)
+	go func() { done <- buildDir(t, root) }()
+	var ix *Index
+	select {
+	case ix = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("indexing two skills full of fences took over 20 s")
+	}
+	if s := ix.ByKey("c/unclosed"); s == nil || len(s.Blocks) != 0 {
+		t.Errorf("c/unclosed = %+v, want a skill with no blocks", s)
+	}
+	s := ix.ByKey("c/blocks")
+	if s == nil || len(s.Blocks) != n/2 || s.Blocks[n/2-1].Code != "x" {
+		t.Fatalf("c/blocks has %d blocks, want %d", len(s.Blocks), n/2)
+	}
+	if !slices.Contains(s.links, "../unclosed/SKILL.md") {
+		t.Errorf("the link after the blocks is lost: %v", s.links)
+	}
+}
+
+// A description that repeats a hint marker without a full stop ("use when
+// use when …") makes hints that add up to its length, not its square:
+// each marker used to start a hint running to the end of the text, and
+// the first search indexed all of them (gigabytes, the router killed,
+// for a 1 MB description fetch_skill accepts).
+func TestRepeatedHintMarkersStayLinear(t *testing.T) {
+	desc := strings.Repeat("use when ", 8000)
+	root := writeTree(t, map[string]string{
+		"c/markers/SKILL.md": "---\nname: markers\ndescription: \"" + desc + "\"\n---\nbody\n",
+		"c/fine/SKILL.md":    skillDoc("fine", "Use when the task is ordinary."),
+	})
+	ix := buildDir(t, root)
+	total := 0
+	for _, h := range ix.ByKey("c/markers").Hints {
+		total += len(h)
+	}
+	if total > len(desc) {
+		t.Errorf("hints hold %d bytes of a %d-byte description", total, len(desc))
+	}
+	done := make(chan []Match, 1)
+	go func() { done <- ix.Search("ordinary task", 3) }()
+	select {
+	case ms := <-done:
+		if len(ms) == 0 || ms[0].Skill.Key != "c/fine" {
+			t.Errorf("search = %v", ms)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first search took over 10 s")
 	}
 }

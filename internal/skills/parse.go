@@ -37,7 +37,7 @@ var hintMarkers = []string{
 }
 
 // extractHints collects the text after each marker, up to the end of its
-// sentence or line.
+// sentence or line; a marker inside a hint already taken starts none.
 func extractHints(texts ...string) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -61,7 +61,10 @@ func extractHints(texts ...string) []string {
 					seen[h] = true
 					out = append(out, h)
 				}
-				from = start
+				// On after the hint, not inside it: hints that overlapped
+				// ("use when use when …" without a full stop) summed to
+				// the square of the text, gigabytes for a 1 MB description.
+				from = start + end
 			}
 		}
 	}
@@ -81,6 +84,7 @@ func parseBlocks(body string, bodyLine int) []Block {
 		if m == nil {
 			continue
 		}
+		closed := false
 		for j := i + 1; j < len(lines); j++ {
 			if strings.TrimRight(lines[j], "\r \t") == "```" {
 				out = append(out, Block{
@@ -89,8 +93,15 @@ func parseBlocks(body string, bodyLine int) []Block {
 					Line: bodyLine + i,
 				})
 				i = j
+				closed = true
 				break
 			}
+		}
+		if !closed {
+			// No closing line follows, so no later opener has one either:
+			// scanning on from each of them made a file of unclosed
+			// fences take time with the square of its lines.
+			break
 		}
 	}
 	return out
@@ -102,10 +113,21 @@ var mdLink = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\
 // skill:// URIs and relative links to markdown files. Code blocks are
 // skipped.
 func parseLinks(body string, blocks []Block) []string {
-	text := body
+	// Each block's code is cut where it stands, after the previous one:
+	// replacing it anywhere in the whole text, block by block, took time
+	// with blocks × length, minutes for a file of many small blocks.
+	var kept strings.Builder
+	rest := body
 	for _, b := range blocks {
-		text = strings.Replace(text, b.Code, "", 1)
+		i := strings.Index(rest, b.Code)
+		if i < 0 {
+			continue
+		}
+		kept.WriteString(rest[:i])
+		rest = rest[i+len(b.Code):]
 	}
+	kept.WriteString(rest)
+	text := kept.String()
 	var out []string
 	for _, m := range mdLink().FindAllStringSubmatch(text, -1) {
 		t := m[1]

@@ -7,9 +7,10 @@
 // EVOKORE_PLUGINS_DIR (module.exports = {name, version, register(context)},
 // with context.addTool, addResource and log), run under node when it is on
 // PATH: a small host script embedded in the binary (jshost.js) loads them
-// and reports their tools and resources, and runs one tool call or resource
-// read per process, so a plugin that hangs or crashes costs that call
-// only. Their tools are published as plugin tools and their resources are
+// and reports their tools and resources, loading each file in a process
+// of its own (a few at once), and runs one tool call or resource read per
+// process, so a plugin that hangs, exits or crashes costs that file or
+// that call only. Their tools are published as plugin tools and their resources are
 // listed after the router's own. Without node each file is skipped with a
 // problem that names it.
 //

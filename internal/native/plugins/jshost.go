@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -27,7 +28,7 @@ import (
 //go:embed jshost.js
 var hostScript string
 
-// jsLoadTimeout bounds loading every JavaScript plugin at once.
+// jsLoadTimeout bounds loading one JavaScript plugin.
 const jsLoadTimeout = 30 * time.Second
 
 // jsPlugin is what the host reports of one plugins/*.js file.
@@ -143,24 +144,8 @@ func (m *Manager) readJS(l *Load, names map[string]string) {
 		}
 		return
 	}
-	out, stderr, err := m.startHost(context.Background(), node, hostArgs("list", files...), jsLoadTimeout)
-	if strings.TrimSpace(stderr) != "" {
-		m.log.Info(strings.TrimRight(stderr, "\n"))
-	}
-	var report struct {
-		Plugins []jsPlugin `json:"plugins"`
-	}
-	if err == nil {
-		err = json.Unmarshal(out, &report)
-	}
-	if err != nil {
-		for _, f := range files {
-			l.Problems = append(l.Problems, fmt.Sprintf("%s: the JavaScript plugin host failed: %v (plugin skipped)", f, err))
-		}
-		return
-	}
 	uris := map[string]string{}
-	for _, jp := range report.Plugins {
+	for _, jp := range m.listJS(node, files) {
 		if jp.Error != "" {
 			l.Problems = append(l.Problems, fmt.Sprintf("%s: %s (plugin skipped)", jp.File, jp.Error))
 			continue
@@ -194,6 +179,49 @@ func (m *Manager) readJS(l *Load, names map[string]string) {
 		}
 		l.Plugins = append(l.Plugins, p)
 	}
+}
+
+// jsListParallel is how many JavaScript plugins load at once.
+const jsListParallel = 4
+
+// listJS loads each file in a host process of its own, a few at a time,
+// in files' order: a plugin that hangs, exits, or prints on the real
+// stdout while loading spoilt the one report they all shared, so every
+// JavaScript plugin was skipped; now it costs only its own file.
+func (m *Manager) listJS(node string, files []string) []jsPlugin {
+	out := make([]jsPlugin, len(files))
+	slots := make(chan struct{}, jsListParallel)
+	var wg sync.WaitGroup
+	for i, f := range files {
+		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			out[i] = m.listOneJS(node, f)
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// listOneJS loads one file; a failure is the plugin's error.
+func (m *Manager) listOneJS(node, file string) jsPlugin {
+	out, stderr, err := m.startHost(context.Background(), node, hostArgs("list", file), jsLoadTimeout)
+	if strings.TrimSpace(stderr) != "" {
+		m.log.Info(strings.TrimRight(stderr, "\n"))
+	}
+	var report struct {
+		Plugins []jsPlugin `json:"plugins"`
+	}
+	if err == nil {
+		err = json.Unmarshal(out, &report)
+	}
+	if err == nil && (len(report.Plugins) != 1 || report.Plugins[0].File != file) {
+		err = errors.New("its report names other files")
+	}
+	if err != nil {
+		return jsPlugin{File: file, Error: fmt.Sprintf("the JavaScript plugin host failed: %v", err)}
+	}
+	return report.Plugins[0]
 }
 
 // checkJSTool says why a tool cannot be published, or "".

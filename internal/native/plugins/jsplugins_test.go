@@ -107,3 +107,36 @@ func TestJavaScriptPluginsWithoutNodeAreNamedAndSkipped(t *testing.T) {
 		t.Errorf("hello_world without node = %v; want it unknown", err)
 	}
 }
+
+// A JavaScript plugin that exits, prints on the real stdout or never
+// finishes registering while it loads is skipped on its own: they all
+// used to load in one host process, and one such file spoilt the report
+// of every other, so none loaded.
+func TestAJavaScriptPluginThatBreaksItsLoadCostsOnlyItself(t *testing.T) {
+	testutil.Require(t, "node")
+	dir := installJS(t)
+	bad := map[string]string{
+		"exits.js":   "process.exit(0);\n",
+		"prints.js":  "require('fs').writeSync(1, 'not json\\n');\nmodule.exports = {name: 'prints', register() {}};\n",
+		"pending.js": "module.exports = {name: 'pending', register() { return new Promise(() => {}); }};\n",
+	}
+	for f, src := range bad {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := routertest.New(t, map[string]any{}, map[string]string{"EVOKORE_PLUGINS_DIR": dir})
+	cs := h.Connect(nil)
+	text, _ := routertest.CallText(t, cs, "reload_plugins", map[string]any{})
+	if !strings.Contains(text, "- example-hello 1.0.0: hello_world, plugin_fails") {
+		t.Errorf("the good plugin did not load beside the broken ones:\n%s", text)
+	}
+	for f := range bad {
+		if !strings.Contains(text, filepath.Join(dir, f)+": the JavaScript plugin host failed: ") {
+			t.Errorf("reload_plugins does not name %s as failed:\n%s", f, text)
+		}
+	}
+	if text, isErr := routertest.CallText(t, cs, "hello_world", map[string]any{"name": "Ada"}); isErr || text != "Hello, Ada! (from the example-hello plugin)" {
+		t.Errorf("hello_world = %v %q", isErr, text)
+	}
+}

@@ -244,6 +244,18 @@ func (t *Tools) fetchSkill(ctx context.Context, call *native.Call) (*mcp.CallToo
 	if !inside(root, target) {
 		return native.Errorf("Refusing to save the skill: %s is outside the skills directory %s (path traversal).", target, root), nil
 	}
+	// The index knows a skill by category/name, its frontmatter name
+	// first: saved in another folder, a download naming an installed
+	// skill's key would replace that skill in the index (or be ignored
+	// itself), whatever overwrite says. Only its own file may be replaced.
+	keyName := fm.Name
+	if keyName == "" {
+		keyName = name
+	}
+	if s := t.lib.Index().ByKey(category + "/" + keyName); s != nil && s.Path != path.Join(category, name, skills.SkillFile) {
+		return native.Errorf("Refusing to save the skill: its key %s is that of the installed skill %s, which it would replace in the index. Nothing was saved. Replace that file itself, or give the download another name in its frontmatter.",
+			s.Key, s.File), nil
+	}
 	if _, err := os.Lstat(target); err == nil && !in.Overwrite {
 		return native.Errorf("A skill already exists at %s. Pass overwrite: true to replace it.", target), nil
 	}

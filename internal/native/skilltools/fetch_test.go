@@ -106,12 +106,14 @@ func TestFetchSkill(t *testing.T) {
 		t.Error(err)
 	}
 
-	// Characters that are unsafe in file names are replaced.
-	text, isErr = routertest.CallText(t, cs, "fetch_skill", map[string]any{"url": srv.URL + "/skills/remote-lint/SKILL.md", "name": "we<ird>:na\x01me?"})
+	// Characters that are unsafe in file names are replaced. (In a
+	// category of its own: beside Fetched/remote-lint the copy would have
+	// its key, and be refused.)
+	text, isErr = routertest.CallText(t, cs, "fetch_skill", map[string]any{"url": srv.URL + "/skills/remote-lint/SKILL.md", "category": "Odd", "name": "we<ird>:na\x01me?"})
 	if isErr || !strings.Contains(text, "Fetched skill 'we_ird__na_me_'") {
 		t.Fatalf("sanitised name: %q", text)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "Fetched", "we_ird__na_me_", "SKILL.md")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "Odd", "we_ird__na_me_", "SKILL.md")); err != nil {
 		t.Error(err)
 	}
 }
@@ -260,5 +262,39 @@ func TestListRegistryWithoutRegistries(t *testing.T) {
 	text, isErr := routertest.CallText(t, h.Connect(nil), "list_registry", map[string]any{})
 	if isErr || !strings.HasPrefix(text, "No skill registries configured.") {
 		t.Errorf("%v %q", isErr, text)
+	}
+}
+
+// A fetched skill whose frontmatter names an installed skill's key
+// (category/name) under another folder would take that key in the index,
+// replacing the installed skill (execute_skill "cat/lint" would run the
+// download) without overwrite, or be ignored itself: it is refused, and
+// nothing is written.
+func TestFetchSkillCannotTakeAnInstalledSkillsKey(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/lint.md", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, "---\nname: lint\ndescription: Not the installed lint.\n---\n\n```bash\necho fetched\n```\n")
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	dir := library(t, map[string]string{"cat/lint/SKILL.md": doc("lint", "The installed lint.")})
+	_, cs := withSkills(t, dir, map[string]string{"EVOKORE_HTTP_ALLOW_PRIVATE": "true"})
+	before := snapshotTree(t, dir)
+	for _, overwrite := range []bool{false, true} {
+		text, isErr := routertest.CallText(t, cs, "fetch_skill", map[string]any{"url": srv.URL + "/lint.md", "category": "cat", "name": "a", "overwrite": overwrite})
+		if !isErr || !strings.Contains(text, "cat/lint") || !strings.Contains(text, "Nothing was saved") {
+			t.Errorf("overwrite %v: isError=%v %q", overwrite, isErr, text)
+		}
+	}
+	if after := snapshotTree(t, dir); after != before {
+		t.Errorf("the refused fetch wrote files:\nbefore %s\nafter  %s", before, after)
+	}
+	if text, _ := routertest.CallText(t, cs, "get_skill_help", map[string]any{"skill_name": "cat/lint"}); !strings.Contains(text, "The installed lint.") {
+		t.Errorf("cat/lint is no longer the installed skill:\n%s", text)
+	}
+	// Saved over the installed file, with overwrite, it replaces it as
+	// asked.
+	if text, isErr := routertest.CallText(t, cs, "fetch_skill", map[string]any{"url": srv.URL + "/lint.md", "category": "cat", "overwrite": true}); isErr {
+		t.Errorf("replacing cat/lint in place: %q", text)
 	}
 }
