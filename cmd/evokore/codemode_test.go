@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -382,7 +383,7 @@ func TestRunCodeErrorIsCutToTheOutputBound(t *testing.T) {
 // waiting ones hold a frame's worth, so the program waits instead, and
 // every call still runs in turn.
 func TestRunCodeQueuedCallsDoNotGrowTheRouter(t *testing.T) {
-	_, cs := codeRig(t, "", map[string]string{"EVOKORE_CODE_CPU_MS": "10000", "EVOKORE_CODE_TIMEOUT_MS": "40000"})
+	_, cs := codeRig(t, "", map[string]string{"EVOKORE_CODE_CPU_MS": raceScaled(10000), "EVOKORE_CODE_TIMEOUT_MS": raceScaled(40000)})
 	var peak atomic.Uint64
 	stop := make(chan struct{})
 	sampled := make(chan struct{})
@@ -406,14 +407,14 @@ func TestRunCodeQueuedCallsDoNotGrowTheRouter(t *testing.T) {
 		for (let i = 0; i < 4; i++) held.push(tools.alpha_slow({ms: 6000}));
 		const pad = "z".repeat(4 << 20);
 		const queued = [];
-		for (let i = 0; i < 60; i++) queued.push(tools.no_such_tool({pad}));
+		for (let i = 0; i < 30; i++) queued.push(tools.no_such_tool({pad}));
 		await Promise.all(held);
 		const settled = await Promise.allSettled(queued);
 		return settled.filter(s => s.status === "rejected").length;`)
 	close(stop)
 	<-sampled
-	if isErr || string(r.Value) != "60" {
-		t.Errorf("the run answered %+v, want its 60 queued calls run (each refused: no such tool)", r)
+	if isErr || string(r.Value) != "30" {
+		t.Errorf("the run answered %+v, want its 30 queued calls run (each refused: no such tool)", r)
 	}
 	t.Logf("the router's heap peaked at %d MiB", peak.Load()>>20)
 	if p := peak.Load(); p > 128<<20 {
@@ -452,7 +453,7 @@ func TestRunCodeLogIsBoundedAsTheAnswerCarriesIt(t *testing.T) {
 // not wait for the program to read it meanwhile (the sandbox reads
 // replies as they come), or the run hangs to its wall time.
 func TestRunCodeParallelLargeCallsFinish(t *testing.T) {
-	_, cs := codeRig(t, "", map[string]string{"EVOKORE_CODE_TIMEOUT_MS": "15000"})
+	_, cs := codeRig(t, "", map[string]string{"EVOKORE_CODE_CPU_MS": raceScaled(5000), "EVOKORE_CODE_TIMEOUT_MS": raceScaled(15000)})
 	r, isErr := runCode(t, cs, `
 		const big = "z".repeat(3 << 20);
 		const calls = [];
@@ -541,4 +542,14 @@ func TestRunCodeSandboxErrorsCarryNoGoValue(t *testing.T) {
 	if isErr || string(r.Value) != `[true,true,"undefined"]` {
 		t.Errorf("the run answered %+v, want a plain Error with no value", r)
 	}
+}
+
+// raceScaled is ms, as a setting, scaled for a router built with -race,
+// whose sandbox moves megabytes of JSON several times slower: the tests
+// that use it bound memory or waiting, not CPU.
+func raceScaled(ms int) string {
+	if testutil.Race {
+		ms *= 6
+	}
+	return strconv.Itoa(ms)
 }

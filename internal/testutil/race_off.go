@@ -2,5 +2,5 @@
 
 package testutil
 
-// raceEnabled is false without -race; see race_on.go.
-const raceEnabled = false
+// Race is false without -race; see race_on.go.
+const Race = false

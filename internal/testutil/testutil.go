@@ -62,7 +62,7 @@ func Build(t testing.TB, pkg, name string) string {
 // Evokore returns the path of a freshly built evokore binary, built with
 // the race detector when the tests run with it.
 func Evokore(t testing.TB) string {
-	if raceEnabled {
+	if Race {
 		return build(t, "./cmd/evokore", "evokore", "-race")
 	}
 	return build(t, "./cmd/evokore", "evokore")
