@@ -23,11 +23,51 @@ const (
 	// replaced by a marker saying how much was left out.
 	shownValue = 1000
 	// shownTotal bounds the whole text, in bytes; arguments past it are
-	// counted, not shown. It is stored with each pending approval, and
-	// the MaxPending of them are rewritten whenever one is filed: 2 MiB
-	// at most.
+	// counted, not shown. It is stored with each pending approval (with
+	// at most shownBound more a Binder shows), and the MaxPending of them
+	// are rewritten whenever one is filed: 3 MiB at most.
 	shownTotal = 8 << 10
 )
+
+// Binder reads, for an approval, what else must not change between the
+// approval and the run besides the arguments (execute_skill: the code of
+// the step). It reads it once, so what the human is shown is what the
+// binding holds.
+type Binder func(args json.RawMessage) (Bound, error)
+
+// Bound is what a Binder read.
+type Bound struct {
+	// Key goes into the approval's binding, and to the handler
+	// (router.Call.Bound), which runs only what still hashes to it.
+	Key string
+	// Shown is what Key stands for, as the human deciding reads it
+	// under the arguments (the step's code), one line a line.
+	Shown string
+}
+
+// shownBound bounds what a Binder shows, in bytes, apart from the
+// arguments: a step's code must not crowd them out, nor they it.
+const shownBound = 4 << 10
+
+// showBound renders a Binder's text under the arguments: each line
+// escaped and marked as quoted text, the whole cut at shownBound with
+// a mark saying how much more there was.
+func showBound(text string) string {
+	if text == "" {
+		return ""
+	}
+	var b strings.Builder
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	for i, line := range lines {
+		line = "\n| " + jsonenc.Graphic(line)
+		if b.Len()+len(line) > shownBound {
+			fmt.Fprintf(&b, "\n… [%d more lines not shown]", len(lines)-i)
+			break
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}
 
 // secretKey matches argument names whose values are not shown to
 // operators, at any depth. It is narrower than package redact's rule,

@@ -315,7 +315,9 @@ func TestApprovedCallCarriesWhatItsBinderBound(t *testing.T) {
 	home := t.TempDir()
 	p := New(Options{Permissions: &config.Permissions{Rules: map[string]string{"fx_run": config.LevelRequireApproval}},
 		ApprovalTTL: 5 * time.Minute, Home: home, ApprovalMode: ModeOperator,
-		Binders: map[string]func(json.RawMessage) (string, error){"fx_run": func(json.RawMessage) (string, error) { return "code-v1", nil }}})
+		Binders: map[string]Binder{"fx_run": func(json.RawMessage) (Bound, error) {
+			return Bound{Key: "code-v1", Shown: "runs:\nrm -rf \x1b[2J~"}, nil
+		}}})
 	defer p.Approvals.Close()
 	e := catalog.NewProxyEntry("fx", &mcp.Tool{Name: "run", InputSchema: map[string]any{"type": "object"}})
 	var bound string
@@ -329,6 +331,11 @@ func TestApprovedCallCarriesWhatItsBinderBound(t *testing.T) {
 	pending, _ := ListPending(home, time.Now())
 	if len(pending) != 1 || ApproveApproval(home, pending[0].ID, time.Now()) != nil {
 		t.Fatalf("pending: %+v", pending)
+	}
+	// The human is shown what the binding holds, escaped, under the
+	// arguments.
+	if want := "\n| runs:\n| rm -rf \\u001b[2J~"; !strings.HasSuffix(pending[0].Arguments, want) {
+		t.Errorf("the held call shows %q, want it to end %q", pending[0].Arguments, want)
 	}
 	if res := call(); res != ran || bound != "code-v1" {
 		t.Fatalf("the approved call ran %v with bound %q, want code-v1", res == ran, bound)

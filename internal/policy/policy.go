@@ -36,10 +36,10 @@ type Options struct {
 	Now func() time.Time
 	// ApprovalMode is auto, operator or token ("" is auto).
 	ApprovalMode string
-	// Binders add to an approval's binding what else must not change
-	// between approval and run, by tool name: execute_skill binds the
-	// code of the step it will run.
-	Binders map[string]func(args json.RawMessage) (string, error)
+	// Binders add to an approval what else must not change between
+	// approval and run, by tool name: execute_skill binds the code of
+	// the step it will run, and shows it.
+	Binders map[string]Binder
 	// OnApproval, when set, is told of every approval asked, granted
 	// (the approved call is about to run) and denied, for the audit log
 	// and webhooks. It must return quickly.
@@ -72,7 +72,7 @@ type Policy struct {
 	Approvals *Approvals
 	Cooldowns *Cooldowns
 	fallback  time.Duration
-	binders   map[string]func(args json.RawMessage) (string, error)
+	binders   map[string]Binder
 	notify    func(ApprovalEvent)
 	now       func() time.Time
 	rules     atomic.Pointer[Rules]
@@ -213,19 +213,20 @@ func (s approvalStage) Check(ctx context.Context, c *router.Call) (*mcp.CallTool
 	}
 	a := s.p.Approvals
 	mode := s.p.Rules().mode
-	var extra string
+	var bound Bound
 	if bind := s.p.binders[c.Entry.Name]; bind != nil {
 		var err error
-		if extra, err = bind(args); err != nil {
+		if bound, err = bind(args); err != nil {
 			return errorResult(CannotApproveText(c.Entry.Name, err)), nil
 		}
-		c.Bound = extra
+		c.Bound = bound.Key
 	}
-	binding, err := Binding(c.Session.ID, c.Entry, args, extra)
+	binding, err := Binding(c.Session.ID, c.Entry, args, bound.Key)
 	if err != nil {
 		return errorResult(CannotApproveText(c.Entry.Name, err)), nil
 	}
-	req := Request{Session: c.Session.ID, Tenant: c.Session.Identity.Tenant, Tool: c.Entry.Name, Binding: binding, Summary: ShowArguments(args)}
+	req := Request{Session: c.Session.ID, Tenant: c.Session.Identity.Tenant, Tool: c.Entry.Name, Binding: binding,
+		Summary: ShowArguments(args) + showBound(bound.Shown)}
 	runOnce := func(id, mode string) (*mcp.CallToolResult, error) {
 		// Consumed just before dispatch, so a call a later stage rejects
 		// keeps its approval; of concurrent retries exactly one runs.

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 
 	"github.com/evokore/evokore/internal/native"
@@ -17,6 +16,7 @@ import (
 	"github.com/evokore/evokore/internal/native/skilltools"
 	"github.com/evokore/evokore/internal/native/telemetry"
 	"github.com/evokore/evokore/internal/native/workers"
+	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/resources"
 	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/safefile"
@@ -40,7 +40,7 @@ type contributions struct {
 	AfterHandshake []func()
 	// Binders add to the approval binding of a tool what must not change
 	// between approval and run (execute_skill: the step's code).
-	Binders map[string]func(args json.RawMessage) (string, error)
+	Binders map[string]policy.Binder
 	// Closers stop background work (workers, fleet agents) at shutdown;
 	// they run in reverse order.
 	Closers []func()
@@ -74,7 +74,7 @@ func registerManagers(t *native.Table, host *native.Host, s *Server) contributio
 	library := skilltools.Register(t, host, skilltools.Options{Dir: set.SkillsDir, Watch: s.settings.Natives.SkillWatcher, Home: set.Home,
 		Env: set.Env, AllowPrivate: s.settings.Natives.HTTPAllowPrivate, DiscoveryMode: s.settings.Catalog.Discovery.Mode})
 	c.AfterHandshake = append(c.AfterHandshake, library.Start)
-	c.Binders = map[string]func(json.RawMessage) (string, error){native.ExecuteSkill.String(): library.Tools.StepBinding}
+	c.Binders = map[string]policy.Binder{native.ExecuteSkill.String(): library.Tools.StepBinding}
 	c.Content = resources.New(resources.Options{Library: library.Library, Status: s.Status, Snapshot: s.Snapshot, Config: host.Config,
 		DiscoveryMode: s.settings.Catalog.Discovery.Mode, Name: serverName, Version: s.opts.Version,
 		Problems: s.Problems, Plugins: plugged, Semantic: host.Semantic.Status})

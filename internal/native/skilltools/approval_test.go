@@ -31,6 +31,13 @@ func TestExecuteSkillApprovalBindsTheStepCode(t *testing.T) {
 	if m == nil {
 		t.Fatalf("execute_skill was not held: %q", text)
 	}
+	// The human deciding sees the code the approval binds, not only the
+	// skill's name.
+	pending, err := policy.ListPending(home, time.Now())
+	if err != nil || len(pending) != 1 || !strings.Contains(pending[0].Arguments, "step 0 runs this sh block") ||
+		!strings.Contains(pending[0].Arguments, "\n| echo approved-code") {
+		t.Fatalf("the held call does not show its code: %+v %v", pending, err)
+	}
 	if err := policy.ApproveApproval(home, m[1], time.Now()); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/skills"
 )
 
@@ -163,16 +164,31 @@ func (t *Tools) activate(call *native.Call, list []*skills.Skill) []string {
 // matches, so the approved retry is intercepted again instead of running
 // code nobody saw; the handler checks it once more against the skill it
 // is about to run (native.Call.Bound), since the library may be
-// re-indexed between the check and the run.
-func (t *Tools) StepBinding(args json.RawMessage) (string, error) {
+// re-indexed between the check and the run. The human approving is shown
+// the code, read from the same skill as the binding.
+func (t *Tools) StepBinding(args json.RawMessage) (policy.Bound, error) {
 	var in struct {
 		Name string `json:"skill_name"`
 		Step *int   `json:"step"`
 	}
 	if err := json.Unmarshal(args, &in); err != nil {
-		return "", err
+		return policy.Bound{}, err
 	}
-	return stepBinding(t.lib.Index().Resolve(in.Name), in.Step), nil
+	s := t.lib.Index().Resolve(in.Name)
+	return policy.Bound{Key: stepBinding(s, in.Step), Shown: stepShown(s, in.Step)}, nil
+}
+
+// stepShown is what an approval of a step shows: which block of which
+// file runs, in which language, and its code.
+func stepShown(s *skills.Skill, step *int) string {
+	switch {
+	case s == nil:
+		return "(no skill of that name: nothing runs)"
+	case step == nil || *step < 0 || *step >= len(s.Blocks):
+		return "(no step to run: the skill's blocks are listed)"
+	}
+	b := s.Blocks[*step]
+	return fmt.Sprintf("step %d runs this %s block (%s, line %d):\n%s", *step, b.Lang, s.File, b.Line, b.Code)
 }
 
 // stepBinding hashes the skill s (nil: none of that name, which binds

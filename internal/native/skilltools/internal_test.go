@@ -91,17 +91,17 @@ func TestExecuteSkillRunsOnlyTheCodeItsApprovalBound(t *testing.T) {
 	absent, _ := tools.StepBinding(args)
 	testutil.WriteFile(t, dir, "cat/binder/SKILL.md", script("approved-code"))
 	tools.lib.Refresh()
-	if text, isErr := run(absent); !isErr || strings.Contains(text, "approved-code") || !strings.Contains(text, "changed after this run of it was approved") {
+	if text, isErr := run(absent.Key); !isErr || strings.Contains(text, "approved-code") || !strings.Contains(text, "changed after this run of it was approved") {
 		t.Fatalf("a skill created after its approval ran: %q", text)
 	}
 	approved, _ := tools.StepBinding(args)
 	testutil.WriteFile(t, dir, "cat/binder/SKILL.md", script("swapped-code"))
 	tools.lib.Refresh()
-	if text, isErr := run(approved); !isErr || strings.Contains(text, "swapped-code") {
+	if text, isErr := run(approved.Key); !isErr || strings.Contains(text, "swapped-code") {
 		t.Fatalf("code nobody approved ran: %q", text)
 	}
 	now, _ := tools.StepBinding(args)
-	if text, isErr := run(now); isErr || !strings.Contains(text, "swapped-code") {
+	if text, isErr := run(now.Key); isErr || !strings.Contains(text, "swapped-code") {
 		t.Fatalf("the step its approval bound did not run: %q", text)
 	}
 	if text, isErr := run(""); isErr || !strings.Contains(text, "swapped-code") {
