@@ -383,7 +383,10 @@ func TestRunCodeErrorIsCutToTheOutputBound(t *testing.T) {
 // waiting ones hold a frame's worth, so the program waits instead, and
 // every call still runs in turn.
 func TestRunCodeQueuedCallsDoNotGrowTheRouter(t *testing.T) {
-	_, cs := codeRig(t, "", map[string]string{"EVOKORE_CODE_CPU_MS": raceScaled(10000), "EVOKORE_CODE_TIMEOUT_MS": raceScaled(40000)})
+	// The sandbox's own memory is not what is measured: under -race its
+	// frames and their copies near the default 256 MiB.
+	_, cs := codeRig(t, "", map[string]string{"EVOKORE_CODE_CPU_MS": raceScaled(10000), "EVOKORE_CODE_TIMEOUT_MS": raceScaled(40000),
+		"EVOKORE_CODE_MEMORY_MB": "1024"})
 	var peak atomic.Uint64
 	stop := make(chan struct{})
 	sampled := make(chan struct{})
