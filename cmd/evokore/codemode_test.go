@@ -456,7 +456,10 @@ func TestRunCodeLogIsBoundedAsTheAnswerCarriesIt(t *testing.T) {
 // not wait for the program to read it meanwhile (the sandbox reads
 // replies as they come), or the run hangs to its wall time.
 func TestRunCodeParallelLargeCallsFinish(t *testing.T) {
-	_, cs := codeRig(t, "", map[string]string{"EVOKORE_CODE_CPU_MS": raceScaled(5000), "EVOKORE_CODE_TIMEOUT_MS": raceScaled(15000)})
+	// 36 MiB of results in the sandbox, and their copies: under -race
+	// that nears the default 256 MiB, which is not what is tested here.
+	_, cs := codeRig(t, "", map[string]string{"EVOKORE_CODE_CPU_MS": raceScaled(5000), "EVOKORE_CODE_TIMEOUT_MS": raceScaled(15000),
+		"EVOKORE_CODE_MEMORY_MB": "1024"})
 	r, isErr := runCode(t, cs, `
 		const big = "z".repeat(3 << 20);
 		const calls = [];
