@@ -2,12 +2,10 @@ package skills
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
-	"github.com/evokore/evokore/internal/safefile"
+	"github.com/evokore/evokore/internal/replay"
 )
 
 // TelemetryFile is where resolve_workflow records its routing decisions,
@@ -22,8 +20,6 @@ type RoutingRecord struct {
 	TopCandidate *string  `json:"topCandidate"`
 	Candidates   []string `json:"candidates"`
 }
-
-var telemetryMu sync.Mutex
 
 // RecordRouting appends what a resolution found to home's telemetry file:
 // the query, the top candidate and up to five candidates.
@@ -43,18 +39,7 @@ func RecordRouting(home, query string, matches []Match) error {
 	if err != nil {
 		return err
 	}
-	telemetryMu.Lock()
-	defer telemetryMu.Unlock()
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		return err
-	}
-	f, err := safefile.OpenAppend(filepath.Join(home, TelemetryFile))
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(append(line, '\n')); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	// Rotated as the other logs under home are: the model writes the
+	// queries, one a call, and nothing else would bound the file.
+	return replay.AppendRotating(filepath.Join(home, TelemetryFile), line, replay.LogMaxBytes, replay.LogKeep)
 }

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/evokore/evokore/internal/replay"
 )
 
 func TestRecordRoutingAppendsJSONLines(t *testing.T) {
@@ -47,5 +50,34 @@ func TestRecordRoutingAppendsJSONLines(t *testing.T) {
 	}
 	if last := recs[8]; last.TopCandidate != nil || len(last.Candidates) != 0 {
 		t.Errorf("empty resolution recorded as %+v", last)
+	}
+}
+
+// The model writes the queries: the file rotates at the logs' size, so
+// however long and many they are, home keeps at most LogKeep+1 files of
+// it, each near LogMaxBytes.
+func TestRoutingTelemetryRotates(t *testing.T) {
+	home := t.TempDir()
+	query := strings.Repeat("q", 1<<20)
+	for range 3 * replay.LogMaxBytes >> 20 {
+		if err := RecordRouting(home, query, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(home, TelemetryFile+"*"))
+	var total int64
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil && !strings.HasSuffix(f, ".lock") {
+			total += fi.Size()
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(home, TelemetryFile)); err != nil || fi.Size() > replay.LogMaxBytes+2<<20 {
+		t.Errorf("the current file: %v, %v", fi, err)
+	}
+	if _, err := os.Stat(filepath.Join(home, TelemetryFile+".1")); err != nil {
+		t.Errorf("not rotated: %v (%v)", err, files)
+	}
+	if limit := int64(replay.LogKeep+1) * (replay.LogMaxBytes + 2<<20); total > limit {
+		t.Errorf("home keeps %d bytes of routing telemetry, bound %d", total, limit)
 	}
 }
