@@ -436,7 +436,6 @@ func TestFastPathChildThatStopsReadingStdin(t *testing.T) {
 	pid := resultOf(t, r.call(t, `"pid"`, "c_pid", `{}`)).Content[0].Text
 	r.send(t, `{"jsonrpc":"2.0","id":"deaf","method":"tools/call","params":{"name":"c_deaf","arguments":{}}}`)
 	time.Sleep(200 * time.Millisecond) // it reaches the child, which stops reading
-	start := time.Now()
 	// Four times what a pipe holds: the write blocks until its bound.
 	r.send(t, `{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"name":"c_echo","arguments":{"message":"`+strings.Repeat("x", 256<<10)+`"}}}`)
 	time.Sleep(100 * time.Millisecond)
@@ -444,31 +443,24 @@ func TestFastPathChildThatStopsReadingStdin(t *testing.T) {
 	r.send(t, `{"jsonrpc":"2.0","id":"status","method":"tools/call","params":{"name":"proxy_server_status","arguments":{}}}`)
 	answers := map[string]map[string]json.RawMessage{}
 	var order []string
-	took := map[string]time.Duration{}
 	for len(answers) < 3 {
 		m := r.response(t)
 		id, _ := strconv.Unquote(string(m["id"]))
-		answers[id], took[id] = m, time.Since(start)
+		answers[id] = m
 		order = append(order, id)
 	}
 	if answers["deaf"]["error"] == nil {
 		t.Errorf("the cancelled call: want the cancellation error, got %v", answers["deaf"])
 	}
-	// Sent 100 ms after the blocked write began, they are answered long
-	// before it gives up (at the request timeout).
-	for _, id := range []string{"deaf", "status"} {
-		if took[id] > timeout/2 {
-			t.Errorf("%s answered after %v (answers in order %v): it waited for the blocked write", id, took[id], order)
-		}
+	// Sent after the blocked write began, they are answered before it
+	// gives up at the request timeout: the blocked write is answered last.
+	if order[2] != "big" {
+		t.Errorf("answers in order %v: the cancel or the native tool waited for the blocked write", order)
 	}
 	res := resultOf(t, answers["big"])
 	if !res.IsError || res.Content[0].Text != proxy.MsgStoppedReading("echo", "c", timeout) {
 		t.Errorf("the call that did not fit: %+v", res)
 	}
-	if took["big"] > timeout+time.Second {
-		t.Errorf("the call that did not fit took %v, want about the request timeout %v", took["big"], timeout)
-	}
-	t.Logf("answered after %v", took)
 	// The child is restarted (watched through the native status tool: a
 	// proxied call failing while it restarts would put it in cooldown).
 	deadline := time.Now().Add(60 * time.Second)
@@ -482,7 +474,6 @@ func TestFastPathChildThatStopsReadingStdin(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Logf("restarted after %v", time.Since(start))
 	if now := resultOf(t, r.call(t, `"pid2"`, "c_pid", `{}`)).Content[0].Text; now == pid {
 		t.Errorf("the child still runs as %s", pid)
 	}
