@@ -1,11 +1,12 @@
 package catalog
 
 import (
-	"bytes"
 	"encoding/json"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/jsonenc"
 )
 
 // listings caches the two forms of an entry's tools/list JSON.
@@ -108,12 +109,10 @@ func (e *Entry) render() {
 // marshal encodes without HTML escaping: "<dir>" costs more tokens as
 // "\u003cdir\u003e" and means the same.
 func marshal(v any) json.RawMessage {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := jsonenc.Marshal(v)
+	if err != nil {
 		// The tool was decoded from JSON; it always encodes back.
 		panic(err)
 	}
-	return bytes.TrimRight(buf.Bytes(), "\n")
+	return b
 }

@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+
+	"github.com/evokore/evokore/internal/jsonenc"
 )
 
 // Name is the entry connect writes into a client.
@@ -46,11 +48,8 @@ func (c Client) entry(t Target) stdioEntry {
 
 // compactJSON encodes v without HTML escaping, so paths read as written.
 func compactJSON(v any) []byte {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return bytes.TrimRight(b.Bytes(), "\n")
+	b, _ := jsonenc.Marshal(v)
+	return b
 }
 
 // sameJSON reports whether two JSON texts hold the same value.

@@ -11,12 +11,12 @@
 package era
 
 import (
-	"bytes"
 	"encoding/json"
 	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/jsonenc"
 	"github.com/evokore/evokore/internal/rawjson"
 )
 
@@ -70,11 +70,7 @@ type completeResult struct{ mcp.Result }
 func (r completeResult) MarshalJSON() ([]byte, error) {
 	// Written as the SDK writes every other answer, without escaping
 	// <, > and & (a listing would cost more tokens in the new era).
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	err := enc.Encode(r.Result)
-	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	b, err := jsonenc.Marshal(r.Result)
 	if err != nil {
 		return b, err
 	}

@@ -9,6 +9,8 @@
 package jsonenc
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
 	"strconv"
 	"time"
@@ -175,4 +177,17 @@ func Graphic(s string) string {
 
 func appendU(b []byte, r rune) []byte {
 	return append(b, '\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf])
+}
+
+// Marshal is json.Marshal without its HTML escapes: what evokore writes
+// is read by models and people, never embedded in a page, and "<dir>"
+// as "\u003cdir\u003e" costs more tokens and means the same.
+func Marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -146,13 +146,11 @@ func redacted(name string, v any) any {
 // shownJSON is v as compact JSON, without encoding/json's HTML escapes
 // (the text is read, not embedded), with terminal controls escaped.
 func shownJSON(v any) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := jsonenc.Marshal(v)
+	if err != nil {
 		return "(unreadable)"
 	}
-	return jsonenc.Graphic(strings.TrimSuffix(b.String(), "\n"))
+	return jsonenc.Graphic(string(b))
 }
 
 // cutValue cuts s after shownValue characters and says how many more

@@ -2,11 +2,12 @@ package codemode
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/evokore/evokore/internal/jsonenc"
 )
 
 // The router and its sandbox speak newline-delimited JSON over the
@@ -93,16 +94,7 @@ func writeFrame(w io.Writer, v any) error {
 	return err
 }
 
-// marshal is json.Marshal without its HTML escapes. What a program
-// returns reaches the model as text, where \u003c for < is five more
-// bytes of its context and of the output bound, for nothing: no answer
-// of run_code is embedded in HTML.
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
+// marshal is jsonenc.Marshal: what a program returns reaches the model
+// as text, where \u003c for < would be five more bytes of its context
+// and of the output bound.
+var marshal = jsonenc.Marshal
