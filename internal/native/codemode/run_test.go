@@ -144,7 +144,7 @@ func TestToolsObjectIsNoTool(t *testing.T) {
 
 // A frame over the bound ends the run with an error saying so.
 func TestOverlongFrameEndsTheRun(t *testing.T) {
-	out, _ := run(t, `console.log("x".repeat(17 << 20));`, limits)
+	out, _ := run(t, `console.log("x".repeat(17 << 20));`, raceLimits())
 	if want := "the program sent a frame over 16777216 bytes"; out.Error != want {
 		t.Errorf("error = %q, want %q", out.Error, want)
 	}
@@ -170,12 +170,20 @@ func TestValueFitsTheOutputBoundAsCarried(t *testing.T) {
 // A value nested deeper than the router's JSON carries is the program's
 // error, said as such.
 func TestAValueTooDeepIsTheProgramsError(t *testing.T) {
-	l := limits
-	if testutil.Race {
-		l.CPU *= 6 // the sandbox is this binary, slower under -race
-	}
-	out, _ := run(t, `let v = []; for (let i = 0; i < 11000; i++) v = [v]; return v;`, l)
+	out, _ := run(t, `let v = []; for (let i = 0; i < 11000; i++) v = [v]; return v;`, raceLimits())
 	if !strings.Contains(out.Error, "the program's value cannot be sent") {
 		t.Errorf("error = %q", out.Error)
 	}
+}
+
+// raceLimits are the limits with the CPU time a test binary built with
+// -race needs (the sandbox is this binary, several times slower there)
+// for a program that moves megabytes: the tests using it bound frames
+// and values, not CPU.
+func raceLimits() codemode.Limits {
+	l := limits
+	if testutil.Race {
+		l.CPU *= 6
+	}
+	return l
 }
