@@ -24,6 +24,10 @@ type Options struct {
 	Home string
 	// Import moves the client's other servers into Target.Config.
 	Import bool
+	// Schema checks one server entry (compact JSON) against evokore's
+	// config schema, nil when it cannot be checked: an import writes
+	// OAuth settings only where the schema takes them.
+	Schema func(entry []byte) error
 }
 
 // File is one file a plan changes.
@@ -56,6 +60,10 @@ type Plan struct {
 	// Connected reports that the evokore entry was already there as
 	// wanted.
 	Connected bool
+	// Passed are the variables evokore's entry passes from the client's
+	// environment (Codex's env_vars, Gemini's env): those the servers of
+	// evokore's config refer to.
+	Passed []string
 	// ByteRestore is set when disconnect puts the backup back whole.
 	ByteRestore bool
 	// NoRecord is set when disconnect found no record of the connection.
@@ -92,159 +100,6 @@ func readFile(path string) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	return b, true, nil
-}
-
-// emptyConfig is the config connect creates when the user has none.
-var emptyConfig = []byte("{\n  \"servers\": {}\n}\n")
-
-// Connect plans the evokore entry into the client's file, and with
-// Import the move of the client's other servers into evokore's config.
-func Connect(o Options) (*Plan, error) {
-	before, existed, err := readFile(o.File)
-	if err != nil {
-		return nil, err
-	}
-	f, err := openServerFile(o.Client, before)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w; it is left as it is", o.File, err)
-	}
-	rec, err := loadRecord(o.Home, o.File)
-	if err != nil {
-		return nil, fmt.Errorf("the record of an earlier connect is unreadable: %w", err)
-	}
-	p := &Plan{Client: File{Path: o.File, Before: before, Existed: existed}, home: o.Home}
-	if rec == nil {
-		rec = &record{Client: o.Client.Name, File: o.File, Config: o.Target.Config, Before: hash(before)}
-	}
-	keyAdded := !f.hasKey()
-	want := o.Client.entry(o.Target)
-	names := f.names()
-	if len(rec.Order) == 0 {
-		rec.Order = names
-	}
-	has := false
-	for _, n := range names {
-		has = has || n == Name
-	}
-	switch {
-	case has && f.same(Name, want):
-		p.Connected = true
-	case has:
-		if rec.Changes == 0 {
-			prev := f.raw(Name)
-			rec.Previous = &prev
-		}
-		fallthrough
-	default:
-		if err := f.put(Name, want); err != nil {
-			return nil, fmt.Errorf("%s: %w", o.File, err)
-		}
-	}
-
-	var cfg serverFile
-	if o.Import {
-		cb, cexisted, err := readFile(o.Target.Config)
-		if err != nil {
-			return nil, err
-		}
-		if !cexisted || len(bytes.TrimSpace(cb)) == 0 {
-			cb = nil
-		}
-		p.Config = File{Path: o.Target.Config, Before: cb, Existed: cexisted}
-		src := cb
-		if src == nil {
-			src = emptyConfig
-		}
-		cfg, err = openConfig(src)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w; nothing was imported", o.Target.Config, err)
-		}
-	}
-	for _, n := range names {
-		if n == Name {
-			continue
-		}
-		if !o.Import {
-			p.Kept = append(p.Kept, n)
-			continue
-		}
-		cmd, args := f.command(n)
-		if why, self := StartsEvokore(cmd, args, filepath.Dir(o.File)); self {
-			p.Refused = append(p.Refused, Refusal{n, why + ": evokore does not import itself (it would start itself without end)"})
-			continue
-		}
-		if !validID.MatchString(n) {
-			p.Refused = append(p.Refused, Refusal{n, "its name makes tool names clients reject; rename it (letters, digits, '_' and '-') and import again"})
-			continue
-		}
-		entry, err := f.convert(n)
-		if err != nil {
-			p.Refused = append(p.Refused, Refusal{n, err.Error()})
-			continue
-		}
-		switch existing, ok := cfg.(jsonFile).member(n); {
-		case ok && sameJSON(cfg.(jsonFile).doc.plain[existing.valStart:existing.valEnd], entry):
-			p.Already = append(p.Already, n)
-		case ok:
-			p.Refused = append(p.Refused, Refusal{n, fmt.Sprintf("%s already has a different server '%s'", o.Target.Config, n)})
-			continue
-		default:
-			cf := cfg.(jsonFile)
-			sec, err := cf.section()
-			if err != nil {
-				return nil, err
-			}
-			cf.doc.add(sec, n, entry, false)
-			if err := cf.check(); err != nil {
-				return nil, err
-			}
-			p.Imported = append(p.Imported, n)
-		}
-		raw := f.raw(n)
-		if err := f.remove(n); err != nil {
-			return nil, fmt.Errorf("%s: %w", o.File, err)
-		}
-		rec.Imported = append(rec.Imported, imported{Name: n, Raw: raw})
-	}
-	p.Client.After = f.bytes()
-	if cfg != nil {
-		p.Config.After = cfg.bytes()
-		if p.Config.Before == nil && len(p.Imported) == 0 {
-			// Nothing to import: do not create a config just to hold nothing.
-			p.Config.After = nil
-		}
-	} else if _, err := os.Stat(o.Target.Config); errors.Is(err, fs.ErrNotExist) {
-		// The entry serves this config: it must exist.
-		p.Config = File{Path: o.Target.Config, After: emptyConfig}
-	}
-	if p.Client.Changed() {
-		if rec.Changes == 0 {
-			rec.KeyAdded = keyAdded
-		}
-		rec.Changes++
-		rec.After = hash(p.Client.After)
-		p.record = rec
-	}
-	return p, nil
-}
-
-// openConfig opens evokore's own config: its servers are under
-// "servers", or "mcpServers" in a file written for a client.
-func openConfig(data []byte) (serverFile, error) {
-	d, err := parseJSONDoc(data)
-	if err != nil {
-		return nil, err
-	}
-	key := "servers"
-	if _, ok, _ := d.objectPath("servers"); !ok {
-		if _, ok, _ := d.objectPath("mcpServers"); ok {
-			key = "mcpServers"
-		}
-	}
-	if _, _, err := d.objectPath(key); err != nil {
-		return nil, err
-	}
-	return jsonFile{doc: d, key: key}, nil
 }
 
 // Disconnect plans the evokore entry out of the client's file and the
