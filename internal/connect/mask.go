@@ -38,7 +38,7 @@ var (
 	anyRef     = regexp.MustCompile(`\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*`)
 	authScheme = regexp.MustCompile(`(?i)^(bearer|basic|token|bot)?$`)
 	urlText    = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)
-	assignment = regexp.MustCompile(`(^|[\s'"(;&|,])(-{0,2}[A-Za-z_][A-Za-z0-9_.-]*)=("[^"]*"|'[^']*'|[^\s'";&|]+)`)
+	assignment = regexp.MustCompile(`(^|[\s'"(;&|,#])(-{0,2}[A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*("[^"]*"|'[^']*'|[^\s'";&|]+)`)
 	spacedFlag = regexp.MustCompile(`(^|\s)(--?[A-Za-z][A-Za-z0-9_.-]*)(\s+)([^\s-][^\s'"]*)`)
 	header     = regexp.MustCompile(`(^|[\s'"])([A-Za-z][A-Za-z0-9_-]*)(\s*:\s*)([^\n]+)`)
 	bearer     = regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)([A-Za-z0-9._~+/=-]{6,})`)
@@ -343,8 +343,10 @@ func (m *tomlMasker) values(v string) string {
 		return strings.Replace(v, strings.TrimSpace(v), `"`+Hidden+`"`, 1)
 	}
 	var b strings.Builder
-	for _, tok := range tomlTokens(v) {
-		if tok == "" || (tok[0] != '"' && tok[0] != '\'') {
+	toks := tomlTokens(v)
+	for i, tok := range toks {
+		isKey := i+1 < len(toks) && strings.HasPrefix(strings.TrimSpace(toks[i+1]), "=")
+		if isKey || (tok[0] != '"' && tok[0] != '\'') {
 			b.WriteString(tok)
 			continue
 		}
