@@ -135,7 +135,7 @@ func Disconnect(o Options) (*Plan, error) {
 	}
 	f, err := openServerFile(o.Client, before)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w; it is left as it is", o.File, err)
+		return nil, fmt.Errorf("%s; it is left as it is", located(o.File, before, err))
 	}
 	present := map[string]bool{}
 	for _, n := range f.names() {

@@ -83,11 +83,11 @@ func TestDisconnectPutsTheFileBackByteForByte(t *testing.T) {
 	}
 }
 
-// TestDisconnectAfterTheClientRewroteItsFile: after the client changed
+// TestDisconnectAfterARewritePutsServersBackInPlace: after the client changed
 // its file, disconnect removes evokore's entry and puts each imported
 // server back as written, where it was: the original plus the client's
 // change.
-func TestDisconnectAfterTheClientRewroteItsFile(t *testing.T) {
+func TestDisconnectAfterARewritePutsServersBackInPlace(t *testing.T) {
 	for client, tc := range map[string]struct{ text, from, to string }{
 		"claude-code": {claudeFile, `"numStartups": 118`, `"numStartups": 119`},
 		// Servers go back in front of the server that followed them, else
