@@ -115,17 +115,8 @@ func Disconnect(o Options) (*Plan, error) {
 		return nil, fmt.Errorf("the record of the connection is unreadable: %w", err)
 	}
 	p := &Plan{Client: File{Path: o.File, Before: before, Existed: existed}, home: o.Home, NoRecord: rec == nil, dropRecord: rec != nil}
-	if rec != nil && rec.Changes == 1 && existed && hash(before) == rec.After {
-		if rec.Before == "" {
-			p.Client.Remove, p.ByteRestore = true, true
-			p.Restored = names(rec.Imported)
-			return p, nil
-		}
-		if b, err := os.ReadFile(rec.Backup); err == nil && hash(b) == rec.Before {
-			p.Client.After, p.ByteRestore = b, true
-			p.Restored = names(rec.Imported)
-			return p, nil
-		}
+	if p.restoreBackup(rec) {
+		return p, nil
 	}
 	if !existed {
 		if rec == nil {
@@ -137,38 +128,67 @@ func Disconnect(o Options) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s; it is left as it is", located(o.File, before, err))
 	}
+	if err := p.giveBack(f, rec); err != nil {
+		return nil, fmt.Errorf("%s: %w", o.File, err)
+	}
+	p.Client.After = f.bytes()
+	return p, nil
+}
+
+// restoreBackup plans the file back byte for byte when it is still as
+// connect's only change left it: the backup, or no file at all when
+// connect created it.
+func (p *Plan) restoreBackup(rec *record) bool {
+	if rec == nil || rec.Changes != 1 || !p.Client.Existed || hash(p.Client.Before) != rec.After {
+		return false
+	}
+	if rec.Before == "" {
+		p.Client.Remove = true
+	} else if b, err := os.ReadFile(rec.Backup); err == nil && hash(b) == rec.Before {
+		p.Client.After = b
+	} else {
+		return false
+	}
+	p.ByteRestore = true
+	p.Restored = names(rec.Imported)
+	return true
+}
+
+// giveBack takes the evokore entry out of f and, as the record says,
+// puts back the entry it replaced and the servers it imported, each in
+// front of the server that followed it, and drops a servers section
+// connect added.
+func (p *Plan) giveBack(f serverFile, rec *record) error {
 	present := map[string]bool{}
 	for _, n := range f.names() {
 		present[n] = true
 	}
 	if present[Name] {
 		if err := f.remove(Name); err != nil {
-			return nil, fmt.Errorf("%s: %w", o.File, err)
+			return err
 		}
 	}
-	if rec != nil {
-		if rec.Previous != nil {
-			if err := f.restore(Name, *rec.Previous, nextIn(rec.Order, Name, f)); err != nil {
-				return nil, err
-			}
-		}
-		for _, im := range rec.Imported {
-			if present[im.Name] {
-				continue // the user put it back already
-			}
-			if err := f.restore(im.Name, im.Raw, nextIn(rec.Order, im.Name, f)); err != nil {
-				return nil, fmt.Errorf("%s: %w", o.File, err)
-			}
-			p.Restored = append(p.Restored, im.Name)
-		}
-		if rec.KeyAdded {
-			if err := f.dropKeyIfEmpty(); err != nil {
-				return nil, err
-			}
+	if rec == nil {
+		return nil
+	}
+	if rec.Previous != nil {
+		if err := f.restore(Name, *rec.Previous, nextIn(rec.Order, Name, f)); err != nil {
+			return err
 		}
 	}
-	p.Client.After = f.bytes()
-	return p, nil
+	for _, im := range rec.Imported {
+		if present[im.Name] {
+			continue // the user put it back already
+		}
+		if err := f.restore(im.Name, im.Raw, nextIn(rec.Order, im.Name, f)); err != nil {
+			return err
+		}
+		p.Restored = append(p.Restored, im.Name)
+	}
+	if rec.KeyAdded {
+		return f.dropKeyIfEmpty()
+	}
+	return nil
 }
 
 // nextIn is the first server after name in the recorded order that the

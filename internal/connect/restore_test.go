@@ -129,6 +129,14 @@ func TestDisconnectGivesBackTheEntryConnectReplaced(t *testing.T) {
 	if want := strings.Replace(text, `"theme": "dark"`, `"theme": "light"`, 1); s.read() != want || strings.Join(p.Restored, ",") != "fs" {
 		t.Fatalf("restored %v; file:\n%s\nwant:\n%s", p.Restored, s.read(), want)
 	}
+	// The user put fs back by hand after connect: it is not given back twice.
+	again := newSetup(t, "claude-desktop", text)
+	again.connect()
+	again.write(strings.Replace(again.read(), `"mcpServers": {`, `"mcpServers": {"fs": {"command": "npx"},`, 1))
+	p = again.disconnect()
+	if len(p.Restored) != 0 || strings.Count(again.read(), `"fs"`) != 1 {
+		t.Fatalf("restored %v; file:\n%s", p.Restored, again.read())
+	}
 }
 
 // TestDisconnectWithoutARecordRemovesTheEntryOnly: with no record of
