@@ -87,7 +87,9 @@ func (pl *planner) openConfig() error {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			pl.p.Config = File{Path: path, After: emptyConfig}
 		}
-		pl.cfgData, _, _ = readFile(path)
+		if pl.o.Client.passEnv != nil {
+			pl.cfgData, _, _ = readFile(path)
+		}
 		return nil
 	}
 	cb, existed, err := readFile(path)
