@@ -28,14 +28,18 @@ const Hidden = `<hidden>`
 //   - in a list, the argument after a secret-named flag (--api-key X).
 //
 // A value that only refers to a variable (${NAME}, $NAME, ${env:NAME},
-// "Bearer ${NAME}") shows no secret and is shown.
+// "Bearer ${NAME}") shows no secret and is shown; one with a default
+// (${NAME:-value}) is not.
 
 // secretSections name the tables whose values are all secrets: a
 // server's environment and its HTTP headers.
 var secretSections = map[string]bool{"env": true, "headers": true, "http_headers": true}
 
 var (
-	anyRef     = regexp.MustCompile(`\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*`)
+	// anyRef is a reference in any client's syntax (${NAME}, $NAME,
+	// ${env:NAME}, ${input:id}), never one with a default, which may be
+	// a secret (${KEY:-sk-…}).
+	anyRef     = regexp.MustCompile(`\$\{(?:[A-Za-z_]+:)?[A-Za-z_][A-Za-z0-9_.-]*\}|\$[A-Za-z_][A-Za-z0-9_]*`)
 	authScheme = regexp.MustCompile(`(?i)^(bearer|basic|token|bot)?$`)
 	urlText    = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)
 	assignment = regexp.MustCompile(`(^|[\s'"(;&|,#])(-{0,2}[A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*("[^"]*"|'[^']*'|[^\s'";&|]+)`)

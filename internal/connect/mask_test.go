@@ -13,8 +13,9 @@ var secretText = regexp.MustCompile(`sk-[A-Z-]+`)
 // a client's file holds, in the lines it changes or in their context:
 // not a top-level API key, not an argument (--token=…, --api-key X, a
 // header argument, KEY=… inside sh -c), not a URL's user or query, not
-// an env or header value, not a comment. References to variables stay
-// visible: they are what the user needs to check.
+// an env or header value, not a comment, not a reference's default.
+// References to variables stay visible: they are what the user needs to
+// check.
 func TestDryRunDiffShowsNoSecret(t *testing.T) {
 	for _, tc := range []struct {
 		client, text string
@@ -26,7 +27,7 @@ func TestDryRunDiffShowsNoSecret(t *testing.T) {
   "primaryApiKey": "sk-PRIMARY-KEY",
   "mcpServers": {
     "gh": {"command": "npx", "args": ["-y", "server-github", "--token=sk-FLAG-EQ", "--api-key", "sk-FLAG-SPACED", "--header", "Authorization: Bearer sk-HEADER-ARG"],
-      "env": {"GITHUB_TOKEN": "sk-ENV", "HOST": "${GITHUB_HOST}"}},
+      "env": {"GITHUB_TOKEN": "sk-ENV", "HOST": "${GITHUB_HOST}", "KEY": "${KEY:-sk-DEFAULT}"}},
     "sh": {"command": "sh", "args": ["-c", "API_KEY=sk-SHELL exec server --secret sk-SHELL-FLAG"]},
     "web": {"type": "http", "url": "https://user:sk-USERINFO@mcp.example.com/mcp?api_key=sk-QUERY&page=2",
       "headers": {"Authorization": "Bearer ${WEB_TOKEN}", "X-Key": "sk-HEADER"}},
