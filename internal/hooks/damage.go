@@ -124,6 +124,16 @@ func worst(ds []Decision) Decision {
 type matcher struct {
 	rules                  *config.DamageControlRules
 	home, cwd, evokoreHome string
+	// homes caches EVOKORE_HOME as written and with its symlinks resolved.
+	homes []string
+}
+
+// evokoreHomes is EVOKORE_HOME as written and through its symlinks.
+func (m *matcher) evokoreHomes() []string {
+	if m.homes == nil {
+		m.homes = []string{filepath.Clean(m.evokoreHome), resolved(m.evokoreHome)}
+	}
+	return m.homes
 }
 
 func (m *matcher) bash(cmd string) []Decision {
@@ -174,6 +184,7 @@ func (m *matcher) target(t target, dir string) Decision {
 	if t.unk.unknown() {
 		return m.unknownTarget(t, dir)
 	}
+	m.evokoreHomes()
 	at := *m
 	if dir == unknownDir {
 		if rel := t.path; !filepath.IsAbs(rel) && !strings.HasPrefix(rel, "~") && !strings.HasPrefix(rel, "$") && (t.write || t.del) {
@@ -231,7 +242,7 @@ func (m *matcher) directory(p string) Decision {
 		return m.path(p, true, false)
 	}
 	abs := absolute(expandEvokoreHome(expandHome(p, m.home), m.evokoreHome), m.cwd)
-	for _, home := range []string{filepath.Clean(m.evokoreHome), resolved(m.evokoreHome)} {
+	for _, home := range m.evokoreHomes() {
 		if home == "" {
 			continue
 		}
@@ -413,7 +424,7 @@ func (m *matcher) inEvokoreHome(p string) bool {
 	}
 	p = expandEvokoreHome(p, m.evokoreHome)
 	abs := absolute(expandHome(p, m.home), m.cwd)
-	for _, home := range []string{filepath.Clean(m.evokoreHome), resolved(m.evokoreHome)} {
+	for _, home := range m.evokoreHomes() {
 		if !filepath.IsAbs(home) {
 			continue
 		}
@@ -441,7 +452,7 @@ func (m *matcher) evokoreState(p string) bool {
 		return false
 	}
 	p = expandEvokoreHome(p, m.evokoreHome)
-	for _, home := range []string{filepath.Clean(m.evokoreHome), resolved(m.evokoreHome)} {
+	for _, home := range m.evokoreHomes() {
 		if !filepath.IsAbs(home) {
 			continue
 		}

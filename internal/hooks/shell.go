@@ -645,31 +645,37 @@ type fieldBuilder struct {
 // add appends one part; split says an unquoted expansion's separators
 // (marked by the part's split) end the field.
 func (b *fieldBuilder) add(p part, split bool) {
-	texts := []string{p.text}
-	if split && p.split {
-		texts = strings.Fields(p.text)
-		if len(texts) == 0 {
-			b.flush()
-			return
-		}
-		if strings.TrimLeft(p.text, " \t\n") != p.text {
-			b.flush()
-		}
+	if !split || !p.split {
+		b.write(p.text, p.unk)
+		return
+	}
+	texts := strings.Fields(p.text)
+	if len(texts) == 0 || strings.TrimLeft(p.text, " \t\n") != p.text {
+		b.flush()
 	}
 	for i, t := range texts {
 		if i > 0 {
 			b.flush()
 		}
-		if p.unknown && !b.unk.unknown() {
-			b.unk = span{b.cur.Len(), b.cur.Len() + len(t)}
-		} else if p.unknown {
-			b.unk.to = b.cur.Len() + len(t)
-		}
-		b.cur.WriteString(t)
+		b.write(t, p.unk)
 	}
-	if split && p.split && strings.TrimRight(p.text, " \t\n") != p.text {
+	if len(texts) > 0 && strings.TrimRight(p.text, " \t\n") != p.text {
 		b.flush()
 	}
+}
+
+// write appends text whose unresolved part is unk (relative to text).
+func (b *fieldBuilder) write(text string, unk span) {
+	if unk.unknown() {
+		off := b.cur.Len()
+		to := min(off+unk.to, off+len(text))
+		if b.unk.unknown() {
+			b.unk.to = to
+		} else {
+			b.unk = span{off + unk.from, to}
+		}
+	}
+	b.cur.WriteString(text)
 }
 
 func (b *fieldBuilder) flush() {
@@ -688,13 +694,17 @@ func (b *fieldBuilder) done() []field {
 	return b.out
 }
 
-// part is one word part resolved: its text, whether damage-control
-// could not resolve it, and whether unquoted it splits into fields.
+// part is one word part resolved: its text, where in it what
+// damage-control could not resolve sits, and whether unquoted it splits
+// into fields.
 type part struct {
-	text    string
-	unknown bool
-	split   bool
+	text  string
+	unk   span
+	split bool
 }
+
+// opaque is a part damage-control cannot resolve, as written.
+func opaque(text string) part { return part{text: text, unk: span{0, len(text)}} }
 
 // part resolves one word part; inQuotes is set inside "…".
 func (w *walker) part(wp syntax.WordPart, inQuotes bool) part {
@@ -708,14 +718,11 @@ func (w *walker) part(wp syntax.WordPart, inQuotes bool) part {
 		}
 		return part{text: p.Value}
 	case *syntax.DblQuoted:
-		var b strings.Builder
-		unknown := false
+		var b fieldBuilder
 		for _, inner := range p.Parts {
-			r := w.part(inner, true)
-			b.WriteString(r.text)
-			unknown = unknown || r.unknown
+			b.add(w.part(inner, true), false)
 		}
-		return part{text: b.String(), unknown: unknown}
+		return part{text: b.cur.String(), unk: b.unk}
 	case *syntax.ParamExp:
 		return w.param(p, inQuotes)
 	case *syntax.CmdSubst:
@@ -725,11 +732,11 @@ func (w *walker) part(wp syntax.WordPart, inQuotes bool) part {
 		return part{text: placeholder(p.Op.String(), p.Stmts)}
 	case *syntax.ArithmExp:
 		w.substitutions(p)
-		return part{text: "$((…))", unknown: true}
+		return opaque("$((…))")
 	case *syntax.ExtGlob:
 		return part{text: p.Op.String() + p.Pattern.Value + ")"}
 	}
-	return part{text: source(wp), unknown: true}
+	return opaque(source(wp))
 }
 
 // unescape removes the backslashes of unquoted (or, inQuotes, double
@@ -765,7 +772,7 @@ func unescape(s string, inQuotes bool) string {
 func (w *walker) param(p *syntax.ParamExp, inQuotes bool) part {
 	if p.Param == nil || !simpleParam(p) {
 		w.substitutions(p)
-		return part{text: source(p), unknown: true}
+		return opaque(source(p))
 	}
 	name := p.Param.Value
 	switch {
@@ -782,7 +789,7 @@ func (w *walker) param(p *syntax.ParamExp, inQuotes bool) part {
 	if v, ok := w.vars[name]; ok {
 		return part{text: v, split: true}
 	}
-	return part{text: source(p), unknown: true}
+	return opaque(source(p))
 }
 
 func simpleParam(p *syntax.ParamExp) bool {
@@ -831,7 +838,7 @@ func (w *walker) cmdSubst(cs *syntax.CmdSubst) part {
 			}
 		}
 	}
-	return part{text: placeholder("$(", cs.Stmts), unknown: true}
+	return opaque(placeholder("$(", cs.Stmts))
 }
 
 // placeholder stands for a substitution in a word: its sigil and the name
