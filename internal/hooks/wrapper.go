@@ -84,6 +84,9 @@ func (w *walker) peel(c shellCommand) (shellCommand, []shellCommand, bool) {
 	case name == "eval":
 		w.code(c, c.words[1:], c.unk[1:], nil, "the code eval runs")
 		return c, nil, false
+	case name == "trap" && len(c.words) > 2:
+		w.code(c, c.words[1:2], c.unk[1:2], nil, "the code trap runs")
+		return c, nil, false
 	case shells[name]:
 		w.shell(c)
 		return c, nil, false
