@@ -140,10 +140,7 @@ func peelWrapper(c shellCommand) (shellCommand, []shellCommand, bool) {
 		i++
 	}
 	if i >= len(c.words) {
-		if spec.fed {
-			// xargs alone runs echo; parallel alone runs its input.
-			return c, nil, false
-		}
+		// Nothing left to run: xargs alone runs echo.
 		return c, nil, false
 	}
 	rest := c.drop(i)
@@ -252,6 +249,7 @@ func textRunner(name string) bool {
 // rest of its words are a command.
 func (w *walker) textRun(c shellCommand) (shellCommand, []shellCommand, bool) {
 	name := c.words[0]
+	c.words = append([]string(nil), c.words...) // optionValue cuts --command=
 	switch name {
 	case "script":
 		if code, ok := optionValue(c, "c", "--command"); ok {
@@ -396,6 +394,7 @@ func (w *walker) terminalText(c shellCommand) {
 // node -e, …) or the code it reads on stdin.
 func (w *walker) interpreter(c shellCommand) {
 	lang := interpreterLang(c.words)
+	c.words = append([]string(nil), c.words...) // inlineCode cuts -cCODE
 	idx := inlineCode(c.words, lang)
 	if len(idx) == 0 {
 		if firstOperand(c, "WXIMmrdc") < 0 || c.words[len(c.words)-1] == "-" {
