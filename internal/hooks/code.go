@@ -506,6 +506,14 @@ func pathCall(name string) bool {
 // envPath reads the expressions that name the home directory or
 // EVOKORE_HOME in each language.
 func envPath(ts []token) (string, bool) {
+	// require('os').homedir(), Path.home(): a call of home or homedir
+	// ends the expression.
+	if n := len(ts); n >= 3 && ts[n-1].text == ")" && ts[n-2].text == "(" && ts[n-3].kind == tokName {
+		switch lastPart(ts[n-3].text) {
+		case "home", "homedir":
+			return "~", true
+		}
+	}
 	var name, key string
 	switch {
 	case len(ts) == 1 && ts[0].kind == tokName:
