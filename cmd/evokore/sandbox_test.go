@@ -31,7 +31,7 @@ func TestDoctorSeesTheShellConfinedAfterHooksInstallSandbox(t *testing.T) {
   }
 }
 `)
-	testutil.WriteFile(t, filepath.Join(e.wd, ".claude"), "settings.json", `{"env": {"FOO": "1"}, "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./check.sh"}]}]}}`)
+	project := testutil.WriteFile(t, filepath.Join(e.wd, ".claude"), "settings.json", `{"env": {"FOO": "1"}, "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./check.sh"}]}]}}`)
 
 	r := e.run("doctor")
 	if !strings.Contains(r.stdout, "note  Claude Code's shell is not confined (its sandbox is off") ||
@@ -94,6 +94,19 @@ func TestDoctorSeesTheShellConfinedAfterHooksInstallSandbox(t *testing.T) {
 		t.Fatalf("doctor with the sandbox off in %s: %+v", local, r)
 	}
 	_ = os.Remove(local)
+
+	// connect claude-code --sandbox confines the shell too (the
+	// project's settings with --project), leaving the hooks alone; no
+	// other client has a shell evokore can confine.
+	if r := e.run("connect", "cursor", "--sandbox"); r.code != 2 || !strings.Contains(r.stderr, "only Claude Code's shell") {
+		t.Fatalf("connect cursor --sandbox: %+v", r)
+	}
+	if r := e.run("connect", "claude-code", "--project", "--sandbox"); r.code != 0 || !strings.Contains(r.stdout, `+    "enabled": true,`) {
+		t.Fatalf("connect claude-code --sandbox: %+v", r)
+	}
+	if b, _ := os.ReadFile(project); !strings.Contains(string(b), `"command": "./check.sh"`) || !strings.Contains(string(b), `"FOO": "1"`) || !strings.Contains(string(b), `"enabled": true`) || strings.Contains(string(b), "hook damage-control") {
+		t.Fatalf("the project's settings after connect --sandbox:\n%s", b)
+	}
 
 	// The hook the install wired refuses the approvals route however it
 	// is encoded.
