@@ -212,12 +212,15 @@ func (w *walker) script(src, what string) {
 		return
 	}
 	parser := syntax.NewParser(syntax.KeepComments(false), syntax.Variant(syntax.LangBash))
-	err := parser.Stmts(strings.NewReader(src), func(s *syntax.Stmt) bool {
+	for s, err := range parser.StmtsSeq(strings.NewReader(src)) {
+		if err != nil {
+			w.p.unseen = append(w.p.unseen, fmt.Sprintf("%s does not parse as shell (%v), so what it runs cannot be judged", what, err))
+			return
+		}
 		w.stmt(s)
-		return !w.p.tooDeep
-	})
-	if err != nil {
-		w.p.unseen = append(w.p.unseen, fmt.Sprintf("%s does not parse as shell (%v), so what it runs cannot be judged", what, err))
+		if w.p.tooDeep {
+			return
+		}
 	}
 }
 
@@ -619,7 +622,7 @@ func (w *walker) fields(word *syntax.Word) []field {
 	var out []field
 	words := []*syntax.Word{word}
 	if syntax.SplitBraces(word) {
-		words = expand.Braces(word)
+		words = braces(word)
 	}
 	for _, wd := range words {
 		var b fieldBuilder
@@ -630,6 +633,22 @@ func (w *walker) fields(word *syntax.Word) []field {
 			b.quoted = b.quoted || quoted || single
 		}
 		out = append(out, b.done()...)
+	}
+	return out
+}
+
+// maxBraceWords bounds what one brace list expands to; a longer one is
+// judged as written.
+const maxBraceWords = 256
+
+// braces expands a word's brace lists, up to maxBraceWords words.
+func braces(word *syntax.Word) []*syntax.Word {
+	var out []*syntax.Word
+	for w, err := range expand.BracesSeq(nil, word) {
+		if err != nil || len(out) == maxBraceWords {
+			return []*syntax.Word{{Parts: []syntax.WordPart{&syntax.Lit{Value: source(word)}}}}
+		}
+		out = append(out, w)
 	}
 	return out
 }
