@@ -211,14 +211,17 @@ func (w *walker) script(src, what string) {
 		return
 	}
 	parser := syntax.NewParser(syntax.KeepComments(false), syntax.Variant(syntax.LangBash))
+	// The sequence is drained, never left early: after an error,
+	// mvdan.cc/sh v3.14.1 yields again to a loop that has stopped, which
+	// panics.
+	reported := false
 	for s, err := range parser.StmtsSeq(strings.NewReader(src)) {
-		if err != nil {
+		switch {
+		case err != nil && !reported:
+			reported = true
 			w.p.unseen = append(w.p.unseen, fmt.Sprintf("%s does not parse as shell (%v), so what it runs cannot be judged", what, err))
-			return
-		}
-		w.stmt(s)
-		if w.p.tooDeep {
-			return
+		case err == nil && !w.p.tooDeep:
+			w.stmt(s)
 		}
 	}
 }
