@@ -250,6 +250,7 @@ func textRunner(name string) bool {
 func (w *walker) textRun(c shellCommand) (shellCommand, []shellCommand, bool) {
 	name := c.words[0]
 	c.words = append([]string(nil), c.words...) // optionValue cuts --command=
+	c.unk = append([]span(nil), c.unk...)
 	switch name {
 	case "script":
 		if code, ok := optionValue(c, "c", "--command"); ok {
@@ -302,6 +303,7 @@ func optionValue(c shellCommand, short, long string) (int, bool) {
 		}
 		if v, ok := strings.CutPrefix(a, long+"="); ok && long != "" {
 			c.words[i] = v
+			c.unk[i] = shift(c.unk[i], len(long)+1)
 			return i, true
 		}
 		if (a == long && long != "") || (len(a) > 1 && a[0] == '-' && a[1] != '-' && strings.HasSuffix(a, short)) {
@@ -394,8 +396,13 @@ func (w *walker) terminalText(c shellCommand) {
 // node -e, …) or the code it reads on stdin.
 func (w *walker) interpreter(c shellCommand) {
 	lang := interpreterLang(c.words)
+	orig := c.words
 	c.words = append([]string(nil), c.words...) // inlineCode cuts -cCODE
 	idx := inlineCode(c.words, lang)
+	c.unk = append([]span(nil), c.unk...)
+	for _, i := range idx {
+		c.unk[i] = shift(c.unk[i], len(orig[i])-len(c.words[i]))
+	}
 	if len(idx) == 0 {
 		if firstOperand(c, "WXIMmrdc") < 0 || c.words[len(c.words)-1] == "-" {
 			w.stdinCode(c, lang)
