@@ -277,7 +277,17 @@ func (m *matcher) path(p string, write, del bool) Decision {
 	if del && m.any(r.NoDeletePaths, p, true) {
 		return Decision{Block, fmt.Sprintf("%s may not be deleted", p)}
 	}
+	if write && claudeSettings(p) {
+		return Decision{Ask, fmt.Sprintf("%s is Claude Code's settings: it decides the hooks and the sandbox that confine the agent", p)}
+	}
 	return Decision{Action: Allow}
+}
+
+// claudeSettings reports a Claude Code settings file (.claude/settings.json
+// or settings.local.json).
+func claudeSettings(p string) bool {
+	base := filepath.Base(p)
+	return (base == "settings.json" || base == "settings.local.json") && filepath.Base(filepath.Dir(p)) == ".claude"
 }
 
 // any reports whether p falls under one of patterns; with globs, a path
