@@ -93,6 +93,7 @@ func Run(o Options) []Finding {
 	r.ports(o.Ports)
 	r.trust(o)
 	r.hooks(o.UserHome, o.ProjectDir)
+	r.shell(o)
 	r.clients(o.Clients)
 	return r.out
 }
@@ -393,6 +394,29 @@ func (r *report) hooks(userHome, project string) {
 		return
 	}
 	r.note("Claude Code hooks are not installed (optional: damage control, evidence, session replay)", "evokore hooks install --user")
+}
+
+// shell says whether Claude Code's sandbox confines the agent's shell
+// away from evokore's approval surfaces, reading the effective settings
+// (user, project, local), and what that means for approvals.
+func (r *report) shell(o Options) {
+	_, errDir := os.Stat(filepath.Join(o.UserHome, ".claude"))
+	_, errFile := os.Stat(filepath.Join(o.UserHome, ".claude.json"))
+	if errors.Is(errDir, fs.ErrNotExist) && errors.Is(errFile, fs.ErrNotExist) {
+		return // no Claude Code here
+	}
+	sb := hooks.SandboxFor(o.Home, o.Env.Get("EVOKORE_APPROVAL_KEY_FILE"))
+	c := hooks.Confine(hooks.SettingsFiles(o.UserHome, o.ProjectDir), sb, o.UserHome)
+	if c.Confined {
+		text := "Claude Code's shell is confined by its sandbox (no write to " + o.Home + ", no read of the approval secrets, no path to this machine's network): approvals hold against the model's MCP calls and against the agent's shell"
+		if len(c.Outside) > 0 {
+			text += "; except the commands it runs outside the sandbox: " + strings.Join(c.Outside, ", ")
+		}
+		r.ok("%s", text)
+		return
+	}
+	r.note("Claude Code's shell is not confined ("+strings.Join(c.Gaps, "; ")+"): approvals hold against the model's MCP calls; against the agent's shell only when confined",
+		"evokore hooks install --sandbox (or --user --sandbox) turns on Claude Code's sandbox for it")
 }
 
 // hookExe is the executable of an installed hook command: the command
