@@ -88,3 +88,27 @@ func BenchmarkDecodeToolsCall(b *testing.B) {
 		}
 	}
 }
+
+// What a carried call's _meta may hold: the trace context always; a
+// progress token only where the transport delivers progress; the
+// per-request protocol members only for a sessionless request.
+func TestViaDeliversOnlyWhatItsTransportCarries(t *testing.T) {
+	stdio, session, sessionless := ingress.Via{Progress: true}, ingress.Via{}, ingress.Via{Sessionless: true}
+	for _, c := range []struct {
+		key  string
+		want [3]bool // stdio, an HTTP session, a sessionless request
+	}{
+		{"traceparent", [3]bool{true, true, true}},
+		{"tracestate", [3]bool{true, true, true}},
+		{"progressToken", [3]bool{true, false, false}},
+		{"io.modelcontextprotocol/protocolVersion", [3]bool{false, false, true}},
+		{"io.modelcontextprotocol/clientCapabilities", [3]bool{false, false, true}},
+		{"io.modelcontextprotocol/clientInfo", [3]bool{false, false, true}},
+		{"io.modelcontextprotocol/related-task", [3]bool{false, false, false}},
+	} {
+		got := [3]bool{stdio.Delivers(c.key), session.Delivers(c.key), sessionless.Delivers(c.key)}
+		if got != c.want {
+			t.Errorf("%s: delivered %v, want %v", c.key, got, c.want)
+		}
+	}
+}
