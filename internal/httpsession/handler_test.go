@@ -410,6 +410,7 @@ func TestHTTPResumedSessionKeepsItsClientsLogLevel(t *testing.T) {
 	t.Cleanup(ts.Close)
 	who := map[string]string{"X-Test-Role": "alpha"}
 	c := connectHTTP(t, ts.URL, who)
+	//lint:ignore SA1019 logging passes through on purpose (docs/decisions.md)
 	if err := c.cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
 		t.Fatal(err)
 	}

@@ -118,7 +118,7 @@ func (e *entry) stateChanged(req mcp.Request) {
 	switch p := req.GetParams().(type) {
 	case *mcp.InitializedParams:
 		e.state.InitializedParams = &mcp.InitializedParams{}
-	case *mcp.SetLoggingLevelParams:
+	case *mcp.SetLoggingLevelParams: //lint:ignore SA1019 a session's log level is part of the state it is resumed from
 		if p != nil {
 			e.state.LogLevel = p.Level
 		}
