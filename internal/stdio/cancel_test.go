@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/evokore/evokore/internal/stdio"
+	"github.com/evokore/evokore/internal/ingress"
 )
 
 // call is a taken call that answers its arguments, or, when block is
@@ -30,24 +30,24 @@ func (c *call) Run(ctx context.Context) (*mcp.CallToolResult, []byte, error) {
 	return nil, nil, ctx.Err()
 }
 
-// Calls runs what take takes and answers it under the client's id; a
+// The byte path runs what take takes and answers it under the client's id; a
 // notifications/cancelled naming a call it runs cancels that call ("a"
 // and "\u0061" are one id); a request reusing the id of a call still
 // running is refused without an id, as the SDK refuses one, whether the
-// fast path would take it or not; the id is free again once its call
+// byte path would take it or not; the id is free again once its call
 // answered.
-func TestCallsCancelsByIDAndRefusesAReusedID(t *testing.T) {
+func TestBytePathCancelsByIDAndRefusesAReusedID(t *testing.T) {
 	started := make(chan struct{})
-	inW, outR := serveWithFastPath(t, stdio.NewCalls(func(params []byte) (stdio.Call, bool) {
+	inW, outR := serveWithBytePath(t, func(m ingress.Message) (ingress.Call, bool) {
 		var p struct {
 			Name      string          `json:"name"`
 			Arguments json.RawMessage `json:"arguments"`
 		}
-		if json.Unmarshal(params, &p) != nil || p.Name == "declined" {
+		if json.Unmarshal(m.Params, &p) != nil || p.Name == "declined" {
 			return nil, false
 		}
 		return &call{args: p.Arguments, block: p.Name == "block", started: started}, true
-	}))
+	})
 	lines := bufio.NewReader(outR)
 	send := func(frame string) {
 		t.Helper()
@@ -104,13 +104,13 @@ func TestCallsCancelsByIDAndRefusesAReusedID(t *testing.T) {
 }
 
 // A notifications/cancelled sent as a request, with an id, is not the
-// fast path's: it cancels nothing and the SDK answers it with an error
+// byte path's: it cancels nothing and the SDK answers it with an error
 // under its id, as it does when no taken call matches.
-func TestCallsLeaveACancellationWithAnIDToTheSDK(t *testing.T) {
+func TestBytePathLeavesACancellationWithAnIDToTheSDK(t *testing.T) {
 	started := make(chan struct{})
-	inW, outR := serveWithFastPath(t, stdio.NewCalls(func(params []byte) (stdio.Call, bool) {
+	inW, outR := serveWithBytePath(t, func(ingress.Message) (ingress.Call, bool) {
 		return &call{block: true, started: started}, true
-	}))
+	})
 	lines := bufio.NewReader(outR)
 	send := func(frame string) {
 		t.Helper()

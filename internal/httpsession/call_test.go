@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/httpsession"
-	"github.com/evokore/evokore/internal/server"
+	"github.com/evokore/evokore/internal/ingress"
 	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
@@ -180,7 +180,7 @@ func TestHTTPSessionIdleForTheTTLCloses(t *testing.T) {
 	h := routertest.NewWithConfig(t, dir, cfg, nil)
 	h.Server.StartChildren(nil)
 	h.Booted()
-	ts := httptest.NewServer(httpsession.New(h.Server, httpsession.Options{TTL: ttl, Identify: func(*http.Request) server.SessionOptions { return server.SessionOptions{} }}))
+	ts := httptest.NewServer(httpsession.New(h.Server, httpsession.Options{TTL: ttl, Identify: func(*http.Request) ingress.SessionOptions { return ingress.SessionOptions{} }}))
 	t.Cleanup(ts.Close)
 	c := mcp.NewClient(&mcp.Implementation{Name: "idle", Version: "1"}, nil)
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL}, sessionEra)

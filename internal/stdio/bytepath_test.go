@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/ingress"
 	"github.com/evokore/evokore/internal/stdio"
 )
 
@@ -20,13 +21,15 @@ type echoFast struct {
 	taken []string
 }
 
-func (f *echoFast) Take(m stdio.Message, r stdio.Replier) (func(), bool) {
+// answered is a call whose result is bytes given.
+type answered []byte
+
+func (a answered) Run(context.Context) (*mcp.CallToolResult, []byte, error) { return nil, a, nil }
+
+func (f *echoFast) take(m ingress.Message) (ingress.Call, bool) {
 	f.mu.Lock()
 	f.taken = append(f.taken, m.Method)
 	f.mu.Unlock()
-	if m.Method != "tools/call" {
-		return nil, false
-	}
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -34,17 +37,18 @@ func (f *echoFast) Take(m stdio.Message, r stdio.Replier) (func(), bool) {
 	if json.Unmarshal(m.Params, &p) != nil || p.Name != "fast" {
 		return nil, false
 	}
-	return func() { _ = r.Reply(m.ID, p.Arguments) }, true
+	return answered(p.Arguments), true
 }
 
-// serveWithFastPath connects an SDK server over a Transport with fp
-// installed and returns the ends a client writes to and reads from.
-func serveWithFastPath(t *testing.T, fp stdio.FastPath) (io.Writer, io.Reader) {
+// serveWithBytePath connects an SDK server over a Transport carrying
+// what take takes and returns the ends a client writes to and reads
+// from.
+func serveWithBytePath(t *testing.T, take stdio.Take) (io.Writer, io.Reader) {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	tr := stdio.NewTransport(inR, outW, nil)
-	tr.SetFastPath(fp)
+	tr.Carry(take)
 	server := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	ss, err := server.Connect(context.Background(), tr, nil)
 	if err != nil {
@@ -54,9 +58,9 @@ func serveWithFastPath(t *testing.T, fp stdio.FastPath) (io.Writer, io.Reader) {
 	return inW, outR
 }
 
-func TestFastPathTakesOnlyCleanToolCallsAndAnswersUnderTheirID(t *testing.T) {
+func TestBytePathTakesOnlyCleanToolCallsAndAnswersUnderTheirID(t *testing.T) {
 	fast := &echoFast{}
-	inW, outR := serveWithFastPath(t, fast)
+	inW, outR := serveWithBytePath(t, fast.take)
 	lines := bufio.NewReader(outR)
 	exchange := func(frame string) string {
 		t.Helper()
@@ -74,7 +78,7 @@ func TestFastPathTakesOnlyCleanToolCallsAndAnswersUnderTheirID(t *testing.T) {
 	if got := exchange(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"fast","arguments":{}}}`); got != `{"jsonrpc":"2.0","id":42,"result":{}}`+"\n" {
 		t.Errorf("number id answered %q", got)
 	}
-	// What the fast path declines, and frames that are not clean, go to
+	// What the byte path declines, and frames that are not clean, go to
 	// the SDK, which answers them as it always did.
 	for _, frame := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
@@ -90,7 +94,7 @@ func TestFastPathTakesOnlyCleanToolCallsAndAnswersUnderTheirID(t *testing.T) {
 			t.Fatalf("answer %q: %v", line, err)
 		}
 		if string(m["result"]) == `{"mark":1}` {
-			t.Errorf("%s was taken by the fast path: %s", frame, line)
+			t.Errorf("%s was taken by the byte path: %s", frame, line)
 		}
 	}
 	fast.mu.Lock()
@@ -98,21 +102,5 @@ func TestFastPathTakesOnlyCleanToolCallsAndAnswersUnderTheirID(t *testing.T) {
 	want := []string{"tools/call", "tools/call", "tools/call"} // s1, 42, and "slow" declined
 	if len(fast.taken) != len(want) {
 		t.Errorf("offered %v, want %v", fast.taken, want)
-	}
-}
-
-// ScanRequest returns a tools/call only as a request and a cancellation
-// only as a notification; the other shapes are the SDK's to refuse.
-func TestScanRequestTakesOnlyARequestCallAndANotificationCancel(t *testing.T) {
-	for frame, want := range map[string]bool{
-		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}`:                              true,
-		`{"jsonrpc":"2.0","method":"tools/call","params":{}}`:                                     false,
-		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`:           true,
-		`{"jsonrpc":"2.0","id":9,"method":"notifications/cancelled","params":{"requestId":1}}`:    false,
-		`{"jsonrpc":"2.0","id":null,"method":"notifications/cancelled","params":{"requestId":1}}`: false,
-	} {
-		if _, ok := stdio.ScanRequest([]byte(frame)); ok != want {
-			t.Errorf("ScanRequest(%s) = %v, want %v", frame, ok, want)
-		}
 	}
 }
