@@ -38,8 +38,6 @@ import (
 	"runtime/debug"
 	"sync"
 	"time"
-
-	"github.com/evokore/evokore/internal/proctree"
 )
 
 // settleAfter ends the start of any command that did not settle itself.
@@ -69,10 +67,6 @@ func Settle() {
 		if !procsSet {
 			runtime.SetDefaultGOMAXPROCS()
 		}
-		// The pages of the binary only the start touched (package
-		// inits, building the router) leave the resident set too,
-		// whoever chose the collector's settings.
-		defer proctree.DropFilePages()
 		if operatorSet {
 			return
 		}
