@@ -542,7 +542,7 @@ func TestNewDialsNothingUntilStart(t *testing.T) {
 // acts on escaped, as every other surface escapes them: a pending file is
 // written by any process of the user, and a tool name whose bidi
 // override reverses what follows would show the operator another tool
-// than the one approving runs (docs/security-model.md).
+// than the one approving runs (docs/security.md).
 func TestApprovalsShowControlsEscaped(t *testing.T) {
 	home := t.TempDir()
 	const rlo = "\u202e" // RIGHT-TO-LEFT OVERRIDE

@@ -24,7 +24,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -33,6 +32,7 @@ import (
 
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/procgroup"
 	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/session"
 )
@@ -45,7 +45,7 @@ type Options struct {
 	// (EVOKORE_PROXY_REQUEST_TIMEOUT_MS); zero is none.
 	NativeTimeout time.Duration
 	// Command starts a sandbox process; nil is SelfCommand.
-	Command func() (*exec.Cmd, error)
+	Command func() (procgroup.Spec, error)
 }
 
 // Register binds run_code.
@@ -73,7 +73,7 @@ func wallWithin(wall, native time.Duration) time.Duration {
 
 type manager struct {
 	host    *native.Host
-	command func() (*exec.Cmd, error)
+	command func() (procgroup.Spec, error)
 	limits  Limits
 
 	mu      sync.Mutex

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -57,7 +56,7 @@ const stderrTail = 4 << 10
 // sending each tool call to call. Run returns once the sandbox is gone
 // and every tool call it started has returned; calls still running when
 // the program ended are cancelled.
-func Run(ctx context.Context, command func() (*exec.Cmd, error), code string, l Limits, call Caller) Outcome {
+func Run(ctx context.Context, command func() (procgroup.Spec, error), code string, l Limits, call Caller) Outcome {
 	r := &run{limits: l, call: call}
 	ctx, cancel := context.WithTimeout(ctx, l.Wall)
 	defer cancel()
@@ -89,15 +88,21 @@ type run struct {
 	queued  *semaphore.Weighted
 }
 
-func (r *run) execute(command func() (*exec.Cmd, error), code string) {
-	cmd, err := command()
+func (r *run) execute(command func() (procgroup.Spec, error), code string) {
+	spec, err := command()
 	if err != nil {
 		r.out.Error = "cannot start the sandbox: " + err.Error()
 		return
 	}
-	// The sandbox inherits nothing: no environment, no files but its
-	// three pipes.
-	cmd.Env = []string{}
+	// The sandbox inherits nothing but the launcher's tree mark: no
+	// environment (spec.Env is empty), no files but its three pipes. The
+	// launcher gives it a process group of its own, so a signal to the
+	// router's group (Ctrl-C at a terminal: a graceful shutdown that lets
+	// calls finish; SIGHUP: a reload) does not end a run, and on Linux
+	// the parent-death signal, so a router killed mid-run leaves no
+	// program running.
+	spec.Env = procgroup.Env{}
+	cmd := procgroup.Command(r.ctx, spec)
 	stderr := &tail{max: stderrTail}
 	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
@@ -110,32 +115,26 @@ func (r *run) execute(command func() (*exec.Cmd, error), code string) {
 		r.out.Error = "cannot start the sandbox: " + err.Error()
 		return
 	}
-	sandboxAttr(cmd)
-	// sandboxAttr gives it a process group of its own (Linux), so
-	// procgroup's orphan reaper is told that this Wait reaps it.
-	waited, err := procgroup.StartOwn(cmd)
-	if err != nil {
+	defer stdout.Close()
+	if err := cmd.Start(); err != nil {
 		r.out.Error = "cannot start the sandbox: " + err.Error()
 		return
 	}
 	r.stdin = stdin
 	r.slots = make(chan struct{}, parallel)
 	r.queued = semaphore.NewWeighted(maxQueued)
-	// Whatever ends the run ends the process; Wait then reaps it.
+	// Whatever ends the run ends the process (the run's context ending
+	// kills it through the launcher); Wait then reaps it.
 	stopped := make(chan struct{})
 	go func() {
-		select {
-		case <-r.ctx.Done():
-		case <-stopped:
-		}
-		_ = cmd.Process.Kill()
+		<-stopped
+		cmd.Kill()
 	}()
 	finished := r.converse(stdout, code)
 	r.endCalls()
 	close(stopped)
 	_ = stdin.Close()
 	waitErr := cmd.Wait()
-	waited()
 	if finished {
 		return
 	}
@@ -397,11 +396,11 @@ func (t *tail) String() string {
 	return t.buf.String()
 }
 
-// SelfCommand starts this binary as the sandbox.
-func SelfCommand() (*exec.Cmd, error) {
+// SelfCommand is this binary run as the sandbox.
+func SelfCommand() (procgroup.Spec, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, err
+		return procgroup.Spec{}, err
 	}
-	return exec.Command(exe, SandboxArg), nil
+	return procgroup.Spec{Path: exe, Args: []string{SandboxArg}}, nil
 }
