@@ -136,3 +136,31 @@ func checkString(t *testing.T, tok []byte) {
 		t.Errorf("String(%q) = %q %v; Unmarshal gives %q %v", tok, got, ok, want, err)
 	}
 }
+
+// benchArguments are tools/call arguments as the fast path sees them: a
+// small query, and a file edit with nested edits, escapes and numbers.
+var benchArguments = map[string][]byte{
+	"small": []byte(`{"query":"read a file","limit":10}`),
+	"edit": []byte(`{"path":"/home/user/project/src/main.go","dryRun":false,"mode":420,"tags":["go","edit","review"],` +
+		`"edits":[` + strings.Repeat(`{"oldText":"func main() {\n\tfmt.Println(\"hello\")\n}","newText":"func main() {\n\tlog.Print(\"hi\")\n}","line":12,"weight":0.75,"anchor":null},`, 20) +
+		`{"oldText":"","newText":"// end\n","line":-1}],"options":{"backup":true,"encoding":"utf-8","limits":{"max":1e6,"min":0}}}`),
+}
+
+// BenchmarkDecode decodes arguments as argument validation does.
+func BenchmarkDecode(b *testing.B) {
+	for _, name := range []string{"small", "edit"} {
+		in := benchArguments[name]
+		if !json.Valid(in) {
+			b.Fatalf("%s: invalid", name)
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := rawjson.Decode(in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
