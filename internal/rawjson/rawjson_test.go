@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/evokore/evokore/internal/rawjson"
 )
@@ -97,6 +98,38 @@ func TestDecodeMatchesEncodingJSONWithUseNumber(t *testing.T) {
 			t.Errorf("%q decoded", in)
 		}
 	}
+}
+
+// Decode gives what encoding/json gives with UseNumber for any valid
+// UTF-8 input, objects, arrays, escapes and repeated names included. (A
+// string without escapes is copied as it stands: invalid UTF-8 in it is
+// not replaced, where encoding/json writes U+FFFD.)
+func FuzzDecode(f *testing.F) {
+	for _, in := range []string{`{"a":1,"b":[true,false,null,-2.5e10,"s\u00e9\n"],"c":{"d":{}},"e":[],"a":2}`,
+		` [ 1 , [ ] , { } ] `, `"\ud83c\udf89"`, `{"\u0041":"dup","A":"last"}`, `0.5`, `null`} {
+		f.Add([]byte(in))
+	}
+	for _, in := range benchArguments {
+		f.Add(in)
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if !json.Valid(in) || !utf8.Valid(in) {
+			return
+		}
+		got, err := rawjson.Decode(in)
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(in))
+		dec.UseNumber()
+		var want any
+		if err := dec.Decode(&want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: got %#v, want %#v", in, got, want)
+		}
+	})
 }
 
 // stringTokens are string values with escapes of every kind, valid and
