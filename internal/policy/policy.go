@@ -211,25 +211,51 @@ func (s approvalStage) Check(ctx context.Context, c *router.Call) (*mcp.CallTool
 	if !c.NeedsApproval {
 		return nil, nil
 	}
-	a := s.p.Approvals
+	req, refused := s.request(c, args)
+	if refused != nil {
+		return refused, nil
+	}
 	mode := s.p.Rules().mode
+	runOnce := s.runOnce(c)
+	switch {
+	case mode == ModeToken:
+		return s.byToken(c, req, token, runOnce)
+	case mode == ModeAuto && roundTrips(c) && c.Run == "":
+		// A program's call cannot answer input_required mid-run: it
+		// waits for the operator instead (below).
+		return s.inputRequired(c, req, runOnce)
+	case mode == ModeAuto && canElicit(c):
+		return s.byElicitation(ctx, c, req)
+	}
+	return s.byOperator(ctx, c, req, runOnce)
+}
+
+// request is the approval request for the call: bound to the session, the
+// tool, the arguments and what the tool's binder reads of them (set on
+// the call as c.Bound). A call that cannot be bound is refused.
+func (s approvalStage) request(c *router.Call, args json.RawMessage) (Request, *mcp.CallToolResult) {
 	var bound Bound
 	if bind := s.p.binders[c.Entry.Name]; bind != nil {
 		var err error
 		if bound, err = bind(args); err != nil {
-			return errorResult(CannotApproveText(c.Entry.Name, err)), nil
+			return Request{}, errorResult(CannotApproveText(c.Entry.Name, err))
 		}
 		c.Bound = bound.Key
 	}
 	binding, err := Binding(c.Session.ID, c.Entry, args, bound.Key)
 	if err != nil {
-		return errorResult(CannotApproveText(c.Entry.Name, err)), nil
+		return Request{}, errorResult(CannotApproveText(c.Entry.Name, err))
 	}
-	req := Request{Session: c.Session.ID, Tenant: c.Session.Identity.Tenant, Tool: c.Entry.Name, Binding: binding,
-		Summary: ShowArguments(args) + showBound(bound.Shown)}
-	runOnce := func(id, mode string) (*mcp.CallToolResult, error) {
-		// Consumed just before dispatch, so a call a later stage rejects
-		// keeps its approval; of concurrent retries exactly one runs.
+	return Request{Session: c.Session.ID, Tenant: c.Session.Identity.Tenant, Tool: c.Entry.Name, Binding: binding,
+		Summary: ShowArguments(args) + showBound(bound.Shown)}, nil
+}
+
+// runOnce returns what lets the call run on the approval id: the approval
+// is consumed just before dispatch, so a call a later stage rejects keeps
+// its approval; of concurrent retries exactly one runs.
+func (s approvalStage) runOnce(c *router.Call) func(id, mode string) (*mcp.CallToolResult, error) {
+	a := s.p.Approvals
+	return func(id, mode string) (*mcp.CallToolResult, error) {
 		c.BeforeDispatch(func() (*mcp.CallToolResult, error) {
 			if a.Consume(id) {
 				s.notify(StateApproved, id, mode, c)
@@ -239,41 +265,51 @@ func (s approvalStage) Check(ctx context.Context, c *router.Call) (*mcp.CallTool
 		})
 		return nil, nil
 	}
-	switch {
-	case mode == ModeToken:
-		if token != "" {
-			id, state, err := a.Redeem(binding, token)
-			if err != nil {
-				return errorResult(err.Error()), nil
-			}
-			switch state {
-			case StateApproved:
-				return runOnce(id, ModeToken)
-			case StateDenied:
-				s.notify(StateDenied, id, ModeToken, c)
-				return errorResult(DeniedApprovalText(c.Entry.Name, id)), nil
-			}
-		}
-		token, err := a.MintChecked(req)
+}
+
+// byToken approves by token: a retry carrying an approved token runs, a
+// denied one is refused; otherwise a token is minted and the call is
+// intercepted with it.
+func (s approvalStage) byToken(c *router.Call, req Request, token string, runOnce func(id, mode string) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
+	a := s.p.Approvals
+	if token != "" {
+		id, state, err := a.Redeem(req.Binding, token)
 		if err != nil {
 			return errorResult(err.Error()), nil
 		}
-		s.notify(StatePending, token[:2*idBytes], ModeToken, c)
-		return errorResult(InterceptionText(c.Entry.Name, token)), nil
-	case mode == ModeAuto && roundTrips(c) && c.Run == "":
-		// A program's call cannot answer input_required mid-run: it
-		// waits for the operator instead (below).
-		return s.inputRequired(c, req, runOnce)
-	case mode == ModeAuto && canElicit(c):
-		s.notify(StatePending, "", modeElicitation, c)
-		res, err := elicitApproval(ctx, c, req)
-		if res == nil && err == nil {
-			s.notify(StateApproved, "", modeElicitation, c)
-		} else {
-			s.notify(StateDenied, "", modeElicitation, c)
+		switch state {
+		case StateApproved:
+			return runOnce(id, ModeToken)
+		case StateDenied:
+			s.notify(StateDenied, id, ModeToken, c)
+			return errorResult(DeniedApprovalText(c.Entry.Name, id)), nil
 		}
-		return res, err
 	}
+	token, err := a.MintChecked(req)
+	if err != nil {
+		return errorResult(err.Error()), nil
+	}
+	s.notify(StatePending, token[:2*idBytes], ModeToken, c)
+	return errorResult(InterceptionText(c.Entry.Name, token)), nil
+}
+
+// byElicitation asks the client's user to approve, in the call.
+func (s approvalStage) byElicitation(ctx context.Context, c *router.Call, req Request) (*mcp.CallToolResult, error) {
+	s.notify(StatePending, "", modeElicitation, c)
+	res, err := elicitApproval(ctx, c, req)
+	if res == nil && err == nil {
+		s.notify(StateApproved, "", modeElicitation, c)
+	} else {
+		s.notify(StateDenied, "", modeElicitation, c)
+	}
+	return res, err
+}
+
+// byOperator files the request for the operator: an approved call runs,
+// a denied one is refused, an undecided one is intercepted with the
+// approval's id. A program's call (c.Run set) waits for the decision.
+func (s approvalStage) byOperator(ctx context.Context, c *router.Call, req Request, runOnce func(id, mode string) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
+	a := s.p.Approvals
 	out, err := a.Ask(req)
 	if err != nil {
 		return errorResult(err.Error()), nil
