@@ -93,7 +93,7 @@ EVOKORE_DASHBOARD_APPROVAL_WS_TOKEN. It stops on SIGINT or SIGTERM.`,
 				return &exitError{1, fmt.Errorf("dashboard: %w", err)}
 			}
 			srv := httpguard.NewServer(d.Handler(), httpguard.Timeouts{})
-			ln = httpguard.Listener(ln, 0)
+			ln = httpguard.Listener(ln, httpguard.Caps{})
 			fmt.Fprintf(cmd.ErrOrStderr(), "[EVOKORE] Dashboard listening on http://%s (role %s)\n", ln.Addr(), d.Role())
 			// The sign-in link goes only where the operator started the
 			// dashboard: it works once, and approving needs it (or the key).

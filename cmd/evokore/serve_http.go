@@ -138,7 +138,7 @@ func serveHTTP(ctx context.Context, p *paths, s config.Settings, hs config.HTTPS
 	})
 	log.Info(srv.Banner(fmt.Sprintf("streamable HTTP at http://%s/mcp", ln.Addr())))
 	hsrv := httpguard.NewServer(front, httpguard.Timeouts{})
-	ln = httpguard.Listener(ln, 0)
+	ln = httpguard.Listener(ln, httpguard.Caps{})
 	served := make(chan error, 1)
 	go func() { served <- hsrv.Serve(ln) }()
 	var serveErr error

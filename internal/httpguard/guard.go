@@ -17,8 +17,9 @@
 // surface routes on, and any rule that matches paths, is the path served
 // (a client writing /api/%61pprovals or //api/./approvals reaches, and is
 // judged as, /api/approvals). NewServer and
-// Listener (server.go) bound the connections: timeouts that never cut a
-// live stream, and a cap per client address. The zero Options are the
+// Listener (server.go, listener.go) bound the connections: timeouts that
+// never cut a live stream, and caps that make idle connections give way
+// to work, so no one client can turn the others (or /health) away. The zero Options are the
 // safest: loopback names and origins only, no wildcard.
 //
 // # Tenancy
