@@ -123,3 +123,28 @@ func TestEverySpellingOfAPathIsJudgedAsThePathServed(t *testing.T) {
 		}
 	}
 }
+
+// A replica serving without something it shares (the session store,
+// say) answers /health with 200 and "degraded", naming what it lacks
+// after the router's own problems: a balancer must not pull every
+// replica at once. Without anything missing it is "ok" again.
+func TestHealthWhileDegradedIs200AndSaysWhat(t *testing.T) {
+	var missing []string
+	front := httpfront.New(httpfront.Options{MCP: http.NotFoundHandler(),
+		Health:   func() []string { return []string{"permissions.yml could not be read"} },
+		Degraded: func() []string { return missing }})
+	get := func() (int, string) {
+		rec := httptest.NewRecorder()
+		front.ServeHTTP(rec, httptest.NewRequest("GET", "http://127.0.0.1:3100/health", nil))
+		return rec.Code, rec.Body.String()
+	}
+	missing = []string{"session store: redis at 127.0.0.1:6390 does not answer"}
+	want := `{"status":"degraded","transport":"streamable-http","details":["permissions.yml could not be read","session store: redis at 127.0.0.1:6390 does not answer"]}` + "\n"
+	if code, body := get(); code != 200 || body != want {
+		t.Errorf("degraded: %d %s", code, body)
+	}
+	missing = nil
+	if code, body := get(); code != 200 || body != `{"status":"ok","transport":"streamable-http","details":["permissions.yml could not be read"]}`+"\n" {
+		t.Errorf("recovered: %d %s", code, body)
+	}
+}

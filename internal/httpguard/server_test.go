@@ -171,23 +171,16 @@ func TestOneClientsConnectionsLockNoOneOut(t *testing.T) {
 }
 
 // Idle connections give way: at an address's idle cap its oldest idle
-// connection is closed for the new one, which is served; another
-// address's connections are not touched.
+// connection (here: connected, no request yet) is closed for the new one,
+// which is served; another address's connections are not touched.
 func TestIdleConnectionsGiveWay(t *testing.T) {
 	addr := capServer(t, httpguard.Caps{IdlePerClient: 2}, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, "ok")
 	}))
 	other := dialFrom(t, "127.0.0.2", addr)
-	if got := ask(other, "/x"); got != "200 OK " {
-		t.Fatalf("another address: %q", got)
-	}
 	var held []net.Conn
 	for range 3 {
-		c := dialFrom(t, "127.0.0.1", addr)
-		if got := ask(c, "/x"); got != "200 OK " {
-			t.Fatalf("a new connection past the idle cap: %q", got)
-		}
-		held = append(held, c)
+		held = append(held, dialFrom(t, "127.0.0.1", addr))
 	}
 	_ = held[0].SetReadDeadline(time.Now().Add(30 * time.Second))
 	if n, err := held[0].Read(make([]byte, 1)); err != io.EOF {
@@ -212,20 +205,28 @@ func TestABusyServerStillAnswersHealth(t *testing.T) {
 		fmt.Fprintf(dialFrom(t, "127.0.0.1", addr), "GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
 		<-started
 	}
-	if got := ask(dialFrom(t, "127.0.0.2", addr), "/mcp"); got != "503 Service Unavailable 1" {
+	// Each answer closes its connection; waiting for the close frees the
+	// one place for the next.
+	once := func(path string) string {
+		c := dialFrom(t, "127.0.0.2", addr)
+		got := ask(c, path)
+		_, _ = io.Copy(io.Discard, c)
+		return got
+	}
+	if got := once("/mcp"); got != "503 Service Unavailable 1" {
 		t.Errorf("another request while every connection is busy: %q", got)
 	}
 	for _, p := range []string{"/health", "//health", "/%68ealth"} {
-		if got := ask(dialFrom(t, "127.0.0.2", addr), p); got != "200 OK " {
+		if got := once(p); got != "200 OK " {
 			t.Errorf("%s while every connection is busy: %q", p, got)
 		}
 	}
-	// One overflow connection at once: a second, while the first is
-	// open and silent, is refused outright.
+	// One such connection at once: a second, while the first is open and
+	// silent, is refused outright (its /health too).
 	silent := dialFrom(t, "127.0.0.1", addr)
-	waitFor(t, func() bool {
-		return ask(dialFrom(t, "127.0.0.3", addr), "/health") == "503 Service Unavailable 1"
-	})
+	if got := once("/health"); got != "503 Service Unavailable 1" {
+		t.Errorf("past the overflow connections: %q", got)
+	}
 	close(release)
 	_ = silent.Close()
 	waitFor(t, func() bool { return ask(dialFrom(t, "127.0.0.1", addr), "/mcp") == "200 OK " })
