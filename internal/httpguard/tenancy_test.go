@@ -54,7 +54,9 @@ func TestTheGuardHandsOnTheIdentifiedTenant(t *testing.T) {
 		w.WriteHeader(204)
 	})
 	perSubject := httpguard.New(httpguard.Options{Auth: subjects{"a": "alice"},
-		Identify: func(p auth.Principal) httpguard.Caller { return httpguard.Caller{Subject: p.Subject, Tenant: p.Subject, Role: p.Role} }}).Wrap(h)
+		Identify: func(p auth.Principal) httpguard.Caller {
+			return httpguard.Caller{Subject: p.Subject, Tenant: p.Subject, Role: p.Role}
+		}}).Wrap(h)
 	plain := httpguard.New(httpguard.Options{Auth: subjects{"a": "alice"}}).Wrap(h)
 	ask := func(g http.Handler) httpguard.Caller {
 		got = httpguard.Caller{Tenant: "unset"}
