@@ -244,8 +244,38 @@ func TestRunCodeWallTimeStaysWithinTheRequestTimeout(t *testing.T) {
 	_, cs := codeRig(t, "  alpha_count: require_approval\n",
 		map[string]string{"EVOKORE_PROXY_REQUEST_TIMEOUT_MS": "3000", "EVOKORE_CODE_TIMEOUT_MS": "60000"})
 	r, isErr := runCode(t, cs, `await tools.alpha_count({}); return "approved";`)
-	if !isErr || !strings.Contains(r.Error, "exceeded its wall time of 2s") {
+	if !isErr || !strings.Contains(r.Error, "wall time of 2s ended") {
 		t.Errorf("the held run answered %+v, want its wall time, a second inside the request timeout", r)
+	}
+}
+
+// A program whose call waits for approval when its time runs out tells
+// the model what it waits for and who decides it (the tool, the approval
+// id, the user or an operator), not only that its program was slow, and
+// nothing of how to approve. The approval stays pending, and the same
+// call runs once approved.
+func TestRunCodeHeldPastItsWallTimeSaysWhatItWaitsFor(t *testing.T) {
+	h, cs := codeRig(t, "  alpha_count: require_approval\n", map[string]string{"EVOKORE_CODE_TIMEOUT_MS": "1500"})
+	r, isErr := runCode(t, cs, `const c = await tools.alpha_count({}); return c[0].text;`)
+	pending, err := policy.ListPending(filepath.Join(h.Dir, "home"), time.Now())
+	if err != nil || len(pending) != 1 {
+		t.Fatalf("pending approvals: %+v %v", pending, err)
+	}
+	id := pending[0].ID
+	want := "the program was waiting for approval when its wall time of 1.5s ended: 'alpha_count' (approval id " + id +
+		") waiting for the user or an operator, who decide outside this conversation. It did not run; the approval stays pending, " +
+		"and once it is approved the same call runs once."
+	if !isErr || r.Error != want {
+		t.Errorf("the run answered %q, want %q", r.Error, want)
+	}
+	for _, how := range []string{"evokore", "dashboard", "approvals approve", "/api/", "operator.key", "token"} {
+		if strings.Contains(strings.ToLower(r.Error), how) {
+			t.Errorf("the answer says how to approve (%q): %s", how, r.Error)
+		}
+	}
+	h.Approve(id)
+	if r, isErr := runCode(t, cs, `const c = await tools.alpha_count({}); return c[0].text;`); isErr || string(r.Value) != `"calls: 1"` {
+		t.Errorf("the same call after approval: %+v", r)
 	}
 }
 

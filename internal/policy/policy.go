@@ -283,9 +283,19 @@ func (s approvalStage) Check(ctx context.Context, c *router.Call) (*mcp.CallTool
 	}
 	if out.State == StatePending && c.Run != "" {
 		// A program cannot retry once a human said yes: its call waits
-		// for the decision, as long as the run may.
-		renewed := func(id string) { s.notify(StatePending, id, ModeOperator, c) }
-		if out, err = awaitDecision(ctx, a, req, out, renewed); err != nil {
+		// for the decision, as long as the run may. The run is told what
+		// it waits for, to say so should its time run out.
+		waiting := out.ID
+		router.ApprovalWait(ctx, c.Entry.Name, waiting, true)
+		renewed := func(id string) {
+			s.notify(StatePending, id, ModeOperator, c)
+			router.ApprovalWait(ctx, c.Entry.Name, waiting, false)
+			waiting = id
+			router.ApprovalWait(ctx, c.Entry.Name, waiting, true)
+		}
+		out, err = awaitDecision(ctx, a, req, out, renewed)
+		router.ApprovalWait(ctx, c.Entry.Name, waiting, false)
+		if err != nil {
 			return errorResult(err.Error()), nil
 		}
 	}
