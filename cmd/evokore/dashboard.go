@@ -33,7 +33,7 @@ func newDashboard(p *paths) *cobra.Command {
 sessions routers recorded), a session's replay, the audit log, and the calls
 running routers hold for approval, live, with Approve and Deny.
 
-Approving and denying need the operator key (operator.key in EVOKORE_HOME,
+Approving and denying need the operator key (secrets/operator.key in EVOKORE_HOME,
 made on first use): sign in with it, or with the one-time link the dashboard
 prints when it starts. An agent's shell that its client keeps from reading
 that file cannot decide approvals here.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -328,7 +329,7 @@ func TestFeedTokenIsNotSentWhereARedirectPoints(t *testing.T) {
 // elsewhere.
 func shareKey(t *testing.T, from, to string) {
 	t.Helper()
-	if err := os.MkdirAll(to, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(operatorkey.Path(to)), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(operatorkey.Path(to), []byte(operatorKey(t, from)+"\n"), 0o600); err != nil {

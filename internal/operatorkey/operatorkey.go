@@ -1,6 +1,6 @@
 // Package operatorkey owns the operator key: the secret under
-// EVOKORE_HOME (the file operator.key) that evokore's human surfaces ask of
-// whoever decides an approval. The dashboard lets a browser decide once it
+// EVOKORE_HOME (the file secrets/operator.key) that evokore's human
+// surfaces ask of whoever decides an approval. The dashboard lets a browser decide once it
 // signed in with the key (or a one-time code the dashboard printed), an API
 // caller when it sends the key as the Evokore-Operator-Key header; a
 // router's approvals feed records a verdict only on a connection that sent
@@ -10,10 +10,11 @@
 // agent's shell that runs as the same user can run every command the user
 // can, so no command, route or token it can read may decide an approval.
 // A client that confines its agent's shell (Claude Code's sandbox) denies
-// it reading this file, and that is what keeps the agent from deciding
-// through the dashboard or the feed. Nothing else about the file is
-// special: it is 64 hex characters, mode 0600, made by the first evokore
-// that needs it.
+// it reading EVOKORE_HOME/secrets/, where the key lives (`evokore hooks
+// install --sandbox` writes that rule), and that is what keeps the agent
+// from deciding through the dashboard or the feed. Nothing else about the
+// file is special: it is 64 hex characters, mode 0600, in a 0700
+// directory, made by the first evokore that needs it.
 //
 // The package holds no state beyond the file: Load reads it again every
 // time, so a key the operator replaced takes effect at once.
@@ -36,8 +37,12 @@ import (
 	"github.com/evokore/evokore/internal/safefile"
 )
 
-// File is the key's name under EVOKORE_HOME.
-const File = "operator.key"
+// Dir is the folder under EVOKORE_HOME that holds the secrets the human
+// surfaces check, the one a confined agent shell may not read.
+const Dir = "secrets"
+
+// File is the key's path under EVOKORE_HOME, as messages name it.
+const File = Dir + "/operator.key"
 
 // Header is the HTTP header that carries the key.
 const Header = "Evokore-Operator-Key"
@@ -46,7 +51,7 @@ const Header = "Evokore-Operator-Key"
 const keyLen = 64
 
 // Path is the key file of home.
-func Path(home string) string { return filepath.Join(home, File) }
+func Path(home string) string { return filepath.Join(home, Dir, "operator.key") }
 
 // Key is a loaded operator key. The zero Key matches nothing.
 type Key struct{ digest [sha256.Size]byte }
@@ -118,14 +123,15 @@ func isHex(s string) bool {
 // the key goes to a temporary file that is then linked to its name,
 // which fails if the name exists, so no reader sees half a key.
 func create(home string) error {
-	if err := os.MkdirAll(home, 0o700); err != nil {
+	dir := filepath.Join(home, Dir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
 	b := make([]byte, keyLen/2)
 	if _, err := rand.Read(b); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(home, "."+File+".*.tmp")
+	tmp, err := os.CreateTemp(dir, ".operator.key.*.tmp")
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package operatorkey_test
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -86,6 +87,9 @@ func TestLoadRefusesAKeyOthersCanReadOrThatIsNoKey(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			home := t.TempDir()
 			path := operatorkey.Path(home)
+			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+				t.Fatal(err)
+			}
 			if err := os.WriteFile(path, []byte(c.text), c.mode); err != nil {
 				t.Fatal(err)
 			}
