@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/evokore/evokore/internal/operatorkey"
 	"io/fs"
 	"path/filepath"
 	"slices"
@@ -42,7 +43,7 @@ type Sandbox struct {
 // it, no read of its secrets folder nor of the approval key file
 // (EVOKORE_APPROVAL_KEY_FILE, when set).
 func SandboxFor(evokoreHome, keyFile string) Sandbox {
-	sb := Sandbox{DenyWrite: []string{evokoreHome}, DenyRead: []string{filepath.Join(evokoreHome, SecretsDir)}}
+	sb := Sandbox{DenyWrite: []string{evokoreHome}, DenyRead: []string{filepath.Join(evokoreHome, operatorkey.Dir)}}
 	if keyFile != "" {
 		sb.DenyRead = append(sb.DenyRead, keyFile)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/era"
+	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/router"
 )
 
@@ -179,13 +180,34 @@ func (s permissionStage) Check(_ context.Context, c *router.Call) (*mcp.CallTool
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: UndefinedRoleText(role, rbac.File())}
 	}
-	switch rbac.Level(c.Session.Role, c.Entry.Name) {
+	switch levelOf(rbac, c.Session.Role, c.Entry) {
 	case Deny:
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: DeniedText(c.Entry.Name)}
 	case RequireApproval:
 		c.NeedsApproval = true
 	}
 	return nil, nil
+}
+
+// levelOf is the level of e under role. A child's tool that bears the
+// name of one of evokore's natives (a nested evokore's run_code, listed
+// here as me2_run_code, or any child's tool claiming that name) is also
+// bound by every rule that names the native, when that rule is
+// stricter: a rule written for run_code is about what run_code does,
+// and nesting a router must not be the way around it. What a child says
+// of itself is not asked: its tools' names can only make rules stricter.
+func levelOf(rbac *RBAC, role string, e *catalog.Entry) Level {
+	lvl := rbac.Level(role, e.Name)
+	if e.Source == catalog.SourceNative || e.Original == "" {
+		return lvl
+	}
+	if _, isNative := native.Lookup(e.Original); !isNative {
+		return lvl
+	}
+	if named, ok := rbac.Named(role, e.Original); ok && named > lvl {
+		return named
+	}
+	return lvl
 }
 
 // readOnlyNative reports whether e is one of evokore's own tools that only
@@ -319,9 +341,19 @@ func (s approvalStage) byOperator(ctx context.Context, c *router.Call, req Reque
 	}
 	if out.State == StatePending && c.Run != "" {
 		// A program cannot retry once a human said yes: its call waits
-		// for the decision, as long as the run may.
-		renewed := func(id string) { s.notify(StatePending, id, ModeOperator, c) }
-		if out, err = awaitDecision(ctx, a, req, out, renewed); err != nil {
+		// for the decision, as long as the run may. The run is told what
+		// it waits for, to say so should its time run out.
+		waiting := out.ID
+		router.ApprovalWait(ctx, c.Entry.Name, waiting, true)
+		renewed := func(id string) {
+			s.notify(StatePending, id, ModeOperator, c)
+			router.ApprovalWait(ctx, c.Entry.Name, waiting, false)
+			waiting = id
+			router.ApprovalWait(ctx, c.Entry.Name, waiting, true)
+		}
+		out, err = awaitDecision(ctx, a, req, out, renewed)
+		router.ApprovalWait(ctx, c.Entry.Name, waiting, false)
+		if err != nil {
 			return errorResult(err.Error()), nil
 		}
 	}
