@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/evokore/evokore/internal/operatorkey"
 	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/evokore/evokore/internal/operatorkey"
 	"github.com/evokore/evokore/internal/safefile"
 )
 
