@@ -104,6 +104,8 @@ func newChild(s *Supervisor, spec config.Server) *child {
 	c := &child{sup: s, spec: spec, state: StatusBooting, ready: make(chan struct{}), changed: make(chan struct{}), redact: spec.Redactor(s.opts.Env),
 		exited: make(chan struct{}), drained: make(chan struct{})}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
+	// A child configured for the sessionless era is asked for it first.
+	c.newEra = spec.ProtocolVersion == era.SessionlessVersion
 	if spec.Disabled {
 		c.state = StatusDisabled
 		close(c.ready)
