@@ -256,4 +256,3 @@ func (m *Manager) flowConfig(spec, resolved config.Server, found *discovery, red
 	}
 	return cfg
 }
-

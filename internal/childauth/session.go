@@ -177,13 +177,13 @@ type State struct {
 	Server string `json:"server"`
 	// Status is "authorized", "needs authorization", "client
 	// credentials" (no user: evokore gets its own tokens) or "error".
-	Status        string     `json:"status"`
-	Scopes        []string   `json:"scopes,omitempty"`
-	Expires       *time.Time `json:"expires,omitempty"`
-	Refreshable   bool       `json:"refreshable,omitempty"`
-	Issuer        string     `json:"issuer,omitempty"`
-	Revocable     bool       `json:"revocable,omitempty"`
-	Problem       string     `json:"problem,omitempty"`
+	Status      string     `json:"status"`
+	Scopes      []string   `json:"scopes,omitempty"`
+	Expires     *time.Time `json:"expires,omitempty"`
+	Refreshable bool       `json:"refreshable,omitempty"`
+	Issuer      string     `json:"issuer,omitempty"`
+	Revocable   bool       `json:"revocable,omitempty"`
+	Problem     string     `json:"problem,omitempty"`
 }
 
 // States of a child's authorization.

@@ -74,4 +74,3 @@ func (t *authTransport) send(req *http.Request) (*http.Response, error) {
 	}
 	return t.base.RoundTrip(out)
 }
-
