@@ -134,5 +134,31 @@ func authFailure(err error) (*mcp.CallToolResult, error) {
 	if errors.As(err, &na) {
 		return errorResult(na.Error()), nil
 	}
+	// The SDK's transport wraps Authorize's error after its own
+	// "rejected by transport", itself a JSON-RPC error: the URL
+	// elicitation is looked for by its code.
+	if we := wireErrorWithCode(err, mcp.CodeURLElicitationRequired); we != nil {
+		return nil, we
+	}
 	return nil, err
+}
+
+// wireErrorWithCode is the JSON-RPC error of that code in err's chain.
+func wireErrorWithCode(err error, code int64) *jsonrpc.Error {
+	if we, ok := err.(*jsonrpc.Error); ok && we.Code == code {
+		return we
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		if next := u.Unwrap(); next != nil {
+			return wireErrorWithCode(next, code)
+		}
+	case interface{ Unwrap() []error }:
+		for _, next := range u.Unwrap() {
+			if we := wireErrorWithCode(next, code); we != nil {
+				return we
+			}
+		}
+	}
+	return nil
 }

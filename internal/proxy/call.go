@@ -169,6 +169,9 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	case cctx.Err() == context.DeadlineExceeded:
 		return errorResult(MsgCallTimeout(c.Entry.Original, ch.spec.ID, timeout)), nil
 	}
+	if r, aerr := authFailure(err); r != nil || aerr != err {
+		return r, aerr
+	}
 	var we *jsonrpc.Error
 	if errors.As(err, &we) {
 		return nil, we
@@ -176,9 +179,6 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || ch.connectionLost() {
 		ch.lost(cs)
 		return errorResult(MsgDiedDuringCall(c.Entry.Original, ch.spec.ID)), nil
-	}
-	if r, err := authFailure(err); r != nil {
-		return r, err
 	}
 	return errorResult(ch.redact.Replace(err.Error())), nil
 }

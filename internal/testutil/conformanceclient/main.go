@@ -54,6 +54,7 @@ func main() {
 		log.Fatal("usage: conformanceclient URL | conformanceclient -browse URL")
 	}
 	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
+	log.Printf("scenario %s, protocol %q", scenario, os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"))
 	if scenario == "" {
 		log.Fatal("MCP_CONFORMANCE_SCENARIO is not set")
 	}
