@@ -93,7 +93,7 @@ func (h *handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		if err := h.boundStepUp(challenges); err != nil {
 			return err
 		}
-	} else if h.refreshedAfterRefusal(req) {
+	} else if h.refreshedAfterRefusal(ctx, req, ch) {
 		return nil
 	}
 	h.m.setNeeds(h.spec.ID, true)
@@ -118,9 +118,23 @@ func (h *handler) boundStepUp(challenges []oauthex.Challenge) error {
 
 // refreshedAfterRefusal refreshes, once, a token the server refused
 // (401) although it had not expired: true when a new one was obtained.
-func (h *handler) refreshedAfterRefusal(req *http.Request) bool {
+// A server whose authorization server changed (its metadata names
+// another issuer) is not refreshed at the old one: its tokens and
+// registration are forgotten, and a new login registers with the new
+// one (SEP-2352).
+func (h *handler) refreshedAfterRefusal(ctx context.Context, req *http.Request, ch *challenge) bool {
 	refused, ok := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
 	if !ok || refused == "" {
+		return false
+	}
+	e, err := h.m.store.Load(h.spec)
+	if err != nil || !e.HasTokens() {
+		return false
+	}
+	if found, err := discover(ctx, h.m.httpClient(h.spec), ch, req.URL.String()); err == nil && e.Issuer != "" && !sameIssuer(found.issuer, e.Issuer) {
+		h.m.log.Info("[EVOKORE] A server moved to another authorization server; it needs authorization again", "server", h.spec.ID, "issuer", found.issuer)
+		_ = h.m.store.Remove(h.spec)
+		h.m.source(h.spec).reset()
 		return false
 	}
 	tok, err := h.m.source(h.spec).token(refused)

@@ -125,16 +125,19 @@ func run(ctx context.Context, serverURL, scenario string, sctx map[string]any) e
 	)
 	env = append(env, secrets...)
 
-	if interactive(scenario) {
-		login := exec.CommandContext(ctx, evokore, "auth", "login", childID)
-		login.Dir, login.Env = dir, env
-		login.Stdout, login.Stderr = os.Stderr, os.Stderr
+	login := func() {
+		cmd := exec.CommandContext(ctx, evokore, "auth", "login", childID)
+		cmd.Dir, cmd.Env = dir, env
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		// A scenario that expects the client to refuse the server ends
 		// here with the login's error; the requests below then show the
 		// router refusing too.
-		if err := login.Run(); err != nil {
+		if err := cmd.Run(); err != nil {
 			log.Printf("evokore auth login: %v", err)
 		}
+	}
+	if interactive(scenario) {
+		login()
 	}
 
 	serve := exec.Command(evokore, "serve")
@@ -158,8 +161,18 @@ func run(ctx context.Context, serverURL, scenario string, sctx map[string]any) e
 		return fmt.Errorf("connect to evokore: %w", err)
 	}
 	defer cs.Close()
-	if err := waitForChild(ctx, cs); err != nil {
+	status, err := waitForChild(ctx, cs, "booting")
+	if err != nil {
 		return err
+	}
+	if status == "needs authorization" && interactive(scenario) {
+		// The server wants a new authorization (it moved to another
+		// authorization server): the user logs in again, and the running
+		// router boots the child without a restart.
+		login()
+		if _, err := waitForChild(ctx, cs, "needs authorization", "booting"); err != nil {
+			return err
+		}
 	}
 	return scenarioRequests(ctx, cs, scenario, sctx)
 }
@@ -242,13 +255,14 @@ func answer(ctx context.Context, scenario string, p *mcp.ElicitParams) (*mcp.Eli
 	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{}}, nil
 }
 
-// waitForChild waits until the router's child left "booting": its tools
-// are then listed, or it failed and the scenario's requests show how.
-func waitForChild(ctx context.Context, cs *mcp.ClientSession) error {
+// waitForChild waits until the router's child is in none of the states
+// passing (its tools are then listed, or it failed and the scenario's
+// requests show how), and returns the state it reached.
+func waitForChild(ctx context.Context, cs *mcp.ClientSession, passing ...string) (string, error) {
 	for {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "proxy_server_status", Arguments: map[string]any{"server_id": childID}})
 		if err != nil {
-			return fmt.Errorf("proxy_server_status: %w", err)
+			return "", fmt.Errorf("proxy_server_status: %w", err)
 		}
 		var st struct {
 			Servers []struct {
@@ -261,15 +275,15 @@ func waitForChild(ctx context.Context, cs *mcp.ClientSession) error {
 				_ = json.Unmarshal([]byte(tc.Text), &st)
 			}
 		}
-		if len(st.Servers) == 1 && st.Servers[0].Status != "booting" {
+		if len(st.Servers) == 1 && !slices.Contains(passing, st.Servers[0].Status) {
 			if st.Servers[0].Status != "connected" {
 				log.Printf("child %s: %s", st.Servers[0].Status, st.Servers[0].LastError)
 			}
-			return nil
+			return st.Servers[0].Status, nil
 		}
 		select {
 		case <-ctx.Done():
-			return errors.New("the child never left booting")
+			return "", fmt.Errorf("the child stayed in %v", passing)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
