@@ -132,9 +132,13 @@ func (m *Manager) startLogin(spec config.Server, ch *challenge) (*login, error) 
 		l.err = err
 		close(l.done)
 		once.Do(func() { close(urlReady) })
-		// The browser's request for the callback page is answered
-		// before the listener closes.
-		time.AfterFunc(2*time.Second, func() { _ = srv.Close() })
+		// The port is let go at once (a step-up may need it again); the
+		// browser's request for the callback page is still answered.
+		go func() {
+			sctx, scancel := context.WithTimeout(context.Background(), 35*time.Second)
+			defer scancel()
+			_ = srv.Shutdown(sctx)
+		}()
 		m.notify(spec.ID)
 	}()
 	<-urlReady

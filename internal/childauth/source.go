@@ -93,7 +93,11 @@ func (s *storedSource) token(refused string) (*oauth2.Token, error) {
 
 // refresh spends e's refresh token at its token endpoint.
 func (s *storedSource) refresh(e *Entry) (*oauth2.Token, error) {
-	cfg := e.config(s.spec)
+	resolved, err := s.spec.Resolve(s.m.opts.Env)
+	if err != nil {
+		return nil, err
+	}
+	cfg := e.config(resolved)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	ctx = context.WithValue(ctx, oauth2.HTTPClient, s.m.httpClient(s.spec))
@@ -102,7 +106,7 @@ func (s *storedSource) refresh(e *Entry) (*oauth2.Token, error) {
 }
 
 // config is the oauth2 client of the entry: its registration, with a
-// configured secret read from the resolved spec.
+// configured secret read from spec (resolved).
 func (e *Entry) config(spec config.Server) *oauth2.Config {
 	secret := e.ClientSecret
 	if o := spec.OAuth; o != nil && o.ClientSecret != "" && o.ClientID == e.ClientID {
