@@ -11,73 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/childauth"
 	"github.com/evokore/evokore/internal/config"
-	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/testutil/oauthtest"
 )
-
-// browser starts headless Chromium with a fresh profile.
-func browser(t *testing.T) context.Context {
-	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(testutil.Require(t, "chromium", "chromium-browser", "google-chrome")),
-		chromedp.Flag("headless", true),
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
-	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	return ctx
-}
-
-// signIn is the user in the browser: it opens the authorization URL,
-// signs in at the provider's login page when it shows one, and waits for
-// evokore's loopback page saying the server is authorized.
-func signIn(browserCtx context.Context) func(context.Context, string) error {
-	return func(_ context.Context, url string) error {
-		ctx, cancel := context.WithTimeout(browserCtx, time.Minute)
-		defer cancel()
-		if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
-			return err
-		}
-		for {
-			text, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("body")))
-			if err != nil {
-				return err
-			}
-			if strings.Contains(text, "is authorized") {
-				return nil
-			}
-			if strings.Contains(text, "Username") {
-				if err := chromedp.Do(ctx,
-					chromedp.SendKeys(chromedp.ID("username"), oauthtest.User()),
-					chromedp.SendKeys(chromedp.ID("password"), oauthtest.Password),
-					chromedp.Click(chromedp.CSS("button[type=submit]"))); err != nil {
-					return err
-				}
-			}
-			select {
-			case <-ctx.Done():
-				return errors.New("the browser never reached evokore's page: " + text)
-			case <-time.After(100 * time.Millisecond):
-			}
-		}
-	}
-}
 
 // remote is the child as a user configures it: the provider's client,
 // its secret by ${VAR}, the port its redirect was registered with.
@@ -117,12 +56,12 @@ func text(res *mcp.CallToolResult) string {
 // needs more scope (step-up), and after logout the server revoked the
 // tokens and the child needs authorization.
 func TestLoginCallRefreshStepUpLogout(t *testing.T) {
-	ctx := browser(t)
+	ctx := oauthtest.Browser(t)
 	p := oauthtest.NewProvider(t)
 	child := oauthtest.NewChild(t, p, oauthtest.ChildOptions{})
 	spec, env := remote(p, child)
 	home := t.TempDir()
-	user := childauth.New(childauth.Options{Home: home, Env: env, Open: signIn(ctx)})
+	user := childauth.New(childauth.Options{Home: home, Env: env, Open: oauthtest.SignIn(ctx)})
 
 	e, err := user.Login(context.Background(), spec, "test")
 	if err != nil || !e.HasTokens() {

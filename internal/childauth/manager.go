@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -179,6 +180,10 @@ func (m *Manager) Watch(ctx context.Context, servers func() []config.Server) {
 			}
 			known[spec.ID] = state
 		}
+	}
+	// The directory is watched, so it must exist before a first login.
+	if err := os.MkdirAll(m.store.Dir(), 0o700); err != nil {
+		m.log.Info("[EVOKORE] Cannot watch the token store; a login is seen after a restart", "err", err)
 	}
 	files := func() []string {
 		var out []string
