@@ -45,6 +45,10 @@ func (s *Server) fields() []field {
 	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 		out = append(out, field{k, []string{"env", k}, s.Env[k]})
 	}
+	if o := s.OAuth; o != nil {
+		out = append(out, field{"oauth.clientSecret", []string{"oauth", "clientSecret"}, o.ClientSecret},
+			field{"oauth.privateKey", []string{"oauth", "privateKey"}, o.PrivateKey})
+	}
 	return out
 }
 
