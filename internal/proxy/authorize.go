@@ -143,6 +143,21 @@ func authFailure(err error) (*mcp.CallToolResult, error) {
 	return nil, err
 }
 
+// childAnswer is how a call's failure reaches the client when the child
+// answered it: a child that needs authorization as authFailure says, a
+// JSON-RPC error of the child's with its code. ok is false for any other
+// failure.
+func childAnswer(err error) (*mcp.CallToolResult, bool, error) {
+	if r, aerr := authFailure(err); r != nil || aerr != err {
+		return r, true, aerr
+	}
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		return nil, true, we
+	}
+	return nil, false, nil
+}
+
 // wireErrorWithCode is the JSON-RPC error of that code in err's chain.
 func wireErrorWithCode(err error, code int64) *jsonrpc.Error {
 	if we, ok := err.(*jsonrpc.Error); ok && we.Code == code {

@@ -169,12 +169,8 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	case cctx.Err() == context.DeadlineExceeded:
 		return errorResult(MsgCallTimeout(c.Entry.Original, ch.spec.ID, timeout)), nil
 	}
-	if r, aerr := authFailure(err); r != nil || aerr != err {
-		return r, aerr
-	}
-	var we *jsonrpc.Error
-	if errors.As(err, &we) {
-		return nil, we
+	if r, ok, werr := childAnswer(err); ok {
+		return r, werr
 	}
 	if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || ch.connectionLost() {
 		ch.lost(cs)
