@@ -16,6 +16,8 @@
 // loopback callback as a user's browser would.
 package main
 
+//lint:file-ignore SA1019 the driver declares roots and sampling, whose passing on to the child the scenarios check
+
 import (
 	"context"
 	"encoding/json"
