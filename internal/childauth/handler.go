@@ -62,6 +62,12 @@ type handler struct {
 // stored: the request then goes without one, and the child's 401 calls
 // Authorize.
 func (h *handler) TokenSource(context.Context) (oauth2.TokenSource, error) {
+	src := h.m.source(h.spec)
+	if src.holds() {
+		// Every request asks: the file is read only when the source
+		// holds nothing (a login, a logout or a refused refresh reset it).
+		return src, nil
+	}
 	e, err := h.m.store.Load(h.spec)
 	if err != nil {
 		return nil, &NeedsAuthorizationError{Server: h.spec.ID, Reason: err.Error()}
@@ -69,7 +75,7 @@ func (h *handler) TokenSource(context.Context) (oauth2.TokenSource, error) {
 	if !e.HasTokens() {
 		return nil, nil
 	}
-	return h.m.source(h.spec), nil
+	return src, nil
 }
 
 // Authorize answers a 401 or 403 from the child. A server that refused

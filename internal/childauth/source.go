@@ -120,6 +120,13 @@ func (e *Entry) config(spec config.Server) *oauth2.Config {
 	}
 }
 
+// holds reports whether the source holds a token to use or refresh.
+func (s *storedSource) holds() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur.HasTokens()
+}
+
 // reset drops the token the source holds, after a login or a logout.
 func (s *storedSource) reset() {
 	s.mu.Lock()
