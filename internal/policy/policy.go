@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -613,7 +614,19 @@ func (s cooldownStage) Observe(ctx context.Context, o router.Outcome) {
 	if o.Refused || c.Entry.Source != catalog.SourceProxy || ctx.Err() != nil {
 		return // a call the client cancelled did not fail
 	}
+	if waitsForUser(o.Err) {
+		// The child asked the user to authorize it (URL elicitation):
+		// the call did not fail, and its retry must not be held.
+		return
+	}
 	if o.Err != nil || (o.Result != nil && o.Result.IsError) {
 		s.p.Cooldowns.Fail(c.Entry.Name, c.Args, s.duration(c.Entry.Server))
 	}
+}
+
+// waitsForUser reports whether err asks the client to send the user to
+// a URL before the call is made again (-32042).
+func waitsForUser(err error) bool {
+	var we *jsonrpc.Error
+	return errors.As(err, &we) && we.Code == mcp.CodeURLElicitationRequired
 }
