@@ -14,6 +14,7 @@
 //	evokore hooks install      wire the hooks and the status line into Claude Code's settings.json
 //	evokore connect CLIENT     add evokore to an MCP client and --import its servers
 //	evokore disconnect CLIENT  take evokore out of a client and give it back its servers
+//	evokore auth login|status|logout SERVER  sign evokore in to a remote child that needs OAuth
 //	evokore doctor             check the setup and say how to fix each problem
 //	evokore status-line        print the Claude Code status line (payload on stdin)
 //	evokore version            print the version
