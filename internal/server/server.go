@@ -32,6 +32,7 @@ import (
 	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/sharedstate"
 	"github.com/evokore/evokore/internal/stdio"
+	"github.com/evokore/evokore/internal/tasks"
 	"github.com/evokore/evokore/internal/tracing"
 )
 
@@ -109,6 +110,10 @@ type Server struct {
 	// tracing exports OTLP traces and metrics; nil unless an OTLP
 	// endpoint is set.
 	tracing *tracing.Exporter
+	// tasks run the calls made as MCP tasks (tasks.go); methods are the
+	// methods the router serves itself (ingress.Methods).
+	tasks   *tasks.Manager
+	methods ingress.Methods
 
 	// Schema-deferred listing: armed by the first deferred listing,
 	// satisfied by any describe_tool call, given up on by the fallback.
@@ -148,6 +153,8 @@ func New(opts Options) *Server {
 	// serve reported the values the readers could not use at start.
 	s.settings, _ = ReadPartSettings(opts.Settings.Env)
 	s.legacy = s.settings.Catalog.Discovery.Mode == config.ModeLegacy
+	s.tasks = tasks.New(s.settings.Tasks, s.log)
+	s.methods = s.taskMethods()
 
 	g := &generation{number: 1, settings: opts.Settings, loaded: time.Now(), superseded: make(chan struct{})}
 	// The native entries' hashes are computed on another core while the
@@ -443,6 +450,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 		if !s.calls.Wait(ctx) {
 			s.shutdownErr = ctx.Err()
+			// The tasks still running fail saying why before their calls
+			// are cancelled (which would fail them as cancelled calls).
+			s.tasks.Close()
 			s.calls.CancelAll()
 			// A cancelled call answers promptly unless its handler ignores
 			// its context; do not wait for that one forever.
@@ -450,6 +460,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			s.calls.Wait(wctx)
 			cancel()
 		}
+		// A task waiting for its client's input is no call in flight.
+		s.tasks.Close()
 		// A call's answer is written after its dispatch returns; let the
 		// transports that can tell finish writing before the sessions go.
 		s.mu.Lock()
