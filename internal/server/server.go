@@ -390,7 +390,9 @@ func (s *Server) shareState(p *policy.Policy, servers []config.Server) {
 	}
 	// Refused until Start has reached Redis: nothing passes on local
 	// state that should have been shared.
-	sharedstate.AttachUnavailable(p, servers, errors.New("shared state not connected yet: the router has not started"))
+	notYet := errors.New("shared state not connected yet: the router has not started")
+	sharedstate.AttachUnavailable(p, servers, notYet)
+	s.tasks.Use(sharedstate.TasksUnavailable{Err: notYet})
 	s.parts.OnStart(func(ctx context.Context) {
 		sh, err := sharedstate.Open(ctx, share)
 		if err == nil {
@@ -399,12 +401,16 @@ func (s *Server) shareState(p *policy.Policy, servers []config.Server) {
 			}
 		}
 		if err != nil {
-			msg := "shared state unavailable, so rate-limited and approval-gated calls are refused: " + err.Error()
+			msg := "shared state unavailable, so rate-limited and approval-gated calls and tasks are refused: " + err.Error()
 			s.log.Info("[EVOKORE] " + msg)
 			s.sharedProblem.Store(&msg)
 			sharedstate.AttachUnavailable(p, servers, err)
+			s.tasks.Use(sharedstate.TasksUnavailable{Err: err})
 			return
 		}
+		// A task made through one replica is read and cancelled through
+		// any other.
+		s.tasks.Use(sh.Tasks)
 		// A child's sealed requestState (proxy, era.go) verifies on any
 		// replica that shares the key; the seal has a domain of its own.
 		s.proxy.SetStateKey(sh.Key)
