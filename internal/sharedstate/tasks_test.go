@@ -104,7 +104,9 @@ func TestTasksAreSharedThroughRedis(t *testing.T) {
 	}
 
 	short, _, err := a.Start(ctx, tasks.Spec{Owner: "alice", TTL: 300 * time.Millisecond, Wrap: true},
-		func(context.Context, tasks.Handle, *tasks.Input) tasks.Answer { return tasks.Answer{Result: json.RawMessage(`{}`)} })
+		func(context.Context, tasks.Handle, *tasks.Input) tasks.Answer {
+			return tasks.Answer{Result: json.RawMessage(`{}`)}
+		})
 	if err != nil {
 		t.Fatal(err)
 	}
