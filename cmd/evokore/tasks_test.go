@@ -27,6 +27,8 @@ type taskClient struct {
 	in      io.WriteCloser
 	replies chan taskReply
 	session string
+	// caps is the server's tasks capability, as the client read it.
+	caps json.RawMessage
 
 	mu       sync.Mutex
 	statuses []taskState
@@ -78,6 +80,7 @@ func startTaskClient(t *testing.T, endpoint, token string) *taskClient {
 			var line struct {
 				taskReply
 				Ready    *string         `json:"ready"`
+				Tasks    json.RawMessage `json:"tasks"`
 				Status   *taskState      `json:"status"`
 				Elicited json.RawMessage `json:"elicited"`
 			}
@@ -86,6 +89,7 @@ func startTaskClient(t *testing.T, endpoint, token string) *taskClient {
 			}
 			switch {
 			case line.Ready != nil:
+				c.caps = line.Tasks
 				ready <- *line.Ready
 			case line.Status != nil:
 				c.mu.Lock()
@@ -228,6 +232,24 @@ func TestTasksThroughTheRouterWithARealClient(t *testing.T) {
 			"exp": now.Add(time.Hour).Unix(), "iat": now.Unix(), "role": "admin"})
 	}
 	alice, bob := startTaskClient(t, base+"/mcp", token("alice")), startTaskClient(t, base+"/mcp", token("bob"))
+	if !strings.Contains(string(alice.caps), `"requests":{"tools":{"call":{}}}`) {
+		t.Errorf("the tasks capability the client read: %s", alice.caps)
+	}
+	raw, _ := alice.do("tools", nil)
+	var listed struct {
+		Tools []struct {
+			Name      string
+			Execution struct{ TaskSupport string }
+		}
+	}
+	_ = json.Unmarshal(raw, &listed)
+	support := map[string]string{}
+	for _, tool := range listed.Tools {
+		support[tool.Name] = tool.Execution.TaskSupport
+	}
+	if support["run_code"] != "optional" || support["execute_skill"] != "optional" {
+		t.Errorf("run_code's and execute_skill's task support: %q %q", support["run_code"], support["execute_skill"])
+	}
 	started := func() string {
 		raw, msg := alice.do("call", map[string]any{"name": "fx_read_cancelled", "arguments": map[string]any{"started": true}})
 		if msg != "" {

@@ -7,12 +7,14 @@
 //   {"op":"call","name":"…","arguments":{…},"ttl":MS}  → {"reply":{"task":{…}}}
 //   {"op":"get"|"result"|"cancel","taskId":"…"}        → {"reply":…}
 //   {"op":"list"}                                       → {"reply":{"tasks":[…]}}
+//   {"op":"tools"}                                      → {"reply":{"tools":[…]}}
 //
 // A request that fails answers {"error":{"code":N,"message":"…"}}. Each
 // notifications/tasks/status the server sends is printed as
 // {"status":{…}} when it arrives; an elicitation the server sends is
 // accepted and printed as {"elicited":{…}}. The first line, once
-// connected, is {"ready":"<session id>"}.
+// connected, is {"ready":"<session id>","tasks":<the server's tasks
+// capability>}.
 import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -39,7 +41,7 @@ try {
     return { action: "accept", content: {} };
   });
   await client.connect(transport);
-  print({ ready: transport.sessionId || "" });
+  print({ ready: transport.sessionId || "", tasks: client.getServerCapabilities()?.tasks ?? null });
 
   const tasks = client.experimental.tasks;
   const ops = {
@@ -51,6 +53,7 @@ try {
     result: (q) => tasks.getTaskResult(q.taskId, CallToolResultSchema),
     cancel: (q) => tasks.cancelTask(q.taskId),
     list: () => tasks.listTasks(),
+    tools: () => client.listTools(),
   };
   for await (const line of createInterface({ input: process.stdin })) {
     if (!line.trim()) continue;
