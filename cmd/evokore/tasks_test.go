@@ -55,8 +55,16 @@ type taskState struct {
 
 func startTaskClient(t *testing.T, endpoint, token string) *taskClient {
 	t.Helper()
+	return startTaskClientWith(t, nil, endpoint, token)
+}
+
+// startTaskClientWith starts the client with args, in env when not nil:
+// an endpoint and a token, or "stdio" and the command it starts.
+func startTaskClientWith(t *testing.T, env []string, args ...string) *taskClient {
+	t.Helper()
 	script := filepath.Join(filepath.Dir(testutil.TSHTTPClientScript(t)), "task-client.mjs")
-	cmd := exec.Command("node", script, endpoint, token)
+	cmd := exec.Command("node", append([]string{script}, args...)...)
+	cmd.Env = env
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -535,5 +543,43 @@ func TestTasksAcrossReplicasSharingRedis(t *testing.T) {
 	lost := await26(t, r1, killed.TaskID, "failed", time.Minute)
 	if lost.Error == nil || !strings.Contains(lost.Error.Message, "stopped before it ended (a restart or a crash)") {
 		t.Errorf("a task its replica died under: %+v", lost)
+	}
+}
+
+// Over stdio the client hears of its task's every change
+// (notifications/tasks/status): working, then completed, or cancelled.
+func TestTaskStatusNotificationsOverStdio(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{
+		"fx": map[string]any{"command": testutil.FixtureServer(t)}}})
+	c := startTaskClientWith(t, []string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + dir,
+		"EVOKORE_HOME=" + filepath.Join(dir, "home"), "EVOKORE_MCP_CONFIG_PATH=" + cfg, "EVOKORE_TOOL_DISCOVERY_MODE=legacy"},
+		"stdio", testutil.Evokore(t), "serve")
+	heard := func(id, status string) bool {
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			c.mu.Lock()
+			for _, st := range c.statuses {
+				if st.TaskID == id && st.Status == status {
+					c.mu.Unlock()
+					return true
+				}
+			}
+			c.mu.Unlock()
+			time.Sleep(50 * time.Millisecond)
+		}
+		return false
+	}
+	done := c.start("fx_slow", map[string]any{"ms": 1000}, 0)
+	c.await(done.TaskID, time.Minute, "completed")
+	if !heard(done.TaskID, "completed") {
+		t.Errorf("no completed status notification for %s", done.TaskID)
+	}
+	stopped := c.start("fx_slow", map[string]any{"ms": 60000}, 0)
+	if _, msg := c.do("cancel", map[string]any{"taskId": stopped.TaskID}); msg != "" {
+		t.Fatal(msg)
+	}
+	if !heard(stopped.TaskID, "cancelled") {
+		t.Errorf("no cancelled status notification for %s", stopped.TaskID)
 	}
 }

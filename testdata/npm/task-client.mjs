@@ -4,6 +4,7 @@
 // JSON line on stdout for each:
 //
 //   node task-client.mjs URL [BEARER_TOKEN]
+//   node task-client.mjs stdio COMMAND [ARGS...]   (over stdio instead)
 //   {"op":"call","name":"…","arguments":{…},"ttl":MS}  → {"reply":{"task":{…}}}
 //   {"op":"get"|"result"|"cancel","taskId":"…"}        → {"reply":…}
 //   {"op":"list"}                                       → {"reply":{"tasks":[…]}}
@@ -17,6 +18,7 @@
 // capability>}.
 import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
   CallToolResultSchema,
@@ -25,12 +27,13 @@ import {
   TaskStatusNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 
-const [url, token] = process.argv.slice(2);
+const [url, token, ...rest] = process.argv.slice(2);
 const print = (v) => process.stdout.write(JSON.stringify(v) + "\n");
 
 try {
-  const headers = token ? { Authorization: `Bearer ${token}` } : {};
-  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
+  const transport = url === "stdio"
+    ? new StdioClientTransport({ command: token, args: rest, env: process.env, stderr: "inherit" })
+    : new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: token ? { Authorization: `Bearer ${token}` } : {} } });
   const client = new Client(
     { name: "ts-task-client", version: "1" },
     { capabilities: { elicitation: { form: {} }, tasks: { list: {}, cancel: {} } } },
