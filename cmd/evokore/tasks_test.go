@@ -240,35 +240,8 @@ func TestTasksThroughTheRouterWithARealClient(t *testing.T) {
 			"exp": now.Add(time.Hour).Unix(), "iat": now.Unix(), "role": "admin"})
 	}
 	alice, bob := startTaskClient(t, base+"/mcp", token("alice")), startTaskClient(t, base+"/mcp", token("bob"))
-	if !strings.Contains(string(alice.caps), `"requests":{"tools":{"call":{}}}`) {
-		t.Errorf("the tasks capability the client read: %s", alice.caps)
-	}
-	raw, _ := alice.do("tools", nil)
-	var listed struct {
-		Tools []struct {
-			Name      string
-			Execution struct{ TaskSupport string }
-		}
-	}
-	_ = json.Unmarshal(raw, &listed)
-	support := map[string]string{}
-	for _, tool := range listed.Tools {
-		support[tool.Name] = tool.Execution.TaskSupport
-	}
-	if support["run_code"] != "optional" || support["execute_skill"] != "optional" {
-		t.Errorf("run_code's and execute_skill's task support: %q %q", support["run_code"], support["execute_skill"])
-	}
-	started := func() string {
-		raw, msg := alice.do("call", map[string]any{"name": "fx_read_cancelled", "arguments": map[string]any{"started": true}})
-		if msg != "" {
-			t.Fatal(msg)
-		}
-		var created struct{ Task taskState }
-		_ = json.Unmarshal(raw, &created)
-		alice.await(created.Task.TaskID, time.Minute, "completed")
-		res, _ := alice.do("result", map[string]any{"taskId": created.Task.TaskID})
-		return toolText(t, res)
-	}
+	checkTaskSupport(t, alice)
+	started := func() string { return alice.text("fx_read_cancelled", map[string]any{"started": true}) }
 
 	// A 20 s program, as a task.
 	long := alice.start("run_code", map[string]any{"code": `const r = await tools.fx_slow({ms: 20000}); return r[0].text;`}, 0)
@@ -290,15 +263,7 @@ func TestTasksThroughTheRouterWithARealClient(t *testing.T) {
 	if st, _ := alice.get(slow.TaskID); st.Status != "cancelled" {
 		t.Errorf("after tasks/cancel: %+v", st)
 	}
-	for {
-		raw, _ := alice.do("call", map[string]any{"name": "fx_read_cancelled", "arguments": map[string]any{}})
-		var created struct{ Task taskState }
-		_ = json.Unmarshal(raw, &created)
-		alice.await(created.Task.TaskID, time.Minute, "completed")
-		res, _ := alice.do("result", map[string]any{"taskId": created.Task.TaskID})
-		if toolText(t, res) == "cancelled: 1" {
-			break
-		}
+	for alice.text("fx_read_cancelled", map[string]any{}) != "cancelled: 1" {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if _, msg := alice.do("cancel", map[string]any{"taskId": slow.TaskID}); !strings.Contains(msg, "already in terminal status 'cancelled'") {
@@ -323,27 +288,9 @@ func TestTasksThroughTheRouterWithARealClient(t *testing.T) {
 	}
 
 	// Bob knows nothing of alice's tasks, in either era.
-	if _, msg := bob.get(long.TaskID); !strings.Contains(msg, "Task not found") {
-		t.Errorf("bob's tasks/get of alice's task: %q", msg)
-	}
-	if _, msg := bob.do("cancel", map[string]any{"taskId": long.TaskID}); !strings.Contains(msg, "Task not found") {
-		t.Errorf("bob's tasks/cancel of alice's task: %q", msg)
-	}
-	if raw, _ := bob.do("list", nil); strings.Contains(string(raw), long.TaskID) {
-		t.Errorf("bob's tasks/list: %s", raw)
-	}
-	if raw, _ := alice.do("list", nil); !strings.Contains(string(raw), long.TaskID) {
-		t.Errorf("alice's tasks/list: %s", raw)
-	}
-	get := func(sub string) string {
+	checkIsolation(t, alice, bob, long.TaskID, func(sub string) string {
 		return post26(t, base+"/mcp", token(sub), "tasks/get", map[string]any{"taskId": long.TaskID})
-	}
-	if body := get("bob"); !strings.Contains(body, "Task not found") {
-		t.Errorf("bob's 2026-07-28 tasks/get: %s", body)
-	}
-	if body := get("alice"); !strings.Contains(body, `"taskId":"`+long.TaskID+`"`) {
-		t.Errorf("alice's 2026-07-28 tasks/get of her task: %s", body)
-	}
+	})
 
 	// The program ends, and its task with it.
 	end, seen := alice.await(long.TaskID, time.Minute, "completed", "failed", "cancelled")
@@ -358,6 +305,67 @@ func TestTasksThroughTheRouterWithARealClient(t *testing.T) {
 	alice.mu.Lock()
 	t.Logf("status notifications: %+v", alice.statuses)
 	alice.mu.Unlock()
+}
+
+// text runs tool as a task to its end and returns its result's text.
+func (c *taskClient) text(tool string, args map[string]any) string {
+	c.t.Helper()
+	task := c.start(tool, args, 0)
+	c.await(task.TaskID, time.Minute, "completed")
+	res, msg := c.do("result", map[string]any{"taskId": task.TaskID})
+	if msg != "" {
+		c.t.Fatalf("tasks/result of %s: %s", tool, msg)
+	}
+	return toolText(c.t, res)
+}
+
+// checkTaskSupport checks the tasks capability of 2025-11-25 and the
+// task support run_code and execute_skill are listed with, as c read them.
+func checkTaskSupport(t *testing.T, c *taskClient) {
+	t.Helper()
+	if !strings.Contains(string(c.caps), `"requests":{"tools":{"call":{}}}`) {
+		t.Errorf("the tasks capability the client read: %s", c.caps)
+	}
+	raw, _ := c.do("tools", nil)
+	var listed struct {
+		Tools []struct {
+			Name      string
+			Execution struct{ TaskSupport string }
+		}
+	}
+	_ = json.Unmarshal(raw, &listed)
+	support := map[string]string{}
+	for _, tool := range listed.Tools {
+		support[tool.Name] = tool.Execution.TaskSupport
+	}
+	if support["run_code"] != "optional" || support["execute_skill"] != "optional" {
+		t.Errorf("run_code's and execute_skill's task support: %q %q", support["run_code"], support["execute_skill"])
+	}
+}
+
+// checkIsolation checks that bob finds nothing of alice's task id, and
+// alice does: over their sessions, and with get26, a 2026-07-28 tasks/get
+// of id by a subject.
+func checkIsolation(t *testing.T, alice, bob *taskClient, id string, get26 func(sub string) string) {
+	t.Helper()
+	if _, msg := bob.get(id); !strings.Contains(msg, "Task not found") {
+		t.Errorf("bob's tasks/get of alice's task: %q", msg)
+	}
+	if _, msg := bob.do("cancel", map[string]any{"taskId": id}); !strings.Contains(msg, "Task not found") {
+		t.Errorf("bob's tasks/cancel of alice's task: %q", msg)
+	}
+	if raw, _ := bob.do("list", nil); strings.Contains(string(raw), id) {
+		t.Errorf("bob's tasks/list: %s", raw)
+	}
+	if raw, _ := alice.do("list", nil); !strings.Contains(string(raw), id) {
+		t.Errorf("alice's tasks/list: %s", raw)
+	}
+	if body := get26("bob"); !strings.Contains(body, "Task not found") {
+		t.Errorf("bob's 2026-07-28 tasks/get: %s", body)
+	}
+	if body := get26("alice"); !strings.Contains(body, `"taskId":"`+id+`"`) {
+		t.Errorf("alice's 2026-07-28 tasks/get of her task: %s", body)
+	}
 }
 
 // post26 sends a 2026-07-28 request of a client that declares the tasks

@@ -146,7 +146,7 @@ func (t *Tasks) Update(ctx context.Context, id string, fn func(*tasks.Record) bo
 // List implements tasks.Backend.
 func (t *Tasks) List(ctx context.Context, owner string) ([]*tasks.Record, error) {
 	idx := t.index(owner)
-	ids, err := t.client.ZRevRange(ctx, idx, 0, maxListed-1).Result()
+	ids, err := t.client.ZRangeArgs(ctx, redis.ZRangeArgs{Key: idx, Start: 0, Stop: maxListed - 1, Rev: true}).Result()
 	if err != nil || len(ids) == 0 {
 		return nil, err
 	}
@@ -186,7 +186,7 @@ type TasksUnavailable struct{ Err error }
 
 var _ tasks.Backend = TasksUnavailable{}
 
-func (u TasksUnavailable) err() error { return Unavailable{Err: u.Err}.err() }
+func (u TasksUnavailable) err() error { return Unavailable(u).err() }
 
 // Create implements tasks.Backend.
 func (u TasksUnavailable) Create(context.Context, *tasks.Record) error { return u.err() }
