@@ -555,13 +555,17 @@ func TestTasksAcrossReplicasSharingRedis(t *testing.T) {
 }
 
 // Over stdio the client hears of its task's every change
-// (notifications/tasks/status): working, then completed, or cancelled.
+// (notifications/tasks/status): working, then completed, or cancelled. A
+// call of a task that needs approval asks the user (elicitation) for
+// that task (its related-task _meta) and runs once the user accepts.
 func TestTaskStatusNotificationsOverStdio(t *testing.T) {
 	dir := t.TempDir()
 	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{
 		"fx": map[string]any{"command": testutil.FixtureServer(t)}}})
+	testutil.WriteFile(t, dir, "permissions.yml", "rules:\n  fx_count: require_approval\n")
 	c := startTaskClientWith(t, []string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + dir,
-		"EVOKORE_HOME=" + filepath.Join(dir, "home"), "EVOKORE_MCP_CONFIG_PATH=" + cfg, "EVOKORE_TOOL_DISCOVERY_MODE=legacy"},
+		"EVOKORE_HOME=" + filepath.Join(dir, "home"), "EVOKORE_MCP_CONFIG_PATH=" + cfg, "EVOKORE_TOOL_DISCOVERY_MODE=legacy",
+		"EVOKORE_PERMISSIONS_PATH=" + filepath.Join(dir, "permissions.yml")},
 		"stdio", testutil.Evokore(t), "serve")
 	heard := func(id, status string) bool {
 		deadline := time.Now().Add(30 * time.Second)
@@ -589,5 +593,18 @@ func TestTaskStatusNotificationsOverStdio(t *testing.T) {
 	}
 	if !heard(stopped.TaskID, "cancelled") {
 		t.Errorf("no cancelled status notification for %s", stopped.TaskID)
+	}
+
+	gated := c.start("fx_count", map[string]any{}, 0)
+	c.await(gated.TaskID, time.Minute, "completed")
+	res, msg := c.do("result", map[string]any{"taskId": gated.TaskID})
+	if msg != "" || toolText(t, res) != "calls: 1" {
+		t.Errorf("the approved task's result: %s %s", res, msg)
+	}
+	c.mu.Lock()
+	elicited := c.elicited
+	c.mu.Unlock()
+	if len(elicited) != 1 || !strings.Contains(string(elicited[0]), `"io.modelcontextprotocol/related-task":{"taskId":"`+gated.TaskID+`"}`) {
+		t.Errorf("the approval asked: %s", elicited)
 	}
 }
