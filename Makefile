@@ -79,7 +79,12 @@ $(CONFORMANCE_DIR)/node_modules/.installed: $(CONFORMANCE_DIR)/package.json $(CO
 bin/everything-server: go.mod go.sum
 	$(GO) build -o $@ github.com/modelcontextprotocol/go-sdk/conformance/everything-server
 
-conformance: build conformance-deps bin/everything-server ## MCP conformance suite: the go-sdk server directly and through `evokore serve --http`, side by side.
+# The child of ordinary tools the tasks scenarios call (package
+# taskfixture).
+bin/taskfixture: $(wildcard internal/testutil/taskfixture/*.go) go.mod go.sum
+	$(GO) build -o $@ ./internal/testutil/taskfixture
+
+conformance: build conformance-deps bin/everything-server bin/taskfixture ## MCP conformance suite: the go-sdk server directly and through `evokore serve --http`, side by side.
 	.ci/conformance
 
 # The go-sdk's own conformance client, and the test driver that runs the

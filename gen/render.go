@@ -50,6 +50,15 @@ func stringList(names []string) jen.Code {
 	return jen.Index().String().Values(vals...)
 }
 
+// taskSupport renders a native tool's task support, or nothing when it
+// declares none.
+func taskSupport(t config.NativeTool) jen.Code {
+	if t.Execution == nil {
+		return jen.Null()
+	}
+	return field("TaskSupport", jen.Lit(t.Execution.TaskSupport))
+}
+
 func nativeNames(s *config.Shipped) map[string]bool {
 	out := make(map[string]bool, len(s.Tools))
 	for _, t := range s.Tools {
@@ -100,6 +109,7 @@ func renderTools(s *config.Shipped) *jen.File {
 				field("Idempotent", jen.Lit(t.Annotations.IdempotentHint)),
 				field("OpenWorld", jen.Lit(t.Annotations.OpenWorldHint)),
 				field("InputSchema", rawString(string(t.InputSchema))),
+				taskSupport(t),
 			)
 		}
 		g.Line()

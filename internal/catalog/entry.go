@@ -61,6 +61,13 @@ type Entry struct {
 	// arguments with x-mcp-header (MCP 2026-07-28): a request calling it
 	// over HTTP must carry them as Mcp-Param-* headers.
 	ParamHeaders bool
+	// TaskSupport is whether the tool runs as an MCP task: "optional",
+	// "required" (only as a task) or "forbidden" (never); "" is not
+	// declared, which the router serves as optional without listing it.
+	// Natives declare it in evokore.cue, a child's tools in its server's
+	// "tasks" in mcp.config.json (the router runs the task, so the child
+	// need know nothing of tasks).
+	TaskSupport string
 	// Quarantine, when set, explains why the tool is held back: its
 	// definition changed since an operator last accepted it. A quarantined
 	// tool is never listed or found, and calls get this text.

@@ -44,6 +44,13 @@ type listedTool struct {
 	OutputSchema any            `json:"outputSchema,omitempty"`
 	Annotations  *hints         `json:"annotations,omitempty"`
 	Icons        []mcp.Icon     `json:"icons,omitempty"`
+	Execution    *execution     `json:"execution,omitempty"`
+}
+
+// execution is a tool's execution hints (MCP 2025-11-25): whether it runs
+// as a task. The go-sdk's Tool has no field for it.
+type execution struct {
+	TaskSupport string `json:"taskSupport"`
 }
 
 type hints struct {
@@ -92,6 +99,9 @@ func (e *Entry) render() {
 			OutputSchema: t.OutputSchema,
 			Annotations:  leanHints(t.Annotations),
 			Icons:        t.Icons,
+		}
+		if e.TaskSupport != "" {
+			lt.Execution = &execution{TaskSupport: e.TaskSupport}
 		}
 		e.listings.full = marshal(lt)
 		meta := map[string]any{}

@@ -108,6 +108,15 @@ func Hold(entries []*Entry, held map[string]string) {
 	}
 }
 
+// DeclareTasks sets the task support of the entries whose child tool
+// names support maps (a server's "tasks" in mcp.config.json). It is for
+// entries not yet published.
+func DeclareTasks(entries []*Entry, support map[string]string) {
+	for _, e := range entries {
+		e.TaskSupport = support[e.Original]
+	}
+}
+
 // SetServerEntries is SetServerTools for entries already built.
 func (s *Store) SetServerEntries(server string, entries []*Entry) Registration {
 	s.mu.Lock()

@@ -72,6 +72,11 @@ type Server struct {
 	// Prefix is put before the child's tool and prompt names, followed by
 	// "_"; nil means the server id, and "" passes the names unchanged.
 	Prefix *string `json:"prefix,omitempty"`
+	// Tasks say, by the child's own tool name, which tools run as MCP
+	// tasks ("optional", "required", "forbidden"); the router runs them,
+	// so the child need know nothing of tasks. A tool not named is
+	// served as optional without saying so.
+	Tasks map[string]string `json:"tasks,omitempty"`
 
 	// Invalid, when not empty, is why this server cannot start: the
 	// positioned problems of its definition. The child fails with it; the

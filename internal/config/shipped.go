@@ -33,12 +33,21 @@ type Shipped struct {
 
 // NativeTool is one entry of the native tool table.
 type NativeTool struct {
-	Name        string          `json:"name"`
-	Manager     string          `json:"manager"`
-	Title       string          `json:"title"`
-	Description string          `json:"description"`
-	Annotations Annotations     `json:"annotations"`
+	Name        string      `json:"name"`
+	Manager     string      `json:"manager"`
+	Title       string      `json:"title"`
+	Description string      `json:"description"`
+	Annotations Annotations `json:"annotations"`
+	// Execution are the tool's execution hints: whether it runs as an
+	// MCP task.
+	Execution   *Execution      `json:"execution,omitempty"`
 	InputSchema json.RawMessage `json:"-"`
+}
+
+// Execution is a native tool's task support: "optional", "required" or
+// "forbidden".
+type Execution struct {
+	TaskSupport string `json:"taskSupport"`
 }
 
 // Annotations are the four MCP behaviour hints.

@@ -26,6 +26,11 @@ var variables = [...]Variable{
 	{Name: "EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS", Type: "duration_ms", Default: "30000", HasDefault: true, Doc: "bounds a child's connect, and separately its tool listing", Package: "internal/config", Group: "Timeouts", Use: "setting"},
 	{Name: "EVOKORE_PROXY_REQUEST_TIMEOUT_MS", Type: "duration_ms", Default: "60000", HasDefault: true, Doc: "bounds each proxied call", Package: "internal/config", Group: "Timeouts", Use: "setting"},
 	{Name: "EVOKORE_SESSION_TTL_MS", Type: "duration_ms", Default: "3600000", HasDefault: true, Doc: "idle time after which a session (and its activations) is dropped", Package: "internal/config", Group: "Timeouts", Use: "setting"},
+	{Name: "EVOKORE_TASK_TTL_MS", Type: "duration_ms", Default: "3600000", HasDefault: true, Doc: "the longest a task and its result are kept, from its creation (a 2025-11-25 client that asks for less gets less)", Package: "internal/tasks", Group: "Tasks", Use: "setting"},
+	{Name: "EVOKORE_TASK_POLL_MS", Type: "duration_ms", Default: "1000", HasDefault: true, Doc: "the polling interval a task suggests to its client", Package: "internal/tasks", Group: "Tasks", Use: "setting"},
+	{Name: "EVOKORE_TASK_AFTER_MS", Type: "duration_ms", Default: "500", HasDefault: true, Doc: "how long a tool call of a client that declared the tasks extension (2026-07-28) may run before it answers as a task", Package: "internal/tasks", Group: "Tasks", Use: "setting"},
+	{Name: "EVOKORE_TASK_MAX_RESULT_BYTES", Type: "int", Default: "1048576", HasDefault: true, Doc: "the largest result a task keeps; a larger one fails the task, saying so", Package: "internal/tasks", Group: "Tasks", Use: "setting"},
+	{Name: "EVOKORE_TASK_MAX_RUNNING", Type: "int", Default: "32", HasDefault: true, Doc: "the most tasks one caller (tenant and subject, else session) runs at once on a replica", Package: "internal/tasks", Group: "Tasks", Use: "setting"},
 	{Name: "EVOKORE_TELEMETRY", Type: "bool", Default: "false", HasDefault: true, Doc: "count calls, errors, latency and sessions under EVOKORE_TELEMETRY_DIR", Package: "internal/server", Group: "Operator records", Use: "setting"},
 	{Name: "EVOKORE_AUDIT_LOG", Type: "bool", Default: "true", HasDefault: true, Doc: "the audit log, $EVOKORE_HOME/audit/audit.jsonl", Package: "internal/records", Group: "Operator records", Use: "setting"},
 	{Name: "EVOKORE_AUDIT_MAX_BYTES", Type: "int", Default: "10485760", HasDefault: true, Doc: "the size at which the audit log is rotated", Package: "internal/records", Group: "Operator records", Use: "setting"},
@@ -145,6 +150,16 @@ const (
 	DefaultProxyRequestTimeout = 60000 * time.Millisecond
 	// DefaultSessionTTL is EVOKORE_SESSION_TTL_MS's default.
 	DefaultSessionTTL = 3600000 * time.Millisecond
+	// DefaultTaskTTL is EVOKORE_TASK_TTL_MS's default.
+	DefaultTaskTTL = 3600000 * time.Millisecond
+	// DefaultTaskPoll is EVOKORE_TASK_POLL_MS's default.
+	DefaultTaskPoll = 1000 * time.Millisecond
+	// DefaultTaskAfter is EVOKORE_TASK_AFTER_MS's default.
+	DefaultTaskAfter = 500 * time.Millisecond
+	// DefaultTaskMaxResultBytes is EVOKORE_TASK_MAX_RESULT_BYTES's default.
+	DefaultTaskMaxResultBytes = 1048576
+	// DefaultTaskMaxRunning is EVOKORE_TASK_MAX_RUNNING's default.
+	DefaultTaskMaxRunning = 32
 	// DefaultTelemetry is EVOKORE_TELEMETRY's default.
 	DefaultTelemetry = false
 	// DefaultAuditLog is EVOKORE_AUDIT_LOG's default.

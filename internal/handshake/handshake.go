@@ -10,6 +10,7 @@ package handshake
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -28,8 +29,56 @@ func Options(instructions string) *mcp.ServerOptions {
 			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
 			Logging:     &mcp.LoggingCapabilities{},
 			Completions: &mcp.CompletionCapabilities{},
+			// The router serves MCP tasks itself (package tasks): the
+			// extension of 2026-07-28 here, the experimental capability of
+			// 2025-11-25 by Middleware.
+			Extensions: map[string]any{tasksExtension: map[string]any{}},
 		},
 	}
+}
+
+// tasksExtension names the tasks extension (2026-07-28).
+const tasksExtension = "io.modelcontextprotocol/tasks"
+
+// legacyTasks is the tasks capability of 2025-11-25: tasks/list,
+// tasks/cancel and task-augmented tools/call. The go-sdk's capabilities
+// have no field for it.
+var legacyTasks = json.RawMessage(`{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`)
+
+// Middleware adds the 2025-11-25 tasks capability to an initialize
+// answer of that protocol version (the sessionless era has no initialize,
+// and declares the extension instead). Every session's server and Answer
+// use it, so both answers agree.
+func Middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if ir, ok := res.(*mcp.InitializeResult); ok && err == nil && ir.ProtocolVersion == "2025-11-25" {
+			return withTasks{ir}, nil
+		}
+		return res, err
+	}
+}
+
+// withTasks is an initialize result whose capabilities say tasks.
+type withTasks struct{ *mcp.InitializeResult }
+
+func (r withTasks) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(r.InitializeResult)
+	if err != nil {
+		return nil, err
+	}
+	var res, caps map[string]json.RawMessage
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(res["capabilities"], &caps); err != nil || caps == nil {
+		caps = map[string]json.RawMessage{}
+	}
+	caps["tasks"] = legacyTasks
+	if res["capabilities"], err = json.Marshal(caps); err != nil {
+		return nil, err
+	}
+	return json.Marshal(res)
 }
 
 // timeout bounds Answer's in-memory exchange; it only fails to finish if
@@ -45,7 +94,9 @@ func Answer(impl *mcp.Implementation, instructions string, msg jsonrpc.Message) 
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	ct, st := mcp.NewInMemoryTransports()
-	ss, err := mcp.NewServer(impl, Options(instructions)).Connect(ctx, st, nil)
+	srv := mcp.NewServer(impl, Options(instructions))
+	srv.AddReceivingMiddleware(Middleware)
+	ss, err := srv.Connect(ctx, st, nil)
 	if err != nil {
 		return nil
 	}

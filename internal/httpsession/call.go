@@ -40,9 +40,11 @@ import (
 // which answers every case the way it always did.
 
 // carried is the call the byte path carries for q, or nil: registered
-// with q's session, for its cancellation, when it has one.
+// with q's session, for its cancellation, when it has one. Every clean
+// request is offered to the rule (a tools/call, or a method the router
+// serves itself: ingress.Methods).
 func (h *Handler) carried(q *request) ingress.Call {
-	if !q.scanned || q.msg.Method != ingress.MethodCall || !plainPOST(q.r) {
+	if !q.scanned || q.msg.ID == nil || !plainPOST(q.r) {
 		return nil
 	}
 	if q.e == nil {
@@ -63,17 +65,22 @@ func (h *Handler) carried(q *request) ingress.Call {
 }
 
 // sessionlessCall is the call of a 2026-07-28 POST without a session that
-// the byte path carries, or nil.
+// the byte path carries, or nil. A request whose Mcp-Method or Mcp-Name
+// header does not name it goes to the SDK, which refuses it
+// (HeaderMismatch); the tasks methods' Mcp-Name was checked before
+// (checkHeaders).
 func (h *Handler) sessionlessCall(q *request) ingress.Call {
-	if !era.Served(q.version) || q.r.Header.Get("Mcp-Method") != ingress.MethodCall {
+	if !era.Served(q.version) || q.r.Header.Get("Mcp-Method") != q.msg.Method {
 		return nil
 	}
 	meta := rawjson.Member(q.msg.Params, "_meta")
 	if v, ok := rawjson.String(rawjson.Member(meta, mcp.MetaKeyProtocolVersion)); !ok || v != q.version {
 		return nil
 	}
-	if name, ok := rawjson.String(rawjson.Member(q.msg.Params, "name")); !ok || q.r.Header.Get("Mcp-Name") != name {
-		return nil
+	if q.msg.Method == ingress.MethodCall {
+		if name, ok := rawjson.String(rawjson.Member(q.msg.Params, "name")); !ok || q.r.Header.Get("Mcp-Name") != name {
+			return nil
+		}
 	}
 	c, ok := h.rt.Take(h.rt.Sessionless(q.who), q.msg, ingress.Via{Sessionless: true})
 	if !ok {

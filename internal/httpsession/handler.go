@@ -16,7 +16,8 @@
 //	DELETE of a session                         serveDelete: forgotten by the store, closed
 //	GET of a session                            serveSDK: the session's event stream
 //	notifications/cancelled of a carried call   serveCancel: the call is cancelled, 202
-//	a tools/call the byte path carries          serveCall: answered by the router, as bytes
+//	a request the byte path carries             serveCall: answered by the router, as bytes
+//	  (a tools/call, a method the router serves)
 //	a body stdio would refuse as a frame        refuse: 400 with the same JSON-RPC error
 //	any other POST of a session                 serveSDK: the session's view
 //	initialize (session era), no session        serveOpen: a new session's view

@@ -311,6 +311,36 @@ func decodeName(r *http.Request) (*http.Request, string) {
 	return r, ""
 }
 
+// taskMethods carry the id of their task in Mcp-Name (the tasks
+// extension, SEP-2663), so that a balancer can route them to the replica
+// that holds it; the router checks it, as the go-sdk checks the names of
+// the methods it knows.
+var taskMethods = map[string]bool{"tasks/get": true, "tasks/update": true, "tasks/cancel": true}
+
+// checkTaskName checks the Mcp-Name of a tasks request against its
+// taskId: it must be sent and equal. It returns the request's id and
+// what is wrong, or "".
+func checkTaskName(header http.Header, body []byte) (json.RawMessage, string) {
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			TaskID json.RawMessage `json:"taskId"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &msg) != nil || !taskMethods[msg.Method] {
+		return nil, ""
+	}
+	name := header.Get("Mcp-Name")
+	if name == "" {
+		return msg.ID, fmt.Sprintf("Header mismatch: missing required Mcp-Name header for method %q", msg.Method)
+	}
+	if id, ok := rawjson.String(msg.Params.TaskID); !ok || id != name {
+		return msg.ID, fmt.Sprintf("Header mismatch: Mcp-Name header value '%s' does not match the body's taskId", name)
+	}
+	return nil, ""
+}
+
 // checkHeaders refuses a POST of the 2026-07-28 protocol whose Mcp-Param-*
 // headers do not match its body (400, HeaderMismatch), and otherwise
 // returns it. Mcp-Method and Mcp-Name are the
@@ -320,7 +350,9 @@ func (h *Handler) checkHeaders(w http.ResponseWriter, r *http.Request, body []by
 	id, problem := checkParamHeaders(r.Header, body, h.rt.InputSchema)
 	if problem == "" {
 		if r, problem = decodeName(r); problem == "" {
-			return r, true
+			if id, problem = checkTaskName(r.Header, body); problem == "" {
+				return r, true
+			}
 		}
 	}
 	httpfront.WriteRPCErrorID(w, http.StatusBadRequest, id, codeHeaderMismatch, problem, nil)

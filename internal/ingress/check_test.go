@@ -60,18 +60,23 @@ func TestDecode(t *testing.T) {
 	}
 }
 
-// Scan returns a tools/call only as a request and a cancellation only as
-// a notification; the other shapes are the SDK path's to refuse.
-func TestScanTakesOnlyARequestCallAndANotificationCancel(t *testing.T) {
+// Scan returns a clean request or notification, a tools/call only as a
+// request and a cancellation only as a notification; the other shapes
+// are the SDK path's to refuse.
+func TestScanTakesCleanMessagesOnly(t *testing.T) {
 	for msg, want := range map[string]bool{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}`:                              true,
 		`{"jsonrpc":"2.0","method":"tools/call","params":{}}`:                                     false,
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`:           true,
 		`{"jsonrpc":"2.0","id":9,"method":"notifications/cancelled","params":{"requestId":1}}`:    false,
 		`{"jsonrpc":"2.0","id":null,"method":"notifications/cancelled","params":{"requestId":1}}`: false,
-		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`:                              false,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`:                              true,
+		`{"jsonrpc":"2.0","id":"t","method":"tasks/get","params":{"taskId":"x"}}`:                 true,
+		`{"jsonrpc":"2.0","id":1,"method":"","params":{}}`:                                        false,
+		`{"jsonrpc":"2.0","id":1,"method":7,"params":{}}`:                                         false,
 		`{"jsonrpc":"2.0","id":1,"id":2,"method":"tools/call","params":{}}`:                       false,
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":[]}`:                              false,
+		`{"jsonrpc":"2.0","id":1,"result":{}}`:                                                    false,
 	} {
 		if _, ok := ingress.Scan([]byte(msg)); ok != want {
 			t.Errorf("Scan(%s) = %v, want %v", msg, ok, want)

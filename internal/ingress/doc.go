@@ -16,18 +16,22 @@
 // The byte path carries a tools/call of a proxied tool from a client past
 // its handshake (or a sessionless request) whose params hold nothing but
 // name, arguments and the _meta its transport delivers (Via), and the
-// cancellation of a call it carries; the SDK path, the client's view (an
-// mcp.Server), carries everything else.
+// cancellation of a call it carries; a tools/call that runs as a task
+// (MCP tasks, either era); and every request of a method the router
+// serves itself, which the go-sdk does not know (Methods: tasks/*). The
+// SDK path, the client's view (an mcp.Server), carries everything else.
 //
-// Router.Take applies the rule, in one place; a transport only offers it
-// the messages it read whose framing the SDK would accept as they are,
-// and answers what it takes with the arguments and the result kept as the
-// bytes the client and the child sent (see package proxy).
+// Router.Take applies the rule, in one place; a transport offers it every
+// clean request it read (Scan) whose framing the SDK would accept as it
+// is, and answers what it takes in its own framing, with the arguments and
+// the result of a proxied call kept as the bytes the client and the child
+// sent (see package proxy).
 //
 // Below the framing both transports share what this package also holds:
 // reading a message's envelope in place (Scan), checking a message as the
 // go-sdk would before it decodes one (Check, Decode; a body HTTP hands the
 // SDK is refused as its frame is over stdio), answering by bytes (Replier,
-// Answer), and the calls a byte path runs, by id, for the client's
-// cancellation (Inflight).
+// Answer), the calls a byte path runs, by id, for the client's
+// cancellation (Inflight), and the table of the methods the router serves
+// itself (Methods, methods.go).
 package ingress

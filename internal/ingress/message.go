@@ -21,19 +21,19 @@ type Message struct {
 	Params []byte
 }
 
-// Methods the byte path is offered.
+// The methods a transport's byte path acts on itself; every other clean
+// request is offered to Router.Take too (the router's own methods).
 const (
 	MethodCall   = "tools/call"
 	MethodCancel = "notifications/cancelled"
 )
 
 // Scan reads the envelope of a JSON-RPC message in place and returns it
-// when it is a clean tools/call request or notifications/cancelled
-// notification, the two messages a byte path is offered. Anything less
-// than clean (a duplicate member, an id out of range, bad UTF-8, too
-// deep, a tools/call without an id, a cancellation with one) returns
-// false, and the message goes on to the SDK path, where Check answers it
-// as it always does.
+// when it is a clean request or notification: what a byte path is
+// offered. Anything less than clean (a duplicate member, an id out of
+// range, bad UTF-8, too deep, a tools/call without an id, a cancellation
+// with one, params that are no object) returns false, and the message
+// goes on to the SDK path, where Check answers it as it always does.
 func Scan(msg []byte) (Message, bool) {
 	var m Message
 	if firstByte(msg) != '{' || !json.Valid(msg) || !utf8.Valid(msg) {
@@ -67,27 +67,24 @@ func Scan(msg []byte) (Message, bool) {
 	if err != nil || !clean || string(version) != `"2.0"` || method == nil {
 		return m, false
 	}
-	if m.Method, clean = offered(method); !clean {
+	if m.Method, clean = rawjson.String(method); !clean || m.Method == "" {
 		return m, false
 	}
 	// A tools/call is a request and a cancellation a notification; the
 	// other way round is the SDK's to refuse.
-	if (m.ID != nil) != (m.Method == MethodCall) || m.ID != nil && checkID(m.ID) != nil {
+	switch m.Method {
+	case MethodCall:
+		clean = m.ID != nil
+	case MethodCancel:
+		clean = m.ID == nil
+	}
+	if !clean || m.ID != nil && checkID(m.ID) != nil {
 		return m, false
 	}
 	if m.Params != nil && firstByte(m.Params) != '{' {
 		return m, false
 	}
 	return m, depth(msg) <= MaxDepth
-}
-
-// offered is the method a byte path is offered that raw names, or false.
-func offered(raw []byte) (string, bool) {
-	name, ok := rawjson.String(raw)
-	if !ok || name != MethodCall && name != MethodCancel {
-		return "", false
-	}
-	return name, true
 }
 
 // IDKey is the key of a request id in a set of open requests: what the

@@ -25,7 +25,7 @@ type Router interface {
 	Sessionless(so SessionOptions) View
 	// Take is the byte path's rule (see the package doc): the call that m
 	// is, sent by v's client and delivered as via says, or false to leave
-	// m to the SDK path.
+	// m to the SDK path. It must not block: the work is the Call's.
 	Take(v View, m Message, via Via) (Call, bool)
 	// StartChildren boots the child servers, once, offering them the
 	// client capabilities caps.
@@ -94,6 +94,10 @@ type Via struct {
 	// 2026-07-28), whose _meta carries its protocol version, client
 	// capabilities and client information.
 	Sessionless bool
+	// Notify, when set, sends the client a notification outside any
+	// request, for as long as its connection lasts (stdio); nil where the
+	// transport has no stream for one.
+	Notify func(method string, params []byte) error
 }
 
 // Delivers reports whether a call carried this way may hold the _meta

@@ -26,6 +26,9 @@ type Spec struct {
 	OpenWorld   bool
 	// InputSchema is the tool's JSON Schema, as JSON.
 	InputSchema string
+	// TaskSupport is whether the tool runs as an MCP task ("optional",
+	// "required", "forbidden"); "" declares nothing.
+	TaskSupport string
 }
 
 // Specs returns the native tool table in catalog order.

@@ -54,7 +54,9 @@ func (t *Table) Entries() []*catalog.Entry {
 	var out []*catalog.Entry
 	for _, s := range specs {
 		if t.handlers[s.ID] != nil {
-			out = append(out, catalog.NewHashedEntry(s.Tool(), catalog.SourceNative, hashes[s.ID]))
+			e := catalog.NewHashedEntry(s.Tool(), catalog.SourceNative, hashes[s.ID])
+			e.TaskSupport = s.TaskSupport
+			out = append(out, e)
 		}
 	}
 	return out

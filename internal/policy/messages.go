@@ -75,6 +75,24 @@ func UndecidedInRunText(tool, id string) string {
 		"it did not run. The approval stays pending: once it is approved, the same call runs once."
 }
 
+// HeldText is the status of a task whose call waits for its approval (id
+// is empty while the client's user is asked): the id and who decides,
+// never how.
+func HeldText(tool, id string) string {
+	if id == "" {
+		return "'" + tool + "' is waiting for the user's approval."
+	}
+	return "'" + tool + "' is waiting for approval " + id + " by the user or an operator."
+}
+
+// UndecidedInTaskText answers a task's call whose approval was still
+// pending when the task ended (cancelled, expired, or the router
+// stopping).
+func UndecidedInTaskText(tool, id string) string {
+	return "'" + tool + "' was waiting for operator approval (approval id " + id + ") when its task ended; " +
+		"it did not run. The approval stays pending: once it is approved, the same call runs once."
+}
+
 // DeniedApprovalText answers a call whose approval an operator denied.
 func DeniedApprovalText(tool, id string) string {
 	return "Execution of '" + tool + "' was denied by an operator (approval id " + id + "). Do not retry it."

@@ -319,6 +319,10 @@ func (s approvalStage) byToken(c *router.Call, req Request, token string, runOnc
 // byElicitation asks the client's user to approve, in the call.
 func (s approvalStage) byElicitation(ctx context.Context, c *router.Call, req Request) (*mcp.CallToolResult, error) {
 	s.notify(StatePending, "", modeElicitation, c)
+	if c.Task != nil {
+		// The task waits for the user's answer meanwhile.
+		defer c.Task.Hold(HeldText(c.Entry.Name, ""))()
+	}
 	res, err := elicitApproval(ctx, c, req)
 	if res == nil && err == nil {
 		s.notify(StateApproved, "", modeElicitation, c)
@@ -330,7 +334,8 @@ func (s approvalStage) byElicitation(ctx context.Context, c *router.Call, req Re
 
 // byOperator files the request for the operator: an approved call runs,
 // a denied one is refused, an undecided one is intercepted with the
-// approval's id. A program's call (c.Run set) waits for the decision.
+// approval's id. A program's call (c.Run set) and a task's (c.Task set)
+// wait for the decision.
 func (s approvalStage) byOperator(ctx context.Context, c *router.Call, req Request, runOnce func(id, mode string) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
 	a := s.p.Approvals
 	out, err := a.Ask(req)
@@ -340,10 +345,15 @@ func (s approvalStage) byOperator(ctx context.Context, c *router.Call, req Reque
 	if out.New {
 		s.notify(StatePending, out.ID, ModeOperator, c)
 	}
-	if out.State == StatePending && c.Run != "" {
+	if out.State == StatePending && (c.Run != "" || c.Task != nil) {
 		// A program cannot retry once a human said yes: its call waits
 		// for the decision, as long as the run may. The run is told what
-		// it waits for, to say so should its time run out.
+		// it waits for, to say so should its time run out. So does a
+		// task's, whose client polls for its end: the held task is
+		// resumed by the approval.
+		if c.Task != nil {
+			defer c.Task.Hold(HeldText(c.Entry.Name, out.ID))()
+		}
 		waiting := out.ID
 		router.ApprovalWait(ctx, c.Entry.Name, waiting, true)
 		renewed := func(id string) {
@@ -365,8 +375,11 @@ func (s approvalStage) byOperator(ctx context.Context, c *router.Call, req Reque
 		s.notify(StateDenied, out.ID, ModeOperator, c)
 		return errorResult(DeniedApprovalText(c.Entry.Name, out.ID)), nil
 	}
-	if c.Run != "" {
+	switch {
+	case c.Run != "":
 		return errorResult(UndecidedInRunText(c.Entry.Name, out.ID)), nil
+	case c.Task != nil:
+		return errorResult(UndecidedInTaskText(c.Entry.Name, out.ID)), nil
 	}
 	return errorResult(OperatorInterceptionText(c.Entry.Name, out.ID)), nil
 }
@@ -409,6 +422,9 @@ const (
 // approvalInput is the id of the approval's elicitation among a result's
 // input requests.
 const approvalInput = "evokore_approval"
+
+// relatedTaskKey is the _meta key of the task a request is made for.
+const relatedTaskKey = "io.modelcontextprotocol/related-task"
 
 // roundTrips reports whether the call's client speaks the sessionless
 // protocol (MCP 2026-07-28) and declared, with this request, that it can
@@ -541,11 +557,17 @@ func canElicit(c *router.Call) bool {
 // elicitApproval asks the user through the client. Accept runs the call;
 // decline, cancel or a failed request refuse it.
 func elicitApproval(ctx context.Context, c *router.Call, req Request) (*mcp.CallToolResult, error) {
-	res, err := c.Session.Peer.Elicit(ctx, &mcp.ElicitParams{
+	params := &mcp.ElicitParams{
 		Mode:            "form",
 		Message:         ElicitationText(c.Entry, req.Summary),
 		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
-	})
+	}
+	if c.Task != nil {
+		// Every request a task's call makes says which task it is for
+		// (MCP 2025-11-25 tasks).
+		params.Meta = mcp.Meta{relatedTaskKey: map[string]string{"taskId": c.Task.ID()}}
+	}
+	res, err := c.Session.Peer.Elicit(ctx, params)
 	if err != nil {
 		return errorResult(ElicitationFailedText(c.Entry.Name, err)), nil
 	}

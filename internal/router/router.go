@@ -71,6 +71,11 @@ type Call struct {
 	// program starts; Router.Call sets it on inner calls from their
 	// context.
 	Run string
+	// Task is the task the call runs as (MCP tasks), nil for a call
+	// answered directly: a stage that must wait for a person (an
+	// approval's decision) holds the task meanwhile instead of refusing
+	// the call. Router.Call sets it on inner calls from their context.
+	Task Task
 	// Bound is what the approval stage bound besides the arguments (a
 	// binder's value, such as the code of an execute_skill step). The
 	// handler runs the call only if what it is about to run still hashes
@@ -273,7 +278,7 @@ func (r *Router) Call(ctx context.Context, sess *session.Session, params *mcp.Ca
 	if !ok {
 		return nil, UnknownTool(params.Name)
 	}
-	c := &Call{Entry: entry, Session: sess, Args: params.Arguments, Meta: params.Meta, Run: RunOf(ctx)}
+	c := &Call{Entry: entry, Session: sess, Args: params.Arguments, Meta: params.Meta, Run: RunOf(ctx), Task: TaskOf(ctx)}
 	if params.RequestState != "" || params.InputResponses != nil {
 		c.Input = &Input{State: params.RequestState, Responses: params.InputResponses}
 	}
@@ -398,7 +403,29 @@ func (r *Router) route(ctx context.Context, c *Call) (*mcp.CallToolResult, error
 type (
 	callKey struct{}
 	runKey  struct{}
+	taskKey struct{}
 )
+
+// Task is what a stage sees of the task a call runs as.
+type Task interface {
+	// ID is the task's id.
+	ID() string
+	// Hold marks the task as waiting for a person's decision (why says
+	// what it waits for) until the function returned is called.
+	Hold(why string) (resume func())
+}
+
+// WithTask returns ctx for a call that runs as task t: the calls made on
+// it (a program's) run as the same task.
+func WithTask(ctx context.Context, t Task) context.Context {
+	return context.WithValue(ctx, taskKey{}, t)
+}
+
+// TaskOf returns the task a call made on ctx runs as, nil for none.
+func TaskOf(ctx context.Context) Task {
+	t, _ := ctx.Value(taskKey{}).(Task)
+	return t
+}
 
 // StartRun marks the native call running on ctx as a program run with id,
 // and returns the context its program's calls are made with: Router.Call

@@ -24,13 +24,21 @@ import (
 // this path a few.
 
 // Take is the byte path's rule, the one place it is applied (see package
-// ingress): m, a tools/call sent by v's client and delivered as via says,
-// is carried when v's client is past its handshake (or v serves a
-// sessionless request), the tool is a child's, and the params hold
-// nothing but name, arguments and _meta that via delivers. Anything else
-// (task augmentation, input responses, a native tool, a name not in the
-// catalog) is left to the SDK path.
+// ingress), in this order: a request of a method the router serves
+// itself (s.methods: tasks/*) goes to it; a tools/call that runs as a
+// task (tasks.go) is started as one; and m, a tools/call sent by v's
+// client and delivered as via says, is carried when v's client is past
+// its handshake (or v serves a sessionless request), the tool is a
+// child's, and the params hold nothing but name, arguments and _meta that
+// via delivers. Anything else (input responses, a native tool, a name not
+// in the catalog, a method the SDK knows) is left to the SDK path.
 func (s *Server) Take(v ingress.View, m ingress.Message, via ingress.Via) (ingress.Call, bool) {
+	if m.Method != ingress.MethodCall {
+		return s.methods.Take(ingress.Request{View: v, Message: m, Via: via})
+	}
+	if c, ok := s.takeTask(ingress.Request{View: v, Message: m, Via: via}); ok {
+		return c, true
+	}
 	sess := v.Session()
 	if m.Method != ingress.MethodCall || m.Params == nil || !sess.Stateless && v.InitializeParams() == nil {
 		// The SDK refuses calls before initialize.

@@ -34,6 +34,7 @@ import (
 	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/sharedstate"
 	"github.com/evokore/evokore/internal/stdio"
+	"github.com/evokore/evokore/internal/tasks"
 	"github.com/evokore/evokore/internal/tracing"
 )
 
@@ -114,6 +115,10 @@ type Server struct {
 	// tracing exports OTLP traces and metrics; nil unless an OTLP
 	// endpoint is set.
 	tracing *tracing.Exporter
+	// tasks run the calls made as MCP tasks (tasks.go); methods are the
+	// methods the router serves itself (ingress.Methods).
+	tasks   *tasks.Manager
+	methods ingress.Methods
 
 	// Schema-deferred listing: armed by the first deferred listing,
 	// satisfied by any describe_tool call, given up on by the fallback.
@@ -153,6 +158,8 @@ func New(opts Options) *Server {
 	// serve reported the values the readers could not use at start.
 	s.settings, _ = ReadPartSettings(opts.Settings.Env)
 	s.legacy = s.settings.Catalog.Discovery.Mode == config.ModeLegacy
+	s.tasks = tasks.New(s.settings.Tasks, s.log)
+	s.methods = s.taskMethods()
 
 	g := &generation{number: 1, settings: opts.Settings, loaded: time.Now(), superseded: make(chan struct{})}
 	// The native entries' hashes are computed on another core while the
@@ -395,7 +402,9 @@ func (s *Server) shareState(p *policy.Policy, servers []config.Server) {
 	}
 	// Refused until Start has reached Redis: nothing passes on local
 	// state that should have been shared.
-	sharedstate.AttachUnavailable(p, servers, errors.New("shared state not connected yet: the router has not started"))
+	notYet := errors.New("shared state not connected yet: the router has not started")
+	sharedstate.AttachUnavailable(p, servers, notYet)
+	s.tasks.Use(sharedstate.TasksUnavailable{Err: notYet})
 	s.parts.OnStart(func(ctx context.Context) {
 		sh, err := sharedstate.Open(ctx, share)
 		if err == nil {
@@ -404,12 +413,16 @@ func (s *Server) shareState(p *policy.Policy, servers []config.Server) {
 			}
 		}
 		if err != nil {
-			msg := "shared state unavailable, so rate-limited and approval-gated calls are refused: " + err.Error()
+			msg := "shared state unavailable, so rate-limited and approval-gated calls and tasks are refused: " + err.Error()
 			s.log.Info("[EVOKORE] " + msg)
 			s.sharedProblem.Store(&msg)
 			sharedstate.AttachUnavailable(p, servers, err)
+			s.tasks.Use(sharedstate.TasksUnavailable{Err: err})
 			return
 		}
+		// A task made through one replica is read and cancelled through
+		// any other.
+		s.tasks.Use(sh.Tasks)
 		// A child's sealed requestState (proxy, era.go) verifies on any
 		// replica that shares the key; the seal has a domain of its own.
 		s.proxy.SetStateKey(sh.Key)
@@ -455,6 +468,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 
 		if !s.calls.Wait(ctx) {
 			s.shutdownErr = ctx.Err()
+			// The tasks still running fail saying why before their calls
+			// are cancelled (which would fail them as cancelled calls).
+			s.tasks.Close()
 			s.calls.CancelAll()
 			// A cancelled call answers promptly unless its handler ignores
 			// its context; do not wait for that one forever.
@@ -462,6 +478,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			s.calls.Wait(wctx)
 			cancel()
 		}
+		// A task waiting for its client's input is no call in flight.
+		s.tasks.Close()
 		// A call's answer is written after its dispatch returns; let the
 		// transports that can tell finish writing before the sessions go.
 		s.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"github.com/evokore/evokore/internal/native/codemode"
 	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/records"
+	"github.com/evokore/evokore/internal/tasks"
 )
 
 // PartSettings are the settings of the parts the server composes: the
@@ -18,6 +19,7 @@ type PartSettings struct {
 	Policy  policy.Settings
 	Catalog catalog.Settings
 	Natives NativeSettings
+	Tasks   tasks.Settings
 }
 
 // NativeSettings are the switches and bounds of the native tools the server
@@ -44,6 +46,7 @@ func ReadPartSettings(env config.Env) (PartSettings, []string) {
 			Code:             codemode.ReadLimits(v),
 		},
 		Records: records.ReadSettings(v),
+		Tasks:   tasks.ReadSettings(v),
 	}
 	return p, v.Warnings
 }

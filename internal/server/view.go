@@ -19,6 +19,7 @@ import (
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/era"
 	"github.com/evokore/evokore/internal/events"
+	"github.com/evokore/evokore/internal/handshake"
 	"github.com/evokore/evokore/internal/ingress"
 	"github.com/evokore/evokore/internal/logging"
 	"github.com/evokore/evokore/internal/session"
@@ -223,7 +224,7 @@ func (v *View) build() {
 			v.initialized(req.Session.InitializeParams())
 		}
 		v.mcp = mcp.NewServer(&mcp.Implementation{Name: serverName, Version: s.opts.Version}, opts)
-		v.mcp.AddReceivingMiddleware(v.middleware)
+		v.mcp.AddReceivingMiddleware(handshake.Middleware, v.middleware)
 	})
 }
 

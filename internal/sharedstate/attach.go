@@ -64,6 +64,7 @@ type Shared struct {
 	Client    *redis.Client
 	Limiter   *Limiter
 	Approvals *Approvals
+	Tasks     *Tasks
 	Key       []byte
 }
 
@@ -102,7 +103,8 @@ func Open(ctx context.Context, o Options) (*Shared, error) {
 		_ = client.Close()
 		return nil, err
 	}
-	return &Shared{Client: client, Limiter: NewLimiter(client, o.Store.Prefix), Approvals: NewApprovals(client, o.Store.Prefix), Key: key}, nil
+	return &Shared{Client: client, Limiter: NewLimiter(client, o.Store.Prefix), Approvals: NewApprovals(client, o.Store.Prefix),
+		Tasks: NewTasks(client, o.Store.Prefix), Key: key}, nil
 }
 
 // Attach moves p's rate limits and approvals into the shared state.

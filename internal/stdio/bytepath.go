@@ -2,14 +2,16 @@ package stdio
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 
 	"github.com/evokore/evokore/internal/ingress"
+	"github.com/evokore/evokore/internal/rawjson"
 )
 
-// Take is the router's side of the byte path over stdio: given a
-// tools/call the connection read, the call to run, or false to leave the
-// message to the SDK path. Serve installs ingress.Router.Take.
+// Take is the router's side of the byte path over stdio: given a request
+// the connection read, the call to run, or false to leave the message to
+// the SDK path. Serve installs ingress.Router.Take.
 type Take func(m ingress.Message) (ingress.Call, bool)
 
 // bytePath is the connection's byte path: what take carries, and the ids
@@ -22,7 +24,7 @@ type bytePath struct {
 	calls ingress.Inflight
 }
 
-// Carry installs the byte path: from then on each clean tools/call (and
+// Carry installs the byte path: from then on each clean request (and
 // each notifications/cancelled) the connection reads is offered to take,
 // in reading order, on the reading goroutine, before the SDK decodes it;
 // take must not block. A call it takes runs on the goroutine that read
@@ -41,16 +43,16 @@ func (t *Transport) Carry(take Take) {
 // offer offers m to the byte path; run is the call to run, nil for a
 // cancellation it handled, and ok false leaves m to the SDK path.
 func (b *bytePath) offer(m ingress.Message, r ingress.Replier) (run func(), ok bool) {
-	switch m.Method {
-	case ingress.MethodCancel:
+	switch {
+	case m.Method == ingress.MethodCancel:
 		return nil, b.calls.Cancel(m)
-	case ingress.MethodCall:
+	case m.ID != nil:
 		return b.call(m, r)
 	}
 	return nil, false
 }
 
-// call takes a tools/call and returns it to run, or false.
+// call takes a request and returns it to run, or false.
 func (b *bytePath) call(m ingress.Message, r ingress.Replier) (func(), bool) {
 	c, ok := b.take(m)
 	if !ok {
@@ -109,6 +111,24 @@ func (g *goroutines) loop(f func()) {
 // Reply answers a request the byte path took (ingress.Replier).
 func (c *Conn) Reply(id, result []byte) error {
 	return c.respond(ingress.IDKey(id), ingress.Response(id, result))
+}
+
+// Notify sends the client a notification outside any request
+// (ingress.Via.Notify): a task's change of status.
+func (t *Transport) Notify(method string, params []byte) error {
+	c := t.conn.Load()
+	if c == nil {
+		return errors.New("stdio: not connected")
+	}
+	line := make([]byte, 0, len(method)+len(params)+48)
+	line = append(line, `{"jsonrpc":"2.0","method":`...)
+	line = rawjson.Quote(line, method)
+	if len(params) > 0 {
+		line = append(line, `,"params":`...)
+		line = append(line, params...)
+	}
+	line = append(line, '}')
+	return c.writeLine(line)
 }
 
 // ReplyError answers a request the byte path took with an error

@@ -58,7 +58,7 @@ func serveWithBytePath(t *testing.T, take stdio.Take) (io.Writer, io.Reader) {
 	return inW, outR
 }
 
-func TestBytePathTakesOnlyCleanToolCallsAndAnswersUnderTheirID(t *testing.T) {
+func TestBytePathIsOfferedCleanRequestsAndAnswersUnderTheirID(t *testing.T) {
 	fast := &echoFast{}
 	inW, outR := serveWithBytePath(t, fast.take)
 	lines := bufio.NewReader(outR)
@@ -99,7 +99,9 @@ func TestBytePathTakesOnlyCleanToolCallsAndAnswersUnderTheirID(t *testing.T) {
 	}
 	fast.mu.Lock()
 	defer fast.mu.Unlock()
-	want := []string{"tools/call", "tools/call", "tools/call"} // s1, 42, and "slow" declined
+	// s1, 42, ping (every clean request is offered: the router's own
+	// methods are among them) and "slow", declined.
+	want := []string{"tools/call", "tools/call", "ping", "tools/call"}
 	if len(fast.taken) != len(want) {
 		t.Errorf("offered %v, want %v", fast.taken, want)
 	}

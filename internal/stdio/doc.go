@@ -11,7 +11,7 @@
 //     skipping an overlong line without holding it;
 //   - Transport/Conn implement the go-sdk's mcp.Transport and
 //     mcp.Connection on top of it. Every frame is read by one goroutine:
-//     a clean tools/call or notifications/cancelled (ingress.Scan) is
+//     a clean request or notifications/cancelled (ingress.Scan) is
 //     offered first to the byte path (Carry), which runs what the router
 //     takes (ingress.Router.Take, the one rule) and answers it through
 //     Conn.Reply with the client's id and the result as bytes; every other

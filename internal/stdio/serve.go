@@ -20,7 +20,7 @@ func Serve(ctx context.Context, t *Transport, rt ingress.Router) error {
 		return err
 	}
 	t.Carry(func(m ingress.Message) (ingress.Call, bool) {
-		return rt.Take(v, m, ingress.Via{Progress: true})
+		return rt.Take(v, m, ingress.Via{Progress: true, Notify: t.Notify})
 	})
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
