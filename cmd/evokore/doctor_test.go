@@ -173,3 +173,65 @@ func TestDoctorSeesAConnectedClient(t *testing.T) {
 	}
 	_ = os.Remove(cursor)
 }
+
+// TestVetAndDoctorCheckTheUsersPermissions: with no ./permissions.yml,
+// serve reads $EVOKORE_HOME/permissions.yml, so a typo there (which
+// denies every tool no shipped rule names) is found by vet and doctor,
+// and doctor's fix names a vet command that finds it too.
+func TestVetAndDoctorCheckTheUsersPermissions(t *testing.T) {
+	e := doctorEnv(t, map[string]any{})
+	perms := testutil.WriteFile(t, e.evokore, "permissions.yml", "rules:\n  describe_tool: alow\n")
+	at := perms + ":2:"
+	if r := e.run("vet"); r.code != 1 || !strings.Contains(r.stdout, at) {
+		t.Fatalf("vet does not report the user's permissions.yml: %+v", r)
+	}
+	r := e.run("doctor")
+	if r.code != 1 || !strings.Contains(r.stdout, "FAIL  "+at) {
+		t.Fatalf("doctor does not report the user's permissions.yml: %+v", r)
+	}
+	if vr := runFix(t, e, fixOf(t, r.stdout, at)); vr.code != 1 || !strings.Contains(vr.stdout, at) {
+		t.Fatalf("the vet command of doctor's fix does not find it: %+v", vr)
+	}
+	// A project file the user has not trusted is not what serve reads:
+	// doctor still judges the user's file.
+	testutil.WriteFile(t, e.wd, "permissions.yml", "rules: {}\n")
+	if r := e.run("doctor"); r.code != 1 || !strings.Contains(r.stdout, "FAIL  "+at) || !strings.Contains(r.stdout, "permissions.yml is ignored") {
+		t.Fatalf("doctor beside an untrusted project file: %+v", r)
+	}
+	if err := os.Remove(filepath.Join(e.wd, "permissions.yml")); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WriteFile(t, e.evokore, "permissions.yml", "rules:\n  describe_tool: allow\n")
+	if r := e.run("vet"); r.code != 0 || !strings.Contains(r.stdout, "read permissions.yml: "+perms) {
+		t.Fatalf("vet after the fix: %+v", r)
+	}
+	if r := e.run("doctor"); r.code != 0 || !strings.Contains(r.stdout, perms) {
+		t.Fatalf("doctor after the fix: %+v", r)
+	}
+}
+
+// fixOf is the fix doctor printed under the problem starting with
+// problem.
+func fixOf(t *testing.T, stdout, problem string) string {
+	t.Helper()
+	at := strings.Index(stdout, problem)
+	if at < 0 {
+		t.Fatalf("no problem %q in:\n%s", problem, stdout)
+	}
+	m := regexp.MustCompile(`(?m)^      fix: (.*)$`).FindStringSubmatch(stdout[at:])
+	if m == nil {
+		t.Fatalf("no fix under %q in:\n%s", problem, stdout)
+	}
+	return m[1]
+}
+
+// runFix runs the evokore command a fix quotes ('evokore …'), as the user
+// would in the directory doctor ran in.
+func runFix(t *testing.T, e *connectEnv, fix string) runResult {
+	t.Helper()
+	m := regexp.MustCompile(`'evokore ([^']*)'`).FindStringSubmatch(fix)
+	if m == nil {
+		t.Fatalf("the fix names no evokore command: %q", fix)
+	}
+	return e.run(strings.Fields(m[1])...)
+}

@@ -37,7 +37,9 @@ discover_tools finds for the query and how each result scored, and with
 
 Each section, server and role is checked on its own, so one schema error
 hides nothing else. A config or permissions path named by a flag or variable
-must exist; vet names the files it read. Variables evokore does not know
+must exist; vet names the files it read. With none named, the permissions
+checked are the ones serve reads: ./permissions.yml, else
+$EVOKORE_HOME/permissions.yml. Variables evokore does not know
 (EVOKORE_*, VOICE_SIDECAR_*) are warnings.
 
 Every problem is reported as file:line:col. Exit 0 when there are no errors,
