@@ -114,17 +114,23 @@ func (r *report) vet(o Options) *config.MCPConfig {
 		ConfigFrom: o.ConfigFrom, PermissionsFrom: o.PermissionsFrom,
 		Env: o.Env, Home: o.Home, Children: o.Children,
 	})
+	cfg, err := config.LoadMCPConfig(o.ConfigPath)
 	errs := 0
 	for _, d := range ds {
-		if d.Severity == config.SeverityError {
-			errs++
-			r.problem(d.String(), "correct it there; '"+vetCommand(o)+"' checks again")
+		if d.Severity != config.SeverityError {
+			continue
 		}
+		errs++
+		// The children's check says it once, with its own fix, when the
+		// config loads.
+		if d.Code == vet.CodeSelfReference && err == nil {
+			continue
+		}
+		r.problem(d.String(), "correct it there; '"+vetCommand(o)+"' checks again")
 	}
 	if errs == 0 {
 		r.ok("config and permissions pass vet (%s, %s)", o.ConfigPath, o.PermissionsPath)
 	}
-	cfg, err := config.LoadMCPConfig(o.ConfigPath)
 	if err != nil {
 		return nil
 	}
