@@ -3,6 +3,7 @@ package main_test
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -76,5 +77,52 @@ func TestREADMEConfigServesTheCodingProfile(t *testing.T) {
 		if !listed[fileServer+"_"+name] {
 			t.Fatalf("the coding profile does not list %s_%s from the README's %q server; it lists %v (missing %v)", fileServer, name, fileServer, r.Tools, r.Missing)
 		}
+	}
+}
+
+// The README's install commands work in a clone as written: each line of
+// its Install block is run in the checkout (go with GOBIN in a temporary
+// directory, evokore from there on PATH, with a fresh HOME), and the
+// evokore the first installs answers the second with a verdict.
+func TestREADMEInstallCommandsWorkFromAClone(t *testing.T) {
+	bin, home := t.TempDir(), t.TempDir()
+	path := "PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH")
+	// go keeps the user's HOME (its module and build caches live there);
+	// evokore gets a fresh one.
+	goEnv := append(os.Environ(), "GOBIN="+bin, path)
+	evokoreEnv := []string{path, "HOME=" + home, testutil.RaceEnv}
+	var ran []string
+	for _, line := range strings.Split(readmeBlock(t, "Install", "sh"), "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		args := strings.Fields(line)
+		if len(args) == 0 {
+			continue
+		}
+		// A shell runs the line, finding the command on the PATH given.
+		cmd := exec.Command("sh", "-c", line)
+		cmd.Dir, cmd.Env = testutil.Root(t), evokoreEnv
+		if args[0] == "go" {
+			cmd.Env = goEnv
+		}
+		out, err := cmd.CombinedOutput()
+		ran = append(ran, args[0]+" "+args[1])
+		switch args[0] {
+		case "go":
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", line, err, out)
+			}
+			if _, err := os.Stat(filepath.Join(bin, "evokore")); err != nil {
+				t.Fatalf("%s installed no evokore in GOBIN: %v", line, err)
+			}
+		case "evokore":
+			if !regexp.MustCompile(`(?m)^(all checks passed|\d+ problem\(s\))$`).Match(out) {
+				t.Fatalf("%s: %v\n%s", line, err, out)
+			}
+		default:
+			t.Fatalf("the Install block runs %q, which this test does not know", args[0])
+		}
+	}
+	if len(ran) != 2 || ran[0] != "go install" || ran[1] != "evokore doctor" {
+		t.Errorf("the Install block runs %q, want go install then evokore doctor", ran)
 	}
 }
