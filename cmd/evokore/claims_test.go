@@ -146,6 +146,14 @@ func TestVetLiveDiagnostics(t *testing.T) {
 			t.Errorf("a served tool reported as unknown: %+v", d)
 		}
 	}
+	// In text, a line per child as its boot ends (internal/vet
+	// TestLiveTellsEachBootAsItEnds: as it ends, not at the end).
+	text, _ := evokoreIn(t, dir, "vet", "--live")
+	for _, re := range []string{`(?m)^boot fx: connected, \d+ tool\(s\)$`, `(?m)^boot broken: failed: `} {
+		if !regexp.MustCompile(re).MatchString(text) {
+			t.Errorf("no line matching %s:\n%s", re, text)
+		}
+	}
 }
 
 // `vet --matrix` on the command line: rows for natives and, with --live,
