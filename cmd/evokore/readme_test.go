@@ -16,17 +16,24 @@ import (
 // that starts with heading.
 func readmeBlock(t *testing.T, heading, lang string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testutil.Root(t), "README.md"))
+	return docBlock(t, "README.md", heading, lang)
+}
+
+// docBlock is the first fenced block of lang after the heading of file
+// (relative to the repository) that starts with heading.
+func docBlock(t *testing.T, file, heading, lang string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(testutil.Root(t), file))
 	if err != nil {
 		t.Fatal(err)
 	}
 	at := strings.Index(string(b), "\n## "+heading)
 	if at < 0 {
-		t.Fatalf("README has no section %q", heading)
+		t.Fatalf("%s has no section %q", file, heading)
 	}
 	m := regexp.MustCompile("(?s)\n```" + lang + "\n(.*?)\n```").FindStringSubmatch(string(b[at:]))
 	if m == nil {
-		t.Fatalf("README's %q has no %s block", heading, lang)
+		t.Fatalf("%s's %q has no %s block", file, heading, lang)
 	}
 	return m[1]
 }
@@ -124,5 +131,55 @@ func TestREADMEInstallCommandsWorkFromAClone(t *testing.T) {
 	}
 	if len(ran) != 2 || ran[0] != "go install" || ran[1] != "evokore doctor" {
 		t.Errorf("the Install block runs %q, want go install then evokore doctor", ran)
+	}
+}
+
+// npxShim stands in for npx on PATH: the tests have no network, so each
+// @modelcontextprotocol package runs from its installed copy (the
+// Inspector's CLI, a reference server's dist/index.js); anything else
+// fails.
+func npxShim(t *testing.T, dir string) {
+	t.Helper()
+	inspector := testutil.InspectorCLI(t)
+	// node_modules/@modelcontextprotocol/server-filesystem/dist/index.js
+	modules := testutil.NPMServer(t, "server-filesystem")
+	for range 4 {
+		modules = filepath.Dir(modules)
+	}
+	script := `#!/bin/sh
+while [ $# -gt 0 ]; do case "$1" in -y|--yes) shift ;; *) break ;; esac; done
+pkg=$1; shift
+case "$pkg" in
+@modelcontextprotocol/inspector) exec '` + inspector + `' "$@" ;;
+@modelcontextprotocol/server-*) exec node '` + modules + `'/"$pkg"/dist/index.js "$@" ;;
+esac
+echo "npx (test shim): $pkg is not installed" >&2
+exit 127
+`
+	if err := os.WriteFile(filepath.Join(dir, "npx"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The Inspector recipe in docs/connect.md works as written: with the
+// README's configuration in ~/.evokore/mcp.config.json and evokore on
+// PATH, a shell runs the recipe's block and the Inspector's CLI prints
+// the filesystem server's answer through evokore.
+func TestInspectorRecipeWorksAsWritten(t *testing.T) {
+	if testing.Short() {
+		t.Skip("npm Inspector: not in -short")
+	}
+	bin, home := t.TempDir(), t.TempDir()
+	npxShim(t, bin)
+	if err := os.Symlink(testutil.Evokore(t), filepath.Join(bin, "evokore")); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WriteFile(t, filepath.Join(home, ".evokore"), "mcp.config.json", readmeBlock(t, "A configuration that works", "json"))
+	cmd := exec.Command("sh", "-e", "-c", docBlock(t, "docs/connect.md", "The MCP Inspector", "sh"))
+	cmd.Dir = home
+	cmd.Env = []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "HOME=" + home, testutil.RaceEnv}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Allowed directories:") || !strings.Contains(string(out), home) {
+		t.Fatalf("the recipe: %v\n%s", err, out)
 	}
 }
