@@ -108,7 +108,7 @@ func clientNames() string {
 }
 
 func newConnect(p *paths) *cobra.Command {
-	var imp, project, dryRun, list bool
+	var imp, project, dryRun, list, sandbox bool
 	cmd := &cobra.Command{
 		Use:   "connect CLIENT [--import] [--project] [--dry-run] | connect --list",
 		Short: "Add evokore to an MCP client's configuration (and move its servers under evokore with --import)",
@@ -140,6 +140,9 @@ was found, and whether evokore is connected.`,
 			if len(args) == 0 {
 				return &exitError{2, fmt.Errorf("name a client (%s), or give --list", clientNames())}
 			}
+			if sandbox && args[0] != "claude-code" {
+				return &exitError{2, fmt.Errorf("--sandbox: only Claude Code's shell can be confined by evokore")}
+			}
 			o, err := connectOptions(p, args[0], project)
 			if err != nil {
 				return err
@@ -149,7 +152,10 @@ was found, and whether evokore is connected.`,
 			if err != nil {
 				return &exitError{1, err}
 			}
-			return finish(out, o, plan, dryRun, func() { reportConnect(out, o, plan) })
+			if err := finish(out, o, plan, dryRun, func() { reportConnect(out, o, plan) }); err != nil || !sandbox {
+				return err
+			}
+			return sandboxClaudeCode(out, project, dryRun)
 		},
 	}
 	fl := cmd.Flags()
@@ -157,6 +163,7 @@ was found, and whether evokore is connected.`,
 	fl.BoolVar(&project, "project", false, "edit the project file (./.mcp.json for claude-code) instead of the user file")
 	fl.BoolVar(&dryRun, "dry-run", false, "print the change as a unified diff and write nothing")
 	fl.BoolVar(&list, "list", false, "show every known client and whether evokore is connected")
+	fl.BoolVar(&sandbox, "sandbox", false, "claude-code: also confine its shell in Claude Code's sandbox (as 'evokore hooks install --sandbox')")
 	return cmd
 }
 

@@ -71,6 +71,9 @@ type Options struct {
 	// ends (connected or failed), on that child's goroutine, so a command
 	// can say so at once rather than when the slowest child is done.
 	FirstBoot func(ServerStatus)
+	// Authorizer, when set, authorizes evokore to its HTTP children
+	// (authorize.go).
+	Authorizer Authorizer
 }
 
 // Supervisor owns the child servers.
