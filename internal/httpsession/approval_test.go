@@ -15,7 +15,8 @@ import (
 // A sessionless client (MCP 2026-07-28) is asked for an approval in the
 // call's answer: input_required with an elicitation naming the server,
 // and a requestState bound to the call. The retry with the user's accept
-// runs the call once; a decline refuses it; a forged state, a state moved
+// runs the call once; a decline refuses it and spends the state (sent
+// again with accept it runs nothing); a forged state, a state moved
 // to other arguments and a replayed one are refused; the child counts
 // exactly the one approved run.
 func TestApprovalByInputRequired(t *testing.T) {
@@ -73,6 +74,10 @@ func TestApprovalByInputRequired(t *testing.T) {
 	declined := call(map[string]any{"message": "c"}, "", nil)
 	if res := call(map[string]any{"message": "c"}, declined.RequestState, mcp.InputResponseMap{"evokore_approval": &mcp.ElicitResult{Action: "decline"}}); !strings.Contains(routertest.Text(res), "declined") {
 		t.Errorf("a declined approval: %s", routertest.Text(res))
+	}
+	// The declined state is spent: sent again with accept, it runs nothing.
+	if res := call(map[string]any{"message": "c"}, declined.RequestState, accept); !res.IsError || routertest.Text(res) == "failed: c" {
+		t.Errorf("a declined state sent again with accept: %s", routertest.Text(res))
 	}
 	if got := count(); got != "calls: 1" {
 		t.Errorf("the child counted %s, want the one approved run", got)
