@@ -73,7 +73,7 @@
 // With -deaf, one more tool, for a child that stops reading its input
 // (see addDeaf):
 //
-//	deaf {}                 stops reading stdin, never answers
+//	deaf {}                 stops reading stdin (then, given a progress token, says so), never answers
 //
 // With -ask-prompt, a prompt that asks for input the sessionless way:
 //
