@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -146,6 +148,14 @@ func TestVetLiveDiagnostics(t *testing.T) {
 			t.Errorf("a served tool reported as unknown: %+v", d)
 		}
 	}
+	// In text, a line per child as its boot ends (internal/vet
+	// TestLiveTellsEachBootAsItEnds: as it ends, not at the end).
+	text, _ := evokoreIn(t, dir, "vet", "--live")
+	for _, re := range []string{`(?m)^boot fx: connected, \d+ tool\(s\)$`, `(?m)^boot broken: failed: `} {
+		if !regexp.MustCompile(re).MatchString(text) {
+			t.Errorf("no line matching %s:\n%s", re, text)
+		}
+	}
 }
 
 // `vet --matrix` on the command line: rows for natives and, with --live,
@@ -208,5 +218,90 @@ func TestUsageExitCodesAndCommonFlags(t *testing.T) {
 				t.Errorf("%s --help does not offer %s:\n%s", cmd, flag, out)
 			}
 		}
+	}
+}
+
+// testName is a name docs/claims.md gives a test: a test, benchmark,
+// fuzz target or example, with an optional subtest.
+var testName = regexp.MustCompile(`^(Test|Benchmark|Fuzz|Example)\w*(/\S+)?$`)
+
+// packagePath is how docs/claims.md names a package of this module.
+var packagePath = regexp.MustCompile(`^(cmd|internal|gen)(/[a-z0-9_]+)*$`)
+
+// TestClaimsNameOnlyTestsThatExist reads every row of docs/claims.md: in
+// its last column a package path (`internal/vet`, `cmd/evokore/e2e`,
+// `gen`) names the package of the test names after it, and each named
+// test must be a function of that package's test files (a subtest's name
+// must be written in them too). A row naming a test that was renamed or
+// removed, or a test with no package before it, fails here.
+func TestClaimsNameOnlyTestsThatExist(t *testing.T) {
+	root := testutil.Root(t)
+	f, err := os.Open(filepath.Join(root, "docs", "claims.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sources := map[string]string{} // package dir → its test files' text
+	testsOf := func(pkg string) (string, bool) {
+		if src, ok := sources[pkg]; ok {
+			return src, src != ""
+		}
+		files, _ := filepath.Glob(filepath.Join(root, filepath.FromSlash(pkg), "*_test.go"))
+		var b strings.Builder
+		for _, file := range files {
+			src, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Write(src)
+		}
+		sources[pkg] = b.String()
+		return sources[pkg], len(files) > 0
+	}
+	named, line := 0, 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line++
+		row := strings.TrimSpace(sc.Text())
+		if !strings.HasPrefix(row, "|") || strings.HasPrefix(row, "|---") || strings.HasPrefix(row, "| Promise") {
+			continue
+		}
+		cols := strings.Split(strings.Trim(row, "|"), " | ")
+		pkg := ""
+		for _, m := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(cols[len(cols)-1], -1) {
+			tok := m[1]
+			if _, isPkg := testsOf(tok); isPkg {
+				pkg = tok
+				continue
+			}
+			if packagePath.MatchString(tok) {
+				t.Errorf("docs/claims.md:%d: %s is not a package with tests", line, tok)
+				continue
+			}
+			if !testName.MatchString(tok) {
+				continue // a command, a file, a field
+			}
+			named++
+			if pkg == "" {
+				t.Errorf("docs/claims.md:%d: %s has no package before it", line, tok)
+				continue
+			}
+			src, _ := testsOf(pkg)
+			fn, sub, _ := strings.Cut(tok, "/")
+			if !regexp.MustCompile(`(?m)^func ` + fn + `\(`).MatchString(src) {
+				t.Errorf("docs/claims.md:%d: %s names %s, which is not a test there", line, pkg, fn)
+				continue
+			}
+			if sub != "" && !strings.Contains(src, sub) && !strings.Contains(src, strings.ReplaceAll(sub, "_", " ")) {
+				t.Errorf("docs/claims.md:%d: %s names the subtest %s, which %s does not have", line, pkg, tok, fn)
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if named < 300 {
+		t.Errorf("only %d tests named: the table was not read", named)
 	}
 }

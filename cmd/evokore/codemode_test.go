@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -181,6 +182,63 @@ func TestRunCodeInnerCallDeniedByRBAC(t *testing.T) {
 	if got := routertest.Text(routertest.Call(t, cs, "alpha_read_count", map[string]any{})); got != "calls: 0" {
 		t.Errorf("the denied call ran: alpha counted %s", got)
 	}
+}
+
+// A program's inner calls are bound by the rate limits and cooldowns of
+// the model's own calls, on the same buckets and table: a tool allowed
+// once a minute runs once in a program that calls it twice, a failed call
+// made again in the program is in cooldown, and after the run the model's
+// own calls find the bucket spent and the call cooling.
+func TestRunCodeInnerCallsAreRateLimitedAndCoolDown(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{
+		"rate": mergeMaps(routertest.Fixture(t), map[string]any{"rateLimit": map[string]any{"requestsPerMinute": 600, "toolLimits": map[string]any{"count": 1}}}),
+		"cool": mergeMaps(routertest.Fixture(t), map[string]any{"cooldownMs": 60000}),
+	}})
+	h := routertest.NewWithConfig(t, dir, cfg, nil)
+	cs := h.Connect(nil)
+	h.Booted()
+	r, isErr := runCode(t, cs, `
+		const out = [];
+		const call = async (name, args) => {
+			try { const res = await tools.call(name, args); out.push(res[0].text); } catch (e) { out.push(e.message); }
+		};
+		await call("rate_count", {});
+		await call("rate_count", {});
+		await call("cool_fail", {message: "x"});
+		await call("cool_fail", {message: "x"});
+		return out;`)
+	if isErr || r.Error != "" {
+		t.Fatalf("run failed: %+v", r)
+	}
+	var got []string
+	_ = json.Unmarshal(r.Value, &got)
+	want := []string{"calls: 1", "Rate limit exceeded for rate/count", "failed: x", "[EVOKORE COOLDOWN] Tool 'cool_fail' is currently on cooldown"}
+	if len(got) != len(want) {
+		t.Fatalf("the program saw %q", got)
+	}
+	for i := range want {
+		if !strings.Contains(got[i], want[i]) {
+			t.Errorf("inner call %d: %q, want %q", i+1, got[i], want[i])
+		}
+	}
+	if own := refusal(t, cs, "rate_count", map[string]any{}); !strings.Contains(own, "Rate limit exceeded for rate/count") {
+		t.Errorf("the model's own call after the run: %s", own)
+	}
+	if own := refusal(t, cs, "cool_fail", map[string]any{"message": "x"}); !strings.Contains(own, "currently on cooldown") {
+		t.Errorf("the model's own failed call after the run: %s", own)
+	}
+	for _, srv := range []string{"rate", "cool"} {
+		if got := routertest.Text(routertest.Call(t, cs, srv+"_read_count", map[string]any{})); got != "calls: 1" {
+			t.Errorf("%s ran %s, want the one call the limits let through", srv, got)
+		}
+	}
+}
+
+// mergeMaps is a with b's keys set over it.
+func mergeMaps(a, b map[string]any) map[string]any {
+	maps.Copy(a, b)
+	return a
 }
 
 // An inner call that needs approval holds the program; an operator

@@ -35,14 +35,22 @@ connected to.
 
 The config checked is the one --config or EVOKORE_MCP_CONFIG_PATH names,
 else ./mcp.config.json when there is one, else $EVOKORE_HOME/mcp.config.json
-(the one 'evokore connect' sets clients to serve).
+(the one 'evokore connect' sets clients to serve). The permissions checked
+are the ones serve would read here: --permissions or
+EVOKORE_PERMISSIONS_PATH, else ./permissions.yml when the directory is
+trusted, else $EVOKORE_HOME/permissions.yml.
 
 Exit 0 when every check passes (notes are advice), 1 when one does not.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, _ := p.settings()
-			if abs, err := filepath.Abs(s.Home); err == nil {
-				s.Home = abs
+			// The files checked are the ones serve would read here: the
+			// permissions.yml is the project's only when it is trusted
+			// (the trust check below says when it is not).
+			s, _ := p.servingSettings()
+			for _, path := range []*string{&s.Home, &s.PermissionsPath} {
+				if abs, err := filepath.Abs(*path); err == nil {
+					*path = abs
+				}
 			}
 			cfgPath, from := s.ConfigPath, s.ConfigPathFrom
 			if from == "" {
@@ -92,7 +100,7 @@ Exit 0 when every check passes (notes are advice), 1 when one does not.`,
 			}
 			if n := doctor.Problems(findings); n > 0 {
 				fmt.Fprintf(out, "%d problem(s)\n", n)
-				return &exitError{1, errors.New("")}
+				return reported(1)
 			}
 			fmt.Fprintln(out, "all checks passed")
 			return nil

@@ -434,11 +434,17 @@ func TestFastPathChildThatStopsReadingStdin(t *testing.T) {
 	r := startFastRouterWith(t, fastRouterOptions{childArgs: []string{"-deaf"}, readyTool: "c_deaf", buffered: true,
 		env: []string{fmt.Sprintf("EVOKORE_PROXY_REQUEST_TIMEOUT_MS=%d", timeout.Milliseconds())}})
 	pid := resultOf(t, r.call(t, `"pid"`, "c_pid", `{}`)).Content[0].Text
-	r.send(t, `{"jsonrpc":"2.0","id":"deaf","method":"tools/call","params":{"name":"c_deaf","arguments":{}}}`)
-	time.Sleep(200 * time.Millisecond) // it reaches the child, which stops reading
-	// Four times what a pipe holds: the write blocks until its bound.
+	r.send(t, `{"jsonrpc":"2.0","id":"deaf","method":"tools/call","params":{"name":"c_deaf","arguments":{},"_meta":{"progressToken":"deaf"}}}`)
+	// The child says it stopped reading by a progress notification.
+	for m := r.line(t); string(m["method"]) != `"notifications/progress"`; m = r.line(t) {
+		if m["id"] != nil {
+			t.Fatalf("an answer before the child stopped reading: %v", m)
+		}
+	}
+	// Four times what a pipe holds: the write blocks until its bound,
+	// once the pipe is full.
 	r.send(t, `{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{"name":"c_echo","arguments":{"message":"`+strings.Repeat("x", 256<<10)+`"}}}`)
-	time.Sleep(100 * time.Millisecond)
+	waitPipeFull(t, pid)
 	r.send(t, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"deaf","reason":"changed my mind"}}`)
 	r.send(t, `{"jsonrpc":"2.0","id":"status","method":"tools/call","params":{"name":"proxy_server_status","arguments":{}}}`)
 	answers := map[string]map[string]json.RawMessage{}

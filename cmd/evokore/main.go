@@ -78,9 +78,15 @@ type paths struct {
 
 // settings reads .env and the EVOKORE_* variables, then applies the flags.
 // vet and profile read the project's files as they are: they only report.
+// With no permissions.yml named, it is the one serve would read
+// (config.DefaultPermissions), the project's whether trusted or not.
 func (p *paths) settings() (config.Settings, []string) {
 	env, ds := config.LoadEnv(".env")
-	return p.apply(env, ds, nil)
+	s, warnings := p.apply(env, ds, nil)
+	if s.PermissionsPathFrom == "" {
+		s.PermissionsPath, _ = config.DefaultPermissions(s.Home)
+	}
+	return s, warnings
 }
 
 // servingSettings are the settings a router runs with. The project
@@ -117,13 +123,12 @@ func (p *paths) settleProjectFiles(s config.Settings) (config.Settings, []string
 	home := userHome()
 	var warnings []string
 	if p.projectPerms {
-		s.PermissionsPath = "permissions.yml"
-		if _, err := os.Stat("permissions.yml"); err == nil && !trust.Trusted(home, ".", "permissions.yml") {
+		path, project := config.DefaultPermissions(s.Home)
+		if project && !trust.Trusted(home, ".", path) {
 			warnings = append(warnings, "[EVOKORE] Ignoring ./permissions.yml: the project directory is not trusted to set roles and rules. Run 'evokore trust' there to honour it.")
-			s.PermissionsPath = filepath.Join(s.Home, "permissions.yml")
-		} else if err != nil {
-			s.PermissionsPath = filepath.Join(s.Home, "permissions.yml")
+			path = filepath.Join(s.Home, config.DefaultPermissionsPath)
 		}
+		s.PermissionsPath = path
 	}
 	if p.projectConfig {
 		s.UntrustedConfig = !trust.Trusted(home, ".", "mcp.config.json")
@@ -178,7 +183,7 @@ Without a subcommand it serves MCP over stdio.`,
 	}
 	fl := root.PersistentFlags()
 	fl.StringVar(&p.config, "config", "", "mcp.config.json to read (default $EVOKORE_MCP_CONFIG_PATH or ./mcp.config.json)")
-	fl.StringVar(&p.permissions, "permissions", "", "permissions.yml to read (default $EVOKORE_PERMISSIONS_PATH or ./permissions.yml)")
+	fl.StringVar(&p.permissions, "permissions", "", "permissions.yml to read (default $EVOKORE_PERMISSIONS_PATH, else ./permissions.yml, else $EVOKORE_HOME/permissions.yml)")
 	fl.StringVar(&p.skills, "skills", "", "skills directory (default $EVOKORE_SKILLS_DIR or ./SKILLS)")
 	root.AddCommand(serve, newVet(p), newProfile(p), newApprovals(p), newPins(p), newTrust(), newConnect(p), newDisconnect(p), newDoctor(p), newAuth(p), newVoice(), newHook(), newHooks(), newStatusLine(), newDashboard(p), newVersion())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{2, err} })

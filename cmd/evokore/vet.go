@@ -14,6 +14,7 @@ import (
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/jsonenc"
 	"github.com/evokore/evokore/internal/policy"
+	"github.com/evokore/evokore/internal/proxy"
 	"github.com/evokore/evokore/internal/vet"
 )
 
@@ -28,7 +29,8 @@ func newVet(p *paths) *cobra.Command {
 then checks what spans files: profiles, role overrides and rules against the
 native tools and the configured servers, active roles, unset ${VAR}
 placeholders, and servers with neither command nor url. With --live it also
-boots the children, reports the ones that fail, prefixed-name collisions,
+boots the children (a "boot" line per child as its boot ends), reports the
+ones that fail, prefixed-name collisions,
 and names no booted server serves. With --skills DIR it also indexes that
 skill library and reports malformed frontmatter, collisions, and missing,
 out-of-range or conflicting dependencies. With --explain QUERY it prints what
@@ -37,7 +39,9 @@ discover_tools finds for the query and how each result scored, and with
 
 Each section, server and role is checked on its own, so one schema error
 hides nothing else. A config or permissions path named by a flag or variable
-must exist; vet names the files it read. Variables evokore does not know
+must exist; vet names the files it read. With none named, the permissions
+checked are the ones serve reads: ./permissions.yml, else
+$EVOKORE_HOME/permissions.yml. Variables evokore does not know
 (EVOKORE_*, VOICE_SIDECAR_*) are warnings.
 
 Every problem is reported as file:line:col. Exit 0 when there are no errors,
@@ -85,7 +89,19 @@ Every problem is reported as file:line:col. Exit 0 when there are no errors,
 				}
 				return writeMatrix(cmd.OutOrStdout(), format, rows)
 			}
+			// The list of files goes to stdout beside text diagnostics and
+			// to stderr with --format json, whose stdout is the list alone;
+			// so do the boot lines, printed as each child's boot ends.
+			fw := cmd.OutOrStdout()
+			if format == "json" {
+				fw = cmd.ErrOrStderr()
+			}
+			var booted func(proxy.ServerStatus)
+			if live {
+				booted = func(st proxy.ServerStatus) { fmt.Fprintln(fw, bootLine(st)) }
+			}
 			ds, files := vet.RunReport(vet.Options{
+				Booted:          booted,
 				ConfigPath:      s.ConfigPath,
 				PermissionsPath: s.PermissionsPath,
 				ConfigFrom:      s.ConfigPathFrom,
@@ -98,12 +114,6 @@ Every problem is reported as file:line:col. Exit 0 when there are no errors,
 			})
 			if p.skills != "" {
 				files = append(files, "skills: "+p.skills)
-			}
-			// The list of files goes to stdout beside text diagnostics and
-			// to stderr with --format json, whose stdout is the list alone.
-			fw := cmd.OutOrStdout()
-			if format == "json" {
-				fw = cmd.ErrOrStderr()
 			}
 			for _, f := range files {
 				fmt.Fprintln(fw, "read "+f)
@@ -131,6 +141,20 @@ Every problem is reported as file:line:col. Exit 0 when there are no errors,
 	cmd.Flags().IntVar(&limit, "limit", 8, "with --explain: how many results")
 	cmd.Flags().BoolVar(&live, "live", false, "boot the children and check names against the tools they serve (also refreshes the tool-list cache)")
 	return cmd
+}
+
+// bootLine is what vet --live prints as a child's first boot ends; the
+// error is the child's to write, so what would drive the terminal is
+// escaped.
+func bootLine(st proxy.ServerStatus) string {
+	st.ID = jsonenc.Graphic(st.ID)
+	switch st.Status {
+	case proxy.StatusConnected:
+		return fmt.Sprintf("boot %s: connected, %d tool(s)", st.ID, st.RegisteredToolCount)
+	case proxy.StatusError:
+		return fmt.Sprintf("boot %s: failed: %s", st.ID, jsonenc.Graphic(st.LastError))
+	}
+	return fmt.Sprintf("boot %s: %s", st.ID, st.Status)
 }
 
 // approvalsLine says what an "approval" level means under the approvals

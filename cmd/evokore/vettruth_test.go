@@ -70,7 +70,8 @@ func TestVetChosenPathsMustExist(t *testing.T) {
 	}
 	for _, want := range []string{
 		"read mcp.config.json: " + filepath.Join(dir, "mcp.config.json") + " does not exist, so no child servers",
-		"read permissions.yml: " + filepath.Join(dir, "permissions.yml") + " does not exist, so the shipped roles and rules apply",
+		// With no ./permissions.yml, the user's, as serve reads.
+		"read permissions.yml: " + filepath.Join(dir, "home", "permissions.yml") + " does not exist, so the shipped roles and rules apply",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("vet does not say %q:\n%s", want, out)

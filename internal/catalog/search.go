@@ -40,6 +40,9 @@ type Match struct {
 	// Lexical and Semantic are the relevance signals (search.Hit): the
 	// lexical score relative to the best, and the cosine in meaning.
 	Lexical, Semantic float64
+	// Coverage is the share of the query's words the tool has as
+	// written (search.Hit's Confidence): 1 when it has every one.
+	Coverage float64
 }
 
 // Found is a search's answer: the matches, and when there are none, why.
@@ -47,6 +50,23 @@ type Found struct {
 	Matches []Match
 	// Why explains an empty answer; "" when there are matches.
 	Why string
+}
+
+// fullCoverage is the Coverage of a tool that has every word of the
+// query as written (a float sum of idf shares, so not exactly 1).
+const fullCoverage = 0.999
+
+// Weak reports whether the answer is one a tool not yet in the catalog
+// could beat: nothing matched, or no match is an exact name or a name
+// prefix and none has every word of the query as written (what is left
+// matched through expansions, typos, meaning or part of the query).
+func (f Found) Weak() bool {
+	for _, m := range f.Matches {
+		if m.Tier < 2 || m.Coverage >= fullCoverage {
+			return false
+		}
+	}
+	return true
 }
 
 // The fields of a tool and their weights: where a word appears says how
@@ -237,11 +257,11 @@ func (s *Snapshot) Find(query string, limit int) Found {
 	res := ix.engine.Search(query, limit+len(named), quarantined)
 	var cands []candidate
 	for _, h := range res.Hits {
-		c := candidate{doc: int32(h.Doc), tier: 2, score: h.Score, reasons: toolReasons(h), lexical: h.Lexical, semantic: h.Semantic}
+		c := candidate{doc: int32(h.Doc), tier: 2, score: h.Score, reasons: toolReasons(h), lexical: h.Lexical, semantic: h.Semantic, coverage: h.Confidence}
 		if n, ok := named[c.doc]; ok {
 			if n.tier < c.tier || n.score > c.score {
 				n.reasons = append([]string{n.reason}, c.reasons...)
-				n.lexical, n.semantic = c.lexical, c.semantic
+				n.lexical, n.semantic, n.coverage = c.lexical, c.semantic, c.coverage
 				c = n
 			}
 			delete(named, c.doc)
@@ -271,7 +291,7 @@ func (s *Snapshot) Find(query string, limit int) Found {
 	}
 	out := make([]Match, len(cands))
 	for i, c := range cands {
-		out[i] = Match{Entry: ix.entries[c.doc], Tier: c.tier, Abbreviation: c.abbreviation, Score: c.score, Reasons: c.reasons, Lexical: c.lexical, Semantic: c.semantic}
+		out[i] = Match{Entry: ix.entries[c.doc], Tier: c.tier, Abbreviation: c.abbreviation, Score: c.score, Reasons: c.reasons, Lexical: c.lexical, Semantic: c.semantic, Coverage: c.coverage}
 	}
 	return Found{Matches: out}
 }
@@ -311,9 +331,9 @@ type candidate struct {
 	reasons []string
 	// abbreviation: the query matched as an abbreviation of the name.
 	abbreviation bool
-	// lexical and semantic are the engine's signals for a relevance
-	// match.
-	lexical, semantic float64
+	// lexical, semantic and coverage are the engine's signals for a
+	// relevance match.
+	lexical, semantic, coverage float64
 }
 
 // better orders candidates: lower tier, then higher score, then catalog

@@ -318,6 +318,23 @@ func TestLoadPermissionsMissingUsesShipped(t *testing.T) {
 	}
 }
 
+// With no path named, permissions.yml is the project directory's when it
+// has one, else the user's in EVOKORE_HOME: the file serve, vet and doctor
+// all read.
+func TestDefaultPermissionsIsTheProjectsElseTheUsers(t *testing.T) {
+	home := t.TempDir()
+	t.Chdir(t.TempDir())
+	if path, project := config.DefaultPermissions(home); project || path != filepath.Join(home, "permissions.yml") {
+		t.Errorf("no ./permissions.yml: %q (project %v), want the user's", path, project)
+	}
+	if err := os.WriteFile("permissions.yml", []byte("rules: {}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if path, project := config.DefaultPermissions(home); !project || path != "permissions.yml" {
+		t.Errorf("with ./permissions.yml: %q (project %v), want the project's", path, project)
+	}
+}
+
 func TestServerResolve(t *testing.T) {
 	s := config.Server{
 		ID:      "svc",

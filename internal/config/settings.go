@@ -131,3 +131,17 @@ func or(v, def string) string {
 	}
 	return v
 }
+
+// DefaultPermissions is the permissions.yml read when no flag or variable
+// names one: the project directory's ./permissions.yml when there is one,
+// else the user's own in home. project says which it is. This is the one
+// rule serve, vet and doctor share, so a typo in the user's file is found
+// by the commands that check it, not only by the router that obeys it;
+// serve then replaces a project's file the user has not trusted by the
+// user's own.
+func DefaultPermissions(home string) (path string, project bool) {
+	if _, err := os.Stat(DefaultPermissionsPath); err == nil {
+		return DefaultPermissionsPath, true
+	}
+	return filepath.Join(home, DefaultPermissionsPath), false
+}

@@ -116,17 +116,23 @@ func (r *report) vet(o Options) *config.MCPConfig {
 		ConfigFrom: o.ConfigFrom, PermissionsFrom: o.PermissionsFrom,
 		Env: o.Env, Home: o.Home, Children: o.Children,
 	})
+	cfg, err := config.LoadMCPConfig(o.ConfigPath)
 	errs := 0
 	for _, d := range ds {
-		if d.Severity == config.SeverityError {
-			errs++
-			r.problem(d.String(), "correct it there; 'evokore vet' checks again")
+		if d.Severity != config.SeverityError {
+			continue
 		}
+		errs++
+		// The children's check says it once, with its own fix, when the
+		// config loads.
+		if d.Code == vet.CodeSelfReference && err == nil {
+			continue
+		}
+		r.problem(d.String(), "correct it there; '"+vetCommand(o)+"' checks again")
 	}
 	if errs == 0 {
 		r.ok("config and permissions pass vet (%s, %s)", o.ConfigPath, o.PermissionsPath)
 	}
-	cfg, err := config.LoadMCPConfig(o.ConfigPath)
 	if err != nil {
 		return nil
 	}
@@ -135,6 +141,41 @@ func (r *report) vet(o Options) *config.MCPConfig {
 			"add child servers there, or bring a client's with 'evokore connect CLIENT --import'")
 	}
 	return cfg
+}
+
+// vetCommand is the vet command line that checks the files doctor
+// checked, run where doctor ran: it names a file vet would not find by
+// itself (doctor's fallback to $EVOKORE_HOME/mcp.config.json, a
+// --permissions flag), and only one that exists, since vet refuses a named
+// path that does not.
+func vetCommand(o Options) string {
+	cmd := "evokore vet"
+	if o.ConfigFrom == "--config" || o.ConfigFrom == "" && !sameFile(o.ConfigPath, config.DefaultMCPConfigPath) {
+		if _, err := os.Stat(o.ConfigPath); err == nil {
+			cmd += " --config " + shellWord(o.ConfigPath)
+		}
+	}
+	if o.PermissionsFrom == "--permissions" {
+		cmd += " --permissions " + shellWord(o.PermissionsPath)
+	}
+	return cmd
+}
+
+// sameFile says whether two paths, relative to the working directory,
+// name one file.
+func sameFile(a, b string) bool {
+	a, errA := filepath.Abs(a)
+	b, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && a == b
+}
+
+// shellWord is s as one word of a POSIX shell command line: quoted only
+// when it holds more than the characters a path usually has.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // toolchain says what to install for a missing command.
@@ -288,11 +329,11 @@ func (r *report) home(home string) {
 // here.
 func (r *report) state(home string) {
 	if _, err := policy.OpenPins(home, nil); err != nil {
-		r.problem(err.Error(), "repair it from 'evokore pins list', or remove it: every tool is then pinned afresh at the next start")
+		// 'evokore pins' cannot read it either: the fix is the file's.
+		r.problem(err.Error(), "correct its JSON, or remove it: every tool is then pinned afresh at the next start")
 	}
 	if err := policy.CheckDecisions(home); err != nil {
-		r.problem(err.Error()+": no approval-gated call runs until it is fixed",
-			"remove or correct the line it names; a held call that lost its decision is asked again")
+		r.problem(err.Error(), "remove or correct the line it names; a held call that lost its decision is asked again")
 	}
 	if err := trust.Check(home); err != nil {
 		r.problem(err.Error()+": no project directory counts as trusted",

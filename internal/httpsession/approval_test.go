@@ -15,7 +15,8 @@ import (
 // A sessionless client (MCP 2026-07-28) is asked for an approval in the
 // call's answer: input_required with an elicitation naming the server,
 // and a requestState bound to the call. The retry with the user's accept
-// runs the call once; a decline refuses it; a forged state, a state moved
+// runs the call once; a decline refuses it and spends the state (sent
+// again with accept it runs nothing); a forged state, a state moved
 // to other arguments and a replayed one are refused; the child counts
 // exactly the one approved run.
 func TestApprovalByInputRequired(t *testing.T) {
@@ -74,6 +75,10 @@ func TestApprovalByInputRequired(t *testing.T) {
 	if res := call(map[string]any{"message": "c"}, declined.RequestState, mcp.InputResponseMap{"evokore_approval": &mcp.ElicitResult{Action: "decline"}}); !strings.Contains(routertest.Text(res), "declined") {
 		t.Errorf("a declined approval: %s", routertest.Text(res))
 	}
+	// The declined state is spent: sent again with accept, it runs nothing.
+	if res := call(map[string]any{"message": "c"}, declined.RequestState, accept); !res.IsError || routertest.Text(res) == "failed: c" {
+		t.Errorf("a declined state sent again with accept: %s", routertest.Text(res))
+	}
 	if got := count(); got != "calls: 1" {
 		t.Errorf("the child counted %s, want the one approved run", got)
 	}
@@ -95,7 +100,8 @@ func TestApprovalByInputRequired(t *testing.T) {
 // A call that needs approval and whose child then asks for input: the
 // approved retry answers the child's input_required, its state wrapped in
 // a continuation; the retry with the child's answer runs the tool once
-// more without asking again, and a replay of it runs nothing.
+// more without asking again, and a replay of it runs nothing, nor does
+// its token with another run's child state.
 func TestApprovedCallWhoseChildAsksForInput(t *testing.T) {
 	ts := approvalServer(t, "fx_ask")
 	c := mcp.NewClient(&mcp.Implementation{Name: "mrtr", Version: "1"}, &mcp.ClientOptions{
@@ -125,6 +131,18 @@ func TestApprovedCallWhoseChildAsksForInput(t *testing.T) {
 		t.Fatalf("the approved call did not pass the child's question on: %s %+v", routertest.Text(asked), asked.InputRequests)
 	}
 	answer := mcp.InputResponseMap{"answer": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "Lin"}}}
+	// A continuation is bound to the child's state it came with: another
+	// approved run of the same call gets a child state of its own, and
+	// the first continuation's token carrying that state runs nothing.
+	again := call(call("", nil).RequestState, mcp.InputResponseMap{"evokore_approval": &mcp.ElicitResult{Action: "accept"}})
+	token, _, ok1 := strings.Cut(strings.TrimPrefix(asked.RequestState, "evokore-approved."), ".")
+	_, childState, ok2 := strings.Cut(strings.TrimPrefix(again.RequestState, "evokore-approved."), ".")
+	if !ok1 || !ok2 || again.RequestState == asked.RequestState {
+		t.Fatalf("continuations %q and %q", asked.RequestState, again.RequestState)
+	}
+	if res := call("evokore-approved."+token+"."+childState, answer); !res.IsError {
+		t.Errorf("a continuation carrying another run's child state ran: %s", routertest.Text(res))
+	}
 	if res := call(asked.RequestState, answer); res.IsError || routertest.Text(res) != "accept: Lin (state fixture-ask-state)" {
 		t.Errorf("the retry with the child's answer: %s", routertest.Text(res))
 	}

@@ -171,10 +171,13 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 }
 
-// A session stays open while its client keeps calling, though every call
-// is answered without the SDK, and closes once idle for the TTL.
+// A session stays open while a call of its client runs, though the call
+// is answered without the SDK, and closes once idle for the TTL. The
+// test waits on the call and on the session's end, not on a clock: a
+// call running for three TTLs, then another at once, then the router
+// ending the session, then its 404.
 func TestHTTPSessionIdleForTheTTLCloses(t *testing.T) {
-	const ttl = 2 * time.Second
+	const ttl = time.Second
 	dir := t.TempDir()
 	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{"fx": routertest.Fixture(t)}})
 	h := routertest.NewWithConfig(t, dir, cfg, nil)
@@ -188,15 +191,24 @@ func TestHTTPSessionIdleForTheTTLCloses(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cs.Close() })
-	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fx_echo","arguments":{"message":"k"}}}`
-	for end := time.Now().Add(2 * ttl); time.Now().Before(end); time.Sleep(ttl / 10) {
-		if code, _, got := post(t, ts.URL, cs.ID(), call, nil); code != http.StatusOK || !strings.Contains(got, "Echo: k") {
-			t.Fatalf("a busy session was closed: %d %s", code, got)
-		}
+	slow := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fx_slow","arguments":{"ms":%d}}}`, (3 * ttl).Milliseconds())
+	if code, _, got := post(t, ts.URL, cs.ID(), slow, nil); code != http.StatusOK || !strings.Contains(got, "slept") {
+		t.Fatalf("a call running for three TTLs: %d %s", code, got)
 	}
-	time.Sleep(2 * ttl)
+	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"fx_echo","arguments":{"message":"k"}}}`
+	if code, _, got := post(t, ts.URL, cs.ID(), call, nil); code != http.StatusOK || !strings.Contains(got, "Echo: k") {
+		t.Fatalf("a session busy until now was closed: %d %s", code, got)
+	}
+	waitFor(t, func() bool {
+		for _, s := range h.Server.Sessions() {
+			if s.ID == cs.ID() {
+				return false
+			}
+		}
+		return true
+	})
 	if code, _, got := post(t, ts.URL, cs.ID(), call, nil); code != http.StatusNotFound {
-		t.Errorf("a session idle for twice its TTL answered %d %s", code, got)
+		t.Errorf("a session the router closed as idle answered %d %s", code, got)
 	}
 }
 

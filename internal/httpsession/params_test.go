@@ -52,13 +52,21 @@ func post2026(t *testing.T, url, method string, params map[string]any, headers m
 // the answer: a JSON body, or the SSE stream's first message.
 func postRaw(t *testing.T, url string, msg any, headers map[string]string) (int, http.Header, []byte) {
 	t.Helper()
+	h := http.Header{}
+	for k, v := range headers {
+		h.Set(k, v)
+	}
+	return postHeaders(t, url, msg, h)
+}
+
+// postHeaders is postRaw with headers that may repeat.
+func postHeaders(t *testing.T, url string, msg any, headers http.Header) (int, http.Header, []byte) {
+	t.Helper()
 	body, _ := json.Marshal(msg)
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(string(body)))
+	req.Header = headers.Clone()
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -92,9 +100,9 @@ func (a rpcAnswer) refused() string {
 // A 2026-07-28 request over streamable HTTP mirrors its method, the name
 // it calls and the arguments the tool annotates with x-mcp-header into
 // headers: the router serves it when they match its body and refuses it
-// (400, -32020) when one does not, so a gateway that routed on a header
-// cannot make the router run something else. The tool's annotations are
-// its child's, as the router lists them.
+// (400, -32020) when one does not, or is sent twice, so a gateway that
+// routed on a header cannot make the router run something else. The
+// tool's annotations are its child's, as the router lists them.
 func TestMcpHeadersMustMatchTheBody(t *testing.T) {
 	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t, "-param-headers")},
 		map[string]string{"EVOKORE_TOOL_DISCOVERY_MODE": "legacy"})
@@ -153,6 +161,27 @@ func TestMcpHeadersMustMatchTheBody(t *testing.T) {
 	} {
 		if problem := call("fx_deploy", headers).refused(); problem != "" {
 			t.Errorf("%s: %s", what, problem)
+		}
+	}
+	// A header sent twice is refused whatever its values: a gateway may
+	// route on either.
+	for _, values := range [][]string{{"us-west1", "eu-west1"}, {"eu-west1", "us-west1"}, {"us-west1", "us-west1"}} {
+		h := http.Header{}
+		for k, v := range good {
+			h.Set(k, v)
+		}
+		h.Set("Mcp-Protocol-Version", "2026-07-28")
+		h.Del("Mcp-Param-Region")
+		for _, v := range values {
+			h.Add("Mcp-Param-Region", v)
+		}
+		msg := map[string]any{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": map[string]any{"name": "fx_deploy", "arguments": args,
+			"_meta": map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": map[string]any{}}}}
+		status, _, raw := postHeaders(t, ts.URL, msg, h)
+		ans := rpcAnswer{status: status}
+		_ = json.Unmarshal(raw, &ans)
+		if problem := ans.refused(); problem != "" {
+			t.Errorf("Mcp-Param-Region sent as %q: %s", values, problem)
 		}
 	}
 	// A header for an argument the body leaves out.

@@ -2,6 +2,7 @@ package httpsession_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -110,5 +111,37 @@ func TestDeleteNeedsTheSessionsRole(t *testing.T) {
 	}
 	if code := del("beta"); code != http.StatusNoContent && code != http.StatusOK {
 		t.Errorf("DELETE by its own role: %d", code)
+	}
+}
+
+// A caller without a session (MCP 2026-07-28) acts under the role its
+// request is identified with, as a session does: readonly is strictly
+// denied fleet_spawn whether the call is sent as raw JSON or by
+// the go-sdk's client, while admin, on the same router, is not.
+func TestASessionlessCallerActsUnderItsRole(t *testing.T) {
+	h := routertest.New(t, map[string]any{}, nil)
+	ts := httptest.NewServer(h.HTTP(func(r *http.Request) ingress.SessionOptions {
+		return ingress.SessionOptions{Role: r.Header.Get("X-Test-Role")}
+	}, nil))
+	t.Cleanup(ts.Close)
+	const denied = "strictly denied"
+	for _, role := range []string{"readonly", "admin"} {
+		body, hdr := statelessCall(1, "fleet_spawn", `{"command":"true"}`)
+		hdr["X-Test-Role"] = role
+		_, _, raw := post(t, ts.URL, "", body, hdr)
+		c := mcp.NewClient(&mcp.Implementation{Name: "sessionless-" + role, Version: "1"}, nil)
+		cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ts.URL, HTTPClient: &http.Client{Transport: roleHeader{role}}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cs.ID() != "" {
+			t.Fatalf("the go-sdk client opened session %q: not the sessionless protocol", cs.ID())
+		}
+		_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "fleet_spawn", Arguments: map[string]any{"command": "true"}})
+		_ = cs.Close()
+		sdk := fmt.Sprint(err)
+		if want := role == "readonly"; strings.Contains(raw, denied) != want || strings.Contains(sdk, denied) != want {
+			t.Errorf("%s: raw %s; go-sdk client: %s (strictly denied: want %v)", role, raw, sdk, want)
+		}
 	}
 }

@@ -67,6 +67,10 @@ type Options struct {
 	// some session subscribed to changed; the receiver tells only the
 	// sessions subscribed to that URI.
 	ResourceUpdated func(ctx context.Context, params *mcp.ResourceUpdatedNotificationParams)
+	// FirstBoot, when set, is told each child's status as its first boot
+	// ends (connected or failed), on that child's goroutine, so a command
+	// can say so at once rather than when the slowest child is done.
+	FirstBoot func(ServerStatus)
 	// Authorizer, when set, authorizes evokore to its HTTP children
 	// (authorize.go).
 	Authorizer Authorizer
@@ -171,7 +175,12 @@ func (s *Supervisor) Start(caps *mcp.ClientCapabilities) {
 				continue
 			}
 			round.Add(1)
-			s.launch(c, round.Done)
+			s.launch(c, func() {
+				if s.opts.FirstBoot != nil {
+					s.opts.FirstBoot(c.status())
+				}
+				round.Done()
+			})
 		}
 		s.reconf.Unlock()
 		go func() {

@@ -9,12 +9,15 @@ import (
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
-// A child tool whose "<server>_<tool>" would be 70 characters long is
+// A child tool whose "<server>_<tool>" would be 77 characters long is
 // listed under a stable name of at most 64 (clients reject longer ones),
-// is callable under it, and the status shows both names.
+// is callable under it, and the status shows both names. A second tool
+// whose full name shares its first 76 characters gets a name of its own:
+// the two do not collide.
 func TestALongToolNameIsListedShortAndCallable(t *testing.T) {
 	long := "summarize_every_open_pull_request_with_its_review_threads_x"
-	h := routertest.New(t, map[string]any{"github_enterprise": routertest.Fixture(t, "-alias", long)},
+	twin := strings.TrimSuffix(long, "x") + "y"
+	h := routertest.New(t, map[string]any{"github_enterprise": routertest.Fixture(t, "-alias", long+","+twin)},
 		map[string]string{"EVOKORE_TOOL_DISCOVERY_MODE": "legacy"})
 	cs := h.Connect(nil)
 	h.Booted()
@@ -22,25 +25,38 @@ func TestALongToolNameIsListedShortAndCallable(t *testing.T) {
 	if len(full) != 77 {
 		t.Fatalf("the test's name is %d characters", len(full))
 	}
-	short := catalog.ShortName(full)
 	names := routertest.ToolNames(t, cs)
+	var short []string
 	for _, n := range names {
 		if len(n) > catalog.MaxToolName {
 			t.Errorf("listed a %d-character name: %s", len(n), n)
 		}
+		if strings.HasPrefix(n, "github_enterprise_summarize") {
+			short = append(short, n)
+		}
 	}
-	if !slices.Contains(names, short) || !strings.HasPrefix(short, "github_enterprise_summarize") {
-		t.Fatalf("%s not listed: %v", short, names)
+	if len(short) != 2 || short[0] == short[1] {
+		t.Fatalf("the two long names are listed as %q: %v", short, names)
 	}
-	if got := routertest.Text(routertest.Call(t, cs, short, map[string]any{"message": "hi"})); got != "Alias: hi" {
-		t.Errorf("calling %s: %q", short, got)
+	for _, n := range short {
+		if got := routertest.Text(routertest.Call(t, cs, n, map[string]any{"message": "hi"})); got != "Alias: hi" {
+			t.Errorf("calling %s: %q", n, got)
+		}
 	}
 	st := routertest.DecodeJSON[struct {
 		Servers []struct {
 			Shortened map[string]string `json:"shortened"`
 		} `json:"servers"`
 	}](t, routertest.Text(routertest.Call(t, cs, "proxy_server_status", map[string]any{})))
-	if len(st.Servers) != 1 || st.Servers[0].Shortened[short] != full {
-		t.Errorf("the status does not map %s to %s: %+v", short, full, st)
+	if len(st.Servers) != 1 {
+		t.Fatalf("status: %+v", st)
+	}
+	got := []string{st.Servers[0].Shortened[short[0]], st.Servers[0].Shortened[short[1]]}
+	slices.Sort(got)
+	if want := []string{full, "github_enterprise_" + twin}; !slices.Equal(got, want) {
+		t.Errorf("the status maps %q to %q, want %q", short, got, want)
+	}
+	if !slices.Contains(short, catalog.ShortName(full)) {
+		t.Errorf("%s is not listed as catalog.ShortName names it: %q", full, short)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/manifest"
@@ -15,8 +16,20 @@ import (
 // what needs real tool names: prefixed-name collisions, and profile,
 // override and rule names that no booted server serves. Booting also
 // refreshes the manifest cache, so later starts list the tools at once.
-func (c *checker) live(home string, t config.ChildTimeouts) {
+func (c *checker) live(home string, t config.ChildTimeouts, booted func(proxy.ServerStatus)) {
+	var mu sync.Mutex
+	first := func(st proxy.ServerStatus) {
+		// Children end their boots on their own goroutines; the caller
+		// is told one at a time.
+		mu.Lock()
+		defer mu.Unlock()
+		booted(st)
+	}
+	if booted == nil {
+		first = nil
+	}
 	statuses := proxy.BootOnce(proxy.Options{
+		FirstBoot:      first,
 		Servers:        c.cfg.Servers,
 		Env:            c.env,
 		Home:           home,

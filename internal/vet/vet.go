@@ -15,6 +15,7 @@ import (
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/policy"
+	"github.com/evokore/evokore/internal/proxy"
 )
 
 // Options say what to check.
@@ -28,6 +29,10 @@ type Options struct {
 	// Live boots the children (under Home, within Children's timeouts)
 	// and checks names against the tools they really serve.
 	Live bool
+	// Booted, with Live, is told each child's status as its first boot
+	// ends, one at a time, so a slow child does not keep the others'
+	// outcome from the user until it is done.
+	Booted func(proxy.ServerStatus)
 	// Home holds the tool-list cache the prefix check reads.
 	Home     string
 	Children config.ChildTimeouts
@@ -93,7 +98,7 @@ func RunReport(opts Options) (config.Diagnostics, []string) {
 	}
 	c.variables()
 	if opts.Live && cfg != nil {
-		c.live(opts.Home, opts.Children)
+		c.live(opts.Home, opts.Children, opts.Booted)
 	}
 	if cfg != nil {
 		// After a live boot, which refreshed the cached tool lists.

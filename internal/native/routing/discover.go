@@ -71,9 +71,12 @@ func discoverTools(p Projection, sem *search.Semantic) native.Handler {
 		whyName = strings.TrimSpace(whyName)
 		found := findTools(ctx, p, sem, q, limit, whyName)
 		// Right after connecting the children may still be booting: a
-		// search that found nothing waits a little for their first boot
-		// rather than answer "No tools matched".
-		if len(found.Matches) == 0 && notSearchable(p) != "" && waitFirstBoot(ctx, p) {
+		// search that found nothing, or only weak matches a child's tool
+		// could beat ("read a file" meeting the natives' get and fetch),
+		// waits a little for their first boot rather than answer "No
+		// tools matched" or the natives alone. With every child up or
+		// failed nothing is still starting, and nothing waits.
+		if found.Weak() && notSearchable(p) != "" && waitFirstBoot(ctx, p) {
 			found = findTools(ctx, p, sem, q, limit, whyName)
 		}
 		matches := found.Matches[:min(limit, len(found.Matches))]
@@ -314,11 +317,14 @@ func parseLimit(raw json.RawMessage) int {
 }
 
 // FirstBootWait bounds how long discover_tools waits for the children's
-// first boot when it found nothing while some were still starting.
+// first boot when its answer was weak while some were still starting.
 const FirstBootWait = 5 * time.Second
 
 // waitFirstBoot waits until every child has finished its first boot, at
-// most FirstBootWait; it reports whether they did.
+// most FirstBootWait; it reports whether they did. The first boot itself
+// ends within the boot timeout (a child that has not answered by then has
+// failed), so a shorter EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS shortens the
+// wait; after the first boot the channel is closed and nothing waits.
 func waitFirstBoot(ctx context.Context, p any) bool {
 	b, ok := p.(interface{ ChildrenBooted() <-chan struct{} })
 	if !ok {

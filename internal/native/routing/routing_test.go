@@ -1,6 +1,7 @@
 package routing_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -81,6 +82,27 @@ func TestDiscoveryRightAfterConnectingWaitsForTheFirstBoot(t *testing.T) {
 	text := routertest.Text(routertest.Call(t, cs, "discover_tools", map[string]any{"query": "echo"}))
 	if !strings.Contains(text, "prompt_echo") || strings.Contains(text, "No tools matched") || strings.Contains(text, "still starting") {
 		t.Errorf("discover_tools right after connecting:\n%s", text)
+	}
+}
+
+// A query the natives match only weakly ("read a file" meets get and
+// fetch, no native has both words) waits for the first boot too, so the
+// booting child's read_file is the answer rather than the natives alone.
+// A child that failed is not starting: nothing waits for it or names it.
+func TestDiscoveryWaitsForTheFirstBootOnAWeakAnswer(t *testing.T) {
+	h := routertest.New(t, map[string]any{
+		"fs":     routertest.Fixture(t, "-start-delay", "300ms", "-alias", "read_file", "-echo", "Reads the contents of a file."),
+		"broken": map[string]any{"command": filepath.Join(t.TempDir(), "no-such-server")},
+	}, nil)
+	cs := h.Connect(nil)
+	text := routertest.Text(routertest.Call(t, cs, "discover_tools", map[string]any{"query": "read a file"}))
+	if !strings.Contains(text, "- fs_read_file [") || strings.Contains(text, "still starting") {
+		t.Errorf("discover_tools right after connecting:\n%s", text)
+	}
+	h.Booted()
+	text = routertest.Text(routertest.Call(t, cs, "discover_tools", map[string]any{"query": "read a file"}))
+	if strings.Contains(text, "broken") || strings.Contains(text, "still starting") {
+		t.Errorf("a failed child is named as starting:\n%s", text)
 	}
 }
 

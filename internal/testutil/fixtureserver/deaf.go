@@ -17,8 +17,13 @@ import (
 // then fill the pipe.
 func addDeaf(s *mcp.Server) mcp.Transport {
 	g := &deafStdin{deaf: make(chan struct{})}
-	mcp.AddTool(s, &mcp.Tool{Name: "deaf", Description: "Stops reading stdin and never answers."}, func(ctx context.Context, _ *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
+	mcp.AddTool(s, &mcp.Tool{Name: "deaf", Description: "Stops reading stdin and never answers."}, func(ctx context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
 		g.once.Do(func() { close(g.deaf) })
+		// Says so to a caller that can hear it: a test waits for this
+		// rather than for a while.
+		if token := req.Params.GetProgressToken(); token != nil {
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Message: "stopped reading stdin"})
+		}
 		<-ctx.Done()
 		return nil, nil, ctx.Err()
 	})

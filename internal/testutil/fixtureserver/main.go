@@ -73,7 +73,7 @@
 // With -deaf, one more tool, for a child that stops reading its input
 // (see addDeaf):
 //
-//	deaf {}                 stops reading stdin, never answers
+//	deaf {}                 stops reading stdin (then, given a progress token, says so), never answers
 //
 // With -ask-prompt, a prompt that asks for input the sessionless way:
 //
@@ -84,7 +84,7 @@
 //
 // Flags: -name, -echo TEXT (echo's description), -start-delay (sleep
 // before answering anything), -extra N
-// (N generated tools), -alias NAME (echo again under NAME), -stderr TEXT
+// (N generated tools), -alias NAMES (echo again under each comma-separated name), -stderr TEXT
 // (a line on stderr at start), -pidfile PATH (write the pid there), -http
 // ADDR (serve streamable HTTP instead of stdio), -era 2026-07-28 (speak
 // that protocol version only: no initialize, and over HTTP no sessions),
@@ -225,7 +225,7 @@ func parseFlags() *options {
 	flag.IntVar(&o.extra, "extra", 0, "generated tools to add")
 	flag.StringVar(&o.stderr, "stderr", "", "a line to write on stderr at start")
 	flag.StringVar(&o.httpAddr, "http", "", "serve streamable HTTP on this address")
-	flag.StringVar(&o.alias, "alias", "", "register echo again under this name")
+	flag.StringVar(&o.alias, "alias", "", "register echo again under each of these comma-separated names")
 	flag.StringVar(&o.pidfile, "pidfile", "", "write the process id to this file")
 	flag.StringVar(&o.banner, "banner", "", "a non-JSON line on stdout before serving")
 	flag.IntVar(&o.stderrBytes, "stderr-bytes", 0, "one stderr line of this many bytes at start")
@@ -494,10 +494,14 @@ func addInspectTools(s *mcp.Server) {
 	})
 }
 
-// addGenerated adds echo again under alias and extra generated tools.
+// addGenerated adds echo again under each of alias's comma-separated
+// names and extra generated tools.
 func addGenerated(s *mcp.Server, alias string, extra int) {
-	if alias != "" {
-		mcp.AddTool(s, &mcp.Tool{Name: alias, Description: "Echo under another name."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+	for _, name := range strings.Split(alias, ",") {
+		if name == "" {
+			continue
+		}
+		mcp.AddTool(s, &mcp.Tool{Name: name, Description: "Echo under another name."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
 			return text("Alias: %s", in.Message), nil, nil
 		})
 	}
