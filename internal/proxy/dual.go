@@ -45,7 +45,7 @@ type dualState struct {
 	// oldOnly is set once the child answered the new era's question with
 	// initialize: it speaks the old era only.
 	oldOnly bool
-	conn    *eraConn
+	conn    *conn
 	// dialing is closed when the open in progress ends, either way.
 	dialing chan struct{}
 	// retryAt is when a connection that failed to open may be tried
@@ -56,36 +56,30 @@ type dualState struct {
 	closes int
 }
 
-// eraConn is a child's second connection, of the new era.
-type eraConn struct {
-	cs    *mcp.ClientSession
-	proc  *process
-	order noteOrder
-}
-
 // dualRetry is how long a second connection that failed to open is not
 // tried again.
 const dualRetry = 30 * time.Second
 
-// connFor is the connection a request from sess goes to, given the
-// child's own connection cs: cs, or for a caller of the new era when cs
-// is of the old era and the child speaks both eras, its connection of
-// the new era (conn, opened now when it is not open yet). conn is nil when
-// the request goes to cs.
-func (c *child) connFor(ctx context.Context, sess *session.Session, cs *mcp.ClientSession) (*mcp.ClientSession, *eraConn) {
-	if !roundTrips(sess) || childNewEra(cs) || c.spec.Transport == config.TransportSSE {
-		return cs, nil
+// connFor is the connection a request of sess goes to, waiting for a
+// boot in progress (session): the child's own, or for a caller of the
+// new era when that one is of the old era and the child speaks both
+// eras, its connection of the new era (opened now when it is not open
+// yet, and when it cannot be, the child's own).
+func (c *child) connFor(ctx context.Context, sess *session.Session) (*conn, error) {
+	k, err := c.session(ctx)
+	if err != nil || k.newEra || !roundTrips(sess) || c.spec.Transport == config.TransportSSE {
+		return k, err
 	}
-	if conn := c.newEraConn(ctx); conn != nil {
-		return conn.cs, conn
+	if second := c.newEraConn(ctx); second != nil {
+		return second, nil
 	}
-	return cs, nil
+	return k, nil
 }
 
 // newEraConn is the child's connection of the new era, opened now when
 // none is; nil when the child speaks the old era only or the connection
 // cannot be opened (yet).
-func (c *child) newEraConn(ctx context.Context) *eraConn {
+func (c *child) newEraConn(ctx context.Context) *conn {
 	d := &c.dual
 	for {
 		d.mu.Lock()
@@ -159,21 +153,10 @@ func (c *child) newEraConn(ctx context.Context) *eraConn {
 
 // dialNewEra opens a connection of the new era to the child. oldOnly
 // reports a child that answered it in the old era.
-func (c *child) dialNewEra() (conn *eraConn, oldOnly bool, err error) {
+func (c *child) dialNewEra() (k *conn, oldOnly bool, err error) {
 	spec, err := c.spec.Resolve(c.sup.opts.Env)
 	if err != nil {
 		return nil, false, err
-	}
-	timeout := c.sup.bootTimeout(c.spec)
-	transport, proc, err := c.dial(spec, timeout)
-	if err != nil {
-		return nil, false, err
-	}
-	conn = &eraConn{proc: proc}
-	if proc != nil {
-		proc.stdout.noted = conn.order.sawRead
-	} else if spec.Transport != config.TransportHTTP {
-		transport = orderedTransport{Transport: transport, order: &conn.order}
 	}
 	// The first connection listens for list changes and takes the
 	// child's requests of the old era; this one carries requests, and
@@ -183,28 +166,21 @@ func (c *child) dialNewEra() (conn *eraConn, oldOnly bool, err error) {
 	opts.ToolListChangedHandler = nil
 	c.sup.contentHandlers(c, opts)
 	opts.PromptListChangedHandler, opts.ResourceListChangedHandler = nil, nil
-	client := mcp.NewClient(&mcp.Implementation{Name: "evokore-proxy-" + spec.ID, Version: c.sup.opts.Version}, opts)
-	client.AddReceivingMiddleware(conn.order.middleware)
-	cctx, cancel := context.WithTimeout(c.ctx, timeout)
-	defer cancel()
-	cs, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: era.SessionlessVersion})
+	k, err = c.connect(c.ctx, spec, era.SessionlessVersion, opts)
 	if err != nil {
-		if proc != nil {
-			proc.stopAfter(200 * time.Millisecond)
-		}
 		return nil, false, err
 	}
-	conn.cs = cs
-	if !childNewEra(cs) {
-		conn.stop(c.sup.opts.ShutdownGrace)
+	if !k.newEra {
+		k.stop(c.sup.opts.ShutdownGrace)
 		return nil, true, nil
 	}
-	return conn, false, nil
+	k.second = true
+	return k, false, nil
 }
 
 // superviseNewEra forgets the second connection once it closes, and
 // makes sure its process is gone.
-func (c *child) superviseNewEra(conn *eraConn) {
+func (c *child) superviseNewEra(conn *conn) {
 	_ = conn.cs.Wait()
 	conn.stop(c.sup.opts.ShutdownGrace)
 	c.dual.mu.Lock()
@@ -218,15 +194,17 @@ func (c *child) superviseNewEra(conn *eraConn) {
 	}
 }
 
-// second is the child's open connection of the new era, nil when none
-// is open.
-func (c *child) second() *mcp.ClientSession {
+// onSecond runs do on the child's open connection of the new era, if
+// any: a child of both eras changes in either process, so what a
+// session subscribed to is subscribed to on both.
+func (c *child) onSecond(do func(*mcp.ClientSession) error) error {
 	c.dual.mu.Lock()
-	defer c.dual.mu.Unlock()
-	if c.dual.conn == nil {
+	k := c.dual.conn
+	c.dual.mu.Unlock()
+	if k == nil {
 		return nil
 	}
-	return c.dual.conn.cs
+	return do(k.cs)
 }
 
 // closeNewEra closes the second connection with the first.
@@ -251,24 +229,4 @@ func (c *child) oldEraOnly() bool {
 	c.dual.mu.Lock()
 	defer c.dual.mu.Unlock()
 	return c.dual.oldOnly
-}
-
-// eraMeta is eraMeta for a request to this child: none for a child of
-// the old era alone, which would refuse a request that names a version
-// it does not speak (the go-sdk answers it -32022).
-func (c *child) eraMeta(sess *session.Session, meta mcp.Meta) mcp.Meta {
-	if c.oldEraOnly() {
-		return meta
-	}
-	return eraMeta(sess, meta)
-}
-
-// stop closes the connection and ends its process.
-func (e *eraConn) stop(grace time.Duration) {
-	if e.cs != nil {
-		go e.cs.Close() // closes stdin; may block on a wedged child
-	}
-	if e.proc != nil {
-		e.proc.stopAfter(grace)
-	}
 }

@@ -67,6 +67,10 @@ type Options struct {
 	// some session subscribed to changed; the receiver tells only the
 	// sessions subscribed to that URI.
 	ResourceUpdated func(ctx context.Context, params *mcp.ResourceUpdatedNotificationParams)
+	// HTTPAuth, when set, is asked for what authorizes the requests to
+	// the streamable HTTP or SSE child serverID, each time a connection
+	// to it opens (carrier.go); nil: the configured headers alone.
+	HTTPAuth func(serverID string) ChildAuth
 }
 
 // Supervisor owns the child servers.

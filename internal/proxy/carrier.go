@@ -1,0 +1,108 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/evokore/evokore/internal/config"
+)
+
+// A carrier takes one tools/call to a child's connection and brings the
+// child's answer back: how a call travels, as net/http's RoundTripper is,
+// never what it means. Each transport has one: the line wire for a stdio
+// child (wire.go), the SDK's client over the child's http.Client for a
+// streamable HTTP or SSE child (httpCarrier). What the call means (the
+// era's _meta, input_required, the outcome the model reads) is the
+// caller's: call.go and the era adapter (era.go).
+//
+// ctx bounds the call: its deadline is the request timeout, its cancel
+// the client's. A carrier returns ctx's error when ctx ended first, a
+// *jsonrpc.Error the child answered with, errStoppedReading when the
+// request did not fit in the child's input, or an error wrapping
+// mcp.ErrConnectionClosed when the connection ended under the call.
+type carrier interface {
+	carry(ctx context.Context, p *mcp.CallToolParams) (answer, error)
+}
+
+// answer is a child's result as its carrier brings it: the bytes the
+// child sent (the line wire) or the SDK's decoding of them.
+type answer struct {
+	raw []byte
+	res *mcp.CallToolResult
+}
+
+// errLost ends a call whose child's output ended under it.
+var errLost = fmt.Errorf("%w: the server's output ended", mcp.ErrConnectionClosed)
+
+// httpCarrier carries a call to a streamable HTTP or SSE child through
+// the SDK's client session, whose transport sends it with the child's
+// http.Client (httpClient): authorization plugs in there.
+type httpCarrier struct{ cs *mcp.ClientSession }
+
+func (h httpCarrier) carry(ctx context.Context, p *mcp.CallToolParams) (answer, error) {
+	res, err := h.cs.CallTool(ctx, p)
+	return answer{res: res}, err
+}
+
+// ChildAuth is what authorizes the requests to one remote child. Both
+// fields are optional.
+type ChildAuth struct {
+	// OAuth is handed to the SDK's streamable HTTP transport, which adds
+	// its token to every request and calls Authorize on a 401 or 403.
+	// An SSE child has no such hook: Wrap serves it.
+	OAuth auth.OAuthHandler
+	// Wrap wraps the child's HTTP transport (after the configured
+	// headers are set), for any authorization a RoundTripper does.
+	Wrap func(http.RoundTripper) http.RoundTripper
+}
+
+// httpTransport is the MCP transport to a remote child: the one place
+// where its http.Client is built, with the configured headers and what
+// Options.HTTPAuth returns for it.
+func (s *Supervisor) httpTransport(spec config.Server, timeout time.Duration) (mcp.Transport, error) {
+	if spec.URL == "" {
+		return nil, errFatal{fmt.Errorf("HTTP server '%s' requires a 'url' field", spec.ID)}
+	}
+	var ca ChildAuth
+	if s.opts.HTTPAuth != nil {
+		ca = s.opts.HTTPAuth(spec.ID)
+	}
+	var rt http.RoundTripper = http.DefaultTransport
+	if len(spec.Headers) > 0 {
+		rt = headerTransport{headers: spec.Headers, base: rt}
+	}
+	if ca.Wrap != nil {
+		rt = ca.Wrap(rt)
+	}
+	var client *http.Client
+	if rt != http.DefaultTransport {
+		client = &http.Client{Transport: rt}
+	}
+	if spec.Transport == config.TransportSSE {
+		if ca.OAuth != nil {
+			// Fail closed: the SDK's SSE transport would send without it.
+			return nil, errFatal{fmt.Errorf("SSE server '%s' cannot use an OAuth handler; only streamable HTTP can", spec.ID)}
+		}
+		return &sseTransport{inner: &mcp.SSEClientTransport{Endpoint: spec.URL, HTTPClient: client}, life: s.ctx, timeout: timeout}, nil
+	}
+	return &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: client, OAuthHandler: ca.OAuth}, nil
+}
+
+// headerTransport adds the configured headers to every request.
+type headerTransport struct {
+	headers map[string]string
+	base    http.RoundTripper
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.headers {
+		r.Header.Set(k, v)
+	}
+	return t.base.RoundTrip(r)
+}

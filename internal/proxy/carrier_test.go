@@ -1,0 +1,164 @@
+package proxy_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
+
+	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/proxy"
+	"github.com/evokore/evokore/internal/router"
+	"github.com/evokore/evokore/internal/testutil"
+	"github.com/evokore/evokore/internal/testutil/routertest"
+)
+
+// A call whose arguments hold line breaks between their tokens (JSON
+// allows them; an HTTP client may send them) reaches a stdio child as
+// one line, and is answered: a line break written as it came would cut
+// the request in two for a child that reads lines (the TypeScript SDK's
+// do; the go-sdk's decodes a stream).
+func TestArgumentsWithLineBreaksReachAStdioChildAsOneLine(t *testing.T) {
+	everything := map[string]any{"command": "node", "args": []string{testutil.NPMServer(t, "server-everything"), "stdio"}}
+	h := routertest.New(t, map[string]any{"fx": everything}, map[string]string{"EVOKORE_PROXY_REQUEST_TIMEOUT_MS": "20000"})
+	h.Server.StartChildren(nil)
+	h.Booted()
+	ts := httptest.NewServer(h.HTTP(nil, nil))
+	t.Cleanup(ts.Close)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fx_echo","arguments":{` + "\n" +
+		`  "message": "two\nlines"` + "\r\n" + `},"_meta":{"` + mcp.MetaKeyProtocolVersion + `":"2026-07-28","` + mcp.MetaKeyClientCapabilities + `":{}}}}`
+	req, _ := http.NewRequest(http.MethodPost, ts.URL, strings.NewReader(body))
+	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "fx_echo"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var got struct {
+		Result *mcp.CallToolResult
+		Error  any
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || got.Result == nil {
+		t.Fatalf("answer %+v, %v", got, err)
+	}
+	if text := routertest.Text(got.Result); got.Result.IsError || text != "Echo: two\nlines" {
+		t.Errorf("fx_echo = %q (isError %v)", text, got.Result.IsError)
+	}
+}
+
+// bearer hands out one token, and counts how often it was asked for.
+type bearer struct{ asked atomic.Int32 }
+
+func (b *bearer) TokenSource(context.Context) (oauth2.TokenSource, error) {
+	b.asked.Add(1)
+	return oauth2.StaticTokenSource(&oauth2.Token{AccessToken: "t0k3n", TokenType: "Bearer"}), nil
+}
+
+func (b *bearer) Authorize(_ context.Context, _ *http.Request, resp *http.Response) error {
+	_ = resp.Body.Close()
+	return nil
+}
+
+// Options.HTTPAuth is where authorization plugs into a remote child's
+// connection: its OAuth handler's token and its RoundTripper reach every
+// request the child gets, the calls' included, and without them a child
+// that requires them does not connect. An OAuth handler for an SSE
+// child, whose transport has no place for one, fails the boot instead of
+// sending unauthorized requests.
+func TestHTTPAuthAuthorizesARemoteChild(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	remote := exec.Command(testutil.FixtureServer(t), "-http", addr, "-name", "remote")
+	if err := remote.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = remote.Process.Kill(); _ = remote.Wait() })
+	routertest.WaitFor(t, "the remote child to listen", func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	var refused, served atomic.Int32
+	fwd := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: addr})
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer t0k3n" || r.Header.Get("X-Wrapped") != "remote" {
+			refused.Add(1)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		served.Add(1)
+		fwd.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+
+	boot := func(transport string, auth func(string) proxy.ChildAuth) (*proxy.Supervisor, *catalog.Store) {
+		cat := catalog.NewStore(nil, []string{"remote"})
+		s := proxy.New(proxy.Options{
+			Servers: []config.Server{{ID: "remote", Transport: transport, URL: front.URL}},
+			Catalog: cat, BootTimeout: 20 * time.Second, RequestTimeout: 20 * time.Second, ShutdownGrace: time.Second,
+			HTTPAuth: auth,
+		})
+		t.Cleanup(s.Close)
+		s.Start(nil)
+		<-s.Booted()
+		return s, cat
+	}
+	tokens := &bearer{}
+	s, cat := boot(config.TransportHTTP, func(id string) proxy.ChildAuth {
+		return proxy.ChildAuth{OAuth: tokens, Wrap: func(base http.RoundTripper) http.RoundTripper {
+			return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+				r = r.Clone(r.Context())
+				r.Header.Set("X-Wrapped", id)
+				return base.RoundTrip(r)
+			})
+		}}
+	})
+	if st := s.Status()[0]; st.Status != proxy.StatusConnected {
+		t.Fatalf("the authorized child is %s: %s", st.Status, st.LastError)
+	}
+	entry, ok := cat.Snapshot().Lookup("remote_echo")
+	if !ok {
+		t.Fatal("remote_echo is not listed")
+	}
+	before := served.Load()
+	res, err := s.CallTool(context.Background(), &router.Call{Entry: entry, Args: json.RawMessage(`{"message":"authorized"}`)})
+	if err != nil || routertest.Text(res) != "Echo: authorized" {
+		t.Fatalf("remote_echo = %q, %v", routertest.Text(res), err)
+	}
+	if served.Load() == before || refused.Load() != 0 || tokens.asked.Load() == 0 {
+		t.Errorf("served %d (the call %d), refused %d, tokens asked %d", served.Load(), served.Load()-before, refused.Load(), tokens.asked.Load())
+	}
+
+	if s, _ := boot(config.TransportHTTP, nil); s.Status()[0].Status == proxy.StatusConnected {
+		t.Error("the child connected without its authorization")
+	}
+	s, _ = boot(config.TransportSSE, func(string) proxy.ChildAuth { return proxy.ChildAuth{OAuth: tokens} })
+	if st := s.Status()[0]; st.Status != proxy.StatusError || !strings.Contains(st.LastError, "cannot use an OAuth handler") {
+		t.Errorf("an SSE child with an OAuth handler: %s %q", st.Status, st.LastError)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
