@@ -20,10 +20,8 @@ type conn struct {
 	proc    *process
 	carrier carrier
 	order   noteOrder
-	// newEra is set when the session speaks MCP 2026-07-28; own is then
-	// the _meta triple the router writes as a client of that era (era.go).
+	// newEra is set when the session speaks MCP 2026-07-28.
 	newEra bool
-	own    mcp.Meta
 	// second marks the child's connection of the new era (dual.go).
 	second bool
 }
@@ -49,8 +47,7 @@ func (c *child) connect(ctx context.Context, spec config.Server, protocol string
 	} else if spec.Transport != config.TransportHTTP {
 		transport = orderedTransport{Transport: transport, order: &k.order}
 	}
-	impl := &mcp.Implementation{Name: "evokore-proxy-" + spec.ID, Version: c.sup.opts.Version}
-	client := mcp.NewClient(impl, opts)
+	client := mcp.NewClient(&mcp.Implementation{Name: "evokore-proxy-" + spec.ID, Version: c.sup.opts.Version}, opts)
 	client.AddReceivingMiddleware(append(mw, k.order.middleware)...)
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -70,9 +67,6 @@ func (c *child) connect(ctx context.Context, spec config.Server, protocol string
 		k.carrier = httpCarrier{k.cs}
 	}
 	k.newEra = childNewEra(k.cs)
-	if k.newEra {
-		k.own = ownMeta(impl, opts, k.cs.InitializeResult().ProtocolVersion)
-	}
 	return k, nil
 }
 

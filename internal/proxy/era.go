@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,12 +31,11 @@ import (
 // 2026-07-28 (server/discover), and its era is remembered across
 // restarts.
 //
-// On a connection of the new era every request carries the era's _meta
-// triple (protocol version, client capabilities, client information):
-// the calling client's when it is of that era, so the child sees the
-// capabilities of the client that called (a go-sdk child answers -32021
-// when one it needs is missing), and the router's own otherwise, as the
-// SDK's client writes it. A child of the old era alone gets none.
+// A request of a caller of the new era carries that era's _meta triple
+// (protocol version, the client's capabilities and information): the
+// child sees the capabilities of the client that called, not of the
+// first client that connected (a go-sdk child answers -32021 when one it
+// needs is missing). A child of the old era alone gets none.
 //
 // A child of the new era asks for input by answering input_required. For
 // a caller of the old era the router plays the new era's client: it asks
@@ -142,46 +140,21 @@ func callerMeta(sess *session.Session) mcp.Meta {
 	return meta
 }
 
-// ownMeta is the triple the router's client of opts, named impl, writes
-// on a connection of the new era of version when the caller's is not
-// sent: the SDK's client writes the same for the requests it sends.
-func ownMeta(impl *mcp.Implementation, opts *mcp.ClientOptions, version string) mcp.Meta {
-	caps := v2Caps{ClientCapabilities: mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}}}
-	if opts.Capabilities != nil {
-		caps.ClientCapabilities = *opts.Capabilities
-	}
-	if r := caps.RootsV2; r != nil {
-		caps.ClientCapabilities.Roots, caps.Roots = *r, r
-	}
-	if opts.CreateMessageHandler != nil && caps.Sampling == nil {
-		caps.Sampling = &mcp.SamplingCapabilities{}
-	}
-	if opts.ElicitationHandler != nil && caps.Elicitation == nil {
-		caps.Elicitation = &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}}
-	}
-	return mcp.Meta{mcp.MetaKeyProtocolVersion: version, mcp.MetaKeyClientInfo: impl, mcp.MetaKeyClientCapabilities: caps}
-}
-
 // requestMeta is the era's _meta of a request of sess on k: the
-// caller's triple when it is of the new era, and on a connection of the
-// new era its log level (from the caller's own _meta, caller), which
-// that era sends per request; the router's triple on a connection of the
-// new era for a caller of the old era; nil otherwise. A child known to
-// speak the old era alone gets no triple: it would refuse a request that
-// names a version it does not speak (the go-sdk answers -32022).
+// caller's triple when it is of the new era, with, on a connection of
+// the new era, its log level (from the caller's own _meta, caller),
+// which that era sends per request; nil for a caller of the old era,
+// whose requests the child reads with what the router's connection
+// declared when it opened. A child known to speak the old era alone
+// gets no triple: it would refuse a request that names a version it
+// does not speak (the go-sdk answers -32022).
 func (c *child) requestMeta(k *conn, sess *session.Session, caller mcp.Meta) mcp.Meta {
 	m := callerMeta(sess)
-	if m != nil && c.oldEraOnly() {
-		m = nil
+	if m == nil || c.oldEraOnly() {
+		return nil
 	}
-	switch {
-	case !k.newEra:
-	case m == nil:
-		m = maps.Clone(k.own)
-	default:
-		if lvl, ok := caller[mcp.MetaKeyLogLevel]; ok {
-			m[mcp.MetaKeyLogLevel] = lvl
-		}
+	if lvl, ok := caller[mcp.MetaKeyLogLevel]; ok && k.newEra {
+		m[mcp.MetaKeyLogLevel] = lvl
 	}
 	return m
 }
