@@ -88,9 +88,9 @@ func (c *child) newEraConn(ctx context.Context) *conn {
 			d.mu.Unlock()
 			return nil
 		case d.conn != nil:
-			conn := d.conn
+			k := d.conn
 			d.mu.Unlock()
-			return conn
+			return k
 		case d.dialing != nil:
 			wait := d.dialing
 			d.mu.Unlock()
@@ -110,7 +110,7 @@ func (c *child) newEraConn(ctx context.Context) *conn {
 		d.mu.Unlock()
 		// Opened under the child's life, not the call's: calls waiting
 		// for it share it, and one that gives up does not close it.
-		conn, oldOnly, err := c.dialNewEra()
+		k, oldOnly, err := c.dialNewEra()
 		d.mu.Lock()
 		d.dialing = nil
 		close(wait)
@@ -118,16 +118,16 @@ func (c *child) newEraConn(ctx context.Context) *conn {
 		case c.ctx.Err() != nil:
 			// The child stopped meanwhile: nothing of it may stay.
 			d.mu.Unlock()
-			if conn != nil {
-				conn.stop(c.sup.opts.ShutdownGrace)
+			if k != nil {
+				k.stop(c.sup.opts.ShutdownGrace)
 			}
 			return nil
 		case d.closes != closes:
 			// The first connection restarted meanwhile: this one closes
 			// with it, and the call asks again.
 			d.mu.Unlock()
-			if conn != nil {
-				conn.stop(c.sup.opts.ShutdownGrace)
+			if k != nil {
+				k.stop(c.sup.opts.ShutdownGrace)
 			}
 			continue
 		case err != nil:
@@ -140,14 +140,14 @@ func (c *child) newEraConn(ctx context.Context) *conn {
 			d.mu.Unlock()
 			return nil
 		}
-		d.conn = conn
+		d.conn = k
 		d.mu.Unlock()
 		c.sup.log.Info("[EVOKORE] A server speaks both eras; its "+era.SessionlessVersion+" callers are served on a connection of that era", "server", c.spec.ID)
-		go c.superviseNewEra(conn)
+		go c.superviseNewEra(k)
 		// Off the caller's way: one Subscribe per subscribed resource
 		// would otherwise delay the call that opened the connection.
-		go c.sup.resubscribe(c, conn.cs)
-		return conn
+		go c.sup.resubscribe(c, k.cs)
+		return k
 	}
 }
 
@@ -180,11 +180,11 @@ func (c *child) dialNewEra() (k *conn, oldOnly bool, err error) {
 
 // superviseNewEra forgets the second connection once it closes, and
 // makes sure its process is gone.
-func (c *child) superviseNewEra(conn *conn) {
-	_ = conn.cs.Wait()
-	conn.stop(c.sup.opts.ShutdownGrace)
+func (c *child) superviseNewEra(k *conn) {
+	_ = k.cs.Wait()
+	k.stop(c.sup.opts.ShutdownGrace)
 	c.dual.mu.Lock()
-	mine := c.dual.conn == conn
+	mine := c.dual.conn == k
 	if mine {
 		c.dual.conn = nil
 	}
@@ -210,12 +210,12 @@ func (c *child) onSecond(do func(*mcp.ClientSession) error) error {
 // closeNewEra closes the second connection with the first.
 func (c *child) closeNewEra() {
 	c.dual.mu.Lock()
-	conn := c.dual.conn
+	k := c.dual.conn
 	c.dual.conn = nil
 	c.dual.closes++
 	c.dual.mu.Unlock()
-	if conn != nil {
-		conn.stop(c.sup.opts.ShutdownGrace)
+	if k != nil {
+		k.stop(c.sup.opts.ShutdownGrace)
 	}
 }
 
