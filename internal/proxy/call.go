@@ -43,29 +43,40 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	if err != nil {
 		return errorResult(fmt.Sprintf("evokore cannot pass the answers of '%s' on: %v", c.Entry.Name, err)), nil
 	}
-	responses, state, err := s.openInput(c.Input, ch.spec.ID, binding, "'"+c.Entry.Name+"'")
+	responses, state, err := s.openInput(c.Input, ch.spec.ID, binding, func() string { return "'" + c.Entry.Name + "'" })
 	if err != nil {
 		return nil, err
 	}
-	t := &toolCall{ch: ch, k: k, c: c, timeout: s.requestTimeout(ch.spec)}
-	t.params = mcp.CallToolParams{Name: c.Entry.Original, Arguments: callArgs(c.Args), Meta: ch.requestMeta(k, c.Session, c.Meta)}
-	t.params.Meta = put(t.params.Meta, "progressToken", childToken)
+	t := toolCall{ch: ch, k: k, c: c, timeout: s.requestTimeout(ch.spec)}
+	t.req = toolRequest{name: c.Entry.Original, args: callArgs(c.Args), meta: ch.requestMeta(k, c.Session, c.Meta), deadline: time.Now().Add(t.timeout)}
+	t.req.meta = put(t.req.meta, "progressToken", childToken)
 	if tp, ts := tracing.Inject(ctx, c.Meta); tp != "" {
-		t.params.Meta = put(put(t.params.Meta, "traceparent", tp), "tracestate", ts)
+		t.req.meta = put(put(t.req.meta, "traceparent", tp), "tracestate", ts)
 	}
-	// The timeout counts from before the request is written: a write to
-	// a child that reads slowly takes part of it.
-	cctx, cancel := context.WithTimeout(ctx, t.timeout)
+	res, reqs, inner, err := t.send(ctx, responses, state)
+	if err == nil && reqs != nil {
+		return s.rounds(ctx, t, binding, reqs, inner)
+	}
+	return t.outcome(ctx, res, err)
+}
+
+// rounds goes on with a call whose child answered input_required,
+// asking reqs with its state inner (roundTrip, era.go), within the
+// call's request timeout.
+func (s *Supervisor) rounds(ctx context.Context, t toolCall, binding string, reqs mcp.InputRequestMap, inner string) (*mcp.CallToolResult, error) {
+	cctx, cancel := context.WithDeadline(ctx, t.req.deadline)
 	defer cancel()
-	res, err := roundTrip(cctx, s, ch, &exchange[*mcp.CallToolResult]{
-		sess: c.Session, binding: binding,
-		what: "'" + c.Entry.Original + "'", during: "in one call of '" + c.Entry.Original + "'",
-		send: t.send,
+	res, err := roundTrip(cctx, s, t.ch, exchange[*mcp.CallToolResult]{
+		sess: t.c.Session, binding: binding, send: t.send,
 		pass: func(reqs mcp.InputRequestMap, state string) *mcp.CallToolResult {
 			return &mcp.CallToolResult{InputRequests: reqs, RequestState: state}
 		},
-	}, responses, state)
-	return t.outcome(ctx, cctx, res, err)
+		names: func() (string, string) {
+			tool := "'" + t.c.Entry.Original + "'"
+			return tool, "in one call of " + tool
+		},
+	}, reqs, inner)
+	return t.outcome(ctx, res, err)
 }
 
 // toolCall is one proxied call on its way: the router's call, the
@@ -75,23 +86,25 @@ type toolCall struct {
 	ch      *child
 	k       *conn
 	c       *router.Call
-	params  mcp.CallToolParams
+	req     toolRequest
 	timeout time.Duration
 }
 
 // send sends the call with a round's answers and the child's state, and
 // reads the child's answer as the caller takes it.
 func (t *toolCall) send(ctx context.Context, responses mcp.InputResponseMap, state string) (*mcp.CallToolResult, mcp.InputRequestMap, string, error) {
-	p := t.params
-	p.InputResponses, p.RequestState = responses, state
-	a, err := t.k.carrier.carry(ctx, &p)
+	req := t.req
+	req.responses, req.state = responses, state
+	a, err := t.k.carrier.carry(ctx, req)
 	if errors.Is(err, mcp.ErrSessionMissing) && ctx.Err() == nil && !t.k.second {
 		// The server answered that it forgot the session, so it did not
 		// run the call: send it again on the session the run loop opens.
 		t.ch.expire(t.k)
-		if next := t.ch.reconnected(ctx, t.k); next != nil {
+		wait, cancel := context.WithDeadline(ctx, req.deadline)
+		defer cancel()
+		if next := t.ch.reconnected(wait, t.k); next != nil {
 			t.k = next
-			a, err = next.carrier.carry(ctx, &p)
+			a, err = next.carrier.carry(ctx, req)
 		}
 	}
 	if err != nil {
@@ -104,16 +117,14 @@ func (t *toolCall) send(ctx context.Context, responses mcp.InputResponseMap, sta
 // outcome is what the call answers: the child's result once the log and
 // progress messages it wrote before it have gone on, or its failure in
 // words the model can read, or the JSON-RPC error the child answered.
-// ctx is the call's, cctx the one bounded by the request timeout.
-func (t *toolCall) outcome(ctx, cctx context.Context, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
+func (t *toolCall) outcome(ctx context.Context, res *mcp.CallToolResult, err error) (*mcp.CallToolResult, error) {
 	ch, tool := t.ch, t.c.Entry.Original
-	var failed *inputFailure
-	switch {
-	case err == nil:
-		t.k.order.settle(cctx)
+	if err == nil {
+		t.k.order.settle(ctx)
 		ch.recordCall(nil)
 		return res, nil
-	case errors.As(err, &failed):
+	}
+	if failed := (*inputFailure)(nil); errors.As(err, &failed) {
 		ch.recordCall(nil)
 		return errorResult(failed.msg), nil
 	}
@@ -128,7 +139,7 @@ func (t *toolCall) outcome(ctx, cctx context.Context, res *mcp.CallToolResult, e
 		// call waits for its restart.
 		ch.lost(t.k)
 		return errorResult(MsgStoppedReading(tool, ch.spec.ID, t.timeout)), nil
-	case cctx.Err() == context.DeadlineExceeded:
+	case errors.Is(err, context.DeadlineExceeded) && !time.Now().Before(t.req.deadline):
 		return errorResult(MsgCallTimeout(tool, ch.spec.ID, t.timeout)), nil
 	case errors.As(err, &we):
 		return nil, we

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -20,13 +21,29 @@ import (
 // era's _meta, input_required, the outcome the model reads) is the
 // caller's: call.go and the era adapter (era.go).
 //
-// ctx bounds the call: its deadline is the request timeout, its cancel
-// the client's. A carrier returns ctx's error when ctx ended first, a
-// *jsonrpc.Error the child answered with, errStoppedReading when the
-// request did not fit in the child's input, or an error wrapping
-// mcp.ErrConnectionClosed when the connection ended under the call.
+// ctx is the call's: its cancel is the client's. The request timeout
+// ends at req.deadline. A carrier returns ctx's error when ctx ended
+// first, context.DeadlineExceeded at the deadline, a *jsonrpc.Error the
+// child answered with, errStoppedReading when the request did not fit in
+// the child's input, or an error wrapping mcp.ErrConnectionClosed when
+// the connection ended under the call.
 type carrier interface {
-	carry(ctx context.Context, p *mcp.CallToolParams) (answer, error)
+	carry(ctx context.Context, req toolRequest) (answer, error)
+}
+
+// toolRequest is a tools/call as a carrier sends it: the child's own
+// tool name, the arguments as the bytes they are (an object), the _meta
+// and, in a retry after input_required, the answers and the child's
+// requestState; deadline is when the request timeout ends. (A deadline,
+// not a context of its own: the line wire waits on one timer, which
+// costs a quarter of a context's allocations on every call.)
+type toolRequest struct {
+	name      string
+	args      json.RawMessage
+	meta      mcp.Meta
+	responses mcp.InputResponseMap
+	state     string
+	deadline  time.Time
 }
 
 // answer is a child's result as its carrier brings it: the bytes the
@@ -44,8 +61,10 @@ var errLost = fmt.Errorf("%w: the server's output ended", mcp.ErrConnectionClose
 // http.Client (httpClient): authorization plugs in there.
 type httpCarrier struct{ cs *mcp.ClientSession }
 
-func (h httpCarrier) carry(ctx context.Context, p *mcp.CallToolParams) (answer, error) {
-	res, err := h.cs.CallTool(ctx, p)
+func (h httpCarrier) carry(ctx context.Context, req toolRequest) (answer, error) {
+	ctx, cancel := context.WithDeadline(ctx, req.deadline)
+	defer cancel()
+	res, err := h.cs.CallTool(ctx, &mcp.CallToolParams{Meta: req.meta, Name: req.name, Arguments: req.args, InputResponses: req.responses, RequestState: req.state})
 	return answer{res: res}, err
 }
 

@@ -362,7 +362,7 @@ func (s *Supervisor) GetPrompt(ctx context.Context, server string, sess *session
 	what := "the prompt '" + p.Name + "'"
 	binding := contentBinding(sess, "prompts/get", []any{p.Name, p.Arguments})
 	return forwardContent(s, ctx, server, sess, func(ctx context.Context, ch *child, k *conn) (*mcp.GetPromptResult, error) {
-		return askContent(ctx, s, ch, sess, binding, what, input(p.InputResponses, p.RequestState), &exchange[*mcp.GetPromptResult]{
+		return askContent(ctx, s, ch, sess, binding, what, input(p.InputResponses, p.RequestState), exchange[*mcp.GetPromptResult]{
 			send: func(ctx context.Context, responses mcp.InputResponseMap, state string) (*mcp.GetPromptResult, mcp.InputRequestMap, string, error) {
 				res, err := k.cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: ch.requestMeta(k, sess, nil), Name: p.Name, Arguments: p.Arguments, InputResponses: responses, RequestState: state})
 				if err != nil {
@@ -384,7 +384,7 @@ func (s *Supervisor) ReadResource(ctx context.Context, server string, sess *sess
 	what := "the resource " + p.URI
 	binding := contentBinding(sess, "resources/read", p.URI)
 	return forwardContent(s, ctx, server, sess, func(ctx context.Context, ch *child, k *conn) (*mcp.ReadResourceResult, error) {
-		return askContent(ctx, s, ch, sess, binding, what, input(p.InputResponses, p.RequestState), &exchange[*mcp.ReadResourceResult]{
+		return askContent(ctx, s, ch, sess, binding, what, input(p.InputResponses, p.RequestState), exchange[*mcp.ReadResourceResult]{
 			send: func(ctx context.Context, responses mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, mcp.InputRequestMap, string, error) {
 				res, err := k.cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: ch.requestMeta(k, sess, nil), URI: p.URI, InputResponses: responses, RequestState: state})
 				if err != nil {
@@ -404,14 +404,18 @@ func (s *Supervisor) ReadResource(ctx context.Context, server string, sess *sess
 // input_required (roundTrip): a retry's sealed state is opened for this
 // request to this child only, and a failure of the rounds is the
 // request's error.
-func askContent[R any](ctx context.Context, s *Supervisor, ch *child, sess *session.Session, binding, what string, in *router.Input, x *exchange[R]) (R, error) {
+func askContent[R any](ctx context.Context, s *Supervisor, ch *child, sess *session.Session, binding, what string, in *router.Input, x exchange[R]) (R, error) {
 	var zero R
-	responses, state, err := s.openInput(in, ch.spec.ID, binding, what)
+	responses, state, err := s.openInput(in, ch.spec.ID, binding, func() string { return what })
 	if err != nil {
 		return zero, err
 	}
-	x.sess, x.binding, x.what, x.during = sess, binding, what, "to answer "+what
-	res, err := roundTrip(ctx, s, ch, x, responses, state)
+	x.sess, x.binding = sess, binding
+	x.names = func() (string, string) { return what, "to answer " + what }
+	res, reqs, inner, err := x.send(ctx, responses, state)
+	if err == nil && reqs != nil {
+		res, err = roundTrip(ctx, s, ch, x, reqs, inner)
+	}
 	var failed *inputFailure
 	if errors.As(err, &failed) {
 		return zero, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: failed.msg}

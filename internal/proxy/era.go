@@ -243,10 +243,10 @@ type exchange[R any] struct {
 	sess *session.Session
 	// binding is what the sealed state handed to the caller is bound to.
 	binding string
-	// what names the request and during where its rounds ran, in the
-	// texts a caller reads: "'echo'" and "in one call of 'echo'", or
-	// "the prompt 'p'" and "to answer the prompt 'p'".
-	what, during string
+	// names names the request and where its rounds ran, in the texts a
+	// caller reads: "'echo'" and "in one call of 'echo'", or "the prompt
+	// 'p'" and "to answer the prompt 'p'"; made only when one is shown.
+	names func() (what, during string)
 	// send sends the request with the answers and the child's state, and
 	// returns its result with what it asks for (nil when it is complete)
 	// and the child's new state.
@@ -262,24 +262,28 @@ type inputFailure struct{ msg string }
 
 func (f *inputFailure) Error() string { return f.msg }
 
-// roundTrip sends x's request with responses and state (a retry's,
-// opened by openInput), and while the child answers input_required,
-// passes it on to a caller of the new era sealed, or asks a caller of
-// the old era over its session and sends the request again, at most
-// maxRounds times. An *inputFailure says why the rounds stopped.
-func roundTrip[R any](ctx context.Context, s *Supervisor, ch *child, x *exchange[R], responses mcp.InputResponseMap, state string) (R, error) {
-	var zero R
-	res, reqs, inner, err := x.send(ctx, responses, state)
+// roundTrip goes on with x's request after the child answered it
+// input_required, asking reqs with its state inner: it passes that on to
+// a caller of the new era sealed, or asks a caller of the old era over
+// its session and sends the request again, at most maxRounds times. An
+// *inputFailure says why the rounds stopped.
+func roundTrip[R any](ctx context.Context, s *Supervisor, ch *child, x exchange[R], reqs mcp.InputRequestMap, inner string) (R, error) {
+	var (
+		zero R
+		res  R
+		err  error
+	)
 	for round := 1; err == nil && reqs != nil; round++ {
 		if roundTrips(x.sess) {
 			return x.pass(namedRequests(ch.spec.ID, reqs), s.sealState(ch.spec.ID, x.binding, inner)), nil
 		}
+		what, during := x.names()
 		if round > maxRounds {
-			return zero, &inputFailure{fmt.Sprintf("the '%s' server asked for input more than %d times %s; evokore stopped it", ch.spec.ID, maxRounds, x.during)}
+			return zero, &inputFailure{fmt.Sprintf("the '%s' server asked for input more than %d times %s; evokore stopped it", ch.spec.ID, maxRounds, during)}
 		}
 		answers, aerr := answerInputs(ctx, ch, x.sess, reqs)
 		if aerr != nil {
-			return zero, &inputFailure{fmt.Sprintf("%s needs input the client could not give: %v", x.what, ch.redact.Replace(aerr.Error()))}
+			return zero, &inputFailure{fmt.Sprintf("%s needs input the client could not give: %v", what, ch.redact.Replace(aerr.Error()))}
 		}
 		res, reqs, inner, err = x.send(ctx, answers, inner)
 	}

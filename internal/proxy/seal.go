@@ -134,15 +134,15 @@ func contentBinding(sess *session.Session, method string, key any) string {
 
 // openInput is a retry's answers to input_required and the child's own
 // requestState, opened from the state the router sealed for this request
-// to this child; what names the request in the error a caller reads.
-// A first request (in nil) has neither.
-func (s *Supervisor) openInput(in *router.Input, server, binding, what string) (mcp.InputResponseMap, string, error) {
+// to this child; what names the request in the error a caller reads. A
+// first request (in nil) has neither.
+func (s *Supervisor) openInput(in *router.Input, server, binding string, what func() string) (mcp.InputResponseMap, string, error) {
 	if in == nil {
 		return nil, "", nil
 	}
 	state := ""
 	if in.State != "" {
-		inner, err := s.openState(in.State, server, binding, what)
+		inner, err := s.openState(in.State, server, binding, what())
 		if err != nil {
 			return nil, "", err
 		}

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/linewrite"
 	"github.com/evokore/evokore/internal/rawjson"
@@ -170,20 +169,24 @@ func (wr *wire) send(line []byte) error {
 	return err
 }
 
-// carry writes the call p as one line under an id of the wire's own and
-// waits for its answer, the end of the child's output, or ctx. Whoever
-// takes the id out of the pending set owns the outcome: the child's
-// reader (the answer, or the end of its output) or this call (ctx ended,
-// or the write failed), which then tells the child it gave up, on a
-// goroutine of its own: the caller has its answer, and a child slow to
-// read its input (the write is bounded, see lockedStdin) must not delay
-// it.
-func (wr *wire) carry(ctx context.Context, p *mcp.CallToolParams) (answer, error) {
+// carry writes the call req as one line under an id of the wire's own
+// and waits for its answer, the end of the child's output, its deadline
+// or the end of ctx. Whoever takes the id out of the pending set owns the
+// outcome: the child's reader (the answer, or the end of its output) or
+// this call (the deadline, ctx, or a failed write), which then tells the
+// child it gave up, on a goroutine of its own: the caller has its
+// answer, and a child slow to read its input (the write is bounded, see
+// lockedStdin) must not delay it.
+func (wr *wire) carry(ctx context.Context, req toolRequest) (answer, error) {
+	// The timeout counts from before the write: a write to a child that
+	// reads slowly takes part of it.
+	timer := time.NewTimer(time.Until(req.deadline))
+	defer timer.Stop()
 	id, reply, ok := wr.begin()
 	if !ok {
 		return answer{}, errLost
 	}
-	line, err := callLine(id, p)
+	line, err := callLine(id, &req)
 	if err != nil {
 		wr.giveUp(id)
 		return answer{}, err
@@ -194,20 +197,23 @@ func (wr *wire) carry(ctx context.Context, p *mcp.CallToolParams) (answer, error
 		}
 		return answer{}, errLost
 	}
-	var r wireReply
+	var (
+		r      wireReply
+		reason string
+	)
 	select {
 	case r = <-reply:
+	case <-timer.C:
+		reason, err = "timed out", context.DeadlineExceeded
 	case <-ctx.Done():
-		if !wr.giveUp(id) {
-			r = <-reply // the answer won the race
-			break
+		reason, err = "the client cancelled the call", ctx.Err()
+	}
+	if reason != "" {
+		if wr.giveUp(id) {
+			go wr.cancel(id, reason)
+			return answer{}, err
 		}
-		reason := "the client cancelled the call"
-		if ctx.Err() == context.DeadlineExceeded {
-			reason = "timed out"
-		}
-		go wr.cancel(id, reason)
-		return answer{}, ctx.Err()
+		r = <-reply // the answer won the race
 	}
 	switch {
 	case r.lost:
@@ -218,17 +224,11 @@ func (wr *wire) carry(ctx context.Context, p *mcp.CallToolParams) (answer, error
 	return answer{raw: r.result}, nil
 }
 
-// callLine is the tools/call p as one line under id. The arguments go as
-// the bytes they are, on one line: a line break between their tokens
+// callLine is the tools/call req as one line under id. The arguments go
+// as the bytes they are, on one line: a line break between their tokens
 // (JSON allows it; a line-framed transport does not) is compacted away.
-func callLine(id string, p *mcp.CallToolParams) ([]byte, error) {
-	args, ok := p.Arguments.(json.RawMessage)
-	if !ok {
-		var err error
-		if args, err = json.Marshal(p.Arguments); err != nil {
-			return nil, err
-		}
-	}
+func callLine(id string, req *toolRequest) ([]byte, error) {
+	args := req.args
 	if bytes.IndexByte(args, '\n') >= 0 {
 		var flat bytes.Buffer
 		if err := json.Compact(&flat, args); err != nil {
@@ -236,38 +236,38 @@ func callLine(id string, p *mcp.CallToolParams) ([]byte, error) {
 		}
 		args = flat.Bytes()
 	}
-	line := make([]byte, 0, len(args)+len(p.Name)+len(p.RequestState)+128)
+	line := make([]byte, 0, len(args)+len(req.name)+len(req.state)+128)
 	line = append(line, `{"jsonrpc":"2.0","id":"`...)
 	line = append(line, id...)
 	line = append(line, `","method":"tools/call","params":{"name":`...)
-	line = rawjson.Quote(line, p.Name)
+	line = rawjson.Quote(line, req.name)
 	line = append(line, `,"arguments":`...)
 	line = append(line, args...)
-	if len(p.Meta) > 0 {
+	if len(req.meta) > 0 {
 		line = append(line, `,"_meta":{`...)
-		for i, k := range slices.Sorted(maps.Keys(p.Meta)) {
+		for i, k := range slices.Sorted(maps.Keys(req.meta)) {
 			if i > 0 {
 				line = append(line, ',')
 			}
 			line = rawjson.Quote(line, k)
 			line = append(line, ':')
 			var err error
-			if line, err = appendValue(line, p.Meta[k]); err != nil {
+			if line, err = appendValue(line, req.meta[k]); err != nil {
 				return nil, err
 			}
 		}
 		line = append(line, '}')
 	}
-	if p.InputResponses != nil {
+	if req.responses != nil {
 		line = append(line, `,"inputResponses":`...)
 		var err error
-		if line, err = appendValue(line, p.InputResponses); err != nil {
+		if line, err = appendValue(line, req.responses); err != nil {
 			return nil, err
 		}
 	}
-	if p.RequestState != "" {
+	if req.state != "" {
 		line = append(line, `,"requestState":`...)
-		line = rawjson.Quote(line, p.RequestState)
+		line = rawjson.Quote(line, req.state)
 	}
 	return append(line, "}}\n"...), nil
 }
