@@ -81,24 +81,7 @@ func (b *bearer) Authorize(_ context.Context, _ *http.Request, resp *http.Respon
 // child, whose transport has no place for one, fails the boot instead of
 // sending unauthorized requests.
 func TestHTTPAuthAuthorizesARemoteChild(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	remote := exec.Command(testutil.FixtureServer(t), "-http", addr, "-name", "remote")
-	if err := remote.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = remote.Process.Kill(); _ = remote.Wait() })
-	routertest.WaitFor(t, "the remote child to listen", func() bool {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
+	addr := remoteFixture(t)
 	var refused, served atomic.Int32
 	fwd := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: addr})
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -156,6 +139,54 @@ func TestHTTPAuthAuthorizesARemoteChild(t *testing.T) {
 	s, _ = boot(config.TransportSSE, func(string) proxy.ChildAuth { return proxy.ChildAuth{OAuth: tokens} })
 	if st := s.Status()[0]; st.Status != proxy.StatusError || !strings.Contains(st.LastError, "cannot use an OAuth handler") {
 		t.Errorf("an SSE child with an OAuth handler: %s %q", st.Status, st.LastError)
+	}
+}
+
+// remoteFixture starts the fixture child serving streamable HTTP, and
+// returns its address once it listens.
+func remoteFixture(t *testing.T, args ...string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	remote := exec.Command(testutil.FixtureServer(t), append([]string{"-http", addr, "-name", "remote"}, args...)...)
+	if err := remote.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = remote.Process.Kill(); _ = remote.Wait() })
+	routertest.WaitFor(t, "the remote child to listen", func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	return addr
+}
+
+// A call to a remote child ends at the request timeout, as a call to a
+// stdio child does, with the message that says so.
+func TestACallToARemoteChildEndsAtTheRequestTimeout(t *testing.T) {
+	const timeout = 500 * time.Millisecond
+	addr := remoteFixture(t)
+	cat := catalog.NewStore(nil, []string{"remote"})
+	s := proxy.New(proxy.Options{
+		Servers: []config.Server{{ID: "remote", Transport: config.TransportHTTP, URL: "http://" + addr + "/"}},
+		Catalog: cat, BootTimeout: 20 * time.Second, RequestTimeout: timeout, ShutdownGrace: time.Second,
+	})
+	t.Cleanup(s.Close)
+	s.Start(nil)
+	<-s.Booted()
+	entry, ok := cat.Snapshot().Lookup("remote_slow")
+	if !ok {
+		t.Fatalf("remote_slow is not listed: %+v", s.Status())
+	}
+	res, err := s.CallTool(context.Background(), &router.Call{Entry: entry, Args: json.RawMessage(`{"ms":20000}`)})
+	if err != nil || !res.IsError || routertest.Text(res) != proxy.MsgCallTimeout("slow", "remote", timeout) {
+		t.Errorf("remote_slow = %q, %v", routertest.Text(res), err)
 	}
 }
 
