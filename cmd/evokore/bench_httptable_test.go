@@ -27,6 +27,7 @@ var (
 	httpRounds = flag.Int("http-rounds", 5, "BenchmarkHTTPTable: interleaved rounds")
 	httpCalls  = flag.Int("http-calls", 1000, "BenchmarkHTTPTable: calls per phase and round")
 	httpReport = flag.String("http-report", "", "BenchmarkHTTPTable: also write the table as markdown to this file (make bench-report)")
+	httpBase   = flag.String("http-base", "", "BenchmarkHTTPTable: another evokore binary (an older build) to measure in the same rounds, in both eras")
 )
 
 // BenchmarkHTTPTable is the HTTP side of the proxy-cost table: a client
@@ -46,10 +47,10 @@ var (
 // proxy's utime+stime over both phases. Ratios are per round against the
 // bridge, medians over rounds. After the rounds each target serves 64
 // sessions at once, 20 calls each, and every call that failed is counted
-// as lost. RSS is VmRSS of the proxy process after that.
+// as lost. Private memory (see memoryOf) is the proxy process's after that.
 func BenchmarkHTTPTable(b *testing.B) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		b.Skip("needs /proc for CPU and RSS")
+		b.Skip("needs /proc for CPU and memory")
 	}
 	fx := testutil.FixtureServer(b)
 	bridge := testutil.Build(b, "./internal/testutil/httpbridge", "httpbridge")
@@ -76,7 +77,7 @@ func BenchmarkHTTPTable(b *testing.B) {
 		cmd := exec.Command(bridge, ch.argv...)
 		url := startListening(b, cmd, regexp.MustCompile(`httpbridge listening on (\S+)`))
 		targets = append(targets, &target{child: ch.name, kind: "bridge", at: httpEndpoint{url: url + "/mcp", era: sessionEra}, tool: "echo", pid: cmd.Process.Pid})
-		router := func(kind, era string, env ...string) *target {
+		router := func(bin, kind, era string, env ...string) *target {
 			dir := b.TempDir()
 			testutil.WriteJSON(b, dir, "mcp.config.json", map[string]any{"servers": map[string]any{
 				"c": map[string]any{"command": ch.argv[0], "args": ch.argv[1:]},
@@ -88,8 +89,11 @@ func BenchmarkHTTPTable(b *testing.B) {
 			base, _ := startHTTP(b, cmd)
 			return &target{child: ch.name, kind: kind, at: httpEndpoint{url: base + "/mcp", era: era}, tool: "c_echo", pid: cmd.Process.Pid}
 		}
-		targets = append(targets, router("evokore", sessionEra), router("evokore-2026", sessionlessEra),
-			router("evokore-norec", sessionEra, "EVOKORE_AUDIT_LOG=false", "EVOKORE_SESSION_REPLAY=false"))
+		targets = append(targets, router(bin, "evokore", sessionEra), router(bin, "evokore-2026", sessionlessEra),
+			router(bin, "evokore-norec", sessionEra, "EVOKORE_AUDIT_LOG=false", "EVOKORE_SESSION_REPLAY=false"))
+		if *httpBase != "" {
+			targets = append(targets, router(*httpBase, "base", sessionEra), router(*httpBase, "base-2026", sessionlessEra))
+		}
 	}
 	for _, t := range targets {
 		waitHTTPTool(b, t.at, t.tool, args)
@@ -114,7 +118,7 @@ func BenchmarkHTTPTable(b *testing.B) {
 	var md strings.Builder
 	fmt.Fprintf(&md, "%d interleaved rounds × %d sequential calls of `echo %s` in one session, then %d more from 16 sessions at once; then 64 sessions at once, 20 calls each. Medians over the rounds; ratios per round to `bridge`.\n\n", *httpRounds, *httpCalls, args, *httpCalls)
 	md.WriteString("Client: a raw JSON-RPC client over net/http (keep-alive; accepts a JSON or an event-stream answer). `evokore` and `evokore-norec` serve it a 2025-11-25 session (each call answered as a resumable event stream); `evokore-2026` gets 2026-07-28 requests without a session (each answered as plain JSON).\n\n")
-	md.WriteString("| child | path | p50 µs | p99 µs | p50 ÷ bridge | calls/s | ÷ bridge | 16 sessions, calls/s | ÷ bridge | proxy CPU µs/call | ÷ bridge | 64 sessions, lost | RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	md.WriteString("| child | path | p50 µs | p99 µs | p50 ÷ bridge | calls/s | ÷ bridge | 16 sessions, calls/s | ÷ bridge | proxy CPU µs/call | ÷ bridge | 64 sessions, lost | private MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	per := len(targets) / len(children)
 	for i := 0; i < len(targets); i += per {
 		floor := targets[i]
@@ -142,12 +146,35 @@ func BenchmarkHTTPTable(b *testing.B) {
 				med(func(r httpRound) float64 { return r.seqPerSec }), median(seqr),
 				med(func(r httpRound) float64 { return r.perSec16 }), median(tpr),
 				med(func(r httpRound) float64 { return r.cpuPerCall }), median(cpur),
-				t.lost, t.total, rssOf(t.pid))
+				t.lost, t.total, privateOf(t.pid))
 			if t.kind == "evokore" || t.kind == "evokore-2026" {
 				tag := strings.TrimPrefix(t.child, "server-") + strings.TrimPrefix(t.kind, "evokore")
 				b.ReportMetric(median(p50r), tag+"-p50÷bridge")
 				b.ReportMetric(med(func(r httpRound) float64 { return r.cpuPerCall }), tag+"-cpu-µs/call")
 				b.ReportMetric(float64(t.lost), tag+"-lost64")
+			}
+		}
+	}
+	if *httpBase != "" {
+		md.WriteString("\nThis build against the base build, medians over rounds of the per-round ratios:\n\n| child | era | p50 ÷ base | CPU/call ÷ base |\n|---|---|---|---|\n")
+		for i := 0; i < len(targets); i += per {
+			group := targets[i : i+per]
+			for _, pair := range [][2]string{{"evokore", "base"}, {"evokore-2026", "base-2026"}} {
+				var this, base *target
+				for _, t := range group {
+					switch t.kind {
+					case pair[0]:
+						this = t
+					case pair[1]:
+						base = t
+					}
+				}
+				var p50r, cpur []float64
+				for k := range this.rounds {
+					p50r = append(p50r, float64(this.rounds[k].p50)/float64(base.rounds[k].p50))
+					cpur = append(cpur, this.rounds[k].cpuPerCall/base.rounds[k].cpuPerCall)
+				}
+				fmt.Fprintf(&md, "| %s | %s | %.3f | %.3f |\n", this.child, this.at.era, median(p50r), median(cpur))
 			}
 		}
 	}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -42,21 +44,59 @@ func connectOptions(p *paths, name string, project bool) (connect.Options, error
 	if err != nil {
 		return connect.Options{}, &exitError{1, err}
 	}
+	t, err := connectTarget(p, home, file, project)
+	if err != nil {
+		return connect.Options{}, err
+	}
+	return connect.Options{Client: c, File: file, Target: t, Home: home, Schema: serverSchema}, nil
+}
+
+// connectTarget is what the entry runs. A project's file is committed
+// and used on teammates' machines, so its entry is portable: evokore
+// from PATH, reading the project's own ./mcp.config.json, where the
+// project's servers are imported.
+func connectTarget(p *paths, home, file string, project bool) (connect.Target, error) {
+	if project {
+		if p.config != "" {
+			return connect.Target{}, &exitError{2, fmt.Errorf("--project writes an entry that reads the project's ./mcp.config.json on every machine; --config does not apply")}
+		}
+		return connect.Target{Exe: "evokore", Config: filepath.Join(filepath.Dir(file), "mcp.config.json"), Portable: true}, nil
+	}
 	exe, err := os.Executable()
 	if err != nil {
-		return connect.Options{}, &exitError{1, fmt.Errorf("cannot tell where this evokore is: %w", err)}
+		return connect.Target{}, &exitError{1, fmt.Errorf("cannot tell where this evokore is: %w", err)}
 	}
 	cfg := filepath.Join(home, "mcp.config.json")
 	if p.config != "" {
 		if cfg, err = filepath.Abs(p.config); err != nil {
-			return connect.Options{}, &exitError{1, err}
+			return connect.Target{}, &exitError{1, err}
 		}
 	}
 	t := connect.Target{Exe: exe, Config: cfg}
 	if v, ok := config.ProcessEnv().Lookup("EVOKORE_HOME"); ok && strings.TrimSpace(v) != "" {
 		t.Home = home
 	}
-	return connect.Options{Client: c, File: file, Target: t, Home: home}, nil
+	return t, nil
+}
+
+// serverSchema checks one server entry against mcp.config.json's schema,
+// as vet would: connect writes OAuth settings only where it takes them.
+func serverSchema(entry []byte) error {
+	src := []byte(`{"servers": {"imported": ` + string(entry) + `}}`)
+	cfg, ds := config.ParseMCPConfig("", src)
+	if cfg != nil {
+		ds = append(ds, cfg.ServerProblems...)
+	}
+	var msgs []string
+	for _, d := range ds {
+		if d.Severity == config.SeverityError {
+			msgs = append(msgs, strings.TrimPrefix(d.Message, "servers.imported."))
+		}
+	}
+	if len(msgs) > 0 {
+		return errors.New(strings.Join(msgs, "; "))
+	}
+	return nil
 }
 
 func clientNames() string {
@@ -68,7 +108,7 @@ func clientNames() string {
 }
 
 func newConnect(p *paths) *cobra.Command {
-	var imp, project, dryRun, list bool
+	var imp, project, dryRun, list, sandbox bool
 	cmd := &cobra.Command{
 		Use:   "connect CLIENT [--import] [--project] [--dry-run] | connect --list",
 		Short: "Add evokore to an MCP client's configuration (and move its servers under evokore with --import)",
@@ -82,9 +122,11 @@ and its formatting are kept; the file is backed up first
 'evokore disconnect CLIENT' takes it back out.
 
 Clients: ` + clientNames() + `.
---project edits ./.mcp.json (claude-code) instead of the user file.
---dry-run prints the change as a unified diff (env and header values
-hidden) and writes nothing. --list shows every client, whether its file
+--project edits ./.mcp.json (claude-code) instead of the user file, with
+an entry that works on every machine: evokore from PATH, serving the
+project's ./mcp.config.json, where --import moves the project's servers.
+--dry-run prints the change as a unified diff (every secret hidden) and
+writes nothing. --list shows every client, whether its file
 was found, and whether evokore is connected.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -98,6 +140,9 @@ was found, and whether evokore is connected.`,
 			if len(args) == 0 {
 				return &exitError{2, fmt.Errorf("name a client (%s), or give --list", clientNames())}
 			}
+			if sandbox && args[0] != "claude-code" {
+				return &exitError{2, fmt.Errorf("--sandbox: only Claude Code's shell can be confined by evokore")}
+			}
 			o, err := connectOptions(p, args[0], project)
 			if err != nil {
 				return err
@@ -107,7 +152,10 @@ was found, and whether evokore is connected.`,
 			if err != nil {
 				return &exitError{1, err}
 			}
-			return finish(out, o, plan, dryRun, func() { reportConnect(out, o, plan) })
+			if err := finish(out, o, plan, dryRun, func() { reportConnect(out, o, plan) }); err != nil || !sandbox {
+				return err
+			}
+			return sandboxClaudeCode(out, project, dryRun)
 		},
 	}
 	fl := cmd.Flags()
@@ -115,6 +163,7 @@ was found, and whether evokore is connected.`,
 	fl.BoolVar(&project, "project", false, "edit the project file (./.mcp.json for claude-code) instead of the user file")
 	fl.BoolVar(&dryRun, "dry-run", false, "print the change as a unified diff and write nothing")
 	fl.BoolVar(&list, "list", false, "show every known client and whether evokore is connected")
+	fl.BoolVar(&sandbox, "sandbox", false, "claude-code: also confine its shell in Claude Code's sandbox (as 'evokore hooks install --sandbox')")
 	return cmd
 }
 
@@ -178,10 +227,19 @@ func finish(out io.Writer, o connect.Options, plan *connect.Plan, dryRun bool, r
 }
 
 func reportConnect(out io.Writer, o connect.Options, plan *connect.Plan) {
-	if plan.Connected {
+	switch {
+	case plan.Connected:
 		fmt.Fprintln(out, "  evokore is already connected")
-	} else {
+	case o.Target.Portable:
+		fmt.Fprintf(out, "  evokore entry: evokore serve (evokore from PATH, started in the project, reads %s there; no path of this machine)\n", filepath.Base(o.Target.Config))
+	default:
 		fmt.Fprintf(out, "  evokore entry: %s serve --config %s\n", o.Target.Exe, o.Target.Config)
+	}
+	if _, err := exec.LookPath("evokore"); o.Target.Portable && err != nil {
+		fmt.Fprintln(out, "  note: 'evokore' is not on this PATH, and the project's entry runs evokore from PATH on every machine: put evokore there (a link in a PATH folder will do)")
+	}
+	if len(plan.Passed) > 0 {
+		fmt.Fprintf(out, "  evokore entry passes from %s's environment: %s\n", o.Client.Title, strings.Join(plan.Passed, ", "))
 	}
 	if len(plan.Imported) > 0 {
 		fmt.Fprintf(out, "  imported into %s: %s\n", o.Target.Config, strings.Join(plan.Imported, ", "))

@@ -112,15 +112,17 @@ func importedServers(t *testing.T, path string) map[string]map[string]any {
 type clientCase struct {
 	client, fixture, rel string
 	args                 []string
-	imported             []string
-	secret               string
-	kept                 []string
+	// project: --project, whose servers stay in the project's config.
+	project  bool
+	imported []string
+	secret   string
+	kept     []string
 }
 
 var clientCases = []clientCase{
 	{client: "claude-code", fixture: "claude-code.json", rel: ".claude.json", imported: []string{"github", "docs"}, secret: "sk-SECRET-claude-code",
 		kept: []string{`"numStartups": 118,`, `        {"display": "fix the flaky test", "pastedContents": {}}`, `        "local-db": {"type": "stdio", "command": "pg-mcp", "args": [], "env": {}}`, `  "oauthAccount": {"emailAddress": "dev@example.com", "organizationRole": "admin"}`}},
-	{client: "claude-code", fixture: "mcp.json", rel: "./.mcp.json", args: []string{"--project"}, imported: []string{"memory"}, secret: "sk-SECRET-mcp-json"},
+	{client: "claude-code", fixture: "mcp.json", rel: "./.mcp.json", args: []string{"--project"}, project: true, imported: []string{"memory"}, secret: "sk-SECRET-mcp-json"},
 	{client: "claude-desktop", fixture: "claude-desktop.json", rel: ".config/Claude/claude_desktop_config.json", imported: []string{"filesystem"}, secret: "sk-SECRET-claude-desktop",
 		kept: []string{"\t\"globalShortcut\": \"Ctrl+Space\",", "\t\"preferences\": {\"menuBarEnabled\": true}"}},
 	{client: "cursor", fixture: "cursor.json", rel: ".cursor/mcp.json", imported: []string{"brave"}, secret: "sk-SECRET-cursor"},
@@ -148,34 +150,38 @@ func TestConnectImportsIsIdempotentAndDisconnectRestores(t *testing.T) {
 			e := newConnectEnv(t)
 			path, original := e.place(tc.fixture, tc.rel)
 			args := append([]string{"connect", tc.client, "--import"}, tc.args...)
+			config := e.config()
+			if tc.project {
+				config = filepath.Join(e.wd, "mcp.config.json")
+			}
 
 			// The dry run prints a unified diff and writes nothing.
 			r := e.run(append(args, "--dry-run")...)
 			if r.code != 0 || !strings.Contains(r.stdout, "--- "+path+"\n+++ "+path+"\n") || !unifiedHunk.MatchString(r.stdout) ||
-				!strings.Contains(r.stdout, "++++ ") && !strings.Contains(r.stdout, "+++ "+e.config()) {
+				!strings.Contains(r.stdout, "+++ "+config+"\n") {
 				t.Fatalf("dry run: %+v", r)
 			}
 			if !regexp.MustCompile(`(?m)^\+.*"?evokore"?`).MatchString(r.stdout) || !regexp.MustCompile(`(?m)^-.*`+regexp.QuoteMeta(tc.imported[0])).MatchString(r.stdout) {
 				t.Fatalf("the dry run's diff does not show the entry added and %s removed:\n%s", tc.imported[0], r.stdout)
 			}
-			if strings.Contains(r.stdout+r.stderr, tc.secret) {
+			if strings.Contains(r.stdout+r.stderr, "sk-SECRET") {
 				t.Fatalf("the dry run printed a secret value:\n%s", r.stdout)
 			}
 			if !bytes.Equal(read(t, path), original) || len(evokoreBackups(path)) != 0 {
 				t.Fatal("--dry-run changed the client's file")
 			}
-			if _, err := os.Stat(e.config()); err == nil {
+			if _, err := os.Stat(config); err == nil {
 				t.Fatal("--dry-run created evokore's config")
 			}
 
 			r = e.run(args...)
-			if r.code != 0 || !strings.Contains(r.stdout, "imported into "+e.config()+": "+strings.Join(tc.imported, ", ")) {
+			if r.code != 0 || !strings.Contains(r.stdout, "imported into "+config+": "+strings.Join(tc.imported, ", ")) {
 				t.Fatalf("connect --import: %+v", r)
 			}
 			if !strings.Contains(r.stdout, "not imported: 'loop'") || !strings.Contains(r.stdout, "does not import itself") {
 				t.Fatalf("the entry that starts evokore was not refused by name: %s", r.stdout)
 			}
-			if strings.Contains(r.stdout+r.stderr, tc.secret) {
+			if strings.Contains(r.stdout+r.stderr, "sk-SECRET") {
 				t.Fatalf("connect printed a secret value:\n%s", r.stdout)
 			}
 			after := read(t, path)
@@ -184,13 +190,16 @@ func TestConnectImportsIsIdempotentAndDisconnectRestores(t *testing.T) {
 					t.Errorf("%q did not survive connect:\n%s", k, after)
 				}
 			}
-			if !bytes.Contains(after, []byte(e.exe)) || !bytes.Contains(after, []byte(e.config())) {
+			switch {
+			case tc.project && (!bytes.Contains(after, []byte(`"command": "evokore"`)) || bytes.Contains(after, []byte(e.exe)) || bytes.Contains(after, []byte(e.evokore))):
+				t.Fatalf("the project's entry is not the portable `evokore serve`:\n%s", after)
+			case !tc.project && (!bytes.Contains(after, []byte(e.exe)) || !bytes.Contains(after, []byte(e.config()))):
 				t.Fatalf("no evokore entry running %s --config %s:\n%s", e.exe, e.config(), after)
 			}
 			if b := evokoreBackups(path); len(b) != 1 || !bytes.Equal(read(t, b[0]), original) {
 				t.Fatalf("backups %v: want one holding the original", b)
 			}
-			servers := importedServers(t, e.config())
+			servers := importedServers(t, config)
 			for _, n := range tc.imported {
 				if servers[n] == nil {
 					t.Errorf("%s is not in evokore's config: %v", n, servers)
@@ -202,11 +211,11 @@ func TestConnectImportsIsIdempotentAndDisconnectRestores(t *testing.T) {
 			if servers["loop"] != nil {
 				t.Error("the entry that starts evokore was imported")
 			}
-			if !bytes.Contains(read(t, e.config()), []byte(tc.secret)) {
+			if !bytes.Contains(read(t, config), []byte(tc.secret)) {
 				t.Errorf("the secret was not carried as written into evokore's config")
 			}
 			// What was imported is a config evokore accepts.
-			if v := e.run("vet", "--config", e.config()); v.code != 0 {
+			if v := e.run("vet", "--config", config); v.code != 0 {
 				t.Fatalf("vet of the imported config: %+v", v)
 			}
 			if l := e.run("connect", "--list"); l.code != 0 || (tc.args == nil && !regexp.MustCompile(`(?m)^`+tc.client+`\s+`+regexp.QuoteMeta(path)+`\s+connected, 1 other server`).MatchString(l.stdout)) {
@@ -214,11 +223,11 @@ func TestConnectImportsIsIdempotentAndDisconnectRestores(t *testing.T) {
 			}
 
 			// A second run changes nothing.
-			config := read(t, e.config())
+			written := read(t, config)
 			if r := e.run(args...); r.code != 0 || !strings.Contains(r.stdout, "no change") {
 				t.Fatalf("second connect: %+v", r)
 			}
-			if !bytes.Equal(read(t, path), after) || !bytes.Equal(read(t, e.config()), config) || len(evokoreBackups(path)) != 1 {
+			if !bytes.Equal(read(t, path), after) || !bytes.Equal(read(t, config), written) || len(evokoreBackups(path)) != 1 {
 				t.Fatal("a second connect changed something")
 			}
 

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -80,7 +81,7 @@ func newHooks() *cobra.Command {
 		Short: "Install evokore's hooks into Claude Code's settings.json",
 		Args:  cobra.NoArgs,
 	}
-	var project, user, dryRun bool
+	var project, user, dryRun, sandbox bool
 	var exe string
 	settingsFor := func() (hooks.Settings, error) {
 		if project && user {
@@ -110,7 +111,13 @@ func newHooks() *cobra.Command {
 			}
 			exe = self
 		}
-		return hooks.Settings{Path: path, Exe: exe, Now: time.Now}, nil
+		s := hooks.Settings{Path: path, Exe: exe, Now: time.Now}
+		if sandbox {
+			if err := withSandbox(&s); err != nil {
+				return hooks.Settings{}, err
+			}
+		}
+		return s, nil
 	}
 	apply := func(install bool) func(*cobra.Command, []string) error {
 		return func(cmd *cobra.Command, _ []string) error {
@@ -126,27 +133,7 @@ func newHooks() *cobra.Command {
 			if err != nil {
 				return &exitError{1, err}
 			}
-			out := cmd.OutOrStdout()
-			if dryRun {
-				if c.Changed {
-					fmt.Fprint(out, hooks.Diff(s.Path, c.Before, c.After))
-				} else {
-					fmt.Fprintf(out, "%s: no change\n", s.Path)
-				}
-				return nil
-			}
-			if err := s.Apply(c); err != nil {
-				return &exitError{1, err}
-			}
-			switch {
-			case !c.Changed:
-				fmt.Fprintf(out, "%s: already up to date\n", s.Path)
-			case c.Backup != "":
-				fmt.Fprintf(out, "%s: updated (previous version in %s)\n", s.Path, c.Backup)
-			default:
-				fmt.Fprintf(out, "%s: written\n", s.Path)
-			}
-			return nil
+			return applySettings(cmd.OutOrStdout(), s, c, dryRun, sandbox)
 		}
 	}
 	for _, sub := range []*cobra.Command{
@@ -158,6 +145,9 @@ func newHooks() *cobra.Command {
 		fl.BoolVar(&user, "user", false, "edit ~/.claude/settings.json")
 		fl.BoolVar(&dryRun, "dry-run", false, "print the change as a diff and write nothing")
 		fl.StringVar(&exe, "command", "", "the evokore executable the hooks run (default: this one)")
+		if sub.Use == "install" {
+			fl.BoolVar(&sandbox, "sandbox", false, "also confine Claude Code's shell in its sandbox, away from EVOKORE_HOME, the approval secrets and this machine's network (the diff is shown first)")
+		}
 		cmd.AddCommand(sub)
 	}
 	cmd.AddCommand(&cobra.Command{
@@ -175,4 +165,65 @@ func newHooks() *cobra.Command {
 		},
 	})
 	return cmd
+}
+
+// withSandbox sets s to turn on Claude Code's sandbox for EVOKORE_HOME.
+func withSandbox(s *hooks.Settings) error {
+	home, err := filepath.Abs(userHome())
+	if err != nil {
+		return &exitError{1, err}
+	}
+	sb := hooks.SandboxFor(home, os.Getenv("EVOKORE_APPROVAL_KEY_FILE"))
+	s.Sandbox = &sb
+	s.UserHome, _ = os.UserHomeDir()
+	return nil
+}
+
+// applySettings prints a dry run's diff, or writes the change; a change
+// to the sandbox is shown as a diff before it is written.
+func applySettings(out io.Writer, s hooks.Settings, c *hooks.Change, dryRun, showDiff bool) error {
+	if dryRun || (showDiff && c.Changed) {
+		if c.Changed {
+			fmt.Fprint(out, hooks.Diff(s.Path, c.Before, c.After))
+		} else {
+			fmt.Fprintf(out, "%s: no change\n", s.Path)
+		}
+		if dryRun {
+			return nil
+		}
+	}
+	if err := s.Apply(c); err != nil {
+		return &exitError{1, err}
+	}
+	switch {
+	case !c.Changed:
+		fmt.Fprintf(out, "%s: already up to date\n", s.Path)
+	case c.Backup != "":
+		fmt.Fprintf(out, "%s: updated (previous version in %s)\n", s.Path, c.Backup)
+	default:
+		fmt.Fprintf(out, "%s: written\n", s.Path)
+	}
+	return nil
+}
+
+// sandboxClaudeCode is connect claude-code --sandbox: Claude Code's
+// sandbox turned on in the user's settings (the project's with
+// --project), the hooks left as they are.
+func sandboxClaudeCode(out io.Writer, project, dryRun bool) error {
+	dir, err := os.UserHomeDir()
+	if project {
+		dir, err = os.Getwd()
+	}
+	if err != nil {
+		return &exitError{1, err}
+	}
+	s := hooks.Settings{Path: filepath.Join(dir, ".claude", "settings.json"), Now: time.Now}
+	if err := withSandbox(&s); err != nil {
+		return err
+	}
+	c, err := s.EnableSandbox()
+	if err != nil {
+		return &exitError{1, err}
+	}
+	return applySettings(out, s, c, dryRun, true)
 }

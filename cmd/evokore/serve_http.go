@@ -18,6 +18,7 @@ import (
 	"github.com/evokore/evokore/internal/httpfront"
 	"github.com/evokore/evokore/internal/httpguard"
 	"github.com/evokore/evokore/internal/httpsession"
+	"github.com/evokore/evokore/internal/ingress"
 	"github.com/evokore/evokore/internal/logging"
 	"github.com/evokore/evokore/internal/metrics"
 	"github.com/evokore/evokore/internal/router"
@@ -41,16 +42,9 @@ type httpFlags struct {
 // down: the listener closes, calls in flight may finish within the
 // shutdown grace, the sessions close and the children stop.
 func serveHTTP(ctx context.Context, p *paths, s config.Settings, hs config.HTTPSettings, f httpFlags) error {
-	addr := hs.Addr()
-	if f.addr != "" && f.addr != defaultAddr {
-		addr = f.addr
-	}
-	host, _, err := net.SplitHostPort(addr)
+	addr, host, err := listenAddr(hs, f)
 	if err != nil {
-		return &exitError{2, fmt.Errorf("--http %s: want host:port", addr)}
-	}
-	if !httpguard.IsLoopback(host) && !hs.AuthRequired && !f.insecure {
-		return &exitError{1, fmt.Errorf("refusing to serve HTTP on %s without authentication: anyone who can reach it could call every tool. Set EVOKORE_AUTH_REQUIRED=true (with EVOKORE_AUTH_TOKEN or EVOKORE_AUTH_MODE=jwt), listen on 127.0.0.1, or pass --insecure", addr)}
+		return err
 	}
 	log := logging.New(os.Stderr, slog.LevelInfo)
 	if hs.AuthRequired && hs.AuthMode == config.AuthJWT {
@@ -64,6 +58,56 @@ func serveHTTP(ctx context.Context, p *paths, s config.Settings, hs config.HTTPS
 	}
 	defer closeAuth()
 
+	srv, m := httpRouter(p, s)
+	stopHangup := reloadOnHangup(srv)
+	defer stopHangup()
+	store, refresh, err := sessionStore(s)
+	if err != nil {
+		_ = srv.Close()
+		return &exitError{1, err}
+	}
+	defer store.Close()
+
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		_ = srv.Close()
+		return &exitError{1, fmt.Errorf("listen on %s: %w", addr, err)}
+	}
+	front := httpfront.New(httpfront.Options{
+		MCP: mcpHandler(srv, s, store, refresh, log), Metrics: m.Handler(), Health: srv.Problems, Degraded: storeHealth(store, refresh, log),
+		Approvals: approvalfeed.Handler(approvalfeed.Options{Home: s.Home}),
+		Guard: httpguard.Options{
+			Hosts: allowedHosts(hs, host), Origins: hs.AllowedOrigins, Auth: authn,
+			Identify:      identify(hs, srv.Role),
+			OnAuthFailure: func(r *http.Request, reason string) { srv.Records().AuthFailure(r.RemoteAddr, reason) },
+		},
+		Resource: resourceURL(hs, ln, host, authn != nil, log), AuthorizationServers: authorizationServers(hs),
+	})
+	log.Info(srv.Banner(fmt.Sprintf("streamable HTTP at http://%s/mcp", ln.Addr())))
+	return serveUntil(ctx, httpguard.NewServer(front, httpguard.Timeouts{}), httpguard.Listener(ln, httpguard.Caps{}), srv, s.Children.ShutdownGrace)
+}
+
+// listenAddr is the address to listen on (--http, else the variables)
+// and its host. Anything but a loopback address needs authentication or
+// --insecure.
+func listenAddr(hs config.HTTPSettings, f httpFlags) (addr, host string, err error) {
+	addr = hs.Addr()
+	if f.addr != "" && f.addr != defaultAddr {
+		addr = f.addr
+	}
+	host, _, err = net.SplitHostPort(addr)
+	if err != nil {
+		return "", "", &exitError{2, fmt.Errorf("--http %s: want host:port", addr)}
+	}
+	if !httpguard.IsLoopback(host) && !hs.AuthRequired && !f.insecure {
+		return "", "", &exitError{1, fmt.Errorf("refusing to serve HTTP on %s without authentication: anyone who can reach it could call every tool. Set EVOKORE_AUTH_REQUIRED=true (with EVOKORE_AUTH_TOKEN or EVOKORE_AUTH_MODE=jwt), listen on 127.0.0.1, or pass --insecure", addr)}
+	}
+	return addr, host, nil
+}
+
+// httpRouter assembles the router for HTTP, with the metrics it is
+// observed by.
+func httpRouter(p *paths, s config.Settings) (*server.Server, *metrics.Metrics) {
 	var srv *server.Server
 	m := metrics.New(metrics.Gauges{
 		Sessions: func() int { return len(srv.Sessions()) },
@@ -81,64 +125,65 @@ func serveHTTP(ctx context.Context, p *paths, s config.Settings, hs config.HTTPS
 	srv = server.New(server.Options{Settings: s, Version: buildVersion(), Log: os.Stderr,
 		Observers: []router.Observer{m}, StageHook: m.Counting,
 		Watch: true, Settle: p.settleProjectFiles})
-	stopHangup := reloadOnHangup(srv)
-	defer stopHangup()
-	store, refresh, err := sessionStore(s)
-	if err != nil {
-		_ = srv.Close()
-		return &exitError{1, err}
-	}
-	defer store.Close()
+	return srv, m
+}
 
-	mcpHandler := httpsession.New(srv, httpsession.Options{
+// mcpHandler serves the router's MCP sessions at /mcp, each acting for
+// the caller the guard identified.
+func mcpHandler(srv *server.Server, s config.Settings, store sessionstore.Store, refresh bool, log *slog.Logger) http.Handler {
+	return srv.HTTP(httpsession.Options{
 		Store:   store,
 		Refresh: refresh,
 		TTL:     s.SessionTTL,
 		Log:     log,
-		Identify: func(r *http.Request) server.SessionOptions {
+		Identify: func(r *http.Request) ingress.SessionOptions {
 			who, _ := httpguard.CallerFrom(r.Context())
-			return server.SessionOptions{Role: who.Claim, Identity: session.Identity{Subject: who.Subject, Tenant: who.Tenant}}
+			return ingress.SessionOptions{Role: who.Claim, Identity: session.Identity{Subject: who.Subject, Tenant: who.Tenant}}
 		},
 		// The front checks Host against its own list, which operators
 		// can extend; the SDK's fixed check would refuse those hosts.
 		SDK: &mcp.StreamableHTTPOptions{DisableLocalhostProtection: true, Logger: logging.AtLeast(log, slog.LevelWarn)},
 	})
+}
+
+// allowedHosts are the Host headers the front accepts: the configured
+// ones, and the address listened on when it is a specific IP.
+func allowedHosts(hs config.HTTPSettings, host string) []string {
 	allowed := hs.AllowedHosts
-	if host != "" && !httpguard.IsLoopback(host) && net.ParseIP(host) != nil && !net.ParseIP(host).IsUnspecified() {
+	if ip := net.ParseIP(host); host != "" && !httpguard.IsLoopback(host) && ip != nil && !ip.IsUnspecified() {
 		allowed = append(allowed, host)
 	}
-	var servers []string
-	if hs.Issuer != "" {
-		servers = []string{hs.Issuer}
-	}
+	return allowed
+}
 
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		_ = srv.Close()
-		return &exitError{1, fmt.Errorf("listen on %s: %w", addr, err)}
+// resourceURL names the protected resource by configuration, never by a
+// request's Host: EVOKORE_OAUTH_RESOURCE, else the address evokore
+// listens on.
+func resourceURL(hs config.HTTPSettings, ln net.Listener, host string, authn bool, log *slog.Logger) string {
+	if hs.Resource != "" {
+		return hs.Resource
 	}
-	// The resource is named by configuration, never by a request's Host:
-	// EVOKORE_OAUTH_RESOURCE, else the address evokore listens on.
-	resource := hs.Resource
-	if resource == "" {
-		resource = "http://" + ln.Addr().String() + "/mcp"
-		if ip := net.ParseIP(host); authn != nil && ip != nil && ip.IsUnspecified() {
-			log.Warn("[EVOKORE] Set EVOKORE_OAUTH_RESOURCE to the URL clients reach /mcp at: on a wildcard address the protected-resource metadata can only name " + resource)
-		}
+	resource := "http://" + ln.Addr().String() + "/mcp"
+	if ip := net.ParseIP(host); authn && ip != nil && ip.IsUnspecified() {
+		log.Warn("[EVOKORE] Set EVOKORE_OAUTH_RESOURCE to the URL clients reach /mcp at: on a wildcard address the protected-resource metadata can only name " + resource)
 	}
-	front := httpfront.New(httpfront.Options{
-		MCP: mcpHandler, Metrics: m.Handler(), Health: srv.Problems, Degraded: storeHealth(store, refresh, log),
-		Approvals: approvalfeed.Handler(approvalfeed.Options{Home: s.Home}),
-		Guard: httpguard.Options{
-			Hosts: allowed, Origins: hs.AllowedOrigins, Auth: authn,
-			Identify:      identify(hs, srv.Role),
-			OnAuthFailure: func(r *http.Request, reason string) { srv.Records().AuthFailure(r.RemoteAddr, reason) },
-		},
-		Resource: resource, AuthorizationServers: servers,
-	})
-	log.Info(srv.Banner(fmt.Sprintf("streamable HTTP at http://%s/mcp", ln.Addr())))
-	hsrv := httpguard.NewServer(front, httpguard.Timeouts{})
-	ln = httpguard.Listener(ln, 0)
+	return resource
+}
+
+// authorizationServers are the issuers the protected-resource metadata
+// names.
+func authorizationServers(hs config.HTTPSettings) []string {
+	if hs.Issuer == "" {
+		return nil
+	}
+	return []string{hs.Issuer}
+}
+
+// serveUntil serves ln until ctx ends or serving fails, then shuts down:
+// it stops accepting at once, the router gives calls in flight the grace,
+// and the connections of their answers stay until written (a second at
+// most after the router shut down).
+func serveUntil(ctx context.Context, hsrv *http.Server, ln net.Listener, srv *server.Server, grace time.Duration) error {
 	served := make(chan error, 1)
 	go func() { served <- hsrv.Serve(ln) }()
 	var serveErr error
@@ -146,15 +191,11 @@ func serveHTTP(ctx context.Context, p *paths, s config.Settings, hs config.HTTPS
 	case <-ctx.Done():
 	case serveErr = <-served:
 	}
-
-	grace := s.Children.ShutdownGrace
 	if grace <= 0 {
 		grace = 5 * time.Second
 	}
 	gctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
-	// Stop accepting at once; the connections of calls in flight stay
-	// until their answers are written.
 	stopped := make(chan struct{})
 	go func() {
 		_ = hsrv.Shutdown(gctx)

@@ -27,6 +27,16 @@ type Client struct {
 	Key    string
 	// Typed clients want "type": "stdio" in a stdio entry.
 	Typed bool
+	// Comments and TrailingCommas are what the client accepts in its
+	// JSON file beyond strict JSON; a file holding anything else it
+	// would refuse is refused, with its place.
+	Comments, TrailingCommas bool
+	// vars is how the client writes a variable in its servers' values.
+	vars syntax
+	// passEnv names the variables evokore's entry passes from the
+	// client's environment, for a client that starts its servers with
+	// only part of it (nil: the client passes its whole environment).
+	passEnv func(e *stdioEntry, names []string)
 	// Project is the file --project edits, relative to the working
 	// directory; "" when the client has no project file evokore edits.
 	Project string
@@ -108,13 +118,13 @@ func appConfig(rel ...string) func(Platform) (string, error) {
 
 // Clients are the clients evokore knows, in the order --list shows them.
 var Clients = []Client{
-	{Name: "claude-code", Title: "Claude Code", Key: "mcpServers", Typed: true, Project: ".mcp.json", path: underHome(".claude.json")},
+	{Name: "claude-code", Title: "Claude Code", Key: "mcpServers", Typed: true, Project: ".mcp.json", vars: claudeVars, path: underHome(".claude.json")},
 	{Name: "claude-desktop", Title: "Claude Desktop", Key: "mcpServers", path: appConfig("Claude", "claude_desktop_config.json")},
-	{Name: "cursor", Title: "Cursor", Key: "mcpServers", path: underHome(".cursor", "mcp.json")},
-	{Name: "vscode", Title: "VS Code", Key: "servers", Typed: true, path: appConfig("Code", "User", "mcp.json")},
-	{Name: "windsurf", Title: "Windsurf", Key: "mcpServers", path: underHome(".codeium", "windsurf", "mcp_config.json")},
-	{Name: "codex", Title: "Codex", Format: TOML, Key: "mcp_servers", path: codexPath},
-	{Name: "gemini", Title: "Gemini CLI", Key: "mcpServers", path: underHome(".gemini", "settings.json")},
+	{Name: "cursor", Title: "Cursor", Key: "mcpServers", vars: editorVars, path: underHome(".cursor", "mcp.json")},
+	{Name: "vscode", Title: "VS Code", Key: "servers", Typed: true, Comments: true, TrailingCommas: true, vars: editorVars, path: appConfig("Code", "User", "mcp.json")},
+	{Name: "windsurf", Title: "Windsurf", Key: "mcpServers", vars: editorVars, path: underHome(".codeium", "windsurf", "mcp_config.json")},
+	{Name: "codex", Title: "Codex", Format: TOML, Key: "mcp_servers", passEnv: codexPassEnv, path: codexPath},
+	{Name: "gemini", Title: "Gemini CLI", Key: "mcpServers", Comments: true, vars: geminiVars, passEnv: geminiPassEnv, path: underHome(".gemini", "settings.json")},
 }
 
 // codexPath is $CODEX_HOME/config.toml, Codex's own override, else

@@ -24,6 +24,10 @@ type Options struct {
 	Home string
 	// Import moves the client's other servers into Target.Config.
 	Import bool
+	// Schema checks one server entry (compact JSON) against evokore's
+	// config schema, nil when it cannot be checked: an import writes
+	// OAuth settings only where the schema takes them.
+	Schema func(entry []byte) error
 }
 
 // File is one file a plan changes.
@@ -56,6 +60,10 @@ type Plan struct {
 	// Connected reports that the evokore entry was already there as
 	// wanted.
 	Connected bool
+	// Passed are the variables evokore's entry passes from the client's
+	// environment (Codex's env_vars, Gemini's env): those the servers of
+	// evokore's config refer to.
+	Passed []string
 	// ByteRestore is set when disconnect puts the backup back whole.
 	ByteRestore bool
 	// NoRecord is set when disconnect found no record of the connection.
@@ -94,159 +102,6 @@ func readFile(path string) ([]byte, bool, error) {
 	return b, true, nil
 }
 
-// emptyConfig is the config connect creates when the user has none.
-var emptyConfig = []byte("{\n  \"servers\": {}\n}\n")
-
-// Connect plans the evokore entry into the client's file, and with
-// Import the move of the client's other servers into evokore's config.
-func Connect(o Options) (*Plan, error) {
-	before, existed, err := readFile(o.File)
-	if err != nil {
-		return nil, err
-	}
-	f, err := openServerFile(o.Client, before)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w; it is left as it is", o.File, err)
-	}
-	rec, err := loadRecord(o.Home, o.File)
-	if err != nil {
-		return nil, fmt.Errorf("the record of an earlier connect is unreadable: %w", err)
-	}
-	p := &Plan{Client: File{Path: o.File, Before: before, Existed: existed}, home: o.Home}
-	if rec == nil {
-		rec = &record{Client: o.Client.Name, File: o.File, Config: o.Target.Config, Before: hash(before)}
-	}
-	keyAdded := !f.hasKey()
-	want := o.Client.entry(o.Target)
-	names := f.names()
-	if len(rec.Order) == 0 {
-		rec.Order = names
-	}
-	has := false
-	for _, n := range names {
-		has = has || n == Name
-	}
-	switch {
-	case has && f.same(Name, want):
-		p.Connected = true
-	case has:
-		if rec.Changes == 0 {
-			prev := f.raw(Name)
-			rec.Previous = &prev
-		}
-		fallthrough
-	default:
-		if err := f.put(Name, want); err != nil {
-			return nil, fmt.Errorf("%s: %w", o.File, err)
-		}
-	}
-
-	var cfg serverFile
-	if o.Import {
-		cb, cexisted, err := readFile(o.Target.Config)
-		if err != nil {
-			return nil, err
-		}
-		if !cexisted || len(bytes.TrimSpace(cb)) == 0 {
-			cb = nil
-		}
-		p.Config = File{Path: o.Target.Config, Before: cb, Existed: cexisted}
-		src := cb
-		if src == nil {
-			src = emptyConfig
-		}
-		cfg, err = openConfig(src)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w; nothing was imported", o.Target.Config, err)
-		}
-	}
-	for _, n := range names {
-		if n == Name {
-			continue
-		}
-		if !o.Import {
-			p.Kept = append(p.Kept, n)
-			continue
-		}
-		cmd, args := f.command(n)
-		if why, self := StartsEvokore(cmd, args, filepath.Dir(o.File)); self {
-			p.Refused = append(p.Refused, Refusal{n, why + ": evokore does not import itself (it would start itself without end)"})
-			continue
-		}
-		if !validID.MatchString(n) {
-			p.Refused = append(p.Refused, Refusal{n, "its name makes tool names clients reject; rename it (letters, digits, '_' and '-') and import again"})
-			continue
-		}
-		entry, err := f.convert(n)
-		if err != nil {
-			p.Refused = append(p.Refused, Refusal{n, err.Error()})
-			continue
-		}
-		switch existing, ok := cfg.(jsonFile).member(n); {
-		case ok && sameJSON(cfg.(jsonFile).doc.plain[existing.valStart:existing.valEnd], entry):
-			p.Already = append(p.Already, n)
-		case ok:
-			p.Refused = append(p.Refused, Refusal{n, fmt.Sprintf("%s already has a different server '%s'", o.Target.Config, n)})
-			continue
-		default:
-			cf := cfg.(jsonFile)
-			sec, err := cf.section()
-			if err != nil {
-				return nil, err
-			}
-			cf.doc.add(sec, n, entry, false)
-			if err := cf.check(); err != nil {
-				return nil, err
-			}
-			p.Imported = append(p.Imported, n)
-		}
-		raw := f.raw(n)
-		if err := f.remove(n); err != nil {
-			return nil, fmt.Errorf("%s: %w", o.File, err)
-		}
-		rec.Imported = append(rec.Imported, imported{Name: n, Raw: raw})
-	}
-	p.Client.After = f.bytes()
-	if cfg != nil {
-		p.Config.After = cfg.bytes()
-		if p.Config.Before == nil && len(p.Imported) == 0 {
-			// Nothing to import: do not create a config just to hold nothing.
-			p.Config.After = nil
-		}
-	} else if _, err := os.Stat(o.Target.Config); errors.Is(err, fs.ErrNotExist) {
-		// The entry serves this config: it must exist.
-		p.Config = File{Path: o.Target.Config, After: emptyConfig}
-	}
-	if p.Client.Changed() {
-		if rec.Changes == 0 {
-			rec.KeyAdded = keyAdded
-		}
-		rec.Changes++
-		rec.After = hash(p.Client.After)
-		p.record = rec
-	}
-	return p, nil
-}
-
-// openConfig opens evokore's own config: its servers are under
-// "servers", or "mcpServers" in a file written for a client.
-func openConfig(data []byte) (serverFile, error) {
-	d, err := parseJSONDoc(data)
-	if err != nil {
-		return nil, err
-	}
-	key := "servers"
-	if _, ok, _ := d.objectPath("servers"); !ok {
-		if _, ok, _ := d.objectPath("mcpServers"); ok {
-			key = "mcpServers"
-		}
-	}
-	if _, _, err := d.objectPath(key); err != nil {
-		return nil, err
-	}
-	return jsonFile{doc: d, key: key}, nil
-}
-
 // Disconnect plans the evokore entry out of the client's file and the
 // servers connect imported back in. When the file is as connect left it,
 // the backup taken before connect is put back byte for byte.
@@ -260,17 +115,8 @@ func Disconnect(o Options) (*Plan, error) {
 		return nil, fmt.Errorf("the record of the connection is unreadable: %w", err)
 	}
 	p := &Plan{Client: File{Path: o.File, Before: before, Existed: existed}, home: o.Home, NoRecord: rec == nil, dropRecord: rec != nil}
-	if rec != nil && rec.Changes == 1 && existed && hash(before) == rec.After {
-		if rec.Before == "" {
-			p.Client.Remove, p.ByteRestore = true, true
-			p.Restored = names(rec.Imported)
-			return p, nil
-		}
-		if b, err := os.ReadFile(rec.Backup); err == nil && hash(b) == rec.Before {
-			p.Client.After, p.ByteRestore = b, true
-			p.Restored = names(rec.Imported)
-			return p, nil
-		}
+	if p.restoreBackup(rec) {
+		return p, nil
 	}
 	if !existed {
 		if rec == nil {
@@ -280,40 +126,69 @@ func Disconnect(o Options) (*Plan, error) {
 	}
 	f, err := openServerFile(o.Client, before)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w; it is left as it is", o.File, err)
+		return nil, fmt.Errorf("%s; it is left as it is", located(o.File, before, err))
 	}
+	if err := p.giveBack(f, rec); err != nil {
+		return nil, fmt.Errorf("%s: %w", o.File, err)
+	}
+	p.Client.After = f.bytes()
+	return p, nil
+}
+
+// restoreBackup plans the file back byte for byte when it is still as
+// connect's only change left it: the backup, or no file at all when
+// connect created it.
+func (p *Plan) restoreBackup(rec *record) bool {
+	if rec == nil || rec.Changes != 1 || !p.Client.Existed || hash(p.Client.Before) != rec.After {
+		return false
+	}
+	if rec.Before == "" {
+		p.Client.Remove = true
+	} else if b, err := os.ReadFile(rec.Backup); err == nil && hash(b) == rec.Before {
+		p.Client.After = b
+	} else {
+		return false
+	}
+	p.ByteRestore = true
+	p.Restored = names(rec.Imported)
+	return true
+}
+
+// giveBack takes the evokore entry out of f and, as the record says,
+// puts back the entry it replaced and the servers it imported, each in
+// front of the server that followed it, and drops a servers section
+// connect added.
+func (p *Plan) giveBack(f serverFile, rec *record) error {
 	present := map[string]bool{}
 	for _, n := range f.names() {
 		present[n] = true
 	}
 	if present[Name] {
 		if err := f.remove(Name); err != nil {
-			return nil, fmt.Errorf("%s: %w", o.File, err)
+			return err
 		}
 	}
-	if rec != nil {
-		if rec.Previous != nil {
-			if err := f.restore(Name, *rec.Previous, nextIn(rec.Order, Name, f)); err != nil {
-				return nil, err
-			}
-		}
-		for _, im := range rec.Imported {
-			if present[im.Name] {
-				continue // the user put it back already
-			}
-			if err := f.restore(im.Name, im.Raw, nextIn(rec.Order, im.Name, f)); err != nil {
-				return nil, fmt.Errorf("%s: %w", o.File, err)
-			}
-			p.Restored = append(p.Restored, im.Name)
-		}
-		if rec.KeyAdded {
-			if err := f.dropKeyIfEmpty(); err != nil {
-				return nil, err
-			}
+	if rec == nil {
+		return nil
+	}
+	if rec.Previous != nil {
+		if err := f.restore(Name, *rec.Previous, nextIn(rec.Order, Name, f)); err != nil {
+			return err
 		}
 	}
-	p.Client.After = f.bytes()
-	return p, nil
+	for _, im := range rec.Imported {
+		if present[im.Name] {
+			continue // the user put it back already
+		}
+		if err := f.restore(im.Name, im.Raw, nextIn(rec.Order, im.Name, f)); err != nil {
+			return err
+		}
+		p.Restored = append(p.Restored, im.Name)
+	}
+	if rec.KeyAdded {
+		return f.dropKeyIfEmpty()
+	}
+	return nil
 }
 
 // nextIn is the first server after name in the recorded order that the

@@ -1,7 +1,6 @@
 package connect
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -17,12 +16,14 @@ import (
 // Name is the entry connect writes into a client.
 const Name = "evokore"
 
-// stdioEntry is the evokore entry in a client's JSON file.
+// stdioEntry is the evokore entry in a client's file.
 type stdioEntry struct {
 	Type    string            `json:"type,omitempty" toml:"type,omitempty"`
 	Command string            `json:"command" toml:"command"`
 	Args    []string          `json:"args" toml:"args"`
 	Env     map[string]string `json:"env,omitempty" toml:"env,inline,omitempty"`
+	// EnvVars is Codex's list of variables passed from its environment.
+	EnvVars []string `json:"-" toml:"env_vars,omitempty"`
 }
 
 // Target is what the evokore entry runs.
@@ -33,17 +34,51 @@ type Target struct {
 	// Home, when set, is passed as EVOKORE_HOME: the user chose a home
 	// other than the default, and the client would not know it.
 	Home string
+	// Portable is set for a project's file, which is committed and used
+	// on teammates' machines: the entry names no path of this one. It
+	// runs `evokore serve` from PATH, which reads ./mcp.config.json in
+	// the directory the client starts it in (the project's, trust
+	// rules included), so Config must be that file.
+	Portable bool
 }
 
-func (c Client) entry(t Target) stdioEntry {
+// entry is evokore's entry for client c; pass names the variables the
+// servers of its config refer to, which a client that starts evokore
+// with only part of its environment is told to pass (Client.passEnv).
+func (c Client) entry(t Target, pass []string) stdioEntry {
 	e := stdioEntry{Command: t.Exe, Args: []string{"serve", "--config", t.Config}}
+	if t.Portable {
+		e = stdioEntry{Command: Name, Args: []string{"serve"}}
+	}
 	if c.Typed {
 		e.Type = "stdio"
 	}
-	if t.Home != "" {
+	if t.Home != "" && !t.Portable {
 		e.Env = map[string]string{"EVOKORE_HOME": t.Home}
 	}
+	if c.passEnv != nil && len(pass) > 0 {
+		c.passEnv(&e, pass)
+	}
 	return e
+}
+
+// codexPassEnv lists the variables in the entry's env_vars: Codex starts
+// a server with a few variables of its own environment (HOME, PATH…)
+// and these.
+func codexPassEnv(e *stdioEntry, names []string) { e.EnvVars = names }
+
+// geminiPassEnv passes each variable by the entry's env, as ${NAME},
+// which Gemini CLI expands: it starts a server without the variables
+// whose names look secret (*TOKEN*, *KEY*…) unless the entry names them.
+func geminiPassEnv(e *stdioEntry, names []string) {
+	if e.Env == nil {
+		e.Env = map[string]string{}
+	}
+	for _, n := range names {
+		if _, set := e.Env[n]; !set {
+			e.Env[n] = "${" + n + "}"
+		}
+	}
 }
 
 // compactJSON encodes v without HTML escaping, so paths read as written.
@@ -61,74 +96,7 @@ func sameJSON(a, b []byte) bool {
 	return reflect.DeepEqual(x, y)
 }
 
-// evokoreKeys are the keys of a server entry evokore's config accepts;
-// a client's entry that uses only these moves over as written.
-var evokoreKeys = map[string]bool{
-	"transport": true, "type": true, "command": true, "args": true, "env": true, "cwd": true,
-	"inheritEnv": true, "url": true, "headers": true, "disabled": true, "description": true,
-	"timeouts": true, "rateLimit": true, "cooldownMs": true, "pinning": true, "pinNewTools": true, "prefix": true,
-}
-
 var validID = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-
-// convertJSON turns a client's JSON entry into an evokore server entry
-// (compact JSON), keeping every value as written. Keys other clients
-// spell differently are renamed; a key with no equivalent refuses the
-// entry, so nothing the user configured is dropped without a word.
-func convertJSON(c Client, raw []byte) ([]byte, error) {
-	d, err := parseJSONDoc(raw)
-	if err != nil {
-		return nil, err
-	}
-	o, err := d.root()
-	if err != nil {
-		return nil, fmt.Errorf("the entry is not an object")
-	}
-	out := &jsonDoc{data: []byte("{}"), plain: []byte("{}")}
-	put := func(k string, v []byte) {
-		r, _ := out.root()
-		out.add(r, k, compactValue(v), false)
-	}
-	typed := false
-	for _, m := range o.members {
-		if m.name == "type" || m.name == "transport" {
-			typed = true
-		}
-	}
-	for _, m := range o.members {
-		v := d.plain[m.valStart:m.valEnd]
-		switch {
-		case evokoreKeys[m.name] || strings.HasPrefix(m.name, "x-"):
-			put(m.name, v)
-		case m.name == "httpUrl" || m.name == "serverUrl":
-			// Gemini's and Windsurf's streamable HTTP address.
-			put("url", v)
-			if !typed {
-				put("type", []byte(`"http"`))
-				typed = true
-			}
-		case m.name == "timeout" && c.Name == "gemini":
-			put("timeouts", []byte(`{"requestMs":`+string(compactValue(v))+`}`))
-		default:
-			return nil, fmt.Errorf("its key '%s' has no equivalent in evokore's config", m.name)
-		}
-	}
-	// Gemini's "url" is the older SSE transport.
-	if c.Name == "gemini" && !typed {
-		if _, ok := o.find("url"); ok {
-			put("type", []byte(`"sse"`))
-		}
-	}
-	return out.data, nil
-}
-
-func compactValue(v []byte) []byte {
-	var b bytes.Buffer
-	if err := json.Compact(&b, v); err != nil {
-		return v
-	}
-	return b.Bytes()
-}
 
 // commandOf reads command and args from a JSON entry.
 func commandOf(raw []byte) (string, []string) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // A client's JSON file is edited in place: the members evokore adds or
@@ -55,12 +56,31 @@ func parseJSONDoc(data []byte) (*jsonDoc, error) {
 	if !json.Valid(d.plain) {
 		var v any
 		err := json.Unmarshal(d.plain, &v)
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, at(int(se.Offset)-1, "not valid JSON: %v", se)
+		}
 		return nil, fmt.Errorf("not valid JSON: %v", err)
 	}
 	if _, err := d.root(); err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+// unaccepted is the first comment or trailing comma in the file that a
+// client reading it does not accept, or nil.
+func (d *jsonDoc) unaccepted(comments, trailingCommas bool) error {
+	_, extras := scanJSONC(d.data)
+	for _, e := range extras {
+		switch {
+		case d.data[e] == ',' && !trailingCommas:
+			return at(e, "a trailing comma")
+		case d.data[e] == '/' && !comments:
+			return at(e, "a comment")
+		}
+	}
+	return nil
 }
 
 // root is the top-level object.
@@ -337,6 +357,13 @@ func skipValue(p []byte, i int) int {
 // trailing commas replaced by spaces (newlines kept), so a JSONC file
 // parses as JSON at the same offsets.
 func blankJSONC(data []byte) []byte {
+	p, _ := scanJSONC(data)
+	return p
+}
+
+// scanJSONC is blankJSONC that also returns where each comment and
+// trailing comma it blanked began, in file order.
+func scanJSONC(data []byte) (plain []byte, extras []int) {
 	p := bytes.Clone(data)
 	lastComma := -1
 	for i := 0; i < len(p); i++ {
@@ -345,10 +372,12 @@ func blankJSONC(data []byte) []byte {
 			i = skipString(p, i) - 1
 			lastComma = -1
 		case c == '/' && i+1 < len(p) && p[i+1] == '/':
+			extras = append(extras, i)
 			for ; i < len(p) && p[i] != '\n'; i++ {
 				p[i] = ' '
 			}
 		case c == '/' && i+1 < len(p) && p[i+1] == '*':
+			extras = append(extras, i)
 			j := bytes.Index(p[i+2:], []byte("*/"))
 			end := len(p)
 			if j >= 0 {
@@ -365,6 +394,7 @@ func blankJSONC(data []byte) []byte {
 		case c == '}' || c == ']':
 			if lastComma >= 0 {
 				p[lastComma] = ' '
+				extras = append(extras, lastComma)
 			}
 			lastComma = -1
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
@@ -372,5 +402,6 @@ func blankJSONC(data []byte) []byte {
 			lastComma = -1
 		}
 	}
-	return p
+	slices.Sort(extras)
+	return p, extras
 }

@@ -2,7 +2,11 @@ package connect
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
+
+	"github.com/pelletier/go-toml/v2"
 )
 
 // serverFile is a client's file seen as its list of servers, edited in
@@ -42,6 +46,11 @@ func openServerFile(c Client, data []byte) (serverFile, error) {
 	d, err := parseJSONDoc(data)
 	if err != nil {
 		return nil, err
+	}
+	if err := d.unaccepted(c.Comments, c.TrailingCommas); err != nil {
+		var pe *posError
+		errors.As(err, &pe)
+		return nil, at(pe.off, "%s, which %s does not accept in this file (it reads it as strict JSON): remove it, then run connect again", pe.msg, c.Title)
 	}
 	f := jsonFile{doc: d, key: c.Key, client: c}
 	if _, _, err := d.objectPath(c.Key); err != nil {
@@ -94,10 +103,7 @@ func (f jsonFile) raw(name string) string {
 
 func (f jsonFile) convert(name string) ([]byte, error) {
 	m, _ := f.member(name)
-	if f.doc.plain[m.valStart] != '{' {
-		return nil, fmt.Errorf("it is not an object")
-	}
-	return convertJSON(f.client, f.doc.plain[m.valStart:m.valEnd])
+	return convertJSON(f.client, f.doc, m.valStart)
 }
 
 func (f jsonFile) same(name string, e stdioEntry) bool {
@@ -208,17 +214,21 @@ func (f tomlFile) raw(name string) string { return f.d.raw(name) }
 
 func (f tomlFile) convert(name string) ([]byte, error) {
 	if f.d.inline[name] {
-		return nil, fmt.Errorf("it is written inline, not as a [%s.%s] table; move it by hand", f.d.key, name)
+		return nil, at(f.d.keyAt(name), "it is written inline, not as a [%s.%s] table; move it by hand", f.d.key, name)
 	}
-	return convertTOML(f.d.entry(name))
+	return convertTOML(f.d.entry(name), func(key ...string) int { return f.d.keyAt(name, key...) })
 }
 
+// same compares the entry as TOML decodes both, so a table written by
+// hand in another layout is the same entry.
 func (f tomlFile) same(name string, e stdioEntry) bool {
-	got, ok := f.d.decoded[f.d.key].(map[string]any)
-	if !ok || got[name] == nil {
+	got := f.d.entry(name)
+	b, err := toml.Marshal(e)
+	var want map[string]any
+	if got == nil || err != nil || toml.Unmarshal(b, &want) != nil {
 		return false
 	}
-	return sameJSON(compactJSON(got[name]), compactJSON(e))
+	return reflect.DeepEqual(got, want)
 }
 
 func (f tomlFile) put(name string, e stdioEntry) error { return f.d.put(name, e) }

@@ -1,6 +1,9 @@
 package connect
 
-import "slices"
+import (
+	"errors"
+	"slices"
+)
 
 // State is what a client's file says about evokore.
 type State struct {
@@ -30,7 +33,7 @@ func Inspect(c Client, file string) State {
 	}
 	f, err := openServerFile(c, data)
 	if err != nil {
-		s.Err = err
+		s.Err = errors.New(located(file, data, err))
 		return s
 	}
 	for _, n := range f.names() {

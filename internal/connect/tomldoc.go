@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -36,6 +35,9 @@ type tomlDoc struct {
 	// leaves alone.
 	inline  map[string]bool
 	decoded map[string]any
+	// keys are where each key (its dotted path joined by NUL, a table's
+	// header included) is first written, for positioned refusals.
+	keys map[string]int
 }
 
 func parseTOMLDoc(data []byte, key string) (*tomlDoc, error) {
@@ -44,7 +46,7 @@ func parseTOMLDoc(data []byte, key string) (*tomlDoc, error) {
 }
 
 func (d *tomlDoc) reparse() error {
-	d.regions, d.inline, d.decoded = nil, map[string]bool{}, nil
+	d.regions, d.inline, d.decoded, d.keys = nil, map[string]bool{}, nil, map[string]int{}
 	if err := toml.Unmarshal(d.data, &d.decoded); err != nil {
 		return fmt.Errorf("not valid TOML: %w", err)
 	}
@@ -70,17 +72,23 @@ func (d *tomlDoc) reparse() error {
 				d.regions[len(d.regions)-1].end = start
 			}
 			d.regions = append(d.regions, region{key: key, start: start, end: len(d.data), last: off})
+			d.note(key, off)
 			table = key
 		case unstable.KeyValue:
 			var key []string
+			off := -1
 			it := e.Key()
 			for it.Next() {
+				if off < 0 {
+					off = int(it.Node().Raw.Offset)
+				}
 				key = append(key, string(it.Node().Data))
 			}
 			if n := len(d.regions); n > 0 {
 				d.regions[n-1].last = int(e.Raw.Offset + e.Raw.Length)
 			}
 			full := append(append([]string(nil), table...), key...)
+			d.note(full, off)
 			if len(full) >= 2 && full[0] == d.key && (len(table) < 2) {
 				d.inline[full[1]] = true
 			}
@@ -110,6 +118,25 @@ func (d *tomlDoc) reparse() error {
 		r.end = end
 	}
 	return nil
+}
+
+// note records where key is first written.
+func (d *tomlDoc) note(key []string, off int) {
+	k := strings.Join(key, "\x00")
+	if _, seen := d.keys[k]; !seen {
+		d.keys[k] = off
+	}
+}
+
+// keyAt is where key of server name is written, or of the server
+// itself when it has no such key; -1 when neither is known.
+func (d *tomlDoc) keyAt(name string, key ...string) int {
+	for n := len(key); n >= 0; n-- {
+		if off, ok := d.keys[strings.Join(append([]string{d.key, name}, key[:n]...), "\x00")]; ok {
+			return off
+		}
+	}
+	return -1
 }
 
 // names are the servers in the order their tables appear, then those
@@ -254,130 +281,4 @@ func tomlKey(k string) string {
 	}
 	b, _ := json.Marshal(k)
 	return string(b)
-}
-
-// convertTOML turns a Codex entry into an evokore server entry (compact
-// JSON), keeping every string as written.
-func convertTOML(e map[string]any) ([]byte, error) {
-	out := &jsonDoc{data: []byte("{}"), plain: []byte("{}")}
-	put := func(k string, v any) {
-		r, _ := out.root()
-		out.add(r, k, compactJSON(v), false)
-	}
-	timeouts := map[string]int64{}
-	headers := map[string]any{}
-	env := map[string]any{}
-	for _, k := range sortedKeys(e) {
-		v := e[k]
-		switch k {
-		case "command", "args", "cwd", "url":
-			put(k, v)
-		case "env":
-			m, ok := v.(map[string]any)
-			if !ok {
-				return nil, fmt.Errorf("its env is not a table")
-			}
-			for n, x := range m {
-				env[n] = x
-			}
-		case "env_vars":
-			// Names Codex passes through from its own environment: a
-			// reference each, never a value.
-			list, ok := v.([]any)
-			if !ok {
-				return nil, fmt.Errorf("its env_vars is not a list")
-			}
-			for _, x := range list {
-				n, ok := x.(string)
-				if !ok {
-					return nil, fmt.Errorf("its env_vars holds a non-string")
-				}
-				env[n] = "${" + n + "}"
-			}
-		case "http_headers":
-			m, ok := v.(map[string]any)
-			if !ok {
-				return nil, fmt.Errorf("its http_headers is not a table")
-			}
-			for n, x := range m {
-				headers[n] = x
-			}
-		case "env_http_headers":
-			m, ok := v.(map[string]any)
-			if !ok {
-				return nil, fmt.Errorf("its env_http_headers is not a table")
-			}
-			for n, x := range m {
-				headers[n] = fmt.Sprintf("${%v}", x)
-			}
-		case "bearer_token_env_var":
-			headers["Authorization"] = fmt.Sprintf("Bearer ${%v}", v)
-		case "enabled":
-			if b, ok := v.(bool); ok && !b {
-				put("disabled", true)
-			}
-		case "startup_timeout_sec", "startup_timeout_ms", "tool_timeout_sec":
-			n, ok := number(v)
-			if !ok {
-				return nil, fmt.Errorf("its %s is not a number", k)
-			}
-			switch k {
-			case "startup_timeout_sec":
-				timeouts["bootMs"] = int64(n * 1000)
-			case "startup_timeout_ms":
-				timeouts["bootMs"] = int64(n)
-			default:
-				timeouts["requestMs"] = int64(n * 1000)
-			}
-		default:
-			return nil, fmt.Errorf("its key '%s' has no equivalent in evokore's config", k)
-		}
-	}
-	if len(env) > 0 {
-		put("env", env)
-	}
-	if _, ok := e["url"]; ok {
-		put("type", "http")
-		if len(headers) > 0 {
-			put("headers", headers)
-		}
-	} else if len(headers) > 0 {
-		return nil, fmt.Errorf("it sets HTTP headers without a url")
-	}
-	if len(timeouts) > 0 {
-		put("timeouts", timeouts)
-	}
-	return out.data, nil
-}
-
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return float64(n), true
-	case float64:
-		return n, true
-	}
-	return 0, false
-}
-
-func sortedKeys(m map[string]any) []string {
-	order := []string{"command", "args", "env", "env_vars", "cwd", "url"}
-	var out []string
-	for _, k := range order {
-		if _, ok := m[k]; ok {
-			out = append(out, k)
-		}
-	}
-	var rest []string
-	for k := range m {
-		found := false
-		for _, o := range order {
-			found = found || o == k
-		}
-		if !found {
-			rest = append(rest, k)
-		}
-	}
-	slices.Sort(rest)
-	return append(out, rest...)
 }

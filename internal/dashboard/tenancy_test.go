@@ -15,8 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/dashboard"
+	"github.com/evokore/evokore/internal/ingress"
 	"github.com/evokore/evokore/internal/policy"
-	"github.com/evokore/evokore/internal/server"
 	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
@@ -55,7 +55,7 @@ func TestDashboardSurfacesFollowTheTenancyRule(t *testing.T) {
 	}
 	_, base := served(t, dashboard.Options{Home: home, Token: secret, Role: "admin"})
 	hdr := bearerHdr(secret)
-	post := map[string]string{"Authorization": "Bearer " + secret, "Content-Type": "application/json"}
+	post := withKey(t, home, map[string]string{"Authorization": "Bearer " + secret, "Content-Type": "application/json"})
 	for _, c := range []struct {
 		surface    string
 		read       func() string
@@ -96,8 +96,8 @@ func TestDashboardSurfacesFollowTheTenancyRule(t *testing.T) {
 // the same router shows on every surface.
 func TestDashboardHidesATenantsSessionOfARouterWithoutAStore(t *testing.T) {
 	h := routertest.New(t, map[string]any{}, nil)
-	ts := httptest.NewServer(h.HTTP(func(*http.Request) server.SessionOptions {
-		return server.SessionOptions{Role: "admin", Identity: session.Identity{Subject: "alice", Tenant: "acme"}}
+	ts := httptest.NewServer(h.HTTP(func(*http.Request) ingress.SessionOptions {
+		return ingress.SessionOptions{Role: "admin", Identity: session.Identity{Subject: "alice", Tenant: "acme"}}
 	}, nil))
 	t.Cleanup(ts.Close)
 	ctx := context.Background()

@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/evokore/evokore/internal/childauth"
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/connect"
 	"github.com/evokore/evokore/internal/hooks"
@@ -93,6 +94,7 @@ func Run(o Options) []Finding {
 	r.ports(o.Ports)
 	r.trust(o)
 	r.hooks(o.UserHome, o.ProjectDir)
+	r.shell(o)
 	r.clients(o.Clients)
 	return r.out
 }
@@ -211,8 +213,15 @@ func (r *report) children(o Options, cfg *config.MCPConfig) {
 		Servers: boot, Env: o.Env, Home: o.Home,
 		BootTimeout: o.Children.Boot, RequestTimeout: o.Children.Request, ShutdownGrace: o.Children.ShutdownGrace,
 		Log: &log, Version: "doctor",
+		// Stored tokens are used; a child with none is reported, never
+		// authorized from here.
+		Authorizer: childauth.New(childauth.Options{Home: o.Home, Env: o.Env}),
 	})
 	for _, st := range statuses {
+		if st.Status == proxy.StatusNeedsAuthorization {
+			r.problem(fmt.Sprintf("server '%s' needs authorization", st.ID), fmt.Sprintf("run `evokore auth login %s`", st.ID))
+			continue
+		}
 		if st.Status == proxy.StatusError {
 			r.problem(fmt.Sprintf("server '%s' failed to boot: %s", st.ID, st.LastError),
 				"run its command by hand to see the whole error (the last lines it wrote to stderr are above)", log.tail("["+st.ID+"] ", 10)...)
@@ -393,6 +402,29 @@ func (r *report) hooks(userHome, project string) {
 		return
 	}
 	r.note("Claude Code hooks are not installed (optional: damage control, evidence, session replay)", "evokore hooks install --user")
+}
+
+// shell says whether Claude Code's sandbox confines the agent's shell
+// away from evokore's approval surfaces, reading the effective settings
+// (user, project, local), and what that means for approvals.
+func (r *report) shell(o Options) {
+	_, errDir := os.Stat(filepath.Join(o.UserHome, ".claude"))
+	_, errFile := os.Stat(filepath.Join(o.UserHome, ".claude.json"))
+	if errors.Is(errDir, fs.ErrNotExist) && errors.Is(errFile, fs.ErrNotExist) {
+		return // no Claude Code here
+	}
+	sb := hooks.SandboxFor(o.Home, o.Env.Get("EVOKORE_APPROVAL_KEY_FILE"))
+	c := hooks.Confine(hooks.SettingsFiles(o.UserHome, o.ProjectDir), sb, o.UserHome)
+	if c.Confined {
+		text := "Claude Code's shell is confined by its sandbox (no write to " + o.Home + ", no read of the approval secrets, no path to this machine's network): approvals hold against the model's MCP calls and against the agent's shell"
+		if len(c.Outside) > 0 {
+			text += "; except the commands it runs outside the sandbox: " + strings.Join(c.Outside, ", ")
+		}
+		r.ok("%s", text)
+		return
+	}
+	r.note("Claude Code's shell is not confined ("+strings.Join(c.Gaps, "; ")+"): approvals hold against the model's MCP calls; against the agent's shell only when confined",
+		"evokore hooks install --sandbox (or --user --sandbox) turns on Claude Code's sandbox for it")
 }
 
 // hookExe is the executable of an installed hook command: the command

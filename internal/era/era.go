@@ -31,6 +31,23 @@ const (
 // versions are too (the versions are dates, so they compare as strings).
 func Sessionless(version string) bool { return version >= SessionlessVersion }
 
+// Served reports whether version is the sessionless protocol version the
+// router serves itself; a later one is the go-sdk's to refuse.
+func Served(version string) bool { return version == SessionlessVersion }
+
+// PrimesStreams reports whether a POST's event stream under version
+// begins with a priming event, which lets a client resume it (SEP-1699):
+// from 2025-11-25 until the sessionless era, which has no resumable
+// streams.
+func PrimesStreams(version string) bool {
+	return version >= SessionVersion && !Sessionless(version)
+}
+
+// Batches reports whether version still allows JSON-RPC batches: MCP
+// removed them in 2025-06-18. An unknown version (none sent) allows them,
+// as the go-sdk does.
+func Batches(version string) bool { return version == "" || version < "2025-06-18" }
+
 // SessionlessRequest reports whether req was sent under the sessionless
 // protocol: the version its _meta names, else the one its session
 // negotiated.

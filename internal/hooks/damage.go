@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/operatorkey"
 	"github.com/evokore/evokore/internal/replay"
 	"github.com/evokore/evokore/internal/safefile"
 	"github.com/evokore/evokore/internal/statefile"
@@ -124,14 +125,17 @@ func worst(ds []Decision) Decision {
 type matcher struct {
 	rules                  *config.DamageControlRules
 	home, cwd, evokoreHome string
+	// homes caches EVOKORE_HOME as written and with its symlinks resolved.
+	homes []string
 }
 
-// deletes are the commands that remove their arguments.
-var deletes = map[string]bool{"rm": true, "rmdir": true, "unlink": true, "shred": true, "del": true, "srm": true, "trash": true, "mv": true}
-
-// writes are the commands that change their arguments.
-var writes = map[string]bool{"rm": true, "rmdir": true, "unlink": true, "shred": true, "mv": true, "tee": true, "truncate": true,
-	"chmod": true, "chown": true, "chgrp": true, "ln": true, "install": true, "touch": true, "sed": true, "perl": true, "rsync": true}
+// evokoreHomes is EVOKORE_HOME as written and through its symlinks.
+func (m *matcher) evokoreHomes() []string {
+	if m.homes == nil {
+		m.homes = []string{filepath.Clean(m.evokoreHome), resolved(m.evokoreHome)}
+	}
+	return m.homes
+}
 
 func (m *matcher) bash(cmd string) []Decision {
 	p := parseShell(cmd)
@@ -139,82 +143,121 @@ func (m *matcher) bash(cmd string) []Decision {
 	if p.tooDeep {
 		ds = append(ds, Decision{Ask, "the command nests shells deeper than damage-control follows"})
 	}
+	for _, why := range p.unseen {
+		ds = append(ds, Decision{Ask, why})
+	}
 	for _, v := range p.views() {
-		for i := range m.rules.BashToolPatterns {
-			rule := &m.rules.BashToolPatterns[i]
-			if rule.Matches(v) {
-				act := Block
-				if rule.Ask {
-					act = Ask
-				}
-				ds = append(ds, Decision{act, rule.Reason})
-			}
-		}
+		ds = append(ds, m.patterns(v)...)
 	}
 	for _, c := range p.commands() {
-		if d := approvalsDecision(c.words); d.Action != Allow {
+		if d := surfaceDecision(c); d.Action != Allow {
 			ds = append(ds, d)
 		}
-		name := c.name()
-		redirect := false
-		for i, w := range c.words {
-			if i == 0 {
-				continue
+		for _, t := range targets(c) {
+			if d := m.target(t, c.dir); d.Action != Allow {
+				ds = append(ds, d)
 			}
-			if strings.HasPrefix(w, ">") || strings.HasPrefix(w, "&>") {
-				redirect = strings.HasPrefix(w, ">") && !strings.HasPrefix(w, ">&")
-				continue
-			}
-			for _, arg := range pathsIn(w) {
-				writing := redirect || writes[name] || (name == "dd" && strings.HasPrefix(w, "of=")) ||
-					(name == "cp" && i == len(c.words)-1)
-				if name == "sed" || name == "perl" {
-					writing = hasInPlace(c.words)
-				}
-				deleting := deletes[name] || (name == "find" && contains(c.words, "-delete"))
-				if name == "git" && len(c.words) > 1 && c.words[1] == "rm" {
-					deleting = true
-				}
-				d := m.path(arg, writing, deleting)
-				if d.Action != Allow {
-					ds = append(ds, d)
-				}
-			}
-			redirect = false
 		}
 	}
 	return ds
 }
 
-func hasInPlace(words []string) bool {
-	for _, w := range words[1:] {
-		if w == "-i" || strings.HasPrefix(w, "-i") || w == "--in-place" || strings.HasPrefix(w, "--in-place=") || (strings.HasPrefix(w, "-") && !strings.HasPrefix(w, "--") && strings.Contains(w, "i")) {
-			return true
+// patterns are the decisions of the rules' bashToolPatterns on a view.
+func (m *matcher) patterns(v string) []Decision {
+	var ds []Decision
+	for i := range m.rules.BashToolPatterns {
+		rule := &m.rules.BashToolPatterns[i]
+		if rule.Matches(v) {
+			act := Block
+			if rule.Ask {
+				act = Ask
+			}
+			ds = append(ds, Decision{act, rule.Reason})
 		}
 	}
-	return false
+	return ds
 }
 
-func contains(ws []string, s string) bool {
-	for _, w := range ws {
-		if w == s {
-			return true
+// target judges a path a command touches from dir, the working
+// directory a cd in the line moved to ("" the hook's, unknownDir when
+// unresolved).
+func (m *matcher) target(t target, dir string) Decision {
+	if t.unk.unknown() {
+		return m.unknownTarget(t, dir)
+	}
+	m.evokoreHomes()
+	at := *m
+	if dir == unknownDir {
+		if rel := t.path; !filepath.IsAbs(rel) && !strings.HasPrefix(rel, "~") && !strings.HasPrefix(rel, "$") && (t.write || t.del) {
+			if d := m.path(filepath.Join(m.evokoreHome, rel), true, t.del); d.Action != Allow {
+				return Decision{Ask, "after a cd to a directory damage-control cannot resolve, " + rel + " could be evokore's state"}
+			}
+		}
+	} else if dir != "" {
+		at.cwd = absolute(expandEvokoreHome(expandHome(dir, m.home), m.evokoreHome), m.cwd)
+	}
+	if t.dir {
+		return at.directory(t.path)
+	}
+	return at.path(t.path, t.write, t.del)
+}
+
+// unknownTarget judges a path with a part damage-control cannot resolve:
+// a write or delete asks when the path could be under EVOKORE_HOME.
+func (m *matcher) unknownTarget(t target, dir string) Decision {
+	if !(t.write || t.del || t.dir) || m.evokoreHome == "" {
+		return Decision{Action: Allow}
+	}
+	what := t.path[t.unk.from:t.unk.to]
+	prefix, tail := t.path[:t.unk.from], t.path[t.unk.to:]
+	reach := false
+	switch {
+	case prefix == "":
+		reach = tail == "" || m.evokoreState(filepath.Join(m.evokoreHome, tail))
+	default:
+		base := prefix
+		if !strings.HasSuffix(base, "/") {
+			base = filepath.Dir(base)
+		}
+		base = absolute(expandEvokoreHome(expandHome(base, m.home), m.evokoreHome), m.cwd)
+		reach = m.underOrAbove(base)
+	}
+	if !reach {
+		return Decision{Action: Allow}
+	}
+	return Decision{Ask, "a path built from " + what + ", which damage-control cannot resolve, is written: it could be evokore's approval state"}
+}
+
+// underOrAbove reports whether dir is EVOKORE_HOME, inside it (outside
+// the folders agents may write) or one of its parents.
+func (m *matcher) underOrAbove(dir string) bool {
+	home := filepath.Clean(m.evokoreHome)
+	dir = filepath.Clean(dir)
+	return m.inEvokoreHome(dir) || dir == home || strings.HasPrefix(home, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// directory judges a directory a command writes files into that the
+// line does not name: inside EVOKORE_HOME it blocks, above it it asks.
+func (m *matcher) directory(p string) Decision {
+	if m.evokoreHome == "" {
+		return m.path(p, true, false)
+	}
+	abs := absolute(expandEvokoreHome(expandHome(p, m.home), m.evokoreHome), m.cwd)
+	for _, home := range m.evokoreHomes() {
+		if home == "" {
+			continue
+		}
+		for _, d := range []string{abs, resolved(abs)} {
+			switch {
+			case d == "":
+			case d == home || m.evokoreState(d) || m.inEvokoreHome(d):
+				return Decision{Block, p + " is evokore's state directory: what is unpacked or applied there could change approvals, pins or trust"}
+			case strings.HasPrefix(home, strings.TrimSuffix(d, "/")+"/"):
+				return Decision{Ask, p + " holds EVOKORE_HOME: what is unpacked or applied there could change evokore's approvals, pins or trust"}
+			}
 		}
 	}
-	return false
-}
-
-// pathsIn returns the paths a word may name: the word itself, and the
-// value of an option=value or if=/of= word.
-func pathsIn(w string) []string {
-	if w == "" {
-		return nil
-	}
-	out := []string{w}
-	if i := strings.IndexByte(w, '='); i > 0 && i < len(w)-1 {
-		out = append(out, w[i+1:])
-	}
-	return out
+	return m.path(p, true, false)
 }
 
 // path judges one path a tool touches.
@@ -222,6 +265,9 @@ func (m *matcher) path(p string, write, del bool) Decision {
 	r := m.rules
 	if (write || del) && m.evokoreState(p) {
 		return Decision{Block, fmt.Sprintf("%s is evokore's approval, pin or trust state: only evokore and an operator at a terminal change it, never an agent's tool", p)}
+	}
+	if (write || del) && m.inEvokoreHome(p) {
+		return Decision{Ask, fmt.Sprintf("%s is under EVOKORE_HOME, where evokore keeps what decides approvals", p)}
 	}
 	if m.any(r.ZeroAccessPaths, p, true) && !m.any(r.ZeroAccessExceptions, p, false) {
 		return Decision{Block, fmt.Sprintf("%s is a zero-access path: no tool may read or write it", p)}
@@ -232,7 +278,17 @@ func (m *matcher) path(p string, write, del bool) Decision {
 	if del && m.any(r.NoDeletePaths, p, true) {
 		return Decision{Block, fmt.Sprintf("%s may not be deleted", p)}
 	}
+	if write && claudeSettings(p) {
+		return Decision{Ask, fmt.Sprintf("%s is Claude Code's settings: it decides the hooks and the sandbox that confine the agent", p)}
+	}
 	return Decision{Action: Allow}
+}
+
+// claudeSettings reports a Claude Code settings file (.claude/settings.json
+// or settings.local.json).
+func claudeSettings(p string) bool {
+	base := filepath.Base(p)
+	return (base == "settings.json" || base == "settings.local.json") && filepath.Base(filepath.Dir(p)) == ".claude"
 }
 
 // any reports whether p falls under one of patterns; with globs, a path
@@ -360,7 +416,40 @@ func appendText(path, line string) error {
 // trusted projects, and damage-control's own rules. These guards are
 // built in, not rules: a user's rules file replaces the shipped one whole
 // and must not drop them. A trailing "/" names a directory.
-var guardedState = []string{"approvals/", "pins.json", "trusted.json", RulesFile, "cache/"}
+var guardedState = []string{"approvals/", "pins.json", "trusted.json", RulesFile, "cache/", "permissions.yml", "mcp.config.json", operatorkey.Dir + "/"}
+
+// agentWritable are the folders of EVOKORE_HOME an agent's tools write:
+// the session records (an agent keeps its task list there) and logs.
+var agentWritable = []string{"sessions/", "logs/"}
+
+// inEvokoreHome reports whether p (as written, or through symlinks) is
+// under EVOKORE_HOME outside the folders agents write.
+func (m *matcher) inEvokoreHome(p string) bool {
+	if m.evokoreHome == "" {
+		return false
+	}
+	p = expandEvokoreHome(p, m.evokoreHome)
+	abs := absolute(expandHome(p, m.home), m.cwd)
+	for _, home := range m.evokoreHomes() {
+		if !filepath.IsAbs(home) {
+			continue
+		}
+		for _, q := range []string{abs, resolved(abs)} {
+			if q == "" || !strings.HasPrefix(q, home+"/") {
+				continue
+			}
+			rel := strings.TrimPrefix(q, home+"/")
+			free := false
+			for _, a := range agentWritable {
+				free = free || strings.HasPrefix(rel+"/", a)
+			}
+			if !free {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // evokoreState reports whether path p (as written, or through symlinks)
 // is one of EVOKORE_HOME's guarded files.
@@ -369,7 +458,7 @@ func (m *matcher) evokoreState(p string) bool {
 		return false
 	}
 	p = expandEvokoreHome(p, m.evokoreHome)
-	for _, home := range []string{filepath.Clean(m.evokoreHome), resolved(m.evokoreHome)} {
+	for _, home := range m.evokoreHomes() {
 		if !filepath.IsAbs(home) {
 			continue
 		}
@@ -425,28 +514,3 @@ func resolved(p string) string {
 	}
 	return ""
 }
-
-// approvalsDecision blocks a command that decides approvals: `evokore
-// approvals approve|deny` however it is started (a path to the binary,
-// go run, a wrapper, env assignments: the parser has peeled those), and
-// an HTTP client calling the approvals routes of the dashboard or a
-// router. An agent must not approve the calls that wait for its user.
-func approvalsDecision(words []string) Decision {
-	for i := 1; i+1 < len(words); i++ {
-		if words[i] == "approvals" && (words[i+1] == "approve" || words[i+1] == "deny") {
-			return Decision{Block, "'evokore approvals " + words[i+1] + "' decides a call held for the user; an agent may not run it (an operator runs it at a terminal)"}
-		}
-	}
-	if len(words) > 0 && httpClients[words[0]] {
-		for _, w := range words[1:] {
-			if strings.Contains(w, "/api/approvals") || strings.Contains(w, "/ws/approvals") {
-				return Decision{Block, "the approvals API decides calls held for the user; an agent may not call it"}
-			}
-		}
-	}
-	return Decision{Action: Allow}
-}
-
-// httpClients are the commands that send HTTP requests.
-var httpClients = map[string]bool{"curl": true, "wget": true, "http": true, "https": true, "xh": true, "xhs": true,
-	"httpie": true, "websocat": true, "wscat": true, "aria2c": true, "fetch": true, "lwp-request": true, "POST": true, "GET": true}

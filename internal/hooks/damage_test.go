@@ -134,3 +134,43 @@ func BenchmarkLoadShippedRules(b *testing.B) {
 		}
 	}
 }
+
+// TestApprovalSurfacesBehindIndirection: each form a same-user agent
+// used to reach evokore's approvals from its shell (issue 46) is judged
+// on its parsed syntax: blocked when the line shows it decides an
+// approval, asked when indirection hides what it runs.
+func TestApprovalSurfacesBehindIndirection(t *testing.T) {
+	rules, err := LoadRules(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, want, cmd string }{
+		{"percent-encoded dashboard path", Block, `curl -X POST http://127.0.0.1:8899/api/%61pprovals/approve -d '{"id":"1"}'`},
+		{"script pty", Block, `script -qc "evokore approvals approve 1" /dev/null`},
+		{"python pty", Block, `python3 -c "import pty; pty.spawn(['evokore', 'approvals', 'approve', '1'])"`},
+		{"expect pty", Block, "expect <<'EOF'\nspawn evokore approvals approve 1\nexpect \"y/N\"\nsend \"y\\r\"\nEOF"},
+		{"socat pty", Block, `socat - EXEC:'evokore approvals approve 1',pty,stderr`},
+		{"unbuffer pty", Block, `unbuffer evokore approvals deny 1`},
+		{"variable verb", Ask, `evokore approvals $A 1`},
+		{"default expansion", Ask, `evokore approvals ${X:-approve} 1`},
+		{"xargs", Ask, `echo approve 1 | xargs evokore approvals`},
+		{"eval of a variable", Ask, `eval "$CMD"`},
+		{"wrapper with unresolved command", Ask, `env "$BIN" approvals list`},
+		{"tar -C", Block, `tar -C ~/.evokore -xf /tmp/a.tar`},
+		{"unzip -d", Block, `unzip -o /tmp/a.zip -d $EVOKORE_HOME`},
+		{"git -C apply", Block, `git -C /home/dev/.evokore apply /tmp/p.diff`},
+		{"sqlite3 .output in a heredoc", Block, "sqlite3 /tmp/x.db <<EOF\n.output /home/dev/.evokore/approvals/decisions.jsonl\nselect '{}';\nEOF"},
+		{"vim", Block, `vim +'w! ~/.evokore/approvals/decisions.jsonl' /tmp/d`},
+		{"shell fed a heredoc", Block, "bash <<'EOF'\necho x >> ~/.evokore/approvals/decisions.jsonl\nEOF"},
+		{"herestring to a shell", Block, `sh <<< 'evokore approvals approve 1'`},
+		{"at job", Block, `echo 'evokore approvals approve 1' | at now`},
+		{"positional parameters of sh -c", Block, `sh -c 'evokore approvals "$1" 1' _ approve`},
+		{"statements before a syntax error", Block, "evokore approvals approve 1\necho 'unterminated"},
+		{"syntax error alone asks", Ask, "echo 'unterminated"},
+	} {
+		d := judge(rules, "Bash", map[string]any{"command": c.cmd}, "/home/dev", "/home/dev/project", "/home/dev/.evokore")
+		if d.Action != c.want {
+			t.Errorf("%s: %q: got %s (%s), want %s", c.name, c.cmd, d.Action, d.Reason, c.want)
+		}
+	}
+}

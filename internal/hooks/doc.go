@@ -19,6 +19,14 @@
 //	logs/hooks.jsonl                one line per hook run, rotated at 5 MB keeping 3
 //	logs/damage-control.log         one line per damage-control decision that was not "allow"
 //
+// Damage-control (damage.go) judges a Bash command on its syntax tree:
+// shell.go walks it (mvdan.cc/sh), word.go resolves its words,
+// wrapper.go peels wrappers and follows code handed to another shell,
+// code.go and token.go read interpreter one-liners, target.go lists the
+// paths a command touches and surface.go guards evokore's approval
+// surfaces. sandbox.go writes and reads Claude Code's sandbox block, the
+// operating system's boundary around the agent's shell.
+//
 // Every hook is fail-safe: an internal error (an unreadable payload, a
 // corrupt state file, an unwritable EVOKORE_HOME) is logged where possible
 // and the hook exits 0, so a broken hook never stops the user's session.

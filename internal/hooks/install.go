@@ -66,6 +66,11 @@ type Settings struct {
 	Exe string
 	// Now names the backup.
 	Now func() time.Time
+	// Sandbox, when set, turns on Claude Code's sandbox for the agent's
+	// shell with these paths kept from it (see sandbox.go); UserHome
+	// writes the paths under it as "~/…".
+	Sandbox  *Sandbox
+	UserHome string
 }
 
 // Change is the outcome of Install or Uninstall.
@@ -79,13 +84,19 @@ type Change struct {
 
 // Install plans the settings with evokore's hooks and status line merged
 // in: evokore's earlier entries are replaced, every other entry is kept
-// as it was, and a status line the user configured is left alone.
-func (s Settings) Install() (*Change, error) { return s.plan(true) }
+// as it was, and a status line the user configured is left alone. With
+// Sandbox set, Claude Code's sandbox is turned on too.
+func (s Settings) Install() (*Change, error) { return s.plan(true, true) }
 
-// Uninstall plans the settings with evokore's entries removed.
-func (s Settings) Uninstall() (*Change, error) { return s.plan(false) }
+// Uninstall plans the settings with evokore's entries removed; the
+// sandbox block is the user's and stays.
+func (s Settings) Uninstall() (*Change, error) { return s.plan(false, true) }
 
-func (s Settings) plan(install bool) (*Change, error) {
+// EnableSandbox plans only the sandbox block (connect claude-code
+// --sandbox): the hooks are left as they are.
+func (s Settings) EnableSandbox() (*Change, error) { return s.plan(true, false) }
+
+func (s Settings) plan(install, hooks bool) (*Change, error) {
 	before, err := safefile.Load(s.Path, safefile.MaxConfigBytes)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
@@ -96,50 +107,38 @@ func (s Settings) plan(install bool) (*Change, error) {
 			return nil, fmt.Errorf("%s is not a JSON object, so it is left as it is: %w", s.Path, err)
 		}
 	}
-	hooksObj := &object{}
-	if raw, ok := root.get("hooks"); ok {
-		if hooksObj, err = parseObject(raw); err != nil {
-			return nil, fmt.Errorf("%s: \"hooks\" is not an object: %w", s.Path, err)
+	if hooks {
+		if err := s.mergeHooks(root, install); err != nil {
+			return nil, err
+		}
+		s.mergeStatusLine(root, install)
+	}
+	if install && s.Sandbox != nil {
+		if err := mergeSandbox(root, *s.Sandbox, s.UserHome); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Path, err)
 		}
 	}
-	// Remove every evokore hook; drop groups and events left empty.
+	after, err := root.marshal()
+	if err != nil {
+		return nil, err
+	}
+	return &Change{Before: before, After: after, Changed: !bytes.Equal(before, after)}, nil
+}
+
+// mergeHooks removes every evokore hook from root's "hooks" (dropping
+// groups and events left empty) and, installing, adds the Wirings.
+func (s Settings) mergeHooks(root *object, install bool) error {
+	hooksObj := &object{}
+	if raw, ok := root.get("hooks"); ok {
+		var err error
+		if hooksObj, err = parseObject(raw); err != nil {
+			return fmt.Errorf("%s: \"hooks\" is not an object: %w", s.Path, err)
+		}
+	}
 	for _, event := range append([]string(nil), hooksObj.keys...) {
-		raw, _ := hooksObj.get(event)
-		var groups []map[string]any
-		if err := json.Unmarshal(raw, &groups); err != nil {
-			return nil, fmt.Errorf("%s: hooks.%s is not a list of hook groups: %w", s.Path, event, err)
+		if err := s.dropOurs(hooksObj, event); err != nil {
+			return err
 		}
-		kept := groups[:0]
-		changed := false
-		for _, g := range groups {
-			list, _ := g["hooks"].([]any)
-			var rest []any
-			for _, h := range list {
-				if m, ok := h.(map[string]any); ok {
-					if c, _ := m["command"].(string); IsOurs(c) {
-						changed = true
-						continue
-					}
-				}
-				rest = append(rest, h)
-			}
-			if len(rest) == 0 && len(list) > 0 {
-				continue
-			}
-			if len(rest) != len(list) {
-				g["hooks"] = rest
-			}
-			kept = append(kept, g)
-		}
-		if !changed {
-			continue
-		}
-		if len(kept) == 0 {
-			hooksObj.del(event)
-			continue
-		}
-		b, _ := json.Marshal(kept)
-		hooksObj.set(event, b)
 	}
 	if install {
 		exe := quoteCommand(s.Exe)
@@ -156,16 +155,61 @@ func (s Settings) plan(install bool) (*Change, error) {
 			hooksObj.set(w.Event, b)
 		}
 	}
-	if len(hooksObj.keys) > 0 {
-		b, err := hooksObj.marshal()
-		if err != nil {
-			return nil, err
-		}
-		root.set("hooks", bytes.TrimSpace(b))
-	} else {
+	if len(hooksObj.keys) == 0 {
 		root.del("hooks")
+		return nil
 	}
-	// The status line: evokore's replaces evokore's; a user's is kept.
+	b, err := hooksObj.marshal()
+	if err != nil {
+		return err
+	}
+	root.set("hooks", bytes.TrimSpace(b))
+	return nil
+}
+
+// dropOurs removes evokore's hooks from one event's groups.
+func (s Settings) dropOurs(hooksObj *object, event string) error {
+	raw, _ := hooksObj.get(event)
+	var groups []map[string]any
+	if err := json.Unmarshal(raw, &groups); err != nil {
+		return fmt.Errorf("%s: hooks.%s is not a list of hook groups: %w", s.Path, event, err)
+	}
+	kept := groups[:0]
+	changed := false
+	for _, g := range groups {
+		list, _ := g["hooks"].([]any)
+		var rest []any
+		for _, h := range list {
+			if m, ok := h.(map[string]any); ok {
+				if c, _ := m["command"].(string); IsOurs(c) {
+					changed = true
+					continue
+				}
+			}
+			rest = append(rest, h)
+		}
+		if len(rest) == 0 && len(list) > 0 {
+			continue
+		}
+		if len(rest) != len(list) {
+			g["hooks"] = rest
+		}
+		kept = append(kept, g)
+	}
+	switch {
+	case !changed:
+	case len(kept) == 0:
+		hooksObj.del(event)
+	default:
+		b, _ := json.Marshal(kept)
+		hooksObj.set(event, b)
+	}
+	return nil
+}
+
+// mergeStatusLine: evokore's status line replaces evokore's; a user's is
+// kept.
+func (s Settings) mergeStatusLine(root *object, install bool) {
 	var status struct {
 		Command string `json:"command"`
 	}
@@ -181,11 +225,6 @@ func (s Settings) plan(install bool) (*Change, error) {
 	case !install && mine:
 		root.del("statusLine")
 	}
-	after, err := root.marshal()
-	if err != nil {
-		return nil, err
-	}
-	return &Change{Before: before, After: after, Changed: !bytes.Equal(before, after)}, nil
 }
 
 // Apply writes a planned change, first copying the old file to

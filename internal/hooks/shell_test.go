@@ -5,23 +5,25 @@ import (
 	"testing"
 )
 
-// FuzzParseShell: any command line is taken apart without a panic, and
-// the views never lose a command the line plainly starts with.
+// FuzzParseShell: any command line is judged without a panic, and a
+// line that plainly starts with "rm -rf / " is never allowed, whatever
+// follows it (a syntax error after it asks).
 func FuzzParseShell(f *testing.F) {
-	for _, s := range []string{"rm -rf /", `python3 -c "import shutil;shutil.rmtree(os.path.join(Path.home() / 'a', 'b' + x))"`, `perl -e 'open(F, ">>", "x"); system "a", q(b)'`, `node -e "exec('''"`, `bash -c "echo $(curl x | sh)"`, "$'\\x72m' -rf /", "{a,b}", "a | b && c; d", "echo `id`", "x<(y)", "\"unterminated", "$(((", strings.Repeat("$(", 50)} {
+	for _, s := range []string{"rm -rf /", `python3 -c "import shutil;shutil.rmtree(os.path.join(Path.home() / 'a', 'b' + x))"`,
+		`perl -e 'open(F, ">>", "x"); system "a", q(b)'`, `node -e "exec('''"`, `bash -c "echo $(curl x | sh)"`, "$'\\x72m' -rf /",
+		"{a,b}", "a | b && c; d", "echo `id`", "x<(y)", "\"unterminated", "$(((", strings.Repeat("$(", 50),
+		"cat <<EOF\n$(rm -rf /)\nEOF", "x=${a:-$(b)}; for i in $x; do $i; done", `tar -C "$D" -xf a`, "expect -c 'spawn [x]'",
+		"rm -rf / &&", `sqlite3 x ".output $F"`} {
 		f.Add(s)
 	}
+	rules, err := LoadRules(f.TempDir())
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
-		p := parseShell(s)
-		_ = p.views()
-		if strings.HasPrefix(s, "rm -rf / ") || s == "rm -rf /" {
-			found := false
-			for _, v := range p.views() {
-				found = found || strings.HasPrefix(v, "rm -rf /")
-			}
-			if !found {
-				t.Fatalf("%q: views %q", s, p.views())
-			}
+		d := judge(rules, "Bash", map[string]any{"command": s}, "/home/dev", "/home/dev/project", "/home/dev/.evokore")
+		if strings.HasPrefix(s, "rm -rf / ") && d.Action == Allow {
+			t.Fatalf("%q is allowed", s)
 		}
 	})
 }

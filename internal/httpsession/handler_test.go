@@ -18,7 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/httpsession"
-	"github.com/evokore/evokore/internal/server"
+	"github.com/evokore/evokore/internal/ingress"
 	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/sessionstore"
 	"github.com/evokore/evokore/internal/testutil"
@@ -55,8 +55,8 @@ func coldHTTPRouter(t *testing.T, store sessionstore.Store, refresh bool) (*rout
 	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{"fx": routertest.Fixture(t, "-extra", "20")}})
 	testutil.WriteFile(t, dir, "permissions.yml", twoRoles)
 	h := routertest.NewWithConfig(t, dir, cfg, map[string]string{"EVOKORE_APPROVALS_MODE": "token", "EVOKORE_SESSION_TTL_MS": "60000"})
-	handler := httpsession.New(h.Server, httpsession.Options{TTL: h.Settings.SessionTTL, Store: store, Refresh: refresh, Identify: func(r *http.Request) server.SessionOptions {
-		return server.SessionOptions{Role: r.Header.Get("X-Test-Role"), Identity: session.Identity{Tenant: r.Header.Get("X-Test-Tenant")}}
+	handler := httpsession.New(h.Server, httpsession.Options{TTL: h.Settings.SessionTTL, Store: store, Refresh: refresh, Identify: func(r *http.Request) ingress.SessionOptions {
+		return ingress.SessionOptions{Role: r.Header.Get("X-Test-Role"), Identity: session.Identity{Tenant: r.Header.Get("X-Test-Tenant")}}
 	}})
 	return h, handler
 }
@@ -391,5 +391,35 @@ func TestHTTPInitializedOnAnotherReplica(t *testing.T) {
 	}
 	if log := a.Stderr.String(); strings.Contains(log, "duplicate initialized notification") {
 		t.Errorf("router A:\n%s", log)
+	}
+}
+
+// A session resumed on another replica starts from the state its client
+// set up on the first, nothing replayed to it: the log level the client
+// chose there still lets the child's log messages through, on the
+// resumed session's own event stream.
+func TestHTTPResumedSessionKeepsItsClientsLogLevel(t *testing.T) {
+	store := sessionstore.NewMemory(time.Minute)
+	a, handlerA := httpRouter(t, store, true)
+	b, handlerB := httpRouter(t, store, true)
+	a.Booted()
+	b.Booted()
+	sw := &switcher{}
+	sw.to(handlerA)
+	ts := httptest.NewServer(sw)
+	t.Cleanup(ts.Close)
+	who := map[string]string{"X-Test-Role": "alpha"}
+	c := connectHTTP(t, ts.URL, who)
+	//lint:ignore SA1019 logging passes through on purpose (docs/decisions.md)
+	if err := c.cs.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+		t.Fatal(err)
+	}
+	sw.to(handlerB)
+	_ = a.Server.Close()
+	// A progress token takes the call the SDK's way: its log message
+	// rides the call's own stream.
+	code, _, got := post(t, ts.URL, c.cs.ID(), `{"jsonrpc":"2.0","id":"l","method":"tools/call","params":{"name":"fx_log","arguments":{"message":"kept level"},"_meta":{"progressToken":"t"}}}`, who)
+	if code != http.StatusOK || !strings.Contains(got, `"method":"notifications/message"`) || !strings.Contains(got, "kept level") {
+		t.Errorf("a logging call on the resumed session: %d %s", code, got)
 	}
 }

@@ -6,7 +6,7 @@ import "time"
 //
 // A session that has had no POST in flight for the TTL is closed, as the
 // go-sdk's SessionTimeout would close it; the handler keeps the count
-// because the fast path answers most POSTs without the SDK seeing them. A
+// because the byte path answers most POSTs without the SDK seeing them. A
 // GET stream alone does not keep a session alive (nor does it for the
 // SDK): a client that only listens sends a ping now and then. The record
 // in the store expires on its own.

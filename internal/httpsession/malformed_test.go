@@ -11,7 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/evokore/evokore/internal/stdio"
+	"github.com/evokore/evokore/internal/ingress"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
@@ -26,7 +26,7 @@ type malformed struct {
 // stdioAnswer is what the stdio transport answers frame with.
 func stdioAnswer(t *testing.T, frame string) string {
 	t.Helper()
-	_, rej := stdio.Decode([]byte(frame))
+	_, rej := ingress.Decode([]byte(frame))
 	if rej == nil {
 		t.Fatalf("stdio takes %q", frame)
 	}
@@ -67,14 +67,14 @@ func TestMalformedBodiesAreRefusedAsOverStdio(t *testing.T) {
 		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + tool + `","arguments":{}}}`
 	}
 	sessionCases := []malformed{
-		{"a fractional id", call("1.9", "fx_count"), stdio.CodeInvalidRequest, "null"},
-		{"an id past int64", call("123456789012345678901234567890", "fx_count"), stdio.CodeInvalidRequest, "null"},
-		{"an id past 2^53", call("9007199254740993", "fx_count"), stdio.CodeInvalidRequest, "null"},
-		{"an exponent id", call("1e300", "fx_count"), stdio.CodeInvalidRequest, "null"},
-		{"invalid UTF-8", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"fx_count","arguments":{},"_meta":{"note":"` + "\xff" + `"}}}`, stdio.CodeParseError, "5"},
-		{"a repeated id", `{"jsonrpc":"2.0","id":6,"id":7,"method":"tools/call","params":{"name":"fx_count","arguments":{}}}`, stdio.CodeInvalidRequest, "null"},
-		{"a repeated method", `{"jsonrpc":"2.0","id":8,"method":"tools/list","method":"tools/call","params":{"name":"fx_count","arguments":{}}}`, stdio.CodeInvalidRequest, "8"},
-		{"not JSON", `{"jsonrpc":"2.0","id":9,`, stdio.CodeParseError, "null"},
+		{"a fractional id", call("1.9", "fx_count"), ingress.CodeInvalidRequest, "null"},
+		{"an id past int64", call("123456789012345678901234567890", "fx_count"), ingress.CodeInvalidRequest, "null"},
+		{"an id past 2^53", call("9007199254740993", "fx_count"), ingress.CodeInvalidRequest, "null"},
+		{"an exponent id", call("1e300", "fx_count"), ingress.CodeInvalidRequest, "null"},
+		{"invalid UTF-8", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"fx_count","arguments":{},"_meta":{"note":"` + "\xff" + `"}}}`, ingress.CodeParseError, "5"},
+		{"a repeated id", `{"jsonrpc":"2.0","id":6,"id":7,"method":"tools/call","params":{"name":"fx_count","arguments":{}}}`, ingress.CodeInvalidRequest, "null"},
+		{"a repeated method", `{"jsonrpc":"2.0","id":8,"method":"tools/list","method":"tools/call","params":{"name":"fx_count","arguments":{}}}`, ingress.CodeInvalidRequest, "8"},
+		{"not JSON", `{"jsonrpc":"2.0","id":9,`, ingress.CodeParseError, "null"},
 	}
 
 	// A 2025-11-25 session, with a call in flight under id 1.
@@ -92,7 +92,7 @@ func TestMalformedBodiesAreRefusedAsOverStdio(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	noHeaders := func(string) map[string]string { return nil }
 	refusedAsOverStdio(t, ts.URL, cs.ID(), append([]malformed{
-		{"id 1.9 next to id 1 in flight", call("1.9", "fx_echo"), stdio.CodeInvalidRequest, "null"},
+		{"id 1.9 next to id 1 in flight", call("1.9", "fx_echo"), ingress.CodeInvalidRequest, "null"},
 	}, sessionCases...), noHeaders)
 	if got := <-slow; strings.Count(got, `"id":1,`) != 1 || !strings.Contains(got, `"result"`) {
 		t.Errorf("the call in flight under id 1: %s", got)
@@ -137,11 +137,11 @@ func TestMalformedBodiesAreRefusedAsOverStdio(t *testing.T) {
 	}
 	meta := fmt.Sprintf(`"_meta":{%q:"2026-07-28",%q:{}}`, mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities)
 	refusedAsOverStdio(t, ts.URL, "", []malformed{
-		{"a fractional id", sessionless("7.5", "fx_count"), stdio.CodeInvalidRequest, "null"},
-		{"an exponent id", sessionless("1e300", "fx_count"), stdio.CodeInvalidRequest, "null"},
-		{"an id past 2^53", sessionless("9007199254740993", "fx_echo"), stdio.CodeInvalidRequest, "null"},
-		{"invalid UTF-8", `{"jsonrpc":"2.0","id":"u","method":"tools/call","params":{"name":"fx_count","arguments":{},"note":"` + "\xff" + `",` + meta + `}}`, stdio.CodeParseError, `"u"`},
-		{"a repeated id", `{"jsonrpc":"2.0","id":3,"id":4,"method":"tools/call","params":{"name":"fx_count","arguments":{},` + meta + `}}`, stdio.CodeInvalidRequest, "null"},
+		{"a fractional id", sessionless("7.5", "fx_count"), ingress.CodeInvalidRequest, "null"},
+		{"an exponent id", sessionless("1e300", "fx_count"), ingress.CodeInvalidRequest, "null"},
+		{"an id past 2^53", sessionless("9007199254740993", "fx_echo"), ingress.CodeInvalidRequest, "null"},
+		{"invalid UTF-8", `{"jsonrpc":"2.0","id":"u","method":"tools/call","params":{"name":"fx_count","arguments":{},"note":"` + "\xff" + `",` + meta + `}}`, ingress.CodeParseError, `"u"`},
+		{"a repeated id", `{"jsonrpc":"2.0","id":3,"id":4,"method":"tools/call","params":{"name":"fx_count","arguments":{},` + meta + `}}`, ingress.CodeInvalidRequest, "null"},
 	}, headers)
 	// The fixture serves new-era callers from a process of their own.
 	body, hdr := statelessCall(20, "fx_read_count", `{}`)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/evokore/evokore/internal/server"
+	"github.com/evokore/evokore/internal/ingress"
 	"github.com/evokore/evokore/internal/sessionstore"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
@@ -20,8 +20,8 @@ import (
 // stdio: each with its own id and the role its request was given.
 func TestHTTPHandlerServesSessionsWithTheirOwnRoles(t *testing.T) {
 	h := routertest.New(t, map[string]any{}, nil)
-	handler := h.HTTP(func(r *http.Request) server.SessionOptions {
-		return server.SessionOptions{Role: r.Header.Get("X-Test-Role")}
+	handler := h.HTTP(func(r *http.Request) ingress.SessionOptions {
+		return ingress.SessionOptions{Role: r.Header.Get("X-Test-Role")}
 	}, nil)
 	ts := httptest.NewServer(handler)
 	// Registered first, so it runs after the clients closed their

@@ -8,7 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/evokore/evokore/internal/server"
+	"github.com/evokore/evokore/internal/ingress"
 	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/testutil/routertest"
@@ -25,8 +25,8 @@ func TestNativesShowOnlyTheCallersTenant(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := routertest.NewWithConfig(t, dir, testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{}}), nil)
-	alice := h.ConnectAs(nil, server.SessionOptions{Identity: session.Identity{Subject: "alice", Tenant: "alice"}})
-	bob := h.ConnectAs(nil, server.SessionOptions{Identity: session.Identity{Subject: "bob", Tenant: "bob"}})
+	alice := h.ConnectAs(nil, ingress.SessionOptions{Identity: session.Identity{Subject: "alice", Tenant: "alice"}})
+	bob := h.ConnectAs(nil, ingress.SessionOptions{Identity: session.Identity{Subject: "bob", Tenant: "bob"}})
 	local := h.Connect(nil)
 	aliceSession := ""
 	for _, s := range h.Server.Sessions() {

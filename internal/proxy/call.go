@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/childauth"
 	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/tracing"
 )
@@ -33,9 +34,11 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: MsgServerRemoved(c.Entry.Name, ch.spec.ID)}
 	}
 	defer ch.leave()
+	// A child that needs authorization asks this call's client.
+	ctx = childauth.WithCaller(ctx, c.Session)
 	k, err := ch.connFor(ctx, c.Session)
 	if err != nil {
-		return nil, err
+		return authFailure(err)
 	}
 	childToken, end := s.routes.begin(ctx, ch.spec.ID, c.Session, c.Meta.GetMeta()["progressToken"])
 	defer end()
@@ -96,7 +99,7 @@ func (t *toolCall) send(ctx context.Context, responses mcp.InputResponseMap, sta
 	req := t.req
 	req.responses, req.state = responses, state
 	a, err := t.k.carrier.carry(ctx, req)
-	if errors.Is(err, mcp.ErrSessionMissing) && ctx.Err() == nil && !t.k.second {
+	if errors.Is(err, mcp.ErrSessionMissing) && ctx.Err() == nil && t.k.reopenedByRunLoop() {
 		// The server answered that it forgot the session, so it did not
 		// run the call: send it again on the session the run loop opens.
 		t.ch.expire(t.k)
@@ -129,7 +132,6 @@ func (t *toolCall) outcome(ctx context.Context, res *mcp.CallToolResult, err err
 		return errorResult(failed.msg), nil
 	}
 	ch.recordCall(err)
-	var we *jsonrpc.Error
 	switch {
 	case ctx.Err() != nil:
 		return nil, ctx.Err() // the client cancelled; the carrier told the child
@@ -141,9 +143,11 @@ func (t *toolCall) outcome(ctx context.Context, res *mcp.CallToolResult, err err
 		return errorResult(MsgStoppedReading(tool, ch.spec.ID, t.timeout)), nil
 	case errors.Is(err, context.DeadlineExceeded) && !time.Now().Before(t.req.deadline):
 		return errorResult(MsgCallTimeout(tool, ch.spec.ID, t.timeout)), nil
-	case errors.As(err, &we):
-		return nil, we
-	case errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || ch.connectionLost():
+	}
+	if r, ok, werr := childAnswer(err); ok {
+		return r, werr
+	}
+	if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || ch.connectionLost() {
 		ch.lost(t.k)
 		return errorResult(MsgDiedDuringCall(tool, ch.spec.ID)), nil
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/childauth"
 	"github.com/evokore/evokore/internal/config"
 )
 
@@ -58,7 +59,7 @@ var errLost = fmt.Errorf("%w: the server's output ended", mcp.ErrConnectionClose
 
 // httpCarrier carries a call to a streamable HTTP or SSE child through
 // the SDK's client session, whose transport sends it with the child's
-// http.Client (httpClient): authorization plugs in there.
+// http.Client (httpTransport): authorization plugs in there.
 type httpCarrier struct{ cs *mcp.ClientSession }
 
 func (h httpCarrier) carry(ctx context.Context, req toolRequest) (answer, error) {
@@ -68,48 +69,43 @@ func (h httpCarrier) carry(ctx context.Context, req toolRequest) (answer, error)
 	return answer{res: res}, err
 }
 
-// ChildAuth is what authorizes the requests to one remote child. Both
-// fields are optional.
-type ChildAuth struct {
-	// OAuth is handed to the SDK's streamable HTTP transport, which adds
-	// its token to every request and calls Authorize on a 401 or 403.
-	// An SSE child has no such hook: Wrap serves it.
-	OAuth auth.OAuthHandler
-	// Wrap wraps the child's HTTP transport (after the configured
-	// headers are set), for any authorization a RoundTripper does.
-	Wrap func(http.RoundTripper) http.RoundTripper
-}
-
-// httpTransport is the MCP transport to a remote child: the one place
-// where its http.Client is built, with the configured headers and what
-// Options.HTTPAuth returns for it.
-func (s *Supervisor) httpTransport(spec config.Server, timeout time.Duration) (mcp.Transport, error) {
+// httpTransport is the MCP transport to a remote child (spec resolved):
+// the one place where its http.Client is built, with the configured
+// headers and evokore's authorization to the child (Options.Authorizer).
+// The streamable HTTP transport takes the authorizer's OAuth handler,
+// which the SDK asks for a token on every request of that client and on
+// a 401 or 403 (and fails the connection when a call is cancelled during
+// a login); the SSE transport has no such hook, so the handler wraps
+// its client's round tripper (childauth.Transport).
+func (c *child) httpTransport(spec config.Server, timeout time.Duration) (mcp.Transport, error) {
 	if spec.URL == "" {
 		return nil, errFatal{fmt.Errorf("HTTP server '%s' requires a 'url' field", spec.ID)}
 	}
-	var ca ChildAuth
-	if s.opts.HTTPAuth != nil {
-		ca = s.opts.HTTPAuth(spec.ID)
+	var h auth.OAuthHandler
+	if a := c.sup.opts.Authorizer; a != nil {
+		// The spec as written: tokens are kept by the server's identity.
+		h = a.Handler(c.spec)
 	}
 	var rt http.RoundTripper = http.DefaultTransport
 	if len(spec.Headers) > 0 {
 		rt = headerTransport{headers: spec.Headers, base: rt}
 	}
-	if ca.Wrap != nil {
-		rt = ca.Wrap(rt)
-	}
-	var client *http.Client
-	if rt != http.DefaultTransport {
-		client = &http.Client{Transport: rt}
-	}
 	if spec.Transport == config.TransportSSE {
-		if ca.OAuth != nil {
-			// Fail closed: the SDK's SSE transport would send without it.
-			return nil, errFatal{fmt.Errorf("SSE server '%s' cannot use an OAuth handler; only streamable HTTP can", spec.ID)}
+		if h != nil {
+			rt = childauth.Transport(h, rt)
 		}
-		return &sseTransport{inner: &mcp.SSEClientTransport{Endpoint: spec.URL, HTTPClient: client}, life: s.ctx, timeout: timeout}, nil
+		return &sseTransport{inner: &mcp.SSEClientTransport{Endpoint: spec.URL, HTTPClient: clientOf(rt)}, life: c.sup.ctx, timeout: timeout}, nil
 	}
-	return &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: client, OAuthHandler: ca.OAuth}, nil
+	return &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: clientOf(rt), OAuthHandler: h}, nil
+}
+
+// clientOf is the http.Client over rt; nil (the SDK's default client)
+// when rt adds nothing.
+func clientOf(rt http.RoundTripper) *http.Client {
+	if rt == http.DefaultTransport {
+		return nil
+	}
+	return &http.Client{Transport: rt}
 }
 
 // headerTransport adds the configured headers to every request.

@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/oauth2"
 
@@ -74,71 +76,76 @@ func (b *bearer) Authorize(_ context.Context, _ *http.Request, resp *http.Respon
 	return nil
 }
 
-// Options.HTTPAuth is where authorization plugs into a remote child's
-// connection: its OAuth handler's token and its RoundTripper reach every
-// request the child gets, the calls' included, and without them a child
-// that requires them does not connect. An OAuth handler for an SSE
-// child, whose transport has no place for one, fails the boot instead of
-// sending unauthorized requests.
-func TestHTTPAuthAuthorizesARemoteChild(t *testing.T) {
-	addr := remoteFixture(t)
-	var refused, served atomic.Int32
-	fwd := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: addr})
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer t0k3n" || r.Header.Get("X-Wrapped") != "remote" {
-			refused.Add(1)
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		served.Add(1)
-		fwd.ServeHTTP(w, r)
-	}))
-	t.Cleanup(front.Close)
+// tokenAuthorizer authorizes evokore to every HTTP child with one
+// bearer; no child ever needs a login.
+type tokenAuthorizer struct{ tokens *bearer }
 
-	boot := func(transport string, auth func(string) proxy.ChildAuth) (*proxy.Supervisor, *catalog.Store) {
+func (a tokenAuthorizer) Handler(config.Server) auth.OAuthHandler { return a.tokens }
+func (a tokenAuthorizer) Changed(string) <-chan struct{}          { return nil }
+func (a tokenAuthorizer) Required(context.Context, config.Server) error {
+	return errors.New("no login here")
+}
+func (a tokenAuthorizer) NeedsAuthorization(string) bool { return false }
+
+// Options.Authorizer plugs into the HTTP carrier's http.Client: its
+// token reaches every request a remote child gets, the calls' included,
+// beside the configured headers, over streamable HTTP and SSE alike; a
+// child that requires it does not connect without it.
+func TestTheAuthorizerAuthorizesARemoteChild(t *testing.T) {
+	addr := listening(t, func(addr string) *exec.Cmd { return exec.Command(testutil.ContentServer(t), "-http", addr) })
+	sseAddr := listening(t, func(addr string) *exec.Cmd { return exec.Command(testutil.ContentServer(t), "-sse", addr) })
+	var refused, served atomic.Int32
+	front := func(addr string) string {
+		fwd := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: addr})
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != "Bearer t0k3n" || r.Header.Get("X-Configured") != "yes" {
+				refused.Add(1)
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			served.Add(1)
+			fwd.ServeHTTP(w, r)
+		}))
+		t.Cleanup(ts.Close)
+		return ts.URL
+	}
+	boot := func(transport, url string, a proxy.Authorizer) (*proxy.Supervisor, *catalog.Store) {
 		cat := catalog.NewStore(nil, []string{"remote"})
 		s := proxy.New(proxy.Options{
-			Servers: []config.Server{{ID: "remote", Transport: transport, URL: front.URL}},
+			Servers: []config.Server{{ID: "remote", Transport: transport, URL: url, Headers: map[string]string{"X-Configured": "yes"}}},
 			Catalog: cat, BootTimeout: 20 * time.Second, RequestTimeout: 20 * time.Second, ShutdownGrace: time.Second,
-			HTTPAuth: auth,
+			Authorizer: a,
 		})
 		t.Cleanup(s.Close)
 		s.Start(nil)
 		<-s.Booted()
 		return s, cat
 	}
-	tokens := &bearer{}
-	s, cat := boot(config.TransportHTTP, func(id string) proxy.ChildAuth {
-		return proxy.ChildAuth{OAuth: tokens, Wrap: func(base http.RoundTripper) http.RoundTripper {
-			return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-				r = r.Clone(r.Context())
-				r.Header.Set("X-Wrapped", id)
-				return base.RoundTrip(r)
-			})
-		}}
-	})
-	if st := s.Status()[0]; st.Status != proxy.StatusConnected {
-		t.Fatalf("the authorized child is %s: %s", st.Status, st.LastError)
-	}
-	entry, ok := cat.Snapshot().Lookup("remote_echo")
-	if !ok {
-		t.Fatal("remote_echo is not listed")
-	}
-	before := served.Load()
-	res, err := s.CallTool(context.Background(), &router.Call{Entry: entry, Args: json.RawMessage(`{"message":"authorized"}`)})
-	if err != nil || routertest.Text(res) != "Echo: authorized" {
-		t.Fatalf("remote_echo = %q, %v", routertest.Text(res), err)
-	}
-	if served.Load() == before || refused.Load() != 0 || tokens.asked.Load() == 0 {
-		t.Errorf("served %d (the call %d), refused %d, tokens asked %d", served.Load(), served.Load()-before, refused.Load(), tokens.asked.Load())
-	}
-
-	if s, _ := boot(config.TransportHTTP, nil); s.Status()[0].Status == proxy.StatusConnected {
-		t.Error("the child connected without its authorization")
-	}
-	s, _ = boot(config.TransportSSE, func(string) proxy.ChildAuth { return proxy.ChildAuth{OAuth: tokens} })
-	if st := s.Status()[0]; st.Status != proxy.StatusError || !strings.Contains(st.LastError, "cannot use an OAuth handler") {
-		t.Errorf("an SSE child with an OAuth handler: %s %q", st.Status, st.LastError)
+	for _, tc := range []struct{ transport, url string }{
+		{config.TransportHTTP, front(addr)},
+		{config.TransportSSE, front(sseAddr)},
+	} {
+		tokens := &bearer{}
+		s, cat := boot(tc.transport, tc.url, tokenAuthorizer{tokens})
+		if st := s.Status()[0]; st.Status != proxy.StatusConnected {
+			t.Fatalf("%s: the authorized child is %s: %s", tc.transport, st.Status, st.LastError)
+		}
+		entry, ok := cat.Snapshot().Lookup("remote_logs")
+		if !ok {
+			t.Fatalf("%s: remote_logs is not listed", tc.transport)
+		}
+		before := served.Load()
+		res, err := s.CallTool(context.Background(), &router.Call{Entry: entry, Args: json.RawMessage(`{"count":0}`)})
+		if err != nil || routertest.Text(res) != "logged 0" {
+			t.Fatalf("%s: remote_logs = %q, %v", tc.transport, routertest.Text(res), err)
+		}
+		if served.Load() == before || refused.Load() != 0 || tokens.asked.Load() == 0 {
+			t.Errorf("%s: served %d (the call %d), refused %d, tokens asked %d", tc.transport, served.Load(), served.Load()-before, refused.Load(), tokens.asked.Load())
+		}
+		if s, _ := boot(tc.transport, tc.url, nil); s.Status()[0].Status == proxy.StatusConnected {
+			t.Errorf("%s: the child connected without its authorization", tc.transport)
+		}
+		refused.Store(0)
 	}
 }
 
@@ -146,13 +153,22 @@ func TestHTTPAuthAuthorizesARemoteChild(t *testing.T) {
 // returns its address once it listens.
 func remoteFixture(t *testing.T, args ...string) string {
 	t.Helper()
+	return listening(t, func(addr string) *exec.Cmd {
+		return exec.Command(testutil.FixtureServer(t), append([]string{"-http", addr, "-name", "remote"}, args...)...)
+	})
+}
+
+// listening starts the server cmd makes for an address, and returns the
+// address once the server listens on it.
+func listening(t *testing.T, cmd func(addr string) *exec.Cmd) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
 	l.Close()
-	remote := exec.Command(testutil.FixtureServer(t), append([]string{"-http", addr, "-name", "remote"}, args...)...)
+	remote := cmd(addr)
 	if err := remote.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +205,3 @@ func TestACallToARemoteChildEndsAtTheRequestTimeout(t *testing.T) {
 		t.Errorf("remote_slow = %q, %v", routertest.Text(res), err)
 	}
 }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/childauth"
 	"github.com/evokore/evokore/internal/config"
 )
 
@@ -60,9 +61,9 @@ type child struct {
 	// expired is set when a call learnt that the server forgot the
 	// session: its end is then no failure of the server's.
 	expired bool
-	// newEra is set once the child refused initialize as an unknown
-	// method: it is asked for MCP 2026-07-28 from then on. Only the run
-	// loop touches it.
+	// newEra is set when the child is configured for MCP 2026-07-28 or
+	// once it refused initialize as an unknown method: it is asked for
+	// that era from then on (era.go). Only the run loop touches it.
 	newEra bool
 	// dual is the child's second connection, of the new era, when it
 	// speaks both eras (dual.go).
@@ -94,6 +95,7 @@ func newChild(s *Supervisor, spec config.Server) *child {
 	c := &child{sup: s, spec: spec, state: StatusBooting, ready: make(chan struct{}), changed: make(chan struct{}), redact: spec.Redactor(s.opts.Env),
 		exited: make(chan struct{}), drained: make(chan struct{})}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
+	c.newEra = configuredNewEra(spec)
 	if spec.Disabled {
 		c.state = StatusDisabled
 		close(c.ready)
@@ -114,6 +116,7 @@ func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone
 	attempt := 0
 	for {
 		started := time.Now()
+		authChanged := c.authChanged()
 		err := c.boot(ctx, caps)
 		if err != nil && ctx.Err() == nil {
 			// Recorded before firstDone: whoever waits for the first boot
@@ -131,6 +134,16 @@ func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone
 		if err != nil {
 			if errors.As(err, new(errFatal)) {
 				return
+			}
+			if needsAuthorization(err) {
+				// No retry against a server that will refuse again:
+				// the next boot waits for a login.
+				if !c.awaitAuthorization(ctx, authChanged) {
+					return
+				}
+				attempt = 0
+				c.rebooting()
+				continue
 			}
 		} else {
 			err := c.waitForExit(ctx)
@@ -346,6 +359,10 @@ func (c *child) fail(err error, fatal bool) {
 	defer c.mu.Unlock()
 	c.state = StatusError
 	c.lastErr = c.redact.Replace(err.Error())
+	var na *childauth.NeedsAuthorizationError
+	if errors.As(err, &na) {
+		c.state, c.lastErr = StatusNeedsAuthorization, c.redact.Replace(na.Error())
+	}
 	c.errorCount++
 	c.gaveUp = c.gaveUp || fatal
 	select {
@@ -454,6 +471,9 @@ func (c *child) session(ctx context.Context) (*conn, error) {
 	c.mu.Lock()
 	state, ready := c.state, c.ready
 	c.mu.Unlock()
+	if state == StatusNeedsAuthorization {
+		return c.authorizeForCall(ctx)
+	}
 	if state == StatusBooting {
 		timeout := c.sup.bootTimeout(c.spec)
 		t := time.NewTimer(timeout)
@@ -583,7 +603,7 @@ func (c *child) status() ServerStatus {
 	defer c.mu.Unlock()
 	st := ServerStatus{
 		ID:                  c.spec.ID,
-		Status:              c.state,
+		Status:              c.authStatus(c.state),
 		ConnectionType:      c.spec.Transport,
 		ErrorCount:          c.errorCount,
 		RegisteredToolCount: c.toolCount,

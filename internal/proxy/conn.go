@@ -74,7 +74,7 @@ func (c *child) connect(ctx context.Context, spec config.Server, protocol string
 // started from its command (in its environment and sandbox).
 func (c *child) dial(spec config.Server, timeout time.Duration) (mcp.Transport, *process, error) {
 	if spec.IsHTTP() {
-		t, err := c.sup.httpTransport(spec, timeout)
+		t, err := c.httpTransport(spec, timeout)
 		return t, nil, err
 	}
 	if spec.Command == "" {

@@ -16,6 +16,10 @@
 //
 // # How a call is carried
 //
+// This package is the child side. How a client's call reaches it (the
+// stdio and HTTP transports, the byte path and the SDK path) is the
+// caller side: see package ingress.
+//
 // A proxied tools/call reaches a child through its transport's one
 // carrier, the line wire for a stdio child and the SDK's client over the
 // child's http.Client for a streamable HTTP or SSE child; everything else
@@ -30,8 +34,13 @@
 // child, the child's own errors) and in the era adapter (era.go and
 // dual.go), the one place that knows which protocol era a caller or a
 // child's connection speaks. A remote child's authorization plugs into
-// its http.Client, built in one place (httpTransport) with what
-// Options.HTTPAuth returns for it.
+// its http.Client, built in one place (httpTransport, carrier.go): the
+// configured headers, then Options.Authorizer's OAuth handler (package
+// childauth), which the SDK's streamable transport asks for a token on
+// each request and on a 401 or 403, and which wraps the SSE transport's
+// round tripper. A child that needs a user's login waits for one in its
+// run loop (Authorizer.Changed), and a call to it asks its caller
+// (authorize.go).
 //
 // The line wire (wire.go) writes each call as one line under an id of
 // its own, "evokore-fp-<n>" (the SDK's client numbers its requests with

@@ -76,6 +76,11 @@ func (c *child) connFor(ctx context.Context, sess *session.Session) (*conn, erro
 	return k, nil
 }
 
+// reopenedByRunLoop reports whether k is the connection the child's
+// run loop opens again when it ends (the first one); the second, of the
+// new era, is opened again by the next call of that era instead.
+func (k *conn) reopenedByRunLoop() bool { return !k.second }
+
 // newEraConn is the child's connection of the new era, opened now when
 // none is; nil when the child speaks the old era only or the connection
 // cannot be opened (yet).

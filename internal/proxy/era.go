@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/era"
 	"github.com/evokore/evokore/internal/rawjson"
 	"github.com/evokore/evokore/internal/router"
@@ -85,6 +86,12 @@ func (c *child) protocol() string {
 		return era.SessionlessVersion
 	}
 	return childProtocol
+}
+
+// configuredNewEra reports whether the child's configuration names the
+// new era (protocolVersion): it is asked for that era first.
+func configuredNewEra(spec config.Server) bool {
+	return spec.ProtocolVersion == era.SessionlessVersion
 }
 
 // askNewEra reports whether a boot that failed with err met a child of

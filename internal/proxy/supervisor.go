@@ -67,10 +67,10 @@ type Options struct {
 	// some session subscribed to changed; the receiver tells only the
 	// sessions subscribed to that URI.
 	ResourceUpdated func(ctx context.Context, params *mcp.ResourceUpdatedNotificationParams)
-	// HTTPAuth, when set, is asked for what authorizes the requests to
-	// the streamable HTTP or SSE child serverID, each time a connection
-	// to it opens (carrier.go); nil: the configured headers alone.
-	HTTPAuth func(serverID string) ChildAuth
+	// Authorizer, when set, authorizes evokore to its HTTP children: it
+	// plugs into the HTTP carrier's http.Client (carrier.go), and a call
+	// of a child that needs authorization asks its caller (authorize.go).
+	Authorizer Authorizer
 }
 
 // Supervisor owns the child servers.

@@ -31,7 +31,7 @@ type Content interface {
 // keep it, and it may change at any time (a reload, a child's update).
 var roleScoped = mcp.Cacheable{CacheScope: "private"}
 
-func (v *view) contentMethod(ctx context.Context, method string, req mcp.Request) (res mcp.Result, ok bool, err error) {
+func (v *View) contentMethod(ctx context.Context, method string, req mcp.Request) (res mcp.Result, ok bool, err error) {
 	c := v.srv.content
 	switch method {
 	case "resources/list":
@@ -103,7 +103,7 @@ func (v *view) contentMethod(ctx context.Context, method string, req mcp.Request
 
 // syncResources mirrors the resource URIs into the SDK registry so that a
 // change reaches this session as notifications/resources/list_changed.
-func (v *view) syncResources() {
+func (v *View) syncResources() {
 	c := v.srv.content
 	now := map[string]*mcp.Resource{}
 	if c != nil {
@@ -145,7 +145,7 @@ func (v *view) syncResources() {
 // the SDK registry, so that a change reaches this session as
 // notifications/prompts/list_changed. The router's own prompts never
 // change.
-func (v *view) syncPrompts() {
+func (v *View) syncPrompts() {
 	now := map[string]bool{}
 	var native []*mcp.Prompt
 	if c := v.srv.content; c != nil {

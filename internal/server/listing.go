@@ -47,7 +47,7 @@ type toolsList struct {
 // listTools answers tools/list for this session: its projection in
 // catalog order, paged when the client sends a cursor or paging is on,
 // with schemas deferred when EVOKORE_TOOL_SCHEMA_MODE=deferred.
-func (v *view) listTools(req *mcp.ListToolsRequest) *toolsList {
+func (v *View) listTools(req *mcp.ListToolsRequest) *toolsList {
 	s := v.srv
 	snap := s.catalog.Snapshot()
 	gen := s.gen.Load()

@@ -16,8 +16,11 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/childauth"
 	"github.com/evokore/evokore/internal/childview"
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/httpsession"
+	"github.com/evokore/evokore/internal/ingress"
 	"github.com/evokore/evokore/internal/lifecycle"
 	"github.com/evokore/evokore/internal/logging"
 	"github.com/evokore/evokore/internal/native"
@@ -129,7 +132,7 @@ type Server struct {
 
 	mu      sync.Mutex
 	closing bool
-	views   []*view
+	views   []*View
 }
 
 // New assembles the router from its settings. Bad files never stop it:
@@ -202,7 +205,14 @@ func New(opts Options) *Server {
 	g.profile = s.resolveProfile(g)
 	s.gen.Store(g)
 
+	// evokore's authorization to its HTTP children: their tokens under
+	// EVOKORE_HOME, a login by `evokore auth login` seen as it lands.
+	authz := childauth.New(childauth.Options{Home: opts.Settings.Home, Env: opts.Settings.Env, Log: s.log})
+	s.parts.OnStart(func(ctx context.Context) {
+		s.parts.Go(func() { authz.Watch(ctx, func() []config.Server { return s.Config().Servers }) })
+	})
 	s.proxy = proxy.New(proxy.Options{
+		Authorizer:      authz,
 		Servers:         g.config.Servers,
 		Env:             opts.Settings.Env,
 		Home:            opts.Settings.Home,
@@ -457,7 +467,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 			flush(ctx)
 		}
 		for _, v := range views {
-			v.close()
+			v.Close()
 		}
 		s.parts.Stop()
 	})
@@ -545,7 +555,7 @@ func (s *Server) Banner(transport string) string {
 }
 
 // attach records a view whose session is bound; false once Shutdown began.
-func (s *Server) attach(v *view) bool {
+func (s *Server) attach(v *View) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
@@ -555,10 +565,10 @@ func (s *Server) attach(v *view) bool {
 	return true
 }
 
-func (s *Server) detach(v *view) {
+func (s *Server) detach(v *View) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.views = slices.DeleteFunc(s.views, func(x *view) bool { return x == v })
+	s.views = slices.DeleteFunc(s.views, func(x *View) bool { return x == v })
 }
 
 // bootOnDiscover boots the children once a client discovered the
@@ -597,89 +607,50 @@ func (s *Server) isClosing() bool {
 	return s.closing
 }
 
-// SessionOptions say who a session acts for; the zero value is the
-// server's role and no identity (stdio).
-type SessionOptions struct {
-	// Role overrides the server's role when set.
-	Role     string
-	Identity session.Identity
-}
-
-// Connect serves one client session over t (stdio, in-memory for tests).
-// Each session gets its own view of the shared router; the first
-// session's handshake boots the children.
+// Connect serves one client session over t (in-memory for tests). Each
+// session gets its own view of the shared router; the first session's
+// handshake boots the children.
 func (s *Server) Connect(ctx context.Context, t mcp.Transport) (*mcp.ServerSession, error) {
-	return s.ConnectAs(ctx, t, SessionOptions{})
+	return s.ConnectAs(ctx, t, ingress.SessionOptions{})
 }
 
 // ConnectAs is Connect for a session that acts for someone in particular.
-func (s *Server) ConnectAs(ctx context.Context, t mcp.Transport, so SessionOptions) (*mcp.ServerSession, error) {
-	_, ss, err := s.connectView(ctx, t, so)
-	return ss, err
-}
-
-// connectView connects a new view and returns it with its session.
-func (s *Server) connectView(ctx context.Context, t mcp.Transport, so SessionOptions) (*view, *mcp.ServerSession, error) {
+func (s *Server) ConnectAs(ctx context.Context, t mcp.Transport, so ingress.SessionOptions) (*mcp.ServerSession, error) {
 	if s.isClosing() {
-		return nil, nil, ErrServerClosed
+		return nil, ErrServerClosed
 	}
-	s.Start()
-	v := s.newView(so)
-	v.sync()
-	v.mcp.AddReceivingMiddleware(bootOnDiscover(s))
-	ss, err := v.mcp.Connect(ctx, t, nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	if !v.bind(ss) {
-		_ = ss.Close()
-		return nil, nil, ErrServerClosed
-	}
-	return v, ss, nil
+	return s.Open(so).Connect(ctx, t, nil)
 }
 
-// ServeStdio serves one session on stdin/stdout until the client closes
-// stdin or ctx ends, then shuts down, giving calls in flight the shutdown
-// grace. It returns the session's error, if any. t is the transport
-// OpenStdio opened.
+// ServeStdio serves one session on stdin/stdout (package stdio) until the
+// client closes stdin or ctx ends, then shuts down, giving calls in
+// flight the shutdown grace. It returns the session's error, if any. t is
+// the transport OpenStdio opened.
 func (s *Server) ServeStdio(ctx context.Context, t *stdio.Transport) error {
 	s.log.Info(s.Banner("stdio"))
 	// A client that writes its requests and closes stdin at once is
 	// answered first, each within the per-call timeout.
 	t.Drain = s.opts.Settings.Children.Request + time.Second
 	s.OnShutdown(t.Answered)
-	// ctx ends the serving, through Shutdown; the session must not die
-	// with it, or the answers of calls in flight are lost.
-	v, ss, err := s.connectView(context.WithoutCancel(ctx), t, SessionOptions{})
-	if err != nil {
-		_ = s.Close()
-		return err
-	}
-	t.SetFastPath(stdio.NewCalls(func(params []byte) (stdio.Call, bool) {
-		if v.ss == nil || v.ss.InitializeParams() == nil {
-			return nil, false // the SDK refuses calls before initialize
-		}
-		if p, ok := s.TakeProxied(v.sess, params, stdio.CallMeta); ok {
-			return p, true
-		}
-		return nil, false
-	}))
-	done := make(chan error, 1)
-	go func() { done <- ss.Wait() }()
-	var sessErr error
-	select {
-	case sessErr = <-done:
-	case <-ctx.Done():
+	var err error
+	if s.isClosing() {
+		err = ErrServerClosed
+	} else {
+		err = stdio.Serve(ctx, t, s)
 	}
 	closeErr := s.Close()
-	if sessErr != nil && !errors.Is(sessErr, io.EOF) && !errors.Is(sessErr, mcp.ErrConnectionClosed) {
-		return sessErr
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, mcp.ErrConnectionClosed) {
+		return err
 	}
 	if closeErr != nil && !errors.Is(closeErr, context.DeadlineExceeded) {
 		return closeErr
 	}
 	return nil
 }
+
+// HTTP serves the router's sessions over streamable HTTP (package
+// httpsession): the handler for /mcp. It starts nothing.
+func (s *Server) HTTP(o httpsession.Options) *httpsession.Handler { return httpsession.New(s, o) }
 
 // PendingApprovals counts the approvals waiting for a decision.
 func (s *Server) PendingApprovals() int { return s.policy.Approvals.PendingCount() }
@@ -707,7 +678,7 @@ func (s *Server) Records() *records.Records { return s.records }
 // SDK sends it only to the sessions subscribed to that URI.
 func (s *Server) resourceUpdated(ctx context.Context, params *mcp.ResourceUpdatedNotificationParams) {
 	s.mu.Lock()
-	views := append([]*view(nil), s.views...)
+	views := append([]*View(nil), s.views...)
 	s.mu.Unlock()
 	for _, v := range views {
 		_ = v.mcp.ResourceUpdated(ctx, params)

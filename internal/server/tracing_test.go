@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
-	"github.com/evokore/evokore/internal/server"
+	"github.com/evokore/evokore/internal/ingress"
 	"github.com/evokore/evokore/internal/testutil/otlptest"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
@@ -150,7 +150,7 @@ func TestOTLPSpansNestTheUpstreamCall(t *testing.T) {
 // _meta unchanged.
 func TestTraceparentHeaderReachesTheChild(t *testing.T) {
 	h := routertest.New(t, map[string]any{"fx": routertest.Fixture(t)}, nil)
-	ts := httptest.NewServer(h.HTTP(func(*http.Request) server.SessionOptions { return server.SessionOptions{} }, nil))
+	ts := httptest.NewServer(h.HTTP(func(*http.Request) ingress.SessionOptions { return ingress.SessionOptions{} }, nil))
 	t.Cleanup(ts.Close)
 	const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 	hc := &http.Client{Transport: headers{set: map[string]string{"traceparent": parent, "tracestate": "congo=t61rcWkgMzE"}}}

@@ -4,7 +4,6 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -20,18 +19,21 @@ import (
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/era"
 	"github.com/evokore/evokore/internal/events"
+	"github.com/evokore/evokore/internal/ingress"
 	"github.com/evokore/evokore/internal/logging"
 	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/tracing"
 )
 
-// view is one client session's window on the router: its own mcp.Server,
-// so that tools/list_changed reaches this session only.
+// View is one client session's window on the router (ingress.View): its
+// own mcp.Server, so that tools/list_changed reaches this session only.
+// Open builds one for a session, Sessionless one for a single request of a
+// client without a session.
 //
 // Building a view is separate from connecting it: Connect binds it to a
-// transport at once, while the streamable HTTP handler builds one per new
-// session and connects it itself; the view binds to its ServerSession on
-// the first request either way.
+// transport at once (stdio, a resumed HTTP session), while the go-sdk's
+// streamable handler connects the views of the sessions it opens itself;
+// such a view binds to its ServerSession on its first request.
 //
 // tools/list and tools/call never reach the SDK's own tool registry: the
 // middleware answers them from the catalog (in catalog order, hidden tools
@@ -41,7 +43,7 @@ import (
 // changed. (One entry per visible tool cost two 32 KiB JSON decoders in
 // the SDK's AddTool for each tool, 37 of them before the first handshake:
 // see docs/decisions.md, "Startup".)
-type view struct {
+type View struct {
 	srv  *Server
 	sess *session.Session
 	mcp  *mcp.Server
@@ -56,16 +58,15 @@ type view struct {
 	// mirroredPrompts are the child prompt names mirrored likewise.
 	mirroredPrompts map[string]bool
 
-	bindOnce sync.Once
-	bound    bool
+	buildOnce sync.Once
+	bindOnce  sync.Once
+	bound     bool
 	// answered is closed once the session's first request was handled:
 	// keeping the mirror current starts then, not during the handshake.
 	answered     chan struct{}
 	answeredOnce sync.Once
 	ss           *mcp.ServerSession
 
-	// pinnedID is the id a resumed session must keep.
-	pinnedID string
 	// started is set once session_start was recorded, so session_end is
 	// recorded for exactly the sessions that started.
 	started atomic.Bool
@@ -74,30 +75,30 @@ type view struct {
 	onEnd []func()
 }
 
-// View is one client session's view of the router, for a transport that
-// builds its sessions itself (streamable HTTP): NewView builds one, the
-// transport serves its MCP server, and the view binds to the session on
-// its first request.
-type View = view
-
-// NewView builds the view of a session acting as so; a non-empty id is
-// the session id it must keep (a resumed session). It starts and
-// connects nothing.
-func (s *Server) NewView(so SessionOptions, id string) *View {
+// Open builds the view of a new session acting as so (ingress.Router).
+// It starts the router's background work, once, and connects nothing: a
+// transport connects it (View.Connect), or serves its MCP server itself.
+func (s *Server) Open(so ingress.SessionOptions) ingress.View {
+	s.Start()
 	v := s.newView(so)
-	v.pinnedID = id
+	v.build()
 	v.sync()
 	return v
 }
 
-// StatelessView builds the view one request of a client without a
-// session (MCP 2026-07-28) is served by: it acts as so, under a session
-// that activates nothing (so tools/list is the caller's role × profile
-// projection, the same for every request with the same inputs), never
-// binds to the SDK's per-request session and sends no list changes. Its
-// session's id is the same for every request of the same caller, so an
-// approval held for one request is found by the retry on any replica.
-func (s *Server) StatelessView(so SessionOptions) *View {
+// Sessionless builds the view one request of a client without a session
+// (MCP 2026-07-28) is served by (ingress.Router): it acts as so, under a
+// session that activates nothing (so tools/list is the caller's role ×
+// profile projection, the same for every request with the same inputs),
+// never binds to the SDK's per-request session and sends no list
+// changes. Its session's id is the same for every request of the same
+// caller, so an approval held for one request is found by the retry on
+// any replica. Its MCP server is built on the first call of MCP: a call
+// the byte path carries never needs it. The children boot, once, without
+// client capabilities, which such a client does not declare up front.
+func (s *Server) Sessionless(so ingress.SessionOptions) ingress.View {
+	s.Start()
+	s.proxy.Start(nil)
 	v := s.newView(so)
 	v.sess.Stateless = true
 	v.sess.ID = statelessID(v.sess.Role, so)
@@ -106,24 +107,69 @@ func (s *Server) StatelessView(so SessionOptions) *View {
 
 // statelessID is the session id of every request of one caller without a
 // session: its role, tenant and subject.
-func statelessID(role string, so SessionOptions) string {
+func statelessID(role string, so ingress.SessionOptions) string {
 	sum := sha256.Sum256([]byte(role + "\x00" + so.Identity.Tenant + "\x00" + so.Identity.Subject))
 	return "stateless-" + hex.EncodeToString(sum[:8])
 }
 
-// MCP is the view's own MCP server.
-func (v *view) MCP() *mcp.Server { return v.mcp }
+// MCP is the view's own MCP server, built on first use.
+func (v *View) MCP() *mcp.Server {
+	v.build()
+	return v.mcp
+}
 
 // Session is the router's session the view serves.
-func (v *view) Session() *session.Session { return v.sess }
+func (v *View) Session() *session.Session { return v.sess }
+
+// Connect serves the view over t: stdio's connection, or a resumed HTTP
+// session's own streamable transport, whose saved state (when not nil)
+// the SDK's session starts from, so that no initialize is played to it.
+// A session resumed past its initialized notification is started as the
+// notification would start it (its children boot with the client's
+// capabilities, its start is recorded), and its log level reaches the
+// children as the client's logging/setLevel did. The view is bound at
+// once.
+func (v *View) Connect(ctx context.Context, t mcp.Transport, state *mcp.ServerSessionState) (*mcp.ServerSession, error) {
+	s := v.srv
+	if s.isClosing() {
+		return nil, ErrServerClosed
+	}
+	srv := v.MCP()
+	// A client of the sessionless protocol on a connection of its own
+	// sends no initialize: server/discover boots the children instead.
+	srv.AddReceivingMiddleware(bootOnDiscover(s))
+	ss, err := srv.Connect(ctx, t, &mcp.ServerSessionOptions{State: state})
+	if err != nil {
+		return nil, err
+	}
+	if !v.bind(ss) {
+		_ = ss.Close()
+		return nil, ErrServerClosed
+	}
+	if state != nil && state.InitializedParams != nil {
+		v.initialized(state.InitializeParams)
+	}
+	if state != nil && state.LogLevel != "" {
+		// As the client's logging/setLevel did where it set it.
+		s.proxy.SetLogLevel(state.LogLevel)
+	}
+	return ss, nil
+}
 
 // Close ends the view's session.
-func (v *view) Close() { v.close() }
+func (v *View) Close() {
+	if v.ss != nil {
+		_ = v.ss.Close()
+	}
+	// Recorded here too: at shutdown the records close before the watcher
+	// would notice.
+	v.ended()
+}
 
-// InitializeParams are what the client sent in its initialize; nil
-// before the view bound to its session, and for a client that did not
-// initialize.
-func (v *view) InitializeParams() *mcp.InitializeParams {
+// InitializeParams are what the client sent in its initialize, or what
+// the saved state it was resumed from holds; nil before the view bound to
+// its session, and for a client that did not initialize.
+func (v *View) InitializeParams() *mcp.InitializeParams {
 	if ss := v.ss; ss != nil {
 		return ss.InitializeParams()
 	}
@@ -131,7 +177,7 @@ func (v *view) InitializeParams() *mcp.InitializeParams {
 }
 
 // OnEnd registers fn to run once when the view's session ends.
-func (v *view) OnEnd(fn func()) {
+func (v *View) OnEnd(fn func()) {
 	v.endMu.Lock()
 	defer v.endMu.Unlock()
 	v.onEnd = append(v.onEnd, fn)
@@ -143,10 +189,10 @@ func (v *view) OnEnd(fn func()) {
 // answered by the middleware.
 var mirrorTool = mcp.Tool{Name: "evokore_tools_changed", InputSchema: json.RawMessage(`{"type":"object"}`)}
 
-// newView builds a session's view; it starts nothing and connects nothing.
-func (s *Server) newView(so SessionOptions) *view {
-	v := &view{srv: s, mirrored: map[string]string{}, mirroredRes: map[string]bool{}, mirroredPrompts: map[string]bool{},
-		answered: make(chan struct{})}
+// newView builds a session's view, without its MCP server; it starts
+// nothing and connects nothing.
+func (s *Server) newView(so ingress.SessionOptions) *View {
+	v := &View{srv: s, answered: make(chan struct{})}
 	role := so.Role
 	if role == "" {
 		role = s.gen.Load().role
@@ -154,46 +200,55 @@ func (s *Server) newView(so SessionOptions) *view {
 	v.sess = session.New("", role)
 	v.sess.Identity = so.Identity
 	v.sess.TTL = s.opts.Settings.SessionTTL
-	opts := identity()
-	opts.Logger = logging.AtLeast(s.log, slog.LevelWarn)
-	opts.SubscribeHandler = func(ctx context.Context, req *mcp.SubscribeRequest) error {
-		return s.children.Subscribe(ctx, v.sess, req)
-	}
-	opts.UnsubscribeHandler = func(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-		return s.children.Unsubscribe(ctx, v.sess, req)
-	}
-	opts.CompletionHandler = func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-		return s.children.Complete(ctx, v.sess, req)
-	}
-	opts.InitializedHandler = func(_ context.Context, req *mcp.InitializedRequest) {
-		var caps *mcp.ClientCapabilities
-		if ip := req.Session.InitializeParams(); ip != nil {
-			caps = ip.Capabilities
+	return v
+}
+
+// build builds the view's MCP server and its mirror, once.
+func (v *View) build() {
+	v.buildOnce.Do(func() {
+		s := v.srv
+		v.mirrored, v.mirroredRes, v.mirroredPrompts = map[string]string{}, map[string]bool{}, map[string]bool{}
+		opts := identity()
+		opts.Logger = logging.AtLeast(s.log, slog.LevelWarn)
+		opts.SubscribeHandler = func(ctx context.Context, req *mcp.SubscribeRequest) error {
+			return s.children.Subscribe(ctx, v.sess, req)
 		}
-		s.proxy.Start(caps)
-		client := ""
-		if ip := req.Session.InitializeParams(); ip != nil && ip.ClientInfo != nil {
+		opts.UnsubscribeHandler = func(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+			return s.children.Unsubscribe(ctx, v.sess, req)
+		}
+		opts.CompletionHandler = func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+			return s.children.Complete(ctx, v.sess, req)
+		}
+		opts.InitializedHandler = func(_ context.Context, req *mcp.InitializedRequest) {
+			v.initialized(req.Session.InitializeParams())
+		}
+		v.mcp = mcp.NewServer(&mcp.Implementation{Name: serverName, Version: s.opts.Version}, opts)
+		v.mcp.AddReceivingMiddleware(v.middleware)
+	})
+}
+
+// initialized starts a session whose client sent its initialized
+// notification (or was resumed past it): the children boot with the
+// capabilities ip declares, and the session's start is recorded once.
+func (v *View) initialized(ip *mcp.InitializeParams) {
+	var caps *mcp.ClientCapabilities
+	client := ""
+	if ip != nil {
+		caps = ip.Capabilities
+		if ip.ClientInfo != nil {
 			client = ip.ClientInfo.Name
 		}
-		if v.started.CompareAndSwap(false, true) {
-			s.records.Session(events.SessionStart, v.sess, client)
-		}
 	}
-	opts.GetSessionID = func() string {
-		if v.pinnedID != "" {
-			return v.pinnedID
-		}
-		return rand.Text()
+	v.srv.proxy.Start(caps)
+	if v.started.CompareAndSwap(false, true) {
+		v.srv.records.Session(events.SessionStart, v.sess, client)
 	}
-	v.mcp = mcp.NewServer(&mcp.Implementation{Name: serverName, Version: s.opts.Version}, opts)
-	v.mcp.AddReceivingMiddleware(v.middleware)
-	return v
 }
 
 // bind ties the view to its connected session, registers it with the
 // server and starts keeping its mirror current. It reports false when the
 // server is shutting down; the session must then be closed.
-func (v *view) bind(ss *mcp.ServerSession) bool {
+func (v *View) bind(ss *mcp.ServerSession) bool {
 	v.bindOnce.Do(func() {
 		v.ss = ss
 		v.sess.ID = ss.ID()
@@ -212,31 +267,21 @@ func (v *view) bind(ss *mcp.ServerSession) bool {
 
 // answer records that the session's first request was handled: the
 // view's watch may begin, and so may the server's deferred work.
-func (v *view) answer() {
+func (v *View) answer() {
 	v.answeredOnce.Do(func() {
 		close(v.answered)
 		v.srv.handshook()
 	})
 }
 
-// close ends the view's session.
-func (v *view) close() {
-	if v.ss != nil {
-		_ = v.ss.Close()
-	}
-	// Recorded here too: at shutdown the records close before the watcher
-	// would notice.
-	v.ended()
-}
-
 // ended records session_end once for a session that started.
-func (v *view) ended() {
+func (v *View) ended() {
 	if v.started.CompareAndSwap(true, false) {
 		v.srv.records.Session(events.SessionEnd, v.sess, "")
 	}
 }
 
-func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+func (v *View) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	handle := v.handler(next)
 	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
 		// The SDK runs requests on goroutines of its own and recovers
@@ -257,7 +302,7 @@ func (v *view) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 
 // handler answers what the router answers itself and passes the rest to
 // next, the SDK's own handling.
-func (v *view) handler(next mcp.MethodHandler) mcp.MethodHandler {
+func (v *View) handler(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method == "server/discover" {
 			// A streamable HTTP client asks this on a throwaway session
@@ -333,7 +378,7 @@ func (v *view) handler(next mcp.MethodHandler) mcp.MethodHandler {
 
 // sync records what this session lists and, when it changed, replaces
 // the SDK registry's placeholder so that the SDK sends tools/list_changed.
-func (v *view) sync() {
+func (v *View) sync() {
 	s := v.srv
 	entries := s.catalog.Snapshot().Project(s.gen.Load().profile.Profile, s.legacy, v.sess.Active)
 	visible := make(map[string]string, len(entries))
@@ -366,7 +411,7 @@ func (v *view) sync() {
 }
 
 // watch keeps the mirror current until the session ends.
-func (v *view) watch(ss *mcp.ServerSession) {
+func (v *View) watch(ss *mcp.ServerSession) {
 	done := make(chan struct{})
 	go func() {
 		_ = ss.Wait()
@@ -389,7 +434,7 @@ func (v *view) watch(ss *mcp.ServerSession) {
 // change of what the session lists (the catalog, a reload, the children's
 // content, its own activations, the skills) reaches the SDK's registry,
 // which tells the client.
-func (v *view) mirror(stop <-chan struct{}) {
+func (v *View) mirror(stop <-chan struct{}) {
 	var contentChanged <-chan struct{}
 	for {
 		snap := v.srv.catalog.Snapshot()
@@ -421,7 +466,7 @@ func (v *view) mirror(stop <-chan struct{}) {
 }
 
 // left forgets a session that ended.
-func (v *view) left() {
+func (v *View) left() {
 	v.srv.detach(v)
 	v.srv.proxy.DropSession(v.sess)
 	v.ended()

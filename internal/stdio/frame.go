@@ -32,10 +32,9 @@ func (e *FrameTooLargeError) Error() string {
 // *FrameTooLargeError, after which reading goes on with the next line.
 // Blank lines are skipped and a trailing "\r" is dropped.
 //
-// A FrameReader knows nothing of JSON. It is its own type so that
-// whatever owns stdin (today the Conn of this package; later a fast path
-// that routes some frames before the SDK sees them) reads through the
-// same limits, and Decode turns each frame into a message or a rejection.
+// A FrameReader knows nothing of JSON: it is stdio's framing, and the
+// Conn of this package hands each frame to the byte path (ingress.Scan)
+// or to ingress.Decode, which turns it into a message or a rejection.
 // It is not safe for concurrent use.
 type FrameReader struct {
 	br    *bufio.Reader

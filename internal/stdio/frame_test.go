@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/evokore/evokore/internal/ingress"
 	"github.com/evokore/evokore/internal/stdio"
 )
 
@@ -90,56 +91,6 @@ func TestFrameReaderHoldsAtMostOneFrame(t *testing.T) {
 	}
 }
 
-func TestDecode(t *testing.T) {
-	cases := []struct {
-		frame string
-		code  int64
-		id    string // the answer's id as JSON
-		says  string // part of the error message
-	}{
-		{`{"jsonrpc":"2.0","id":1,"method":"ping"}`, 0, "", ""},
-		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, 0, "", ""},
-		{`{"jsonrpc":"2.0","id":"a","result":{}}`, 0, "", ""},
-		{`{"jsonrpc":"2.0","id":-9007199254740991,"error":{"code":1,"message":"x"}}`, 0, "", ""},
-		{`{"jsonrpc":"2.0","id":1,"method":"ping"`, stdio.CodeParseError, "null", ""},
-		{`{"jsonrpc":"2.0","id":"\u00e9","method":"x","params":{"s":"` + "\xc3" + `"}}`, stdio.CodeParseError, `"\u00e9"`, ""},
-		{`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, stdio.CodeInvalidRequest, "null", ""},
-		{` 7 `, stdio.CodeInvalidRequest, "null", ""},
-		{`{"jsonrpc":"2.0","id":9007199254740992,"method":"ping"}`, stdio.CodeInvalidRequest, "null", ""},
-		{`{"jsonrpc":"2.0","id":1e2,"method":"ping"}`, stdio.CodeInvalidRequest, "null", ""},
-		{`{"jsonrpc":"2.0","id":"s","method":"ping","params":1}`, stdio.CodeInvalidRequest, `"s"`, ""},
-		{`{"jsonrpc":"2.0","id":3,"result":{},"error":{"code":1,"message":"x"}}`, stdio.CodeInvalidRequest, "3", ""},
-		{`{"jsonrpc":"2.0","method":"m","method":"m"}`, stdio.CodeInvalidRequest, "null", ""},
-		{`{"jsonrpc":"2.0","id":4,"method":"m","params":` + strings.Repeat("[", 999) + strings.Repeat("]", 999) + `}`, 0, "", ""},
-		{`{"jsonrpc":"2.0","id":4,"method":"m","params":` + strings.Repeat("[", 1000) + strings.Repeat("]", 1000) + `}`, stdio.CodeInvalidRequest, "4", "nesting depth 1001"},
-	}
-	for _, c := range cases {
-		msg, rej := stdio.Decode([]byte(c.frame))
-		if c.code == 0 {
-			if rej != nil || msg == nil {
-				t.Errorf("%.60s: rejected: %+v", c.frame, rej)
-			}
-			continue
-		}
-		if rej == nil {
-			t.Errorf("%.60s: accepted as %T", c.frame, msg)
-			continue
-		}
-		var ans struct {
-			JSONRPC string          `json:"jsonrpc"`
-			ID      json.RawMessage `json:"id"`
-			Error   struct {
-				Code    int64  `json:"code"`
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		if err := json.Unmarshal(rej.Answer(), &ans); err != nil || ans.JSONRPC != "2.0" || ans.Error.Code != c.code || string(ans.ID) != c.id ||
-			!strings.Contains(ans.Error.Message, c.says) {
-			t.Errorf("%.60s: answer %s, want code %d id %s", c.frame, rej.Answer(), c.code, c.id)
-		}
-	}
-}
-
 // FuzzFrameReader checks the frame reader, at limits from 1 to 4096
 // bytes, against a plain model of the framing, and that every frame it
 // yields is either decoded or rejected with a well-formed JSON-RPC error —
@@ -184,7 +135,7 @@ func FuzzFrameReader(f *testing.F) {
 }
 
 func checkDecode(t *testing.T, frame []byte) {
-	msg, rej := stdio.Decode(frame)
+	msg, rej := ingress.Decode(frame)
 	if (msg == nil) == (rej == nil) {
 		t.Fatalf("Decode(%q) = %v, %v", frame, msg, rej)
 	}
@@ -199,17 +150,7 @@ func checkDecode(t *testing.T, frame []byte) {
 		t.Fatalf("answer to %q is not JSON: %s", frame, rej.Answer())
 	}
 	e, _ := ans["error"].(map[string]any)
-	if _, hasID := ans["id"]; !hasID || e == nil || (e["code"] != float64(stdio.CodeParseError) && e["code"] != float64(stdio.CodeInvalidRequest)) {
+	if _, hasID := ans["id"]; !hasID || e == nil || (e["code"] != float64(ingress.CodeParseError) && e["code"] != float64(ingress.CodeInvalidRequest)) {
 		t.Fatalf("answer to %q: %s", frame, rej.Answer())
-	}
-}
-
-func BenchmarkDecodeToolsCall(b *testing.B) {
-	frame := []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"nav_read_anchor","arguments":{"path":"/src/service.go","anchor_id":"handlers","lines_before":20,"lines_after":10},"_meta":{"progressToken":"p-1"}}}`)
-	b.SetBytes(int64(len(frame)))
-	for b.Loop() {
-		if _, rej := stdio.Decode(frame); rej != nil {
-			b.Fatal(rej.Reason)
-		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/ingress"
 	"github.com/evokore/evokore/internal/linewrite"
 )
 
@@ -32,7 +33,7 @@ type Transport struct {
 	connected atomic.Bool
 	openOnce  sync.Once
 	conn      atomic.Pointer[Conn]
-	fast      atomic.Pointer[FastPath]
+	bytePath  atomic.Pointer[bytePath]
 }
 
 // Answered waits until every request read so far has been answered, or
@@ -90,7 +91,7 @@ func (t *Transport) Open(greet func(*jsonrpc.Request) []byte) {
 			closed:   make(chan struct{}),
 			drain:    t.Drain,
 			open:     map[any]bool{},
-			fast:     &t.fast,
+			bytePath: &t.bytePath,
 			greet:    greet,
 		}
 		if c.drain <= 0 {
@@ -142,7 +143,7 @@ type Conn struct {
 	closeOnce sync.Once
 	closed    chan struct{}
 
-	// open are the ids (as idKey and jsonrpc.ID.Raw give them) of
+	// open are the ids (as ingress.IDKey and jsonrpc.ID.Raw give them) of
 	// requests read and not answered yet, whichever path runs them: a
 	// request reusing one is refused, as the SDK refuses it. An id leaves
 	// the set before its answer is written, as the SDK frees it, since
@@ -166,8 +167,8 @@ type Conn struct {
 	greetDone chan struct{}
 	greeted   atomic.Pointer[earlyAnswer]
 
-	// fast is the transport's FastPath slot, read per frame.
-	fast *atomic.Pointer[FastPath]
+	// fast is the transport's byte path (Carry), read per frame.
+	bytePath *atomic.Pointer[bytePath]
 }
 
 // greetWait bounds how long Open waits for the first frame it saw
@@ -189,7 +190,7 @@ type frameOrErr struct {
 
 // readLoop owns the FrameReader while it runs. It stops at the first
 // error other than an overlong frame, or when the connection closes, or
-// when it hands the reader on to run a call the fast path took. A
+// when it hands the reader on to run a call the byte path took. A
 // read blocked on a stdin that never closes outlives Close; there is no
 // portable way to interrupt it, and it holds no more than one frame.
 func (c *Conn) readLoop(fr *FrameReader) {
@@ -228,7 +229,7 @@ func (c *Conn) readLoop(fr *FrameReader) {
 // greetEarly answers frame with greet's answer if frame is an
 // initialize request and greet has one.
 func (c *Conn) greetEarly(greet func(*jsonrpc.Request) []byte, frame []byte) {
-	msg, rej := Decode(frame)
+	msg, rej := ingress.Decode(frame)
 	if rej != nil {
 		return
 	}
@@ -271,7 +272,7 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		case errors.As(v.err, &tooLarge):
 			// Internal error rather than Invalid Request: the frame may
 			// well have been valid; the router declines to hold it.
-			if err := c.reject(tooLarge.Size, &Rejection{Code: CodeInternalError, Reason: tooLarge.Error()}); err != nil {
+			if err := c.reject(tooLarge.Size, &ingress.Rejection{Code: ingress.CodeInternalError, Reason: tooLarge.Error()}); err != nil {
 				return nil, err
 			}
 			continue
@@ -281,7 +282,7 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		case v.err != nil:
 			return nil, v.err
 		}
-		msg, rej := Decode(v.frame)
+		msg, rej := ingress.Decode(v.frame)
 		if rej != nil {
 			if err := c.reject(int64(len(v.frame)), rej); err != nil {
 				return nil, err
@@ -292,7 +293,7 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			id, _ := json.Marshal(req.ID.Raw())
 			// The SDK's answer: without an id, not to be taken for the
 			// answer of the request in flight.
-			if err := c.reject(int64(len(v.frame)), &Rejection{Code: CodeInvalidRequest, Reason: "request ID " + string(id) + " already in use"}); err != nil {
+			if err := c.reject(int64(len(v.frame)), &ingress.Rejection{Code: ingress.CodeInvalidRequest, Reason: "request ID " + string(id) + " already in use"}); err != nil {
 				return nil, err
 			}
 			continue
@@ -301,28 +302,28 @@ func (c *Conn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 }
 
-// offerFast offers a frame to the fast path, on the reading goroutine,
+// offerFast offers a frame to the byte path (Carry), on the reading goroutine,
 // and reports whether it took it. It is still in reading order, as the
 // reader holds at most one frame for the SDK at a time.
 func (c *Conn) offerFast(frame []byte) (run func(), ok bool) {
-	fp := c.fast.Load()
+	fp := c.bytePath.Load()
 	if fp == nil {
 		return nil, false
 	}
-	m, ok := ScanRequest(frame)
+	m, ok := ingress.Scan(frame)
 	if !ok {
 		return nil, false
 	}
 	// Marked open before it is offered: the answer may be written before
-	// Take returns. A reused id goes on to Read, which refuses it.
-	if m.ID != nil && !c.opens(idKey(m.ID)) {
+	// offer returns. A reused id goes on to Read, which refuses it.
+	if m.ID != nil && !c.opens(ingress.IDKey(m.ID)) {
 		return nil, false
 	}
-	if run, ok := (*fp).Take(m, c); ok {
+	if run, ok := fp.offer(m, c); ok {
 		return run, true
 	}
 	if m.ID != nil {
-		c.release(idKey(m.ID))
+		c.release(ingress.IDKey(m.ID))
 	}
 	return nil, false
 }
@@ -369,7 +370,7 @@ func (c *Conn) waitAnswers(ctx context.Context) bool {
 }
 
 // reject answers a bad frame and logs why.
-func (c *Conn) reject(size int64, r *Rejection) error {
+func (c *Conn) reject(size int64, r *ingress.Rejection) error {
 	c.log.Warn("[EVOKORE] Rejected a frame from the client",
 		"frame", c.seen, "bytes", size, "code", r.Code, "reason", r.Reason)
 	return c.writeLine(r.Answer())
@@ -425,7 +426,7 @@ func (c *Conn) opens(key any) bool {
 	return true
 }
 
-// release removes a request from the open set unanswered (the fast path
+// release removes a request from the open set unanswered (the byte path
 // declined it, or its answer was written early).
 func (c *Conn) release(key any) {
 	c.openMu.Lock()

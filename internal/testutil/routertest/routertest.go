@@ -20,6 +20,7 @@ import (
 
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/httpsession"
+	"github.com/evokore/evokore/internal/ingress"
 	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/procgroup"
 	"github.com/evokore/evokore/internal/server"
@@ -119,19 +120,19 @@ func NewWithServerOptions(t testing.TB, dir, configPath string, env map[string]s
 // HTTP serves the router's sessions over streamable HTTP as `serve
 // --http` does, with identify (nil: the router's role, no identity) and
 // the SDK handler's options sdk (nil: the defaults).
-func (h *Harness) HTTP(identify func(*http.Request) server.SessionOptions, sdk *mcp.StreamableHTTPOptions) *httpsession.Handler {
-	return httpsession.New(h.Server, httpsession.Options{Identify: identify, SDK: sdk, TTL: h.Settings.SessionTTL})
+func (h *Harness) HTTP(identify func(*http.Request) ingress.SessionOptions, sdk *mcp.StreamableHTTPOptions) *httpsession.Handler {
+	return h.Server.HTTP(httpsession.Options{Identify: identify, SDK: sdk, TTL: h.Settings.SessionTTL})
 }
 
 // Connect opens an in-memory client session; opts may be nil.
 func (h *Harness) Connect(opts *mcp.ClientOptions) *mcp.ClientSession {
 	h.t.Helper()
-	return h.ConnectAs(opts, server.SessionOptions{})
+	return h.ConnectAs(opts, ingress.SessionOptions{})
 }
 
 // ConnectAs is Connect for a session acting for someone (a role, a
 // subject and tenant), as an authenticated HTTP session would.
-func (h *Harness) ConnectAs(opts *mcp.ClientOptions, so server.SessionOptions) *mcp.ClientSession {
+func (h *Harness) ConnectAs(opts *mcp.ClientOptions, so ingress.SessionOptions) *mcp.ClientSession {
 	h.t.Helper()
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
