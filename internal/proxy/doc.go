@@ -65,6 +65,33 @@
 // it. A child's log and progress messages written before its result
 // reach the client before the result (noteOrder, order.go).
 //
+// # The hops of a call
+//
+// To a stdio child (both eras, either connection): CallTool, on the
+// caller's goroutine, builds a toolRequest around the client's argument
+// bytes and hands it to the wire; callLine copies them once into the
+// line (twice when they hold a line break, which json.Compact takes
+// out), and lockedStdin writes the line as it is when the pipe is idle.
+// The answer is read on the goroutine the SDK's transport reads the
+// child's stdout on: jsonLines copies the line once out of its bufio
+// buffer, the wire takes it there, and the result, a slice of that line,
+// goes on a channel to the call. A caller that takes bytes gets that
+// slice (copied only to drop a new-era child's serverInfo); another
+// gets it decoded once. Two goroutines, one copy each way. (Before the
+// carriers, a retry with input, a new-era log level and a caller
+// without bytes went through the SDK's client: two encodes of the
+// arguments; the answer copied into its decoder and out as a message,
+// decoded into a response and again into a result, and handed from its
+// reader to its connection's reader goroutine, three goroutines.)
+//
+// To a streamable HTTP or SSE child: httpCarrier has the SDK's client
+// send it (the arguments encoded into the params, the params into the
+// message) with the child's http.Client (the configured headers clone
+// the request) through net/http's write and read goroutines; the
+// SDK reads the response body on a goroutine of its own, decodes the
+// message, and its connection's reader goroutine hands the result to
+// the call, which decodes it; five goroutines, as before the carriers.
+//
 // # What the SDK costs
 //
 // go-sdk v1.8.0's internal/json.Unmarshal builds a Decoder per message
