@@ -18,6 +18,7 @@ import (
 
 	"github.com/evokore/evokore/internal/native/codemode"
 	"github.com/evokore/evokore/internal/policy"
+	"github.com/evokore/evokore/internal/server"
 	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
@@ -66,7 +67,7 @@ func codeRig(t *testing.T, rules string, env map[string]string) (*routertest.Har
 	if rules != "" {
 		testutil.WriteFile(t, dir, "permissions.yml", "rules:\n"+rules)
 	}
-	h := routertest.NewWithConfig(t, dir, cfg, env)
+	h := routertest.NewWithServerOptions(t, dir, cfg, env, func(o *server.Options) { o.CodeSandbox = routertest.CodeSandbox(t) })
 	cs := h.Connect(nil)
 	h.Booted()
 	return h, cs
@@ -413,10 +414,12 @@ func TestRunCodeErrorIsCutToTheOutputBound(t *testing.T) {
 // waiting ones hold a frame's worth, so the program waits instead, and
 // every call still runs in turn.
 func TestRunCodeQueuedCallsDoNotGrowTheRouter(t *testing.T) {
-	// The sandbox's own memory is not what is measured: under -race its
-	// frames and their copies near the default 256 MiB.
+	// The sandbox's own memory is not what is measured: its frames and
+	// their copies near the default 256 MiB. The router moves 120 MiB of
+	// arguments, which under -race takes half a minute of CPU: the run
+	// and the call it is get the time for it.
 	_, cs := codeRig(t, "", map[string]string{"EVOKORE_CODE_CPU_MS": raceScaled(10000), "EVOKORE_CODE_TIMEOUT_MS": raceScaled(40000),
-		"EVOKORE_CODE_MEMORY_MB": "1024"})
+		"EVOKORE_PROXY_REQUEST_TIMEOUT_MS": raceScaled(41000), "EVOKORE_CODE_MEMORY_MB": "1024"})
 	var peak atomic.Uint64
 	stop := make(chan struct{})
 	sampled := make(chan struct{})
@@ -486,10 +489,11 @@ func TestRunCodeLogIsBoundedAsTheAnswerCarriesIt(t *testing.T) {
 // not wait for the program to read it meanwhile (the sandbox reads
 // replies as they come), or the run hangs to its wall time.
 func TestRunCodeParallelLargeCallsFinish(t *testing.T) {
-	// 36 MiB of results in the sandbox, and their copies: under -race
-	// that nears the default 256 MiB, which is not what is tested here.
-	_, cs := codeRig(t, "", map[string]string{"EVOKORE_CODE_CPU_MS": raceScaled(5000), "EVOKORE_CODE_TIMEOUT_MS": raceScaled(15000),
-		"EVOKORE_CODE_MEMORY_MB": "1024"})
+	// 36 MiB of results in the sandbox, and their copies, near the
+	// default 256 MiB, which is not what is tested here; the router moves
+	// them twice, which under -race takes its time.
+	_, cs := codeRig(t, "", map[string]string{"EVOKORE_CODE_CPU_MS": raceScaled(5000), "EVOKORE_CODE_TIMEOUT_MS": raceScaled(30000),
+		"EVOKORE_PROXY_REQUEST_TIMEOUT_MS": raceScaled(31000), "EVOKORE_CODE_MEMORY_MB": "1024"})
 	r, isErr := runCode(t, cs, `
 		const big = "z".repeat(3 << 20);
 		const calls = [];

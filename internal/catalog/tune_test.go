@@ -34,3 +34,28 @@ func TestTuneSemantic(t *testing.T) {
 		}
 	}
 }
+
+// TestTuneFigures prints R@1, R@5, MRR and nDCG@10 of every tool set on
+// one line each, and of the held-out set only those aggregates (never
+// its misses, so it stays blind while a change is tuned). It runs only
+// with EVOKORE_TUNE=1.
+func TestTuneFigures(t *testing.T) {
+	if os.Getenv("EVOKORE_TUNE") == "" {
+		t.Skip("set EVOKORE_TUNE=1 to print the figures")
+	}
+	snap, base := loadRetrieval(t)
+	rank := toolRanker(snap)
+	for _, set := range []struct {
+		name string
+		qs   []searcheval.Query
+	}{
+		{"main", base},
+		{"extra", loadQueryFile(t, snap, "queries_extra.json")},
+		{"heldout", loadQueryFile(t, snap, "queries_heldout.json")},
+	} {
+		if set.name == "heldout" && os.Getenv("EVOKORE_HELDOUT") == "" {
+			continue
+		}
+		fmt.Printf("FIG tools %-8s %s\n", set.name, searcheval.Evaluate(set.qs, rank))
+	}
+}

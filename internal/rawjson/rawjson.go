@@ -369,7 +369,11 @@ const MaxDecodeDepth = 10000
 // decodeValue decodes the value at b[i], depth levels deep, and returns
 // it with the index just past it.
 func decodeValue(b []byte, i, depth int) (any, int, error) {
-	if i >= len(b) || depth > MaxDecodeDepth {
+	if i >= len(b) {
+		return nil, 0, ErrSyntax
+	}
+	// depth counts the containers around b[i]: one more is past the limit.
+	if (b[i] == '{' || b[i] == '[') && depth >= MaxDecodeDepth {
 		return nil, 0, ErrSyntax
 	}
 	switch c := b[i]; {

@@ -197,3 +197,19 @@ func BenchmarkDecode(b *testing.B) {
 		})
 	}
 }
+
+// Decode refuses nesting where encoding/json does: 10,000 levels are
+// read, one more is not.
+func TestDecodeNestsAsDeepAsEncodingJSON(t *testing.T) {
+	for _, levels := range []int{rawjson.MaxDecodeDepth, rawjson.MaxDecodeDepth + 1} {
+		for _, c := range []struct{ open, inner, close string }{{"[", "1", "]"}, {`{"a":`, "1", "}"}, {"[", "", "]"}, {`{"a":`, "{}", "}"}} {
+			in := []byte(strings.Repeat(c.open, levels) + c.inner + strings.Repeat(c.close, levels))
+			var v any
+			want := json.Unmarshal(in, &v)
+			_, got := rawjson.Decode(in)
+			if (got == nil) != (want == nil) {
+				t.Errorf("%d levels of %s%s: Decode says %v, encoding/json %v", levels, c.open, c.inner, got, want)
+			}
+		}
+	}
+}

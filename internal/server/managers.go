@@ -79,6 +79,6 @@ func registerManagers(t *native.Table, host *native.Host, s *Server) contributio
 		DiscoveryMode: s.settings.Catalog.Discovery.Mode, Name: serverName, Version: s.opts.Version,
 		Problems: s.Problems, Plugins: plugged, Semantic: host.Semantic.Status})
 	c.Closers = append(c.Closers, library.Close)
-	codemode.Register(t, host, codemode.Options{Limits: s.settings.Natives.Code, NativeTimeout: set.Children.Request})
+	codemode.Register(t, host, codemode.Options{Limits: s.settings.Natives.Code, NativeTimeout: set.Children.Request, Command: s.opts.CodeSandbox})
 	return c
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/native/routing"
 	"github.com/evokore/evokore/internal/policy"
+	"github.com/evokore/evokore/internal/procgroup"
 	"github.com/evokore/evokore/internal/proxy"
 	"github.com/evokore/evokore/internal/records"
 	"github.com/evokore/evokore/internal/router"
@@ -63,6 +64,9 @@ type Options struct {
 	// for load ("rate_limit", "cooldown"), so their refusals can be
 	// counted without the call path knowing.
 	StageHook func(name string, st router.Stage) router.Stage
+	// CodeSandbox starts run_code's sandbox process; nil runs this
+	// binary as it (codemode.SelfCommand).
+	CodeSandbox func() (procgroup.Spec, error)
 }
 
 // ErrServerClosed is returned by Connect after Shutdown began.

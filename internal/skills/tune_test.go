@@ -33,3 +33,20 @@ func TestTuneSemantic(t *testing.T) {
 		}
 	}
 }
+
+// TestTuneFigures prints R@1, R@5, MRR and nDCG@10 of both skill sets on
+// one line each, and of the held-out set only those aggregates (never
+// its misses, so it stays blind while a change is tuned). It runs only
+// with EVOKORE_TUNE=1.
+func TestTuneFigures(t *testing.T) {
+	if os.Getenv("EVOKORE_TUNE") == "" {
+		t.Skip("set EVOKORE_TUNE=1 to print the figures")
+	}
+	ix := Build(Source{FS: starter.FS, Label: EmbeddedLabel})
+	for _, name := range []string{"queries.json", "queries_heldout.json"} {
+		if name == "queries_heldout.json" && os.Getenv("EVOKORE_HELDOUT") == "" {
+			continue
+		}
+		fmt.Printf("FIG skills %-20s %s\n", name, searcheval.Evaluate(loadSkillQueryFile(t, ix, name), skillRanker(ix)))
+	}
+}

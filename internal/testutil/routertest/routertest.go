@@ -21,6 +21,7 @@ import (
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/httpsession"
 	"github.com/evokore/evokore/internal/ingress"
+	"github.com/evokore/evokore/internal/native/codemode"
 	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/procgroup"
 	"github.com/evokore/evokore/internal/server"
@@ -115,6 +116,17 @@ func NewWithServerOptions(t testing.TB, dir, configPath string, env map[string]s
 	h.Server = server.New(opts)
 	t.Cleanup(func() { _ = h.Server.Close() })
 	return h
+}
+
+// CodeSandbox starts run_code's sandbox from a binary built without the
+// race detector (internal/testutil/codesandbox): programs that move
+// megabytes through the engine run at a user's speed, not the
+// detector's, while the router driving them stays instrumented.
+func CodeSandbox(t testing.TB) func() (procgroup.Spec, error) {
+	path := testutil.Build(t, "./internal/testutil/codesandbox", "codesandbox")
+	return func() (procgroup.Spec, error) {
+		return procgroup.Spec{Path: path, Args: []string{codemode.SandboxArg}}, nil
+	}
 }
 
 // HTTP serves the router's sessions over streamable HTTP as `serve
