@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"errors"
-	"net/http"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -35,29 +34,6 @@ type Authorizer interface {
 	NeedsAuthorization(id string) bool
 }
 
-// httpTransport is the transport to an HTTP child (spec resolved): its
-// configured headers, and evokore's authorization to it. This is the one
-// place a child's HTTP requests get their credentials.
-func (c *child) httpTransport(spec config.Server, timeout time.Duration) mcp.Transport {
-	var h auth.OAuthHandler
-	if a := c.sup.opts.Authorizer; a != nil {
-		// The spec as written: tokens are kept by the server's identity.
-		h = a.Handler(c.spec)
-	}
-	client := httpClient(spec.Headers)
-	if spec.Transport == config.TransportSSE {
-		if h != nil {
-			var base http.RoundTripper
-			if client != nil {
-				base = client.Transport
-			}
-			client = &http.Client{Transport: childauth.Transport(h, base)}
-		}
-		return &sseTransport{inner: &mcp.SSEClientTransport{Endpoint: spec.URL, HTTPClient: client}, life: c.sup.ctx, timeout: timeout}
-	}
-	return &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: client, OAuthHandler: h}
-}
-
 // needsAuthorization reports whether a boot failed for want of a user's
 // authorization.
 func needsAuthorization(err error) bool { return errors.Is(err, childauth.ErrNeedsAuthorization) }
@@ -87,7 +63,7 @@ func (c *child) authChanged() <-chan struct{} {
 // authorizeForCall answers a call of a child that needs authorization:
 // its caller is asked (childauth), and once it authorized the child, the
 // call waits for the child's new boot as for a booting child.
-func (c *child) authorizeForCall(ctx context.Context) (*mcp.ClientSession, error) {
+func (c *child) authorizeForCall(ctx context.Context) (*conn, error) {
 	a := c.sup.opts.Authorizer
 	if a == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: MsgReconnecting(c.spec.ID)}
@@ -99,10 +75,10 @@ func (c *child) authorizeForCall(ctx context.Context) (*mcp.ClientSession, error
 	defer t.Stop()
 	for {
 		c.mu.Lock()
-		state, changed, cs := c.state, c.changed, c.cs
+		state, changed, k := c.state, c.changed, c.conn
 		c.mu.Unlock()
-		if state == StatusConnected && cs != nil {
-			return cs, nil
+		if state == StatusConnected && k != nil {
+			return k, nil
 		}
 		if state == StatusError {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: MsgReconnecting(c.spec.ID)}

@@ -16,11 +16,12 @@ import (
 // once, it carries its own (MsgAnswerNotJSON, MsgAnswerTooLong).
 const badTimeout = "30000"
 
-// A child's answers that cannot go on as they are, on the SDK's path to
-// the child (the in-memory client's calls reach the child under the
-// SDK's integer ids): invalid UTF-8 is repaired as decoders repair it,
-// an answer that is not JSON or is over the limit settles its call at
-// once with an error saying so, and the connection goes on.
+// A child's answers that cannot go on as they are, for a client on the
+// SDK's path (the in-memory client's calls are decoded by the SDK's
+// server, and reach the child over the wire as every call does): invalid
+// UTF-8 is repaired as decoders repair it, an answer that is not JSON or
+// is over the limit settles its call at once with an error saying so,
+// and the connection goes on.
 func TestBadChildAnswersOverTheSDKPath(t *testing.T) {
 	fx := routertest.Fixture(t, "-hostile")
 	fx["cooldownMs"] = 60000

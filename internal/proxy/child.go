@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,7 +16,6 @@ import (
 
 	"github.com/evokore/evokore/internal/childauth"
 	"github.com/evokore/evokore/internal/config"
-	"github.com/evokore/evokore/internal/era"
 )
 
 // Restart backoff: doubling from backoffBase up to backoffCap; a child
@@ -28,14 +26,9 @@ const (
 	stableAfter = time.Minute
 )
 
-// childProtocol is the protocol version children are asked for first:
-// the newest one that every SDK in the wild still answers with
-// initialize. A child that refuses initialize is asked for the new era
-// (era.go).
-const childProtocol = era.SessionVersion
-
-// child is one configured server. Its goroutine (run) owns the process
-// and the client session; other goroutines read its state under mu.
+// child is one configured server. Its goroutine (run) owns the
+// connection (its process and client session); other goroutines read its
+// state under mu.
 type child struct {
 	sup  *Supervisor
 	spec config.Server
@@ -49,8 +42,8 @@ type child struct {
 	lastPing   time.Time
 	toolCount  int
 	lastTools  []*mcp.Tool
-	cs         *mcp.ClientSession
-	proc       *process
+	// conn is the connection while the child is up, nil between boots.
+	conn *conn
 	// ready is closed when the boot attempt in progress ends, either way.
 	ready chan struct{}
 	// changed is closed and replaced on every state change, so a call
@@ -68,16 +61,13 @@ type child struct {
 	// expired is set when a call learnt that the server forgot the
 	// session: its end is then no failure of the server's.
 	expired bool
-	// newEra is set once the child refused initialize as an unknown
-	// method: it is asked for MCP 2026-07-28 from then on. Only the run
-	// loop touches it.
+	// newEra is set when the child is configured for MCP 2026-07-28 or
+	// once it refused initialize as an unknown method: it is asked for
+	// that era from then on (era.go). Only the run loop touches it.
 	newEra bool
 	// dual is the child's second connection, of the new era, when it
 	// speaks both eras (dual.go).
 	dual dualState
-
-	// order keeps a call's result behind its log and progress messages.
-	order noteOrder
 
 	relisting sync.Mutex
 	// relistPending is set while a re-read is scheduled and not started.
@@ -105,8 +95,7 @@ func newChild(s *Supervisor, spec config.Server) *child {
 	c := &child{sup: s, spec: spec, state: StatusBooting, ready: make(chan struct{}), changed: make(chan struct{}), redact: spec.Redactor(s.opts.Env),
 		exited: make(chan struct{}), drained: make(chan struct{})}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
-	// A child configured for the sessionless era is asked for it first.
-	c.newEra = spec.ProtocolVersion == era.SessionlessVersion
+	c.newEra = configuredNewEra(spec)
 	if spec.Disabled {
 		c.state = StatusDisabled
 		close(c.ready)
@@ -216,65 +205,35 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 		return errFatal{err}
 	}
 	timeout := c.sup.bootTimeout(c.spec)
-	copts := c.clientOptions(caps)
-	c.sup.contentHandlers(c, copts)
-	client := mcp.NewClient(&mcp.Implementation{Name: "evokore-proxy-" + spec.ID, Version: c.sup.opts.Version}, copts)
-	client.AddReceivingMiddleware(c.sup.rootsMiddleware(spec.ID), c.sup.elicitMiddleware(spec.ID, caps), c.order.middleware)
-
-	transport, proc, err := c.dial(spec, timeout)
+	opts := c.clientOptions(caps)
+	c.sup.contentHandlers(c, opts)
+	k, err := c.connect(ctx, spec, c.protocol(), opts, c.sup.rootsMiddleware(spec.ID), c.sup.elicitMiddleware(spec.ID, caps))
 	if err != nil {
-		return err
-	}
-	c.order.reset()
-	if proc != nil {
-		proc.stdout.noted = c.order.sawRead
-	} else if spec.Transport != config.TransportHTTP {
-		transport = orderedTransport{Transport: transport, order: &c.order}
-	}
-	abandon := func() {
-		if proc != nil {
-			proc.stopAfter(200 * time.Millisecond)
-		}
-	}
-
-	protocol := childProtocol
-	if c.newEra {
-		protocol = era.SessionlessVersion
-	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	cs, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
-	cancel()
-	if err != nil {
-		abandon()
-		if refusedInitialize(err) && !c.newEra && ctx.Err() == nil {
-			// A child of the sessionless era alone: ask it that way.
-			c.newEra = true
-			c.sup.log.Info("[EVOKORE] A server refused initialize; asking it for MCP "+era.SessionlessVersion, "server", spec.ID)
+		if c.askNewEra(ctx, err) {
 			return c.boot(ctx, caps)
 		}
-		if errors.Is(err, context.DeadlineExceeded) || cctx.Err() == context.DeadlineExceeded {
+		if errors.As(err, new(errConnectTimeout)) {
 			return errors.New(MsgConnectTimeout(spec.ID, timeout))
 		}
 		return err
 	}
 	c.mu.Lock()
-	c.cs, c.proc = cs, proc
+	c.conn = k
 	c.mu.Unlock()
 
-	tools, err := listTools(ctx, cs, timeout, spec.ID)
+	tools, err := listTools(ctx, k.cs, timeout, spec.ID)
 	if err != nil {
-		_ = cs.Close()
-		abandon()
+		k.abandon()
 		c.mu.Lock()
-		c.cs, c.proc = nil, nil
+		c.conn = nil
 		c.mu.Unlock()
 		return err
 	}
 	if level, ok := c.sup.logLevel.Load().(mcp.LoggingLevel); ok {
-		c.applyLogLevel(cs, level)
+		c.applyLogLevel(k.cs, level)
 	}
 	c.sup.register(c, tools, true)
-	c.sup.loadContent(c, cs)
+	c.sup.loadContent(c, k.cs)
 	if c.sup.opts.Home != "" {
 		if err := saveManifest(c.sup.opts.Home, c.spec, tools); err != nil {
 			c.sup.log.Info("[EVOKORE] Cannot cache a tool list", "server", spec.ID, "err", err)
@@ -287,41 +246,6 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 	c.notifyLocked()
 	c.mu.Unlock()
 	return nil
-}
-
-// dial opens a transport to the child: to its URL, or to a process
-// started from its command (in its environment and sandbox).
-func (c *child) dial(spec config.Server, timeout time.Duration) (mcp.Transport, *process, error) {
-	if spec.IsHTTP() {
-		if spec.URL == "" {
-			return nil, nil, errFatal{fmt.Errorf("HTTP server '%s' requires a 'url' field", spec.ID)}
-		}
-		return c.httpTransport(spec, timeout), nil, nil
-	}
-	if spec.Command == "" {
-		return nil, nil, errFatal{errors.New(MsgNoCommand(spec.ID))}
-	}
-	// A child that takes no input for a whole request timeout is broken:
-	// it is stopped, and restarted as a crashed one would be.
-	bound := c.sup.requestTimeout(spec)
-	var proc *process
-	proc, err := startProcess(spec, c.sup.opts.Env, c.sup.opts.Log, c.sup.opts.ShutdownGrace, bound, func() {
-		c.sup.log.Info("[EVOKORE] A server stopped reading its input; stopping it", "server", spec.ID, "waitedMs", bound.Milliseconds())
-		c.stoppedReading(proc)
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return &mcp.IOTransport{Reader: proc.stdout, Writer: proc.stdin}, proc, nil
-}
-
-// refusedInitialize reports whether a connect failed because the child
-// does not know initialize: a server of the new era alone answers it as
-// an unknown method. Any other error (not ready, a bad key) is a server
-// of the old era failing, and is retried as one.
-func refusedInitialize(err error) bool {
-	var we *jsonrpc.Error
-	return errors.As(err, &we) && we.Code == jsonrpc.CodeMethodNotFound
 }
 
 // listTools fetches every page of a child's tools within timeout.
@@ -344,14 +268,14 @@ func listTools(ctx context.Context, cs *mcp.ClientSession, timeout time.Duration
 // waitForExit blocks until the child's connection closes or ctx ends.
 func (c *child) waitForExit(ctx context.Context) error {
 	c.mu.Lock()
-	cs, proc := c.cs, c.proc
+	k := c.conn
 	c.mu.Unlock()
-	if cs == nil {
-		// Shutdown took the session between boot and this wait.
+	if k == nil {
+		// Shutdown took the connection between boot and this wait.
 		return errors.New("connection closed")
 	}
 	closed := make(chan error, 1)
-	go func() { closed <- cs.Wait() }()
+	go func() { closed <- k.cs.Wait() }()
 	var err error
 	select {
 	case <-ctx.Done():
@@ -360,7 +284,7 @@ func (c *child) waitForExit(ctx context.Context) error {
 	}
 	// The second connection goes with the first.
 	c.closeNewEra()
-	if proc != nil {
+	if proc := k.proc; proc != nil {
 		// The connection closed: make sure the process is gone too, and
 		// report how it ended.
 		proc.stopAfter(c.sup.opts.ShutdownGrace)
@@ -369,7 +293,7 @@ func (c *child) waitForExit(ctx context.Context) error {
 		}
 	}
 	c.mu.Lock()
-	c.cs, c.proc = nil, nil
+	c.conn = nil
 	c.mu.Unlock()
 	if err == nil {
 		err = errors.New("connection closed")
@@ -415,9 +339,7 @@ func (c *child) stopRelists() {
 
 // relist re-reads the tool list; requestRelist serialises the calls.
 func (c *child) relist() {
-	c.mu.Lock()
-	cs := c.cs
-	c.mu.Unlock()
+	cs := c.clientSession()
 	if cs == nil {
 		return
 	}
@@ -451,12 +373,12 @@ func (c *child) fail(err error, fatal bool) {
 	c.notifyLocked()
 }
 
-// expire marks the session cs forgotten by its server (a call was
+// expire marks the session of k forgotten by its server (a call was
 // answered "session not found"): calls wait for the new session the run
-// loop opens once cs is closed here.
-func (c *child) expire(cs *mcp.ClientSession) {
+// loop opens once k's is closed here.
+func (c *child) expire(k *conn) {
 	c.mu.Lock()
-	if c.cs == cs {
+	if c.conn == k {
 		c.expired = true
 		if c.state == StatusConnected {
 			c.state = StatusBooting
@@ -465,7 +387,7 @@ func (c *child) expire(cs *mcp.ClientSession) {
 		}
 	}
 	c.mu.Unlock()
-	go cs.Close()
+	go k.cs.Close()
 }
 
 func (c *child) takeExpired() bool {
@@ -539,12 +461,12 @@ func (c *child) setToolCount(n int) {
 	c.mu.Unlock()
 }
 
-// session returns the connected session, waiting for a boot in progress
-// up to the boot timeout. A child in error gets EVOKORE-MCP's
-// "reconnecting" error.
-func (c *child) session(ctx context.Context) (*mcp.ClientSession, error) {
-	if cs := c.connected(); cs != nil {
-		return cs, nil
+// session returns the connection, waiting for a boot in progress up to
+// the boot timeout. A child in error gets EVOKORE-MCP's "reconnecting"
+// error.
+func (c *child) session(ctx context.Context) (*conn, error) {
+	if k := c.connected(); k != nil {
+		return k, nil
 	}
 	c.mu.Lock()
 	state, ready := c.state, c.ready
@@ -562,24 +484,25 @@ func (c *child) session(ctx context.Context) (*mcp.ClientSession, error) {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
-		if cs := c.connected(); cs != nil {
-			return cs, nil
+		if k := c.connected(); k != nil {
+			return k, nil
 		}
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: MsgReconnecting(c.spec.ID)}
 }
 
-// reconnected waits, up to the boot timeout, for a session other than
-// old: after the server forgot old, the run loop opens a new one.
-func (c *child) reconnected(ctx context.Context, old *mcp.ClientSession) *mcp.ClientSession {
+// reconnected waits, up to the boot timeout, for a connection other than
+// old: after the server forgot old's session, the run loop opens a new
+// one.
+func (c *child) reconnected(ctx context.Context, old *conn) *conn {
 	t := time.NewTimer(c.sup.bootTimeout(c.spec))
 	defer t.Stop()
 	for {
 		c.mu.Lock()
-		cs, state, changed := c.cs, c.state, c.changed
+		k, state, changed := c.conn, c.state, c.changed
 		c.mu.Unlock()
-		if state == StatusConnected && cs != nil && cs != old {
-			return cs
+		if state == StatusConnected && k != nil && k != old {
+			return k
 		}
 		select {
 		case <-changed:
@@ -591,48 +514,31 @@ func (c *child) reconnected(ctx context.Context, old *mcp.ClientSession) *mcp.Cl
 	}
 }
 
-// connected is the child's session when it is connected, nil while it
-// boots, restarts or is down.
-func (c *child) connected() *mcp.ClientSession {
+// connected is the child's connection when it is connected, nil while
+// it boots, restarts or is down.
+func (c *child) connected() *conn {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state == StatusConnected {
-		return c.cs
+		return c.conn
 	}
 	return nil
 }
 
-// wireFor is the fast path of the connection cs, when cs is the child's
-// current stdio connection; nil otherwise (HTTP children, a restart in
-// between), and the call then goes through the SDK.
-// rawWire is the wire of the connection a call goes to: the child's
-// own (cs), or its second one of the new era (dual.go); nil for an HTTP
-// child or a connection that is gone.
-func (c *child) rawWire(cs *mcp.ClientSession, second *eraConn) *wire {
-	if second != nil {
-		if second.proc == nil {
-			return nil
-		}
-		return second.proc.wire
-	}
-	return c.wireFor(cs)
-}
-
-func (c *child) wireFor(cs *mcp.ClientSession) *wire {
+// clientSession is the session of the child's connection, whatever its
+// state; nil between boots.
+func (c *child) clientSession() *mcp.ClientSession {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cs != cs || c.proc == nil {
+	if c.conn == nil {
 		return nil
 	}
-	return c.proc.wire
+	return c.conn.cs
 }
 
 // setLogLevel applies a logging level to the connected child, if any.
 func (c *child) setLogLevel(level mcp.LoggingLevel) {
-	c.mu.Lock()
-	cs := c.cs
-	c.mu.Unlock()
-	if cs != nil {
+	if cs := c.clientSession(); cs != nil {
 		c.applyLogLevel(cs, level)
 	}
 }
@@ -651,10 +557,10 @@ func (c *child) applyLogLevel(cs *mcp.ClientSession, level mcp.LoggingLevel) {
 // lost marks the child down as soon as a call sees its connection gone,
 // so the next call waits for the restart instead of reaching a dead
 // session; the run loop then restarts it.
-func (c *child) lost(cs *mcp.ClientSession) {
+func (c *child) lost(k *conn) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cs == cs && c.state == StatusConnected {
+	if c.conn == k && c.state == StatusConnected {
 		c.state = StatusError
 		c.lastErr = "connection lost"
 		c.notifyLocked()
@@ -668,7 +574,7 @@ func (c *child) lost(cs *mcp.ClientSession) {
 func (c *child) stoppedReading(proc *process) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.proc == proc && c.state == StatusConnected {
+	if c.conn != nil && c.conn.proc == proc && c.state == StatusConnected {
 		c.state = StatusError
 		c.lastErr = errStoppedReading.Error()
 		c.notifyLocked()
@@ -679,7 +585,7 @@ func (c *child) stoppedReading(proc *process) {
 func (c *child) connectionLost() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.state != StatusConnected || c.cs == nil
+	return c.state != StatusConnected || c.conn == nil
 }
 
 func (c *child) recordCall(err error) {
@@ -750,37 +656,13 @@ func (c *child) retire() <-chan struct{} {
 func (c *child) shutdown(grace time.Duration) {
 	c.cancel()
 	c.mu.Lock()
-	cs, proc := c.cs, c.proc
-	c.cs, c.proc = nil, nil
+	k := c.conn
+	c.conn = nil
 	c.mu.Unlock()
-	if cs != nil {
-		go cs.Close() // closes stdin; may block on a wedged child
-	}
 	var second sync.WaitGroup
 	second.Go(c.closeNewEra)
-	if proc != nil {
-		proc.stopAfter(grace)
+	if k != nil {
+		k.stop(grace)
 	}
 	second.Wait()
-}
-
-// httpClient adds the configured headers to every request.
-func httpClient(headers map[string]string) *http.Client {
-	if len(headers) == 0 {
-		return nil
-	}
-	return &http.Client{Transport: headerTransport{headers: headers, base: http.DefaultTransport}}
-}
-
-type headerTransport struct {
-	headers map[string]string
-	base    http.RoundTripper
-}
-
-func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range t.headers {
-		r.Header.Set(k, v)
-	}
-	return t.base.RoundTrip(r)
 }

@@ -135,10 +135,7 @@ func (s *Supervisor) requestContentReload(c *child) {
 	}
 	go func() {
 		pending.Store(false)
-		c.mu.Lock()
-		cs := c.cs
-		c.mu.Unlock()
-		if cs != nil {
+		if cs := c.clientSession(); cs != nil {
 			s.loadContent(c, cs)
 		}
 	}()
@@ -364,22 +361,20 @@ func (s *Supervisor) TemplateOwner(uri string) (server string, ok bool) {
 func (s *Supervisor) GetPrompt(ctx context.Context, server string, sess *session.Session, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 	what := "the prompt '" + p.Name + "'"
 	binding := contentBinding(sess, "prompts/get", []any{p.Name, p.Arguments})
-	return forwardContent(s, ctx, server, sess, func(ctx context.Context, ch *child, cs *mcp.ClientSession) (*mcp.GetPromptResult, error) {
-		res, err := roundTrip(s, ctx, ch, sess, binding, what, input(p.InputResponses, p.RequestState),
-			func(ctx context.Context, responses mcp.InputResponseMap, state string) (*mcp.GetPromptResult, mcp.InputRequestMap, string, error) {
-				res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: ch.eraMeta(sess, nil), Name: p.Name, Arguments: p.Arguments, InputResponses: responses, RequestState: state})
+	return forwardContent(s, ctx, server, sess, func(ctx context.Context, ch *child, k *conn) (*mcp.GetPromptResult, error) {
+		return askContent(ctx, s, ch, sess, binding, what, input(p.InputResponses, p.RequestState), exchange[*mcp.GetPromptResult]{
+			send: func(ctx context.Context, responses mcp.InputResponseMap, state string) (*mcp.GetPromptResult, mcp.InputRequestMap, string, error) {
+				res, err := k.cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: ch.requestMeta(k, sess, nil), Name: p.Name, Arguments: p.Arguments, InputResponses: responses, RequestState: state})
 				if err != nil {
 					return nil, nil, "", err
 				}
+				delete(res.Meta, mcp.MetaKeyServerInfo)
 				return res, res.InputRequests, res.RequestState, nil
 			},
-			func(reqs mcp.InputRequestMap, state string) *mcp.GetPromptResult {
+			pass: func(reqs mcp.InputRequestMap, state string) *mcp.GetPromptResult {
 				return &mcp.GetPromptResult{InputRequests: reqs, RequestState: state}
-			})
-		if res != nil {
-			delete(res.Meta, mcp.MetaKeyServerInfo)
-		}
-		return res, err
+			},
+		})
 	})
 }
 
@@ -388,23 +383,44 @@ func (s *Supervisor) GetPrompt(ctx context.Context, server string, sess *session
 func (s *Supervisor) ReadResource(ctx context.Context, server string, sess *session.Session, p *mcp.ReadResourceParams) (*mcp.ReadResourceResult, error) {
 	what := "the resource " + p.URI
 	binding := contentBinding(sess, "resources/read", p.URI)
-	return forwardContent(s, ctx, server, sess, func(ctx context.Context, ch *child, cs *mcp.ClientSession) (*mcp.ReadResourceResult, error) {
-		res, err := roundTrip(s, ctx, ch, sess, binding, what, input(p.InputResponses, p.RequestState),
-			func(ctx context.Context, responses mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, mcp.InputRequestMap, string, error) {
-				res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: ch.eraMeta(sess, nil), URI: p.URI, InputResponses: responses, RequestState: state})
+	return forwardContent(s, ctx, server, sess, func(ctx context.Context, ch *child, k *conn) (*mcp.ReadResourceResult, error) {
+		return askContent(ctx, s, ch, sess, binding, what, input(p.InputResponses, p.RequestState), exchange[*mcp.ReadResourceResult]{
+			send: func(ctx context.Context, responses mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, mcp.InputRequestMap, string, error) {
+				res, err := k.cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: ch.requestMeta(k, sess, nil), URI: p.URI, InputResponses: responses, RequestState: state})
 				if err != nil {
 					return nil, nil, "", err
 				}
+				delete(res.Meta, mcp.MetaKeyServerInfo)
 				return res, res.InputRequests, res.RequestState, nil
 			},
-			func(reqs mcp.InputRequestMap, state string) *mcp.ReadResourceResult {
+			pass: func(reqs mcp.InputRequestMap, state string) *mcp.ReadResourceResult {
 				return &mcp.ReadResourceResult{InputRequests: reqs, RequestState: state}
-			})
-		if res != nil {
-			delete(res.Meta, mcp.MetaKeyServerInfo)
-		}
-		return res, err
+			},
+		})
 	})
+}
+
+// askContent runs a prompts/get or resources/read that may answer
+// input_required (roundTrip): a retry's sealed state is opened for this
+// request to this child only, and a failure of the rounds is the
+// request's error.
+func askContent[R any](ctx context.Context, s *Supervisor, ch *child, sess *session.Session, binding, what string, in *router.Input, x exchange[R]) (R, error) {
+	var zero R
+	responses, state, err := s.openInput(in, ch.spec.ID, binding, func() string { return what })
+	if err != nil {
+		return zero, err
+	}
+	x.sess, x.binding = sess, binding
+	x.names = func() (string, string) { return what, "to answer " + what }
+	res, reqs, inner, err := x.send(ctx, responses, state)
+	if err == nil && reqs != nil {
+		res, err = roundTrip(ctx, s, ch, x, reqs, inner)
+	}
+	var failed *inputFailure
+	if errors.As(err, &failed) {
+		return zero, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: failed.msg}
+	}
+	return res, err
 }
 
 // input is a retry's answers to input_required; nil for a first request.
@@ -418,8 +434,8 @@ func input(responses mcp.InputResponseMap, state string) *router.Input {
 // Complete forwards a completion request; params refer to the child's own
 // prompt name or template URI.
 func (s *Supervisor) Complete(ctx context.Context, server string, params *mcp.CompleteParams) (*mcp.CompleteResult, error) {
-	return forwardContent(s, ctx, server, nil, func(ctx context.Context, _ *child, cs *mcp.ClientSession) (*mcp.CompleteResult, error) {
-		return cs.Complete(ctx, params)
+	return forwardContent(s, ctx, server, nil, func(ctx context.Context, _ *child, k *conn) (*mcp.CompleteResult, error) {
+		return k.cs.Complete(ctx, params)
 	})
 }
 
@@ -435,15 +451,12 @@ func (s *Supervisor) Subscribe(ctx context.Context, server string, sess *session
 	first := len(bySrv[uri]) == 0
 	s.content.mu.Unlock()
 	if first {
-		_, err := forwardContent(s, ctx, server, nil, func(ctx context.Context, c *child, cs *mcp.ClientSession) (struct{}, error) {
-			if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		_, err := forwardContent(s, ctx, server, nil, func(ctx context.Context, c *child, k *conn) (struct{}, error) {
+			if err := k.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
 				return struct{}{}, err
 			}
-			// A child of both eras changes in either process (dual.go).
-			if second := c.second(); second != nil {
-				if err := second.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
-					s.log.Info("[EVOKORE] Cannot subscribe a server's "+era.SessionlessVersion+" connection to a resource", "uri", uri, "server", server, "err", c.redact.Replace(err.Error()))
-				}
+			if err := c.onSecond(func(cs *mcp.ClientSession) error { return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}) }); err != nil {
+				s.log.Info("[EVOKORE] Cannot subscribe a server's "+era.SessionlessVersion+" connection to a resource", "uri", uri, "server", server, "err", c.redact.Replace(err.Error()))
 			}
 			return struct{}{}, nil
 		})
@@ -464,11 +477,9 @@ func (s *Supervisor) Subscribe(ctx context.Context, server string, sess *session
 // when no session is subscribed any more.
 func (s *Supervisor) Unsubscribe(ctx context.Context, sess *session.Session, uri string) error {
 	for _, server := range s.drop(sess, uri) {
-		_, err := forwardContent(s, ctx, server, nil, func(ctx context.Context, c *child, cs *mcp.ClientSession) (struct{}, error) {
-			if second := c.second(); second != nil {
-				_ = second.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
-			}
-			return struct{}{}, cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+		_, err := forwardContent(s, ctx, server, nil, func(ctx context.Context, c *child, k *conn) (struct{}, error) {
+			_ = c.onSecond(func(cs *mcp.ClientSession) error { return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}) })
+			return struct{}{}, k.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 		})
 		if err != nil {
 			return err
@@ -501,14 +512,11 @@ func (s *Supervisor) DropSession(sess *session.Session) {
 			cancel()
 			continue
 		}
-		c.mu.Lock()
-		cs := c.cs
-		c.mu.Unlock()
-		for _, cs := range []*mcp.ClientSession{cs, c.second()} {
-			if cs != nil {
-				_ = cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: u.uri})
-			}
+		unsubscribe := func(cs *mcp.ClientSession) error { return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: u.uri}) }
+		if cs := c.clientSession(); cs != nil {
+			_ = unsubscribe(cs)
 		}
+		_ = c.onSecond(unsubscribe)
 		cancel()
 	}
 }
@@ -531,22 +539,21 @@ func (s *Supervisor) drop(sess *session.Session, uri string) []string {
 	return last
 }
 
-// forwardContent sends one request to a child, waiting for a boot in
-// progress and bounded by the server's request timeout; a request of
-// sess goes to the connection of its era (dual.go), nil sess's to the
-// child's own. An error the child returned keeps its JSON-RPC code; a
+// forwardContent sends one request to a child through the SDK's client,
+// waiting for a boot in progress and bounded by the server's request
+// timeout; a request of sess goes to the connection of its era
+// (connFor), nil sess's to the child's own. An error the child returned keeps its JSON-RPC code; a
 // dead connection is noticed at once.
-func forwardContent[R any](s *Supervisor, ctx context.Context, server string, sess *session.Session, do func(context.Context, *child, *mcp.ClientSession) (R, error)) (R, error) {
+func forwardContent[R any](s *Supervisor, ctx context.Context, server string, sess *session.Session, do func(context.Context, *child, *conn) (R, error)) (R, error) {
 	var zero R
 	c, ok := s.child(server)
 	if !ok {
 		return zero, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no server '" + server + "' is configured"}
 	}
-	cs, err := c.session(ctx)
+	k, err := c.connFor(ctx, sess)
 	if err != nil {
 		return zero, err
 	}
-	cs, _ = c.connFor(ctx, sess, cs)
 	if sess != nil {
 		// What the child asks while it answers (an elicitation, roots)
 		// belongs to this caller, as during a call.
@@ -556,7 +563,7 @@ func forwardContent[R any](s *Supervisor, ctx context.Context, server string, se
 	timeout := s.requestTimeout(c.spec)
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	res, err := do(cctx, c, cs)
+	res, err := do(cctx, c, k)
 	c.recordCall(err)
 	if err == nil {
 		return res, nil
@@ -570,7 +577,7 @@ func forwardContent[R any](s *Supervisor, ctx context.Context, server string, se
 	case errors.As(err, &we):
 		return zero, we
 	case errors.Is(err, mcp.ErrConnectionClosed) || c.connectionLost():
-		c.lost(cs)
+		c.lost(k)
 		return zero, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: MsgReconnecting(server)}
 	}
 	return zero, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: c.redact.Replace(err.Error())}

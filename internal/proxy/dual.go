@@ -45,7 +45,7 @@ type dualState struct {
 	// oldOnly is set once the child answered the new era's question with
 	// initialize: it speaks the old era only.
 	oldOnly bool
-	conn    *eraConn
+	conn    *conn
 	// dialing is closed when the open in progress ends, either way.
 	dialing chan struct{}
 	// retryAt is when a connection that failed to open may be tried
@@ -56,36 +56,35 @@ type dualState struct {
 	closes int
 }
 
-// eraConn is a child's second connection, of the new era.
-type eraConn struct {
-	cs    *mcp.ClientSession
-	proc  *process
-	order noteOrder
-}
-
 // dualRetry is how long a second connection that failed to open is not
 // tried again.
 const dualRetry = 30 * time.Second
 
-// connFor is the connection a request from sess goes to, given the
-// child's own connection cs: cs, or for a caller of the new era when cs
-// is of the old era and the child speaks both eras, its connection of
-// the new era (conn, opened now when it is not open yet). conn is nil when
-// the request goes to cs.
-func (c *child) connFor(ctx context.Context, sess *session.Session, cs *mcp.ClientSession) (*mcp.ClientSession, *eraConn) {
-	if !roundTrips(sess) || childNewEra(cs) || c.spec.Transport == config.TransportSSE {
-		return cs, nil
+// connFor is the connection a request of sess goes to, waiting for a
+// boot in progress (session): the child's own, or for a caller of the
+// new era when that one is of the old era and the child speaks both
+// eras, its connection of the new era (opened now when it is not open
+// yet, and when it cannot be, the child's own).
+func (c *child) connFor(ctx context.Context, sess *session.Session) (*conn, error) {
+	k, err := c.session(ctx)
+	if err != nil || k.newEra || !roundTrips(sess) || c.spec.Transport == config.TransportSSE {
+		return k, err
 	}
-	if conn := c.newEraConn(ctx); conn != nil {
-		return conn.cs, conn
+	if second := c.newEraConn(ctx); second != nil {
+		return second, nil
 	}
-	return cs, nil
+	return k, nil
 }
+
+// reopenedByRunLoop reports whether k is the connection the child's
+// run loop opens again when it ends (the first one); the second, of the
+// new era, is opened again by the next call of that era instead.
+func (k *conn) reopenedByRunLoop() bool { return !k.second }
 
 // newEraConn is the child's connection of the new era, opened now when
 // none is; nil when the child speaks the old era only or the connection
 // cannot be opened (yet).
-func (c *child) newEraConn(ctx context.Context) *eraConn {
+func (c *child) newEraConn(ctx context.Context) *conn {
 	d := &c.dual
 	for {
 		d.mu.Lock()
@@ -94,9 +93,9 @@ func (c *child) newEraConn(ctx context.Context) *eraConn {
 			d.mu.Unlock()
 			return nil
 		case d.conn != nil:
-			conn := d.conn
+			k := d.conn
 			d.mu.Unlock()
-			return conn
+			return k
 		case d.dialing != nil:
 			wait := d.dialing
 			d.mu.Unlock()
@@ -116,7 +115,7 @@ func (c *child) newEraConn(ctx context.Context) *eraConn {
 		d.mu.Unlock()
 		// Opened under the child's life, not the call's: calls waiting
 		// for it share it, and one that gives up does not close it.
-		conn, oldOnly, err := c.dialNewEra()
+		k, oldOnly, err := c.dialNewEra()
 		d.mu.Lock()
 		d.dialing = nil
 		close(wait)
@@ -124,16 +123,16 @@ func (c *child) newEraConn(ctx context.Context) *eraConn {
 		case c.ctx.Err() != nil:
 			// The child stopped meanwhile: nothing of it may stay.
 			d.mu.Unlock()
-			if conn != nil {
-				conn.stop(c.sup.opts.ShutdownGrace)
+			if k != nil {
+				k.stop(c.sup.opts.ShutdownGrace)
 			}
 			return nil
 		case d.closes != closes:
 			// The first connection restarted meanwhile: this one closes
 			// with it, and the call asks again.
 			d.mu.Unlock()
-			if conn != nil {
-				conn.stop(c.sup.opts.ShutdownGrace)
+			if k != nil {
+				k.stop(c.sup.opts.ShutdownGrace)
 			}
 			continue
 		case err != nil:
@@ -146,34 +145,23 @@ func (c *child) newEraConn(ctx context.Context) *eraConn {
 			d.mu.Unlock()
 			return nil
 		}
-		d.conn = conn
+		d.conn = k
 		d.mu.Unlock()
 		c.sup.log.Info("[EVOKORE] A server speaks both eras; its "+era.SessionlessVersion+" callers are served on a connection of that era", "server", c.spec.ID)
-		go c.superviseNewEra(conn)
+		go c.superviseNewEra(k)
 		// Off the caller's way: one Subscribe per subscribed resource
 		// would otherwise delay the call that opened the connection.
-		go c.sup.resubscribe(c, conn.cs)
-		return conn
+		go c.sup.resubscribe(c, k.cs)
+		return k
 	}
 }
 
 // dialNewEra opens a connection of the new era to the child. oldOnly
 // reports a child that answered it in the old era.
-func (c *child) dialNewEra() (conn *eraConn, oldOnly bool, err error) {
+func (c *child) dialNewEra() (k *conn, oldOnly bool, err error) {
 	spec, err := c.spec.Resolve(c.sup.opts.Env)
 	if err != nil {
 		return nil, false, err
-	}
-	timeout := c.sup.bootTimeout(c.spec)
-	transport, proc, err := c.dial(spec, timeout)
-	if err != nil {
-		return nil, false, err
-	}
-	conn = &eraConn{proc: proc}
-	if proc != nil {
-		proc.stdout.noted = conn.order.sawRead
-	} else if spec.Transport != config.TransportHTTP {
-		transport = orderedTransport{Transport: transport, order: &conn.order}
 	}
 	// The first connection listens for list changes and takes the
 	// child's requests of the old era; this one carries requests, and
@@ -183,32 +171,25 @@ func (c *child) dialNewEra() (conn *eraConn, oldOnly bool, err error) {
 	opts.ToolListChangedHandler = nil
 	c.sup.contentHandlers(c, opts)
 	opts.PromptListChangedHandler, opts.ResourceListChangedHandler = nil, nil
-	client := mcp.NewClient(&mcp.Implementation{Name: "evokore-proxy-" + spec.ID, Version: c.sup.opts.Version}, opts)
-	client.AddReceivingMiddleware(conn.order.middleware)
-	cctx, cancel := context.WithTimeout(c.ctx, timeout)
-	defer cancel()
-	cs, err := client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: era.SessionlessVersion})
+	k, err = c.connect(c.ctx, spec, era.SessionlessVersion, opts)
 	if err != nil {
-		if proc != nil {
-			proc.stopAfter(200 * time.Millisecond)
-		}
 		return nil, false, err
 	}
-	conn.cs = cs
-	if !childNewEra(cs) {
-		conn.stop(c.sup.opts.ShutdownGrace)
+	if !k.newEra {
+		k.stop(c.sup.opts.ShutdownGrace)
 		return nil, true, nil
 	}
-	return conn, false, nil
+	k.second = true
+	return k, false, nil
 }
 
 // superviseNewEra forgets the second connection once it closes, and
 // makes sure its process is gone.
-func (c *child) superviseNewEra(conn *eraConn) {
-	_ = conn.cs.Wait()
-	conn.stop(c.sup.opts.ShutdownGrace)
+func (c *child) superviseNewEra(k *conn) {
+	_ = k.cs.Wait()
+	k.stop(c.sup.opts.ShutdownGrace)
 	c.dual.mu.Lock()
-	mine := c.dual.conn == conn
+	mine := c.dual.conn == k
 	if mine {
 		c.dual.conn = nil
 	}
@@ -218,26 +199,28 @@ func (c *child) superviseNewEra(conn *eraConn) {
 	}
 }
 
-// second is the child's open connection of the new era, nil when none
-// is open.
-func (c *child) second() *mcp.ClientSession {
+// onSecond runs do on the child's open connection of the new era, if
+// any: a child of both eras changes in either process, so what a
+// session subscribed to is subscribed to on both.
+func (c *child) onSecond(do func(*mcp.ClientSession) error) error {
 	c.dual.mu.Lock()
-	defer c.dual.mu.Unlock()
-	if c.dual.conn == nil {
+	k := c.dual.conn
+	c.dual.mu.Unlock()
+	if k == nil {
 		return nil
 	}
-	return c.dual.conn.cs
+	return do(k.cs)
 }
 
 // closeNewEra closes the second connection with the first.
 func (c *child) closeNewEra() {
 	c.dual.mu.Lock()
-	conn := c.dual.conn
+	k := c.dual.conn
 	c.dual.conn = nil
 	c.dual.closes++
 	c.dual.mu.Unlock()
-	if conn != nil {
-		conn.stop(c.sup.opts.ShutdownGrace)
+	if k != nil {
+		k.stop(c.sup.opts.ShutdownGrace)
 	}
 }
 
@@ -251,24 +234,4 @@ func (c *child) oldEraOnly() bool {
 	c.dual.mu.Lock()
 	defer c.dual.mu.Unlock()
 	return c.dual.oldOnly
-}
-
-// eraMeta is eraMeta for a request to this child: none for a child of
-// the old era alone, which would refuse a request that names a version
-// it does not speak (the go-sdk answers it -32022).
-func (c *child) eraMeta(sess *session.Session, meta mcp.Meta) mcp.Meta {
-	if c.oldEraOnly() {
-		return meta
-	}
-	return eraMeta(sess, meta)
-}
-
-// stop closes the connection and ends its process.
-func (e *eraConn) stop(grace time.Duration) {
-	if e.cs != nil {
-		go e.cs.Close() // closes stdin; may block on a wedged child
-	}
-	if e.proc != nil {
-		e.proc.stopAfter(grace)
-	}
 }

@@ -3,58 +3,55 @@ package proxy
 //lint:file-ignore SA1019 sampling and roots pass through on purpose; see docs/decisions.md
 
 import (
+	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/evokore/evokore/internal/canonjson"
+	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/era"
+	"github.com/evokore/evokore/internal/rawjson"
 	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/session"
 )
 
-// The two protocol eras, on both sides of the router.
+// The era adapter: every decision that depends on the protocol era of a
+// caller (2025-11-25 with a session, 2026-07-28 without) or of a child's
+// connection is made in this file and in dual.go, never where a request
+// is sent.
 //
 // Children are asked for 2025-11-25 (initialize) first: every SDK in the
 // wild answers it, and a child that speaks both eras (the go-sdk's) keeps
 // the semantics its old-era tools were written for; the requests of
 // callers of the new era go to a second connection of it, of that era
-// (dual.go). A child that refuses initialize is asked again for
+// (dual.go, connFor). A child that refuses initialize is asked again for
 // 2026-07-28 (server/discover), and its era is remembered across
 // restarts.
 //
-// A call from a client of the new era carries the _meta triple of that
-// era to a child that speaks it (protocol version, the client's
-// capabilities and information, per request): the child sees the
-// capabilities of the client that called, not of the first client that
-// connected (a go-sdk child answers -32021 when one it needs is
-// missing). A child of the old era alone gets none.
+// A request of a caller of the new era carries that era's _meta triple
+// (protocol version, the client's capabilities and information): the
+// child sees the capabilities of the client that called, not of the
+// first client that connected (a go-sdk child answers -32021 when one it
+// needs is missing). A child of the old era alone gets none.
 //
 // A child of the new era asks for input by answering input_required. For
-// a client of the old era the router plays the new era's client: it asks
+// a caller of the old era the router plays the new era's client: it asks
 // its client (the elicitation, sampling or roots request, over its
-// session), and retries the call with the answers, up to maxRounds
-// rounds. For a client of the new era it passes the input_required on,
-// with the child's requestState sealed (see sealState), so the retry goes
-// back to that child, for that call, only.
-const (
-	// maxRounds bounds the rounds of one call's input requests the router
-	// answers for a client of the old era.
-	maxRounds = 10
-	// stateTTL is how long a sealed requestState is honoured.
-	stateTTL = 10 * time.Minute
-	// statePrefix marks a requestState the router sealed.
-	statePrefix = "evokore-child."
-)
+// session), and sends the request again with the answers, up to
+// maxRounds rounds. For a caller of the new era it passes the
+// input_required on, with the child's requestState sealed (seal.go), so
+// the retry goes back to that child, for that request, only.
+
+// maxRounds bounds the rounds of one request's input requests the router
+// answers for a caller of the old era.
+const maxRounds = 10
+
+// childProtocol is the protocol version children are asked for first.
+const childProtocol = era.SessionVersion
 
 // roundTrips reports whether the session's client speaks the new era:
 // it gets input_required, never a request of the router's.
@@ -72,6 +69,51 @@ func roundTrips(sess *session.Session) bool {
 	return ip != nil && era.Sessionless(ip.ProtocolVersion)
 }
 
+// takesNoRequest refuses a child's request (sampling, elicitation,
+// roots) during a call from a client of the new era, which takes no
+// request of the router's; nil for a client of the old era.
+func takesNoRequest(sess *session.Session, server, what string) error {
+	if !roundTrips(sess) {
+		return nil
+	}
+	// The child's request would have to wait for the client's retry.
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "the client that called " + server + " speaks MCP " + era.SessionlessVersion + ", which takes no " + what + " request during a call; evokore does not hold a call open for its retry (a server of that era answers input_required instead)"}
+}
+
+// protocol is the version the child is asked for at boot.
+func (c *child) protocol() string {
+	if c.newEra {
+		return era.SessionlessVersion
+	}
+	return childProtocol
+}
+
+// configuredNewEra reports whether the child's configuration names the
+// new era (protocolVersion): it is asked for that era first.
+func configuredNewEra(spec config.Server) bool {
+	return spec.ProtocolVersion == era.SessionlessVersion
+}
+
+// askNewEra reports whether a boot that failed with err met a child of
+// the new era alone, which refuses initialize as an unknown method; it
+// is asked that way from then on. Any other error (not ready, a bad key)
+// is a server of the old era failing, and is retried as one.
+func (c *child) askNewEra(ctx context.Context, err error) bool {
+	var we *jsonrpc.Error
+	if c.newEra || ctx.Err() != nil || !errors.As(err, &we) || we.Code != jsonrpc.CodeMethodNotFound {
+		return false
+	}
+	c.newEra = true
+	c.sup.log.Info("[EVOKORE] A server refused initialize; asking it for MCP "+era.SessionlessVersion, "server", c.spec.ID)
+	return true
+}
+
+// childNewEra reports whether the child's session is of the new era.
+func childNewEra(cs *mcp.ClientSession) bool {
+	ir := cs.InitializeResult()
+	return ir != nil && era.Sessionless(ir.ProtocolVersion)
+}
+
 // v2Caps is the client capabilities as the new era writes them in _meta
 // (roots as an object that may be absent).
 type v2Caps struct {
@@ -79,19 +121,16 @@ type v2Caps struct {
 	Roots *mcp.RootCapabilities `json:"roots,omitempty"`
 }
 
-// eraMeta adds the new era's per-request _meta triple of the calling
-// client to meta; nil when the caller is of the old era (the child's
-// session says everything then).
-func eraMeta(sess *session.Session, meta mcp.Meta) mcp.Meta {
+// callerMeta is the new era's per-request _meta triple of the calling
+// client; nil when the caller is of the old era (the child's session
+// says everything then).
+func callerMeta(sess *session.Session) mcp.Meta {
 	if !roundTrips(sess) || sess.Peer == nil {
-		return meta
+		return nil
 	}
 	ip := sess.Peer.InitializeParams()
 	if ip == nil {
-		return meta
-	}
-	if meta == nil {
-		meta = mcp.Meta{}
+		return nil
 	}
 	caps := v2Caps{}
 	if ip.Capabilities != nil {
@@ -101,18 +140,161 @@ func eraMeta(sess *session.Session, meta mcp.Meta) mcp.Meta {
 			caps.Roots = &mcp.RootCapabilities{ListChanged: ip.Capabilities.Roots.ListChanged}
 		}
 	}
-	meta[mcp.MetaKeyProtocolVersion] = era.SessionlessVersion
-	meta[mcp.MetaKeyClientCapabilities] = caps
+	meta := mcp.Meta{mcp.MetaKeyProtocolVersion: era.SessionlessVersion, mcp.MetaKeyClientCapabilities: caps}
 	if ip.ClientInfo != nil {
 		meta[mcp.MetaKeyClientInfo] = ip.ClientInfo
 	}
 	return meta
 }
 
-// childNewEra reports whether the child's session is of the new era.
-func childNewEra(cs *mcp.ClientSession) bool {
-	ir := cs.InitializeResult()
-	return ir != nil && era.Sessionless(ir.ProtocolVersion)
+// requestMeta is the era's _meta of a request of sess on k: the
+// caller's triple when it is of the new era, with, on a connection of
+// the new era, its log level (from the caller's own _meta, caller),
+// which that era sends per request; nil for a caller of the old era,
+// whose requests the child reads with what the router's connection
+// declared when it opened. A child known to speak the old era alone
+// gets no triple: it would refuse a request that names a version it
+// does not speak (the go-sdk answers -32022).
+func (c *child) requestMeta(k *conn, sess *session.Session, caller mcp.Meta) mcp.Meta {
+	m := callerMeta(sess)
+	if m == nil || c.oldEraOnly() {
+		return nil
+	}
+	if lvl, ok := caller[mcp.MetaKeyLogLevel]; ok && k.newEra {
+		m[mcp.MetaKeyLogLevel] = lvl
+	}
+	return m
+}
+
+// binding is what a sealed requestState of the call c on k is bound to
+// (callBinding): needed when the connection may answer input_required
+// (it is of the new era) or the call is a retry with a state; "" else.
+func (k *conn) binding(c *router.Call) (string, error) {
+	if !k.newEra && c.Input == nil {
+		return "", nil
+	}
+	return callBinding(c)
+}
+
+// result reads a child's answer to c on k as the caller takes it. Bytes
+// go on as they are when the caller takes bytes (c.Raw) and they are
+// complete: always on a connection of the old era, which has no
+// input_required; on one of the new era when resultType says so, without
+// the serverInfo the child names itself with (to the client the server
+// that answered is evokore). Anything else is decoded, as the SDK's
+// client decodes it; an answer the SDK decoded already is taken as is.
+func (k *conn) result(c *router.Call, a answer, server string) *mcp.CallToolResult {
+	res := a.res
+	if res == nil && c.Raw != nil {
+		raw, ok := a.raw, true
+		if k.newEra {
+			raw, ok = completeBytes(raw)
+		}
+		if ok {
+			res = &mcp.CallToolResult{IsError: rawjson.IsTrue(rawjson.Member(raw, "isError"))}
+			c.Raw.Bytes, c.Raw.Result = raw, res
+			return res
+		}
+	}
+	if res == nil {
+		res = &mcp.CallToolResult{}
+		if err := json.Unmarshal(a.raw, res); err != nil {
+			return errorResult(fmt.Sprintf("the '%s' server answered '%s' with a result evokore cannot read: %v", server, c.Entry.Original, err))
+		}
+	}
+	delete(res.Meta, mcp.MetaKeyServerInfo)
+	return res
+}
+
+// completeBytes is a child's raw result as the caller gets it when it is
+// complete (no resultType, or "complete"), without the serverInfo a
+// child of the new era names itself with. ok is false for any other
+// resultType.
+func completeBytes(res []byte) (out []byte, ok bool) {
+	if kind := rawjson.Member(res, "resultType"); kind != nil {
+		if v, _ := rawjson.String(kind); v != "complete" {
+			return nil, false
+		}
+	}
+	if !bytes.Contains(res, []byte(mcp.MetaKeyServerInfo)) {
+		return res, true
+	}
+	out = append(make([]byte, 0, len(res)), '{')
+	sep := ""
+	_ = rawjson.RawMembers(res, func(name, v []byte) bool {
+		if string(rawjson.Name(name)) == "_meta" {
+			meta := []byte{'{'}
+			msep := ""
+			_ = rawjson.RawMembers(v, func(k, mv []byte) bool {
+				if string(rawjson.Name(k)) != mcp.MetaKeyServerInfo {
+					meta = append(append(append(append(meta, msep...), k...), ':'), mv...)
+					msep = ","
+				}
+				return true
+			})
+			if msep == "" {
+				return true // nothing else in _meta
+			}
+			v = append(meta, '}')
+		}
+		out = append(append(append(append(out, sep...), name...), ':'), v...)
+		sep = ","
+		return true
+	})
+	return append(out, '}'), true
+}
+
+// exchange is one request to a child that may answer input_required
+// (tools/call, prompts/get, resources/read), as roundTrip runs it.
+type exchange[R any] struct {
+	sess *session.Session
+	// binding is what the sealed state handed to the caller is bound to.
+	binding string
+	// names names the request and where its rounds ran, in the texts a
+	// caller reads: "'echo'" and "in one call of 'echo'", or "the prompt
+	// 'p'" and "to answer the prompt 'p'"; made only when one is shown.
+	names func() (what, during string)
+	// send sends the request with the answers and the child's state, and
+	// returns its result with what it asks for (nil when it is complete)
+	// and the child's new state.
+	send func(ctx context.Context, responses mcp.InputResponseMap, state string) (R, mcp.InputRequestMap, string, error)
+	// pass is the result a caller of the new era gets instead: the
+	// child's requests, named, and its state, sealed.
+	pass func(mcp.InputRequestMap, string) R
+}
+
+// inputFailure ends a request whose input_required the router could not
+// answer for a caller of the old era.
+type inputFailure struct{ msg string }
+
+func (f *inputFailure) Error() string { return f.msg }
+
+// roundTrip goes on with x's request after the child answered it
+// input_required, asking reqs with its state inner: it passes that on to
+// a caller of the new era sealed, or asks a caller of the old era over
+// its session and sends the request again, at most maxRounds times. An
+// *inputFailure says why the rounds stopped.
+func roundTrip[R any](ctx context.Context, s *Supervisor, ch *child, x exchange[R], reqs mcp.InputRequestMap, inner string) (R, error) {
+	var (
+		zero R
+		res  R
+		err  error
+	)
+	for round := 1; err == nil && reqs != nil; round++ {
+		if roundTrips(x.sess) {
+			return x.pass(namedRequests(ch.spec.ID, reqs), s.sealState(ch.spec.ID, x.binding, inner)), nil
+		}
+		what, during := x.names()
+		if round > maxRounds {
+			return zero, &inputFailure{fmt.Sprintf("the '%s' server asked for input more than %d times %s; evokore stopped it", ch.spec.ID, maxRounds, during)}
+		}
+		answers, aerr := answerInputs(ctx, ch, x.sess, reqs)
+		if aerr != nil {
+			return zero, &inputFailure{fmt.Sprintf("%s needs input the client could not give: %v", what, ch.redact.Replace(aerr.Error()))}
+		}
+		res, reqs, inner, err = x.send(ctx, answers, inner)
+	}
+	return res, err
 }
 
 // named is an elicitation with the asking server named first, so a child
@@ -136,105 +318,6 @@ func namedRequests(server string, in mcp.InputRequestMap) mcp.InputRequestMap {
 		out[id] = r
 	}
 	return out
-}
-
-// callBinding is what a sealed state is bound to: the caller, the tool,
-// its definition and the canonical arguments.
-func callBinding(c *router.Call) (string, error) {
-	args := c.Args
-	if len(args) == 0 || string(args) == "null" {
-		args = json.RawMessage("{}")
-	}
-	canon, err := canonjson.FromJSON(args, "")
-	if err != nil {
-		return "", err
-	}
-	sess := ""
-	if c.Session != nil {
-		sess = c.Session.ID
-	}
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", sess, c.Entry.Name, c.Entry.Hash)
-	h.Write(canon)
-	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)), nil
-}
-
-type sealed struct {
-	Server  string `json:"s"`
-	Binding string `json:"b"`
-	Expires int64  `json:"x"`
-	Inner   string `json:"r,omitempty"`
-}
-
-// SetStateKey sets the key requestStates are sealed with; replicas that
-// share approvals share it, so a retry may reach any of them.
-func (s *Supervisor) SetStateKey(key []byte) {
-	if len(key) > 0 {
-		k := append([]byte(nil), key...)
-		s.stateKey.Store(&k)
-	}
-}
-
-func (s *Supervisor) mac(payload string) string {
-	m := hmac.New(sha256.New, *s.stateKey.Load())
-	m.Write([]byte("evokore child requestState\x00" + payload))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
-}
-
-// sealState wraps a child's requestState in one of the router's: the
-// child and the call it belongs to, an expiry, under an HMAC.
-func (s *Supervisor) sealState(server, binding, inner string) string {
-	b, _ := json.Marshal(sealed{Server: server, Binding: binding, Expires: time.Now().Add(stateTTL).UnixMilli(), Inner: inner})
-	payload := base64.RawURLEncoding.EncodeToString(b)
-	return statePrefix + payload + "." + s.mac(payload)
-}
-
-// errState refuses a retry whose requestState the router did not seal
-// for this call; what names the tool, prompt or resource.
-func errState(what, why string) error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("the requestState sent with %s %s; send the request again without it", what, why)}
-}
-
-// openState returns the child's own requestState from a state the
-// router sealed for this very call to this child.
-func (s *Supervisor) openState(state, server, binding, what string) (string, error) {
-	rest, ok := strings.CutPrefix(state, statePrefix)
-	payload, sum, ok2 := strings.Cut(rest, ".")
-	if !ok || !ok2 || !hmac.Equal([]byte(sum), []byte(s.mac(payload))) {
-		return "", errState(what, "is not one evokore issued (forged or altered)")
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(payload)
-	var st sealed
-	if err == nil {
-		err = json.Unmarshal(raw, &st)
-	}
-	switch {
-	case err != nil:
-		return "", errState(what, "cannot be read")
-	case st.Server != server || st.Binding != binding:
-		return "", errState(what, "belongs to another call (other arguments, tool or client)")
-	case time.Now().UnixMilli() > st.Expires:
-		return "", errState(what, "has expired")
-	}
-	return st.Inner, nil
-}
-
-// newStateKey is a random key for a router that shares nothing.
-func newStateKey() *[]byte {
-	k := make([]byte, 32)
-	_, _ = rand.Read(k)
-	return &k
-}
-
-// inputRequired passes a child's input_required on to a client of the
-// new era: the requests with the child named, and the child's state
-// sealed to this call.
-func (s *Supervisor) inputRequired(ch *child, c *router.Call, binding string, res *mcp.CallToolResult) *mcp.CallToolResult {
-	reqs := namedRequests(ch.spec.ID, res.InputRequests)
-	if reqs == nil {
-		reqs = mcp.InputRequestMap{}
-	}
-	return &mcp.CallToolResult{InputRequests: reqs, RequestState: s.sealState(ch.spec.ID, binding, res.RequestState)}
 }
 
 // answerInputs asks the calling client of the old era, over its session,
@@ -285,61 +368,4 @@ func answerInputs(ctx context.Context, ch *child, sess *session.Session, reqs mc
 		out[id] = resp
 	}
 	return out, nil
-}
-
-// contentBinding is what the sealed state of a prompt's or a resource's
-// input_required is bound to: the caller, the method and what it names
-// (a prompt's name and arguments, a resource's URI).
-func contentBinding(sess *session.Session, method string, key any) string {
-	b, _ := json.Marshal(key) // a map's keys marshal sorted
-	id := ""
-	if sess != nil {
-		id = sess.ID
-	}
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00", id, method)
-	h.Write(b)
-	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
-}
-
-// roundTrip sends a request a child may answer with input_required
-// (prompts/get, resources/read), as CallTool does a call: a retry's
-// sealed state is opened for this request to this child only; a child's
-// input_required goes on to a caller of the new era sealed, and for one
-// of the old era the router asks it over its session and sends the
-// request again, at most maxRounds times. send sends the request with
-// the answers and the child's state; ask is what input_required looks
-// like in a result.
-func roundTrip[R any](s *Supervisor, ctx context.Context, ch *child, sess *session.Session, binding, what string, in *router.Input,
-	send func(ctx context.Context, responses mcp.InputResponseMap, state string) (R, mcp.InputRequestMap, string, error),
-	ask func(mcp.InputRequestMap, string) R) (R, error) {
-	var zero R
-	var responses mcp.InputResponseMap
-	state := ""
-	if in != nil {
-		if in.State != "" {
-			inner, err := s.openState(in.State, ch.spec.ID, binding, what)
-			if err != nil {
-				return zero, err
-			}
-			state = inner
-		}
-		responses = in.Responses
-	}
-	res, reqs, inner, err := send(ctx, responses, state)
-	for round := 1; err == nil && reqs != nil; round++ {
-		if roundTrips(sess) {
-			out := namedRequests(ch.spec.ID, reqs)
-			return ask(out, s.sealState(ch.spec.ID, binding, inner)), nil
-		}
-		if round > maxRounds {
-			return zero, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("the '%s' server asked for input more than %d times to answer %s; evokore stopped it", ch.spec.ID, maxRounds, what)}
-		}
-		answers, aerr := answerInputs(ctx, ch, sess, reqs)
-		if aerr != nil {
-			return zero, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s needs input the client could not give: %v", what, ch.redact.Replace(aerr.Error()))}
-		}
-		res, reqs, inner, err = send(ctx, answers, inner)
-	}
-	return res, err
 }

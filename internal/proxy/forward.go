@@ -12,7 +12,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/evokore/evokore/internal/era"
 	"github.com/evokore/evokore/internal/session"
 )
 
@@ -173,10 +172,10 @@ func (s *Supervisor) peerFor(server, what string, allowLone bool, accept func(*m
 	if sess == nil || sess.Peer == nil {
 		return nil, nil, unattributed(server, what)
 	}
-	if what != "log" && roundTrips(sess) {
-		// A client of the sessionless era takes no request of ours; the
-		// child's request would have to wait for the client's retry.
-		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "the client that called " + server + " speaks MCP " + era.SessionlessVersion + ", which takes no " + what + " request during a call; evokore does not hold a call open for its retry (a server of that era answers input_required instead)"}
+	if what != "log" {
+		if err := takesNoRequest(sess, server, what); err != nil {
+			return nil, nil, err
+		}
 	}
 	ip := sess.Peer.InitializeParams()
 	if ip == nil || !accept(ip.Capabilities) {

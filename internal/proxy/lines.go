@@ -30,7 +30,7 @@ type jsonLines struct {
 	prefix string
 
 	// take, when set, is offered each JSON line first; a line it takes
-	// is not passed on (the fast path's responses, see wire).
+	// is not passed on (the responses to the wire's calls).
 	take func([]byte) bool
 	// ended, when set, is called once when the output ends.
 	ended func()
@@ -82,7 +82,7 @@ func (j *jsonLines) Read(p []byte) (int, error) {
 // A line that is dropped (not JSON, or over the limit) but reads as a
 // response (an id and no method) is not left to time out: in its place
 // goes an error response under the same id, saying why. The wire takes it
-// for a fast-path request; the SDK's client settles its own (integer)
+// for one of its calls; the SDK's client settles its own (integer)
 // request, and ignores an id it is not waiting for.
 func (j *jsonLines) next() ([]byte, error) {
 	var line, tail []byte
@@ -191,59 +191,86 @@ var finalID = regexp.MustCompile(`"id"\s*:\s*(-?[0-9]+|"[^"\\]*")\s*\}$`)
 // end, a "method" in what is left counts unless "result" or "error" came
 // first, and the id may be the last member, in tail. Only ids that can
 // answer one of ours count: an integer (the SDK's) or a string with the
-// fast path's prefix. It returns the id as JSON, or nil.
+// wire's prefix. It returns the id as JSON, or nil.
 func responseID(head, tail []byte) []byte {
-	var id []byte
-	i := rawjson.SkipSpace(head, 0)
-	if i >= len(head) || head[i] != '{' {
+	m, ok := looseMembers(head)
+	if !ok || m.request {
 		return nil
 	}
-	complete, response := false, false
-	for i = rawjson.SkipSpace(head, i+1); i < len(head); {
-		if head[i] == '}' {
-			complete = true
+	id := m.id
+	if !m.complete {
+		method := []byte(`"method"`)
+		if !m.response && (bytes.Contains(head[m.end:], method) || bytes.Contains(tail, method)) {
+			return nil
+		}
+		if id == nil && tail != nil {
+			if f := finalID.FindSubmatch(tail); f != nil {
+				id = f[1]
+			}
+		}
+	}
+	return answerable(id)
+}
+
+// loose is what looseMembers read of a line's top-level members.
+type loose struct {
+	id []byte
+	// request is set by a "method" or "params", response by a "result"
+	// or "error"; complete when the members were read to the object's
+	// end, else end is where the reading stopped.
+	request, response, complete bool
+	end                         int
+}
+
+// looseMembers reads the top-level members of the object in b leniently
+// (looseValueEnd), up to its end or the first thing it cannot read; ok
+// is false when b is not an object.
+func looseMembers(b []byte) (m loose, ok bool) {
+	i := rawjson.SkipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return m, false
+	}
+	for i = rawjson.SkipSpace(b, i+1); i < len(b); {
+		if b[i] == '}' {
+			m.complete = true
 			break
 		}
-		if head[i] != '"' {
+		if b[i] != '"' {
 			break
 		}
-		e := looseValueEnd(head, i)
+		e := looseValueEnd(b, i)
 		if e < 0 {
 			break
 		}
-		name := string(head[i+1 : e-1])
-		i = rawjson.SkipSpace(head, e)
-		if i >= len(head) || head[i] != ':' {
+		name := string(b[i+1 : e-1])
+		if i = rawjson.SkipSpace(b, e); i >= len(b) || b[i] != ':' {
 			break
 		}
 		switch name {
 		case "method", "params":
-			return nil
+			m.request = true
+			return m, true
 		case "result", "error":
-			response = true
+			m.response = true
 		}
-		i = rawjson.SkipSpace(head, i+1)
-		if e = looseValueEnd(head, i); e < 0 {
+		i = rawjson.SkipSpace(b, i+1)
+		if e = looseValueEnd(b, i); e < 0 {
 			break
 		}
 		if name == "id" {
-			id = head[i:e]
+			m.id = b[i:e]
 		}
-		if i = rawjson.SkipSpace(head, e); i < len(head) && head[i] == ',' {
-			i = rawjson.SkipSpace(head, i+1)
-		}
-	}
-	if !complete {
-		method := []byte(`"method"`)
-		if !response && (i < len(head) && bytes.Contains(head[i:], method) || bytes.Contains(tail, method)) {
-			return nil
-		}
-		if id == nil && tail != nil {
-			if m := finalID.FindSubmatch(tail); m != nil {
-				id = m[1]
-			}
+		if i = rawjson.SkipSpace(b, e); i < len(b) && b[i] == ',' {
+			i = rawjson.SkipSpace(b, i+1)
 		}
 	}
+	m.end = min(i, len(b))
+	return m, true
+}
+
+// answerable is id when it can answer a request of ours: an integer (the
+// SDK's) or a string with the wire's prefix; nil otherwise.
+func answerable(id []byte) []byte {
 	switch {
 	case len(id) == 0:
 		return nil

@@ -40,12 +40,6 @@ func orderedMethod(method string) bool {
 // counted as handled: the wait then gives up and counts it.
 const settleBound = time.Second
 
-func (o *noteOrder) reset() {
-	o.mu.Lock()
-	o.read, o.handled = 0, 0
-	o.mu.Unlock()
-}
-
 func (o *noteOrder) sawRead() {
 	o.mu.Lock()
 	o.read++

@@ -36,7 +36,7 @@ type process struct {
 	cmd    *procgroup.Cmd
 	stdin  *lockedStdin
 	stdout *jsonLines
-	// wire is the fast path's share of the connection.
+	// wire is the connection's line carrier (wire.go).
 	wire *wire
 	done chan struct{} // closed when the process has exited
 	err  error         // exit status, valid after done

@@ -19,9 +19,10 @@ import (
 // ends by the request timeout, the one whose request no longer fits in
 // the pipe with the stopped-reading message; the child is stopped and
 // restarted as a crashed one would be, and the router, its native tools
-// and the other children serve meanwhile. The calls go through the SDK's
-// client (an in-memory client session takes no fast path); the fast
-// path's case is cmd/evokore's TestFastPathChildThatStopsReadingStdin.
+// and the other children serve meanwhile. The calls come through the
+// SDK's server (an in-memory client session takes no fast path) and reach
+// the child over the wire, as every call does; the fast path's case is
+// cmd/evokore's TestFastPathChildThatStopsReadingStdin.
 func TestChildThatStopsReadingStdinIsRestarted(t *testing.T) {
 	const timeout = 400 * time.Millisecond
 	h := routertest.New(t, map[string]any{"deaf": routertest.Fixture(t, "-deaf"), "other": routertest.Fixture(t)},

@@ -71,8 +71,9 @@ type Options struct {
 	// ends (connected or failed), on that child's goroutine, so a command
 	// can say so at once rather than when the slowest child is done.
 	FirstBoot func(ServerStatus)
-	// Authorizer, when set, authorizes evokore to its HTTP children
-	// (authorize.go).
+	// Authorizer, when set, authorizes evokore to its HTTP children: it
+	// plugs into the HTTP carrier's http.Client (carrier.go), and a call
+	// of a child that needs authorization asks its caller (authorize.go).
 	Authorizer Authorizer
 }
 

@@ -2,10 +2,13 @@ package proxy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -17,13 +20,14 @@ import (
 	"github.com/evokore/evokore/internal/rawjson"
 )
 
-// wireIDPrefix starts every id the fast path gives a request to a child.
+// wireIDPrefix starts every id the wire gives a request to a child.
 // The SDK's client numbers its requests with integers, so a string id
 // with this prefix can only be ours.
 const wireIDPrefix = "evokore-fp-"
 
-// wire is the fast path's share of one stdio child's connection: it
-// writes requests to the child's stdin through the same lock as the SDK's
+// wire is the line carrier of one stdio child's connection, and the only
+// way a tools/call reaches a stdio child: it writes each call as one
+// line to the child's stdin through the same lock as the SDK's
 // transport, and takes the responses to them off the child's stdout
 // before the SDK reads it. See the package doc.
 type wire struct {
@@ -163,6 +167,119 @@ func (wr *wire) send(line []byte) error {
 	}
 	_, err := wr.w.Write(line)
 	return err
+}
+
+// carry writes the call req as one line under an id of the wire's own
+// and waits for its answer, the end of the child's output, its deadline
+// or the end of ctx. Whoever takes the id out of the pending set owns the
+// outcome: the child's reader (the answer, or the end of its output) or
+// this call (the deadline, ctx, or a failed write), which then tells the
+// child it gave up, on a goroutine of its own: the caller has its
+// answer, and a child slow to read its input (the write is bounded, see
+// lockedStdin) must not delay it.
+func (wr *wire) carry(ctx context.Context, req toolRequest) (answer, error) {
+	// The timeout counts from before the write: a write to a child that
+	// reads slowly takes part of it.
+	timer := time.NewTimer(time.Until(req.deadline))
+	defer timer.Stop()
+	id, reply, ok := wr.begin()
+	if !ok {
+		return answer{}, errLost
+	}
+	line, err := callLine(id, &req)
+	if err != nil {
+		wr.giveUp(id)
+		return answer{}, err
+	}
+	if err := wr.send(line); err != nil && wr.giveUp(id) {
+		if errors.Is(err, errStoppedReading) {
+			return answer{}, err
+		}
+		return answer{}, errLost
+	}
+	var (
+		r      wireReply
+		reason string
+	)
+	select {
+	case r = <-reply:
+	case <-timer.C:
+		reason, err = "timed out", context.DeadlineExceeded
+	case <-ctx.Done():
+		reason, err = "the client cancelled the call", ctx.Err()
+	}
+	if reason != "" {
+		if wr.giveUp(id) {
+			go wr.cancel(id, reason)
+			return answer{}, err
+		}
+		r = <-reply // the answer won the race
+	}
+	switch {
+	case r.lost:
+		return answer{}, errLost
+	case r.err != nil:
+		return answer{}, r.err
+	}
+	return answer{raw: r.result}, nil
+}
+
+// callLine is the tools/call req as one line under id. The arguments go
+// as the bytes they are, on one line: a line break between their tokens
+// (JSON allows it; a line-framed transport does not) is compacted away.
+func callLine(id string, req *toolRequest) ([]byte, error) {
+	args := req.args
+	if bytes.IndexByte(args, '\n') >= 0 {
+		var flat bytes.Buffer
+		if err := json.Compact(&flat, args); err != nil {
+			return nil, err
+		}
+		args = flat.Bytes()
+	}
+	line := make([]byte, 0, len(args)+len(req.name)+len(req.state)+128)
+	line = append(line, `{"jsonrpc":"2.0","id":"`...)
+	line = append(line, id...)
+	line = append(line, `","method":"tools/call","params":{"name":`...)
+	line = rawjson.Quote(line, req.name)
+	line = append(line, `,"arguments":`...)
+	line = append(line, args...)
+	if len(req.meta) > 0 {
+		line = append(line, `,"_meta":{`...)
+		for i, k := range slices.Sorted(maps.Keys(req.meta)) {
+			if i > 0 {
+				line = append(line, ',')
+			}
+			line = rawjson.Quote(line, k)
+			line = append(line, ':')
+			var err error
+			if line, err = appendValue(line, req.meta[k]); err != nil {
+				return nil, err
+			}
+		}
+		line = append(line, '}')
+	}
+	if req.responses != nil {
+		line = append(line, `,"inputResponses":`...)
+		var err error
+		if line, err = appendValue(line, req.responses); err != nil {
+			return nil, err
+		}
+	}
+	if req.state != "" {
+		line = append(line, `,"requestState":`...)
+		line = rawjson.Quote(line, req.state)
+	}
+	return append(line, "}}\n"...), nil
+}
+
+// appendValue appends v as JSON: a string quoted, anything else as
+// encoding/json writes it.
+func appendValue(line []byte, v any) ([]byte, error) {
+	if s, ok := v.(string); ok {
+		return rawjson.Quote(line, s), nil
+	}
+	b, err := json.Marshal(v)
+	return append(line, b...), err
 }
 
 // cancel tells the child a request is given up, as the SDK does for its
