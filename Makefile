@@ -13,7 +13,7 @@ LDFLAGS := -X main.version=$(VERSION)
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := bin/staticcheck-$(STATICCHECK_VERSION)
 
-.PHONY: bench-report all build cross generate generate-check vectors-check wordnet-check lint test test-short bench bench-proxy run npm-deps services conformance conformance-deps mutate clean
+.PHONY: bench-report all build cross generate generate-check vectors-check wordnet-check lint test test-short bench bench-proxy run npm-deps services conformance conformance-client conformance-deps mutate clean
 
 # Mutation testing (not in CI: one package takes tens of minutes on two
 # cores): the decision packages, and the proxy and server the call path
@@ -86,6 +86,17 @@ bin/taskfixture: $(wildcard internal/testutil/taskfixture/*.go) go.mod go.sum
 
 conformance: build conformance-deps bin/everything-server bin/taskfixture ## MCP conformance suite: the go-sdk server directly and through `evokore serve --http`, side by side.
 	.ci/conformance
+
+# The go-sdk's own conformance client, and the test driver that runs the
+# client scenarios through evokore (internal/testutil/conformanceclient).
+bin/everything-client: go.mod go.sum
+	$(GO) build -o $@ github.com/modelcontextprotocol/go-sdk/conformance/everything-client
+
+bin/conformance-client: build
+	$(GO) build -o $@ ./internal/testutil/conformanceclient
+
+conformance-client: build conformance-deps bin/everything-client bin/conformance-client ## MCP conformance client scenarios: evokore as the client of its children, next to the go-sdk's client.
+	.ci/conformance-client
 
 services: ## Install the programs the tests start (Redis, nginx, Chromium) as root; otherwise say what to install.
 	.ci/deps

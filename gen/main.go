@@ -6,7 +6,7 @@
 //	internal/server/defaults_gen.go   server name, instructions and default timeouts
 //	internal/search/jargon_gen.go     the developer-jargon table of query expansion
 //	internal/config/variables_gen.go  the declared EVOKORE_* variables and their typed defaults
-//	docs/configuration.md             the variables' reference
+//	docs/configuration.md             the variables' tables (between its markers)
 //
 // It loads evokore.cue through the embedded schemas (so a bad file fails
 // with CUE's positioned errors), checks what CUE cannot, and renders with
@@ -18,10 +18,13 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 
@@ -34,20 +37,29 @@ const modulePath = "github.com/evokore/evokore"
 
 // output is one generated file: its path under the repository root and
 // the function that renders it, Go (render) or any other text (text).
+// A region output is the part of a hand-written file between
+// regionBegin and regionEnd; the rest of the file is kept.
 type output struct {
 	path   string
 	render func(*config.Shipped) *jen.File
 	text   func(*config.Shipped) []byte
+	region bool
 }
 
+// The lines around the generated part of a hand-written file.
+const (
+	regionBegin = "<!-- BEGIN " + header + " -->\n"
+	regionEnd   = "<!-- END of the generated part. -->\n"
+)
+
 var outputs = []output{
-	{"internal/native/tools_gen.go", renderTools, nil},
-	{"internal/catalog/profiles_gen.go", renderProfiles, nil},
-	{"internal/policy/matrix_gen.go", renderMatrix, nil},
-	{"internal/server/defaults_gen.go", renderDefaults, nil},
-	{"internal/search/jargon_gen.go", renderJargon, nil},
-	{"internal/config/variables_gen.go", renderVariables, nil},
-	{"docs/configuration.md", nil, renderConfigDoc},
+	{path: "internal/native/tools_gen.go", render: renderTools},
+	{path: "internal/catalog/profiles_gen.go", render: renderProfiles},
+	{path: "internal/policy/matrix_gen.go", render: renderMatrix},
+	{path: "internal/server/defaults_gen.go", render: renderDefaults},
+	{path: "internal/search/jargon_gen.go", render: renderJargon},
+	{path: "internal/config/variables_gen.go", render: renderVariables},
+	{path: "docs/configuration.md", text: renderConfigDoc, region: true},
 }
 
 func main() {
@@ -89,6 +101,14 @@ func run(src, dir string, check bool) error {
 			}
 		}
 		path := filepath.Join(dir, o.path)
+		if o.region {
+			spliced, err := splice(path, buf.Bytes())
+			if err != nil {
+				return err
+			}
+			buf.Reset()
+			buf.Write(spliced)
+		}
 		if check {
 			old, err := os.ReadFile(path)
 			if err != nil || !bytes.Equal(old, buf.Bytes()) {
@@ -108,6 +128,24 @@ func run(src, dir string, check bool) error {
 		return fmt.Errorf("%d generated file(s) are stale", stale)
 	}
 	return nil
+}
+
+// splice puts part between the markers of the file at path, keeping what
+// is around them; a file that does not exist yet is the markers alone.
+func splice(path string, part []byte) ([]byte, error) {
+	old, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		old = []byte(regionBegin + regionEnd)
+	} else if err != nil {
+		return nil, err
+	}
+	before, rest, ok := bytes.Cut(old, []byte(regionBegin))
+	_, after, ok2 := bytes.Cut(rest, []byte(regionEnd))
+	if !ok || !ok2 {
+		return nil, fmt.Errorf("%s: the lines %q and %q that mark its generated part are missing", path, strings.TrimSpace(regionBegin), strings.TrimSpace(regionEnd))
+	}
+	out := append(append(append(before[:len(before):len(before)], regionBegin...), part...), regionEnd...)
+	return append(out, after...), nil
 }
 
 // checkShipped checks what the schema cannot express.

@@ -97,29 +97,15 @@ func renderVariables(s *config.Shipped) *jen.File {
 	return f
 }
 
-// renderConfigDoc renders docs/configuration.md: one table per group.
+// renderConfigDoc renders the variables' part of docs/configuration.md:
+// one table per group. The rest of that page is written by hand.
 func renderConfigDoc(s *config.Shipped) []byte {
 	var b bytes.Buffer
-	b.WriteString("<!-- " + header + " -->\n\n")
-	b.WriteString("# Configuration: environment variables\n\n")
-	b.WriteString("Every variable evokore reads, or sets for a process it starts. They come from the\n")
-	b.WriteString("environment and from `./.env` (the real environment wins). A variable marked\n")
-	b.WriteString("*security* changes what a model may do: a project directory's `.env` sets it only\n")
-	b.WriteString("after `evokore trust`. A value that cannot be used is reported on stderr and the\n")
-	b.WriteString("default applies, except for `EVOKORE_SECURITY_DEFAULT_DENY`,\n")
-	b.WriteString("`EVOKORE_AUTH_REQUIRED`, `EVOKORE_TENANT_SCOPING` and `EVOKORE_APPROVALS_MODE`,\n")
-	b.WriteString("which take the strict choice (deny, authenticate, scope, operator): a typo does\n")
-	b.WriteString("not fail open. An `EVOKORE_*` or `VOICE_SIDECAR_*` variable not listed here has\n")
-	b.WriteString("no effect and is named on stderr at start and by `evokore vet`. Booleans take `1`,\n")
-	b.WriteString("`true`, `on`, `yes` (and `0`, `false`, `off`, `no`); lists are comma-separated.\n")
-	b.WriteString("OpenTelemetry's standard `OTEL_*` variables are described in\n")
-	b.WriteString("[observability.md](observability.md).\n")
-	b.WriteString("\nThis file is generated from the `variables` of `evokore.cue`: edit that and run\n`make generate`.\n")
 	var group string
 	for _, v := range s.Variables {
 		if v.Group != group {
 			group = v.Group
-			fmt.Fprintf(&b, "\n## %s\n\n| Variable | Type | Default | What it does |\n|---|---|---|---|\n", group)
+			fmt.Fprintf(&b, "\n### %s\n\n| Variable | Type | Default | What it does |\n|---|---|---|---|\n", group)
 		}
 		doc := v.Doc
 		if v.Security {
@@ -127,6 +113,7 @@ func renderConfigDoc(s *config.Shipped) []byte {
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", v.Name, docType(v), docDefault(v), cell(doc))
 	}
+	b.WriteString("\n")
 	return b.Bytes()
 }
 

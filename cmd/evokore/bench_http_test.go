@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,15 +27,10 @@ func BenchmarkHTTPSessionsEcho(b *testing.B) {
 	b.Run("router", func(b *testing.B) {
 		base, cmd, _ := httpRouter(b, "EVOKORE_TOOL_DISCOVERY_MODE=legacy")
 		benchEcho(b, base+"/mcp", "fx_echo", sessions, calls)
-		// The router's own RSS with the 64 sessions open.
-		if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)); err == nil {
-			for _, line := range strings.Split(string(st), "\n") {
-				if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-					if kb, err := strconv.Atoi(f[1]); err == nil {
-						b.ReportMetric(float64(kb)/1024, "RSS_MiB")
-					}
-				}
-			}
+		// The router's own memory with the 64 sessions open.
+		if m, err := smapsMemory(cmd.Process.Pid); err == nil {
+			b.ReportMetric(m.private, "private-MiB")
+			b.ReportMetric(m.pss, "pss-MiB")
 		}
 	})
 	b.Run("direct", func(b *testing.B) {

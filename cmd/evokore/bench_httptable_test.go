@@ -47,10 +47,10 @@ var (
 // proxy's utime+stime over both phases. Ratios are per round against the
 // bridge, medians over rounds. After the rounds each target serves 64
 // sessions at once, 20 calls each, and every call that failed is counted
-// as lost. RSS is VmRSS of the proxy process after that.
+// as lost. Private memory (see memoryOf) is the proxy process's after that.
 func BenchmarkHTTPTable(b *testing.B) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		b.Skip("needs /proc for CPU and RSS")
+		b.Skip("needs /proc for CPU and memory")
 	}
 	fx := testutil.FixtureServer(b)
 	bridge := testutil.Build(b, "./internal/testutil/httpbridge", "httpbridge")
@@ -118,7 +118,7 @@ func BenchmarkHTTPTable(b *testing.B) {
 	var md strings.Builder
 	fmt.Fprintf(&md, "%d interleaved rounds × %d sequential calls of `echo %s` in one session, then %d more from 16 sessions at once; then 64 sessions at once, 20 calls each. Medians over the rounds; ratios per round to `bridge`.\n\n", *httpRounds, *httpCalls, args, *httpCalls)
 	md.WriteString("Client: a raw JSON-RPC client over net/http (keep-alive; accepts a JSON or an event-stream answer). `evokore` and `evokore-norec` serve it a 2025-11-25 session (each call answered as a resumable event stream); `evokore-2026` gets 2026-07-28 requests without a session (each answered as plain JSON).\n\n")
-	md.WriteString("| child | path | p50 µs | p99 µs | p50 ÷ bridge | calls/s | ÷ bridge | 16 sessions, calls/s | ÷ bridge | proxy CPU µs/call | ÷ bridge | 64 sessions, lost | RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	md.WriteString("| child | path | p50 µs | p99 µs | p50 ÷ bridge | calls/s | ÷ bridge | 16 sessions, calls/s | ÷ bridge | proxy CPU µs/call | ÷ bridge | 64 sessions, lost | private MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	per := len(targets) / len(children)
 	for i := 0; i < len(targets); i += per {
 		floor := targets[i]
@@ -146,7 +146,7 @@ func BenchmarkHTTPTable(b *testing.B) {
 				med(func(r httpRound) float64 { return r.seqPerSec }), median(seqr),
 				med(func(r httpRound) float64 { return r.perSec16 }), median(tpr),
 				med(func(r httpRound) float64 { return r.cpuPerCall }), median(cpur),
-				t.lost, t.total, rssOf(t.pid))
+				t.lost, t.total, privateOf(t.pid))
 			if t.kind == "evokore" || t.kind == "evokore-2026" {
 				tag := strings.TrimPrefix(t.child, "server-") + strings.TrimPrefix(t.kind, "evokore")
 				b.ReportMetric(median(p50r), tag+"-p50÷bridge")

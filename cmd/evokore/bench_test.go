@@ -239,137 +239,203 @@ func BenchmarkProxiedCallOverhead(b *testing.B) {
 	b.ReportMetric(float64(ep99)/float64(dp99), "p99-ratio")
 }
 
-// BenchmarkRouterRSSWith4Children reports the resident memory of the
-// router's own processes after four children booted and served a few
-// hundred calls: evokore itself and its watchdog (the process that kills
-// what the router started should the router be SIGKILLed), apart and
-// together, in RSS and in PSS. rss-MiB is evokore's VmRSS; it is also split into anonymous
-// memory (the Go heap, stacks and runtime metadata: what the router's own
-// allocations decide) and file-backed pages of the binary (text, rodata,
-// pclntab: what linking and package initialisation touch). The file part
-// also depends on how the kernel's page cache holds the binary: the same
-// binary measures several MiB apart freshly linked and after a plain copy
-// (see docs/decisions.md, "Startup"), so compare builds in one run:
-// -rss-compare starts other builds in the same rounds, alternating.
-func BenchmarkRouterRSSWith4Children(b *testing.B) {
+// BenchmarkRouterMemoryWith4Children reports what the router's own
+// processes cost in memory with four fixture children: evokore and its
+// watchdog (the process that kills what the router started should the
+// router be SIGKILLed), apart and together, idle once the children booted
+// and the start settled, and again after a burst of calls (400 proxied
+// calls 16 at a time, tool and skill searches). It reports PSS and
+// private memory, not RSS: RSS counts every clean page of the binary the
+// process touched, pages the kernel shares through its page cache and may
+// drop at any time, and counts the ones both processes map twice. PSS
+// divides each page among the processes that map it; private memory is
+// what the router alone holds and the kernel cannot drop without swap.
+// -mem-compare starts other builds in the same rounds, alternating.
+func BenchmarkRouterMemoryWith4Children(b *testing.B) {
 	type build struct{ name, path string }
 	bins := []build{{"evokore", testutil.Evokore(b)}}
-	for _, kv := range strings.Split(*rssCompare, ",") {
+	for _, kv := range strings.Split(*memCompare, ",") {
 		if name, path, ok := strings.Cut(kv, "="); ok {
 			bins = append(bins, build{name, path})
 		}
 	}
-	// One sample per build and start: the router's and its watchdog's
-	// VmRSS, RssAnon, RssFile and PSS.
-	type sample struct{ rss, anon, file, pss, dog, dogAnon, dogFile, dogPss float64 }
-	samples := make([][]sample, len(bins))
+	// samples[build][phase] holds one reading per start.
+	samples := make([][2][]memSample, len(bins))
 	for b.Loop() {
 		for i, bin := range bins {
 			cs, cmd := benchRouterOf(b, bin.path, 4, 0, "legacy")
 			for i := range 4 {
 				waitTool(b, cs, fmt.Sprintf("c%d_echo", i))
 			}
-			for i := range 400 {
-				if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: fmt.Sprintf("c%d_echo", i%4), Arguments: map[string]any{"message": "m"}}); err != nil {
-					b.Fatal(err)
-				}
-			}
-			pid := cmd.Process.Pid
-			s := sample{rss: rssMiB(b, pid), anon: statusMiB(b, pid, "RssAnon:"), file: statusMiB(b, pid, "RssFile:"), pss: pssMiB(pid)}
-			if w := watchdogOf(pid); w != 0 {
-				s.dog, s.dogAnon, s.dogFile, s.dogPss = rssMiB(b, w), statusMiB(b, w, "RssAnon:"), statusMiB(b, w, "RssFile:"), pssMiB(w)
-			}
-			samples[i] = append(samples[i], s)
+			time.Sleep(memIdle)
+			samples[i][0] = append(samples[i][0], readMemory(b, cmd.Process.Pid))
+			memBurst(b, cs)
+			samples[i][1] = append(samples[i][1], readMemory(b, cmd.Process.Pid))
 			_ = cs.Close()
 		}
 	}
-	med := func(i int, f func(sample) float64) float64 {
-		v := make([]float64, 0, len(samples[i]))
-		for _, s := range samples[i] {
+	med := func(i, phase int, f func(memSample) float64) float64 {
+		v := make([]float64, 0, len(samples[i][phase]))
+		for _, s := range samples[i][phase] {
 			v = append(v, f(s))
 		}
 		slices.Sort(v)
 		return v[len(v)/2]
 	}
-	together := func(s sample) float64 { return s.rss + s.dog }
-	// ratio is the median over rounds of build i's together-RSS over the
-	// first build's in the same round.
+	// ratio is the median over rounds of build i's together-private
+	// memory after the burst over the first build's in the same round.
 	ratio := func(i int) float64 {
-		v := make([]float64, len(samples[i]))
-		for r, s := range samples[i] {
-			v[r] = together(s) / together(samples[0][r])
+		v := make([]float64, len(samples[i][1]))
+		for r, s := range samples[i][1] {
+			v[r] = s.private() / samples[0][1][r].private()
 		}
 		slices.Sort(v)
 		return v[len(v)/2]
 	}
 	for i, bin := range bins {
-		for _, m := range []struct {
-			f    func(sample) float64
-			unit string
-		}{
-			{func(s sample) float64 { return s.rss }, "rss-MiB"},
-			{func(s sample) float64 { return s.anon }, "rss-anon-MiB"},
-			{func(s sample) float64 { return s.file }, "rss-file-MiB"},
-			{func(s sample) float64 { return s.dog }, "watchdog-rss-MiB"},
-			{together, "together-rss-MiB"},
-			{func(s sample) float64 { return s.pss + s.dogPss }, "together-pss-MiB"},
-		} {
-			unit := m.unit
-			if i > 0 {
-				unit = bin.name + "-" + unit
-			}
-			b.ReportMetric(med(i, m.f), unit)
-		}
+		prefix := ""
 		if i > 0 {
-			b.ReportMetric(ratio(i), "together-"+bin.name+"/evokore")
+			prefix = bin.name + "-"
+		}
+		for phase, name := range memPhases {
+			b.ReportMetric(med(i, phase, memSample.private), prefix+name+"-private-MiB")
+			b.ReportMetric(med(i, phase, memSample.pss), prefix+name+"-pss-MiB")
+			b.ReportMetric(med(i, phase, memSample.pssFile), prefix+name+"-pss-file-MiB")
+		}
+		b.ReportMetric(med(i, 1, func(s memSample) float64 { return s.dog.private }), prefix+"watchdog-private-MiB")
+		if i > 0 {
+			b.ReportMetric(ratio(i), "private-"+bin.name+"/evokore")
 		}
 	}
-	if *rssReport != "" {
-		var md strings.Builder
-		fmt.Fprintf(&md, "Medians of %d starts of each build over stdio, alternating, 4 fixture children booted and 400 calls served; VmRSS, and its anonymous (heap, stacks) and file-backed (pages of the binary) parts; PSS shares each page among the processes that map it (the two processes map the same binary, which RSS counts twice). The children's own memory is not counted.", len(samples[0]))
-		if len(bins) > 1 {
-			md.WriteString(" `÷ evokore` is the median over rounds of a build's together-RSS over this tree's in the same round.")
-		}
-		md.WriteString("\n\n| build | process | RSS MiB | anonymous MiB | file-backed MiB | PSS MiB |\n|---|---|---|---|---|---|\n")
-		for i, bin := range bins {
-			fmt.Fprintf(&md, "| %s | router | %.1f | %.1f | %.1f | %.1f |\n", bin.name,
-				med(i, func(s sample) float64 { return s.rss }), med(i, func(s sample) float64 { return s.anon }),
-				med(i, func(s sample) float64 { return s.file }), med(i, func(s sample) float64 { return s.pss }))
-			fmt.Fprintf(&md, "| %s | watchdog | %.1f | %.1f | %.1f | %.1f |\n", bin.name,
-				med(i, func(s sample) float64 { return s.dog }), med(i, func(s sample) float64 { return s.dogAnon }),
-				med(i, func(s sample) float64 { return s.dogFile }), med(i, func(s sample) float64 { return s.dogPss }))
+	if *memReport == "" {
+		return
+	}
+	var md strings.Builder
+	fmt.Fprintf(&md, "Medians of %d starts of each build over stdio, alternating, 4 fixture children; idle %s after they booted, then after a burst of 400 proxied calls 16 at a time and 40 tool and skill searches. PSS divides each page among the processes that map it (the router and its watchdog map the same binary); its file-backed part is pages of the binary, which stay in the kernel's page cache whether mapped or not; private is anonymous memory and private dirty pages (the heap, stacks, runtime metadata), what no other process shares and the kernel cannot drop without swap. RSS is not a cost: it counts clean pages of the binary, which are the kernel's page cache. The children's own memory is not counted.", len(samples[0][0]), memIdle)
+	if len(bins) > 1 {
+		md.WriteString(" `÷ evokore` is the median over rounds of a build's together-private memory after the burst over this tree's in the same round.")
+	}
+	md.WriteString("\n\n| build | process | idle PSS MiB | of it file-backed | idle private MiB | after the burst PSS MiB | of it file-backed | after the burst private MiB |\n|---|---|---|---|---|---|---|---|\n")
+	for i, bin := range bins {
+		for _, p := range []struct {
+			name string
+			of   func(memSample) procMemory
+		}{
+			{"router", func(s memSample) procMemory { return s.router }},
+			{"watchdog", func(s memSample) procMemory { return s.dog }},
+			{"together", func(s memSample) procMemory { return procMemory{s.pss(), s.pssFile(), s.private()} }},
+		} {
 			note := ""
-			if i > 0 {
+			if i > 0 && p.name == "together" {
 				note = fmt.Sprintf(" (%.2f ÷ evokore)", ratio(i))
 			}
-			fmt.Fprintf(&md, "| %s | together | %.1f%s | | | %.1f |\n", bin.name, med(i, together), note,
-				med(i, func(s sample) float64 { return s.pss + s.dogPss }))
+			cells := []float64{}
+			for phase := range memPhases {
+				cells = append(cells, med(i, phase, func(s memSample) float64 { return p.of(s).pss }),
+					med(i, phase, func(s memSample) float64 { return p.of(s).pssFile }),
+					med(i, phase, func(s memSample) float64 { return p.of(s).private }))
+			}
+			fmt.Fprintf(&md, "| %s | %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f%s |\n", bin.name, p.name,
+				cells[0], cells[1], cells[2], cells[3], cells[4], cells[5], note)
 		}
-		if err := os.WriteFile(*rssReport, []byte(md.String()), 0o644); err != nil {
+	}
+	if err := os.WriteFile(*memReport, []byte(md.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+}
+
+var memReport = flag.String("mem-report", "", "BenchmarkRouterMemoryWith4Children: also write the table as markdown to this file (make bench-report)")
+
+var memCompare = flag.String("mem-compare", "", "BenchmarkRouterMemoryWith4Children: other binaries to start in the same rounds, name=path,...")
+
+// memIdle is how long the router idles after its children booted before
+// it is measured: past the end of its start (gcpolicy's settleAfter).
+const memIdle = 3 * time.Second
+
+// memPhases names the two readings of a start.
+var memPhases = [2]string{"idle", "burst"}
+
+// memBurst is the burst of calls the second reading follows: 400
+// proxied calls, 16 at a time, then tool and skill searches (they read
+// the search indexes and the word vector table).
+func memBurst(b *testing.B, cs *mcp.ClientSession) {
+	b.Helper()
+	errs := make(chan error, 16)
+	for w := range 16 {
+		go func() {
+			var err error
+			for i := range 25 {
+				if err == nil {
+					_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: fmt.Sprintf("c%d_echo", (w+i)%4), Arguments: map[string]any{"message": "m"}})
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range 16 {
+		if err := <-errs; err != nil {
 			b.Fatal(err)
+		}
+	}
+	queries := []string{"echo a message", "write a letter to my landlord", "review a pull request", "read a file", "send an email", "merge pdf files", "take a screenshot", "deploy the service", "search the web", "summarise a document", "translate text", "query a database", "resize an image", "schedule a meeting", "track a bug", "play a song", "book a flight", "compress a folder", "fetch a url", "count words"}
+	for _, q := range queries {
+		for _, tool := range []string{"discover_tools", "search_skills"} {
+			if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"query": q}}); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
 }
 
-var rssReport = flag.String("rss-report", "", "BenchmarkRouterRSSWith4Children: also write the table as markdown to this file (make bench-report)")
+// procMemory is one process's PSS, the file-backed part of it, and its
+// private memory, in MiB.
+type procMemory struct{ pss, pssFile, private float64 }
 
-var rssCompare = flag.String("rss-compare", "", "BenchmarkRouterRSSWith4Children: other binaries to start in the same rounds, name=path,...")
+// memSample is one reading of the router and its watchdog.
+type memSample struct{ router, dog procMemory }
 
-// pssMiB is a process's proportional set size (each page divided among
-// the processes that map it), from /proc/<pid>/smaps_rollup; 0 where the
-// kernel has no such file.
-func pssMiB(pid int) float64 {
+func (s memSample) pss() float64     { return s.router.pss + s.dog.pss }
+func (s memSample) pssFile() float64 { return s.router.pssFile + s.dog.pssFile }
+func (s memSample) private() float64 { return s.router.private + s.dog.private }
+
+// readMemory reads the router pid and its watchdog.
+func readMemory(b *testing.B, pid int) memSample {
+	b.Helper()
+	s := memSample{router: memoryOf(b, pid)}
+	if w := watchdogOf(pid); w != 0 {
+		s.dog = memoryOf(b, w)
+	}
+	return s
+}
+
+// memoryOf reads a process's memory, skipping the benchmark where the
+// kernel has no smaps_rollup.
+func memoryOf(b *testing.B, pid int) procMemory {
+	b.Helper()
+	m, err := smapsMemory(pid)
+	if err != nil {
+		b.Skipf("no smaps_rollup: %v", err)
+	}
+	return m
+}
+
+// smapsMemory reads /proc/<pid>/smaps_rollup. Private memory is the
+// larger of Anonymous and Private_Dirty: the two are nearly one set (a
+// written page of a private file mapping becomes anonymous), so their sum
+// would count most pages twice.
+func smapsMemory(pid int) (procMemory, error) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
 	if err != nil {
-		return 0
+		return procMemory{}, err
 	}
+	kb := map[string]float64{}
 	for _, line := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "Pss:" {
-			kb, _ := strconv.Atoi(f[1])
-			return float64(kb) / 1024
+		if f := strings.Fields(line); len(f) >= 2 {
+			n, _ := strconv.Atoi(f[1])
+			kb[f[0]] = float64(n)
 		}
 	}
-	return 0
+	return procMemory{pss: kb["Pss:"] / 1024, pssFile: kb["Pss_File:"] / 1024, private: max(kb["Anonymous:"], kb["Private_Dirty:"]) / 1024}, nil
 }
 
 // watchdogOf is the pid of the router's watchdog: the child of pid named
@@ -405,24 +471,6 @@ func BenchmarkToolsList1000Proxied(b *testing.B) {
 		}
 	}
 	reportPercentiles(b, "list", lat)
-}
-
-func rssMiB(b *testing.B, pid int) float64 { return statusMiB(b, pid, "VmRSS:") }
-
-// statusMiB reads one kB field of /proc/<pid>/status, in MiB.
-func statusMiB(b *testing.B, pid int, field string) float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		b.Skipf("no /proc: %v", err)
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, field) {
-			kb, _ := strconv.Atoi(strings.Fields(line)[1])
-			return float64(kb) / 1024
-		}
-	}
-	b.Fatalf("no %s in /proc/%d/status", field, pid)
-	return 0
 }
 
 func percentile(lat []time.Duration, p int) time.Duration {

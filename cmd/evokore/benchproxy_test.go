@@ -51,14 +51,14 @@ var (
 // against direct (and, for p50, against the relay) and the median over
 // rounds is printed. CPU per call is the proxy process's utime+stime from
 // /proc/<pid>/stat over both phases; allocations per call come from
-// evokore's EVOKORE_DEBUG_MEMSTATS probe; RSS is VmRSS after the last
-// round. With -proxy-base, an older evokore build (one that has the
+// evokore's EVOKORE_DEBUG_MEMSTATS probe; private memory (see memoryOf)
+// is read after the last round. With -proxy-base, an older evokore build (one that has the
 // EVOKORE_DEBUG_MEMSTATS probe) is measured in the same rounds as "base",
 // for before/after figures from one run, and evokore ÷ base is printed
 // per child as the median of each round's ratio.
 func BenchmarkProxyTable(b *testing.B) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		b.Skip("needs /proc for CPU and RSS")
+		b.Skip("needs /proc for CPU and memory")
 	}
 	fx := testutil.FixtureServer(b)
 	relay := testutil.Build(b, "./internal/testutil/linerelay", "linerelay")
@@ -153,9 +153,9 @@ func BenchmarkProxyTable(b *testing.B) {
 	var out, md strings.Builder
 	fmt.Fprintf(&out, "\nproxy benchmark: %d rounds × %d calls, echo %s\n", *proxyRounds, *proxyCalls, args)
 	fmt.Fprintf(&md, "%d interleaved rounds × %d sequential calls of `echo %s`, then %d more 16 at a time; medians over the rounds; ratios per round to `direct` (the client calling the child itself) and to the Go line relay.\n", *proxyRounds, *proxyCalls, args, *proxyCalls*2)
-	mdHeader := "| child | path | p50 µs | p99 µs | p50 ÷ direct | p99 ÷ direct | p50 ÷ relay | 16 in flight, calls/s | ÷ direct | proxy CPU µs/call | KB/call | allocs/call | RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+	mdHeader := "| child | path | p50 µs | p99 µs | p50 ÷ direct | p99 ÷ direct | p50 ÷ relay | 16 in flight, calls/s | ÷ direct | proxy CPU µs/call | KB/call | allocs/call | private MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
 	header := fmt.Sprintf("%-18s %-13s %9s %9s %8s %8s %8s %9s %8s %10s %8s %9s %10s %8s\n",
-		"child", "path", "p50 µs", "p99 µs", "p50÷dir", "p99÷dir", "p50÷rel", "calls/s16", "÷dir", "CPU µs/call", "syscalls", "KB/call", "allocs/call", "RSS MiB")
+		"child", "path", "p50 µs", "p99 µs", "p50÷dir", "p99÷dir", "p50÷rel", "calls/s16", "÷dir", "CPU µs/call", "syscalls", "KB/call", "allocs/call", "private MiB")
 	per := len(targets) / len(children) / len(strings.Split(*proxyClients, ","))
 	for i := 0; i < len(targets); i += per {
 		direct, relayed := targets[i], targets[i+1]
@@ -195,14 +195,14 @@ func BenchmarkProxyTable(b *testing.B) {
 				med(func(r roundResult) float64 { return float64(r.p99.Microseconds()) }),
 				median(p50r), median(p99r), median(relr),
 				med(func(r roundResult) float64 { return r.perSec }), median(tpr),
-				cpu, sys, kb, allocs, rssOf(t.c.pid()))
+				cpu, sys, kb, allocs, privateOf(t.c.pid()))
 			fmt.Fprintf(&md, "| %s | %s | %.0f | %.0f | %.2f | %.2f | %.2f | %.0f | %.2f | %s | %s | %s | %.1f |\n",
 				t.child, t.kind,
 				med(func(r roundResult) float64 { return float64(r.p50.Microseconds()) }),
 				med(func(r roundResult) float64 { return float64(r.p99.Microseconds()) }),
 				median(p50r), median(p99r), median(relr),
 				med(func(r roundResult) float64 { return r.perSec }), median(tpr),
-				cpu, kb, allocs, rssOf(t.c.pid()))
+				cpu, kb, allocs, privateOf(t.c.pid()))
 			if t.kind == "evokore" {
 				tag := t.client + "-" + strings.TrimPrefix(t.child, "server-")
 				b.ReportMetric(median(p50r), tag+"-p50÷direct")
@@ -251,7 +251,7 @@ var clientTitle = map[string]string{
 // benchClient drives one target process: the server itself (direct) or
 // the proxy in front of it.
 type benchClient interface {
-	// pid is the target process, whose CPU and RSS are read.
+	// pid is the target process, whose CPU and memory are read.
 	pid() int
 	// wait returns once a call of tool succeeds (a router's child is up).
 	wait(b *testing.B, tool, args string)
@@ -648,18 +648,14 @@ func countLines(file string) int {
 	return bytes.Count(data, []byte{'\n'})
 }
 
-func rssOf(pid int) float64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+// privateOf is a process's private memory in MiB (see memoryOf); 0 when
+// it cannot be read.
+func privateOf(pid int) float64 {
+	m, err := smapsMemory(pid)
 	if err != nil {
 		return 0
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, "VmRSS:") {
-			kb, _ := strconv.Atoi(strings.Fields(line)[1])
-			return float64(kb) / 1024
-		}
-	}
-	return 0
+	return m.private
 }
 
 func median(v []float64) float64 {

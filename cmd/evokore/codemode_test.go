@@ -244,8 +244,38 @@ func TestRunCodeWallTimeStaysWithinTheRequestTimeout(t *testing.T) {
 	_, cs := codeRig(t, "  alpha_count: require_approval\n",
 		map[string]string{"EVOKORE_PROXY_REQUEST_TIMEOUT_MS": "3000", "EVOKORE_CODE_TIMEOUT_MS": "60000"})
 	r, isErr := runCode(t, cs, `await tools.alpha_count({}); return "approved";`)
-	if !isErr || !strings.Contains(r.Error, "exceeded its wall time of 2s") {
+	if !isErr || !strings.Contains(r.Error, "wall time of 2s ended") {
 		t.Errorf("the held run answered %+v, want its wall time, a second inside the request timeout", r)
+	}
+}
+
+// A program whose call waits for approval when its time runs out tells
+// the model what it waits for and who decides it (the tool, the approval
+// id, the user or an operator), not only that its program was slow, and
+// nothing of how to approve. The approval stays pending, and the same
+// call runs once approved.
+func TestRunCodeHeldPastItsWallTimeSaysWhatItWaitsFor(t *testing.T) {
+	h, cs := codeRig(t, "  alpha_count: require_approval\n", map[string]string{"EVOKORE_CODE_TIMEOUT_MS": "1500"})
+	r, isErr := runCode(t, cs, `const c = await tools.alpha_count({}); return c[0].text;`)
+	pending, err := policy.ListPending(filepath.Join(h.Dir, "home"), time.Now())
+	if err != nil || len(pending) != 1 {
+		t.Fatalf("pending approvals: %+v %v", pending, err)
+	}
+	id := pending[0].ID
+	want := "the program was waiting for approval when its wall time of 1.5s ended: 'alpha_count' (approval id " + id +
+		") waiting for the user or an operator, who decide outside this conversation. It did not run; the approval stays pending, " +
+		"and once it is approved the same call runs once."
+	if !isErr || r.Error != want {
+		t.Errorf("the run answered %q, want %q", r.Error, want)
+	}
+	for _, how := range []string{"evokore", "dashboard", "approvals approve", "/api/", "operator.key", "token"} {
+		if strings.Contains(strings.ToLower(r.Error), how) {
+			t.Errorf("the answer says how to approve (%q): %s", how, r.Error)
+		}
+	}
+	h.Approve(id)
+	if r, isErr := runCode(t, cs, `const c = await tools.alpha_count({}); return c[0].text;`); isErr || string(r.Value) != `"calls: 1"` {
+		t.Errorf("the same call after approval: %+v", r)
 	}
 }
 
@@ -558,4 +588,127 @@ func raceScaled(ms int) string {
 		ms *= 6
 	}
 	return strconv.Itoa(ms)
+}
+
+// sandboxCount is how many run_code sandboxes this process runs now.
+func sandboxCount() int {
+	lists, _ := filepath.Glob("/proc/self/task/*/children")
+	n := 0
+	for _, l := range lists {
+		b, _ := os.ReadFile(l)
+		for _, pid := range strings.Fields(string(b)) {
+			if cmdline, _ := os.ReadFile("/proc/" + pid + "/cmdline"); strings.Contains(string(cmdline), codemode.SandboxArg) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// The router runs at most EVOKORE_CODE_TOTAL_MEMORY_MB of sandboxes at
+// once, however many sessions run programs (12 sessions used to hold 12
+// sandboxes, 1.4 GB): here two of 64 MiB in 128 MiB. Five sessions each
+// run a program held for approval: two sandboxes start and hold, the
+// other programs wait for a sandbox rather than fail, and as approvals
+// let programs finish, the waiting ones start; every program answers.
+func TestRunCodeRouterRunsAtMostItsSandboxMemory(t *testing.T) {
+	h, _ := codeRig(t, "  alpha_count: require_approval\n", map[string]string{
+		"EVOKORE_CODE_MEMORY_MB": "64", "EVOKORE_CODE_TOTAL_MEMORY_MB": "128", "EVOKORE_CODE_TIMEOUT_MS": "120000"})
+	if !codemode.Supported {
+		t.Skip("run_code bounds memory on Linux only")
+	}
+	home := filepath.Join(h.Dir, "home")
+	const sessions = 5
+	done := make(chan string, sessions)
+	for range sessions {
+		cs := h.Connect(nil)
+		go func() {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_code",
+				Arguments: map[string]any{"code": `const c = await tools.alpha_count({}); return "ran";`}})
+			switch {
+			case err != nil:
+				done <- err.Error()
+			default:
+				done <- routertest.Text(res)
+			}
+		}()
+	}
+	approved := map[string]bool{}
+	most := 0
+	for answered := 0; answered < sessions; {
+		select {
+		case text := <-done:
+			if !strings.Contains(text, `"value":"ran"`) {
+				t.Errorf("a program answered %s", text)
+			}
+			answered++
+			continue
+		default:
+		}
+		most = max(most, sandboxCount())
+		pending, err := policy.ListPending(home, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		waiting := 0
+		for _, p := range pending {
+			if p.State == policy.StatePending && !approved[p.ID] {
+				waiting++
+			}
+		}
+		// Only a running program asks for approval: two at most wait.
+		if waiting > 2 {
+			t.Fatalf("%d programs hold sandboxes waiting for approval at once, want 2 at most", waiting)
+		}
+		if waiting == 2 || waiting > 0 && len(approved)+waiting == sessions {
+			for _, p := range pending {
+				if p.State == policy.StatePending && !approved[p.ID] {
+					approved[p.ID] = true
+					h.Approve(p.ID)
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if most > 2 {
+		t.Errorf("%d sandboxes ran at once, want 2 at most", most)
+	}
+	if got := routertest.Text(routertest.Call(t, h.Connect(nil), "alpha_read_count", map[string]any{})); got != "calls: 5" {
+		t.Errorf("alpha counted %s, want each program's call once", got)
+	}
+}
+
+// A program that finds every sandbox busy for as long as it may wait (a
+// quarter of its wall time) is told it did not start and why, naming the
+// setting; one program's memory past the total is refused at once,
+// naming both settings.
+func TestRunCodeWaitingForASandboxNamesTheSetting(t *testing.T) {
+	h, held := codeRig(t, "  alpha_count: require_approval\n", map[string]string{
+		"EVOKORE_CODE_MEMORY_MB": "64", "EVOKORE_CODE_TOTAL_MEMORY_MB": "64", "EVOKORE_CODE_TIMEOUT_MS": "8000"})
+	if !codemode.Supported {
+		t.Skip("run_code bounds memory on Linux only")
+	}
+	first := make(chan codeRun, 1)
+	go func() {
+		r, _ := runCode(t, held, `await tools.alpha_count({}); return "ran";`)
+		first <- r
+	}()
+	routertest.WaitFor(t, "the first program to hold the one sandbox", func() bool {
+		pending, _ := policy.ListPending(filepath.Join(h.Dir, "home"), time.Now())
+		return len(pending) == 1
+	})
+	text, isErr := routertest.CallText(t, h.Connect(nil), "run_code", map[string]any{"code": `return "started";`})
+	want := "the program did not start: every sandbox is busy (EVOKORE_CODE_TOTAL_MEMORY_MB=64 holds 1 of EVOKORE_CODE_MEMORY_MB=64) and none ended within 2s; try again when one has"
+	if !isErr || text != want {
+		t.Errorf("a program that found the one sandbox busy: %q, want %q", text, want)
+	}
+	if r := <-first; !strings.Contains(r.Error, "waiting for approval") {
+		t.Errorf("the program holding the sandbox: %+v", r)
+	}
+
+	_, cs := codeRig(t, "", map[string]string{"EVOKORE_CODE_MEMORY_MB": "64", "EVOKORE_CODE_TOTAL_MEMORY_MB": "32"})
+	text, isErr = routertest.CallText(t, cs, "run_code", map[string]any{"code": `return 1;`})
+	if !isErr || text != "run_code runs no program here: EVOKORE_CODE_TOTAL_MEMORY_MB (32) is less than one program's EVOKORE_CODE_MEMORY_MB (64)" {
+		t.Errorf("one program's memory past the total: %q", text)
+	}
 }

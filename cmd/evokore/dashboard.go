@@ -21,6 +21,7 @@ import (
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/dashboard"
 	"github.com/evokore/evokore/internal/httpguard"
+	"github.com/evokore/evokore/internal/operatorkey"
 	"github.com/evokore/evokore/internal/trust"
 )
 
@@ -31,6 +32,11 @@ func newDashboard(p *paths) *cobra.Command {
 		Long: `The dashboard shows the sessions under EVOKORE_HOME (hook sessions and the
 sessions routers recorded), a session's replay, the audit log, and the calls
 running routers hold for approval, live, with Approve and Deny.
+
+Approving and denying need the operator key (secrets/operator.key in EVOKORE_HOME,
+made on first use): sign in with it, or with the one-time link the dashboard
+prints when it starts. An agent's shell that its client keeps from reading
+that file cannot decide approvals here.
 
 Settings: EVOKORE_DASHBOARD_PORT (8899), EVOKORE_DASHBOARD_HOST (127.0.0.1;
 another address needs a token), EVOKORE_DASHBOARD_TOKEN (require it: a bearer
@@ -87,8 +93,12 @@ EVOKORE_DASHBOARD_APPROVAL_WS_TOKEN. It stops on SIGINT or SIGTERM.`,
 				return &exitError{1, fmt.Errorf("dashboard: %w", err)}
 			}
 			srv := httpguard.NewServer(d.Handler(), httpguard.Timeouts{})
-			ln = httpguard.Listener(ln, 0)
+			ln = httpguard.Listener(ln, httpguard.Caps{})
 			fmt.Fprintf(cmd.ErrOrStderr(), "[EVOKORE] Dashboard listening on http://%s (role %s)\n", ln.Addr(), d.Role())
+			// The sign-in link goes only where the operator started the
+			// dashboard: it works once, and approving needs it (or the key).
+			fmt.Fprintf(cmd.ErrOrStderr(), "[EVOKORE] To approve and deny, sign in as the operator: http://%s/login?code=%s (works once, within 10 minutes; later, sign in with the key in %s)\n",
+				ln.Addr(), d.SignInCode(), operatorkey.Path(s.Home))
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			served := make(chan error, 1)

@@ -15,16 +15,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/evokore/evokore/internal/operatorkey"
 	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
-var dashboardListening = regexp.MustCompile(`Dashboard listening on (http://127\.0\.0\.1:\d+)`)
+var (
+	dashboardListening = regexp.MustCompile(`Dashboard listening on (http://127\.0\.0\.1:\d+)`)
+	dashboardSignIn    = regexp.MustCompile(`sign in as the operator: (http://\S+/login\?code=[0-9a-f]{64})`)
+)
 
 // startDashboard runs `evokore dashboard` on a free port and returns its
 // URL.
 func startDashboard(t *testing.T, home string, env ...string) (string, *exec.Cmd) {
+	t.Helper()
+	base, _, cmd := startDashboardSignIn(t, home, env...)
+	return base, cmd
+}
+
+// startDashboardSignIn is startDashboard that also returns the one-time
+// sign-in link the dashboard printed.
+func startDashboardSignIn(t *testing.T, home string, env ...string) (base, signIn string, _ *exec.Cmd) {
 	t.Helper()
 	cmd := exec.Command(testutil.Evokore(t), "dashboard")
 	cmd.Dir = t.TempDir()
@@ -40,12 +52,29 @@ func startDashboard(t *testing.T, home string, env ...string) (string, *exec.Cmd
 	sc := bufio.NewScanner(stderr)
 	for sc.Scan() {
 		if m := dashboardListening.FindStringSubmatch(sc.Text()); m != nil {
+			base = m[1]
+		}
+		if m := dashboardSignIn.FindStringSubmatch(sc.Text()); m != nil && base != "" {
 			go func() { _, _ = io.Copy(io.Discard, stderr) }()
-			return m[1], cmd
+			return base, m[1], cmd
 		}
 	}
-	t.Fatalf("the dashboard never said where it listens")
-	return "", nil
+	t.Fatalf("the dashboard never said where it listens and how to sign in")
+	return "", "", nil
+}
+
+// operatorKeyOf reads home's operator key, as the operator's own tools
+// may.
+func operatorKeyOf(t *testing.T, home string) string {
+	t.Helper()
+	if _, err := operatorkey.Load(home); err != nil {
+		t.Fatal(err)
+	}
+	k, err := operatorkey.Read(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
 
 // A real router process holds a call; a real dashboard process lists it
@@ -61,6 +90,7 @@ func TestDashboardProcessDeniesARealRoutersCall(t *testing.T) {
 	api := func(method, path, body string) (int, string) {
 		req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer s3cret")
+		req.Header.Set(operatorkey.Header, operatorKeyOf(t, home))
 		req.Header.Set("Content-Type", "application/json")
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -127,5 +157,97 @@ func TestDashboardRefusesAnOpenNetworkAddressWithoutToken(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(string(out), "only with EVOKORE_DASHBOARD_TOKEN") {
 		t.Errorf("exit %v: %s", err, out)
+	}
+}
+
+// The boundary in front of a real dashboard process: a same-user process
+// that can load its pages (cookie and CSRF token included) but cannot
+// read the operator key approves nothing, however it spells the approve
+// route; the held call of a real router stays held. The operator, signed
+// in with the one-time link the dashboard printed, approves through any
+// of the spellings that reach the route, and the model's retry runs once.
+func TestDashboardProcessDecidesOnlyForTheOperatorKey(t *testing.T) {
+	perms := testutil.WriteFile(t, t.TempDir(), "permissions.yml", "rules:\n  one_count: require_approval\n")
+	r := startRouter(t, "EVOKORE_PERMISSIONS_PATH="+perms, "EVOKORE_APPROVALS_MODE=operator")
+	r.childPids(t)
+	home := filepath.Join(r.dir, "home")
+	base, signIn, _ := startDashboardSignIn(t, home)
+	id := routertest.HeldApproval(t, routertest.Call(t, r.cs, "one_count", map[string]any{}))
+
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	send := func(method, path, cookie, csrf, body, form string) (*http.Response, string) {
+		req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Accept", "text/html")
+		req.Header.Set("Content-Type", "application/json")
+		if form != "" {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		if cookie != "" {
+			req.Header.Set("Cookie", cookie)
+			req.Header.Set("X-CSRF-Token", csrf)
+		}
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res, string(b)
+	}
+	csrfOf := regexp.MustCompile(`<meta name="csrf-token" content="([0-9a-f]{64})">`)
+	session := func(path, cookie string) (string, string) {
+		res, body := send("GET", path, cookie, "", "", "")
+		m := csrfOf.FindStringSubmatch(body)
+		if m == nil {
+			t.Fatalf("GET %s: %d, no CSRF token", path, res.StatusCode)
+		}
+		if c := res.Header.Get("Set-Cookie"); c != "" {
+			cookie = strings.SplitN(c, ";", 2)[0]
+		}
+		return cookie, m[1]
+	}
+	routertest.WaitFor(t, "the approval on the dashboard", func() bool {
+		_, body := send("GET", "/api/approvals", "", "", "", "")
+		return strings.Contains(body, `"id":"`+id+`"`)
+	})
+	cookie, csrf := session("/approvals", "")
+	body := `{"id":"` + id + `"}`
+	spellings := []string{"/api/approvals/approve", "/api/%61pprovals/approve", "/api/approvals/%61pprove", "//api/approvals/approve",
+		"/api//approvals/approve", "/api/./approvals/approve", "/api/x/../approvals/approve", "/static/../api/approvals/approve",
+		"/api/approvals/approve/", "/api%2Fapprovals%2Fapprove", "/API/approvals/approve", "/api/APPROVALS/approve"}
+	for _, p := range spellings {
+		for _, c := range []string{"", cookie} {
+			if res, got := send("POST", p, c, csrf, body, ""); res.StatusCode < 400 {
+				t.Errorf("POST %s (cookie %v) without the operator key: %d %s", p, c != "", res.StatusCode, got)
+			}
+		}
+	}
+	if got := routertest.HeldApproval(t, routertest.Call(t, r.cs, "one_count", map[string]any{})); got != id {
+		t.Fatalf("the held approval changed to %s", got)
+	}
+	if got := routertest.Text(routertest.Call(t, r.cs, "one_read_count", map[string]any{})); got != "calls: 0" {
+		t.Fatalf("the held call ran: %s", got)
+	}
+
+	// The operator follows the printed link and presses its button.
+	linkPath := strings.TrimPrefix(signIn, base)
+	opCookie, opCSRF := session(linkPath, "")
+	code := linkPath[strings.Index(linkPath, "code=")+len("code="):]
+	res, _ := send("POST", "/login", opCookie, opCSRF, "csrf_token="+opCSRF+"&code="+code, "form")
+	if res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign in with the printed link: %d", res.StatusCode)
+	}
+	opCookie, opCSRF = session("/approvals", strings.SplitN(res.Header.Get("Set-Cookie"), ";", 2)[0])
+	if res, got := send("POST", "/api/%61pprovals/./approve", opCookie, opCSRF, body, ""); res.StatusCode != 200 {
+		t.Fatalf("the operator's approve: %d %s", res.StatusCode, got)
+	}
+	if text, isErr := routertest.CallText(t, r.cs, "one_count", map[string]any{}); isErr {
+		t.Errorf("the retry after the operator approved: %s", text)
+	}
+	if got := routertest.Text(routertest.Call(t, r.cs, "one_read_count", map[string]any{})); got != "calls: 1" {
+		t.Errorf("the approved call ran %s times", got)
 	}
 }

@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -65,4 +66,64 @@ func (e errText) Error() string { return string(e) }
 func stringsOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// While the shared Redis is frozen (SIGSTOP: its port accepts, nothing
+// answers), a live session's ungated calls are served and do not each
+// wait for Redis: the first request meets the timeout, every later one
+// is told at once that Redis is not answering (the router's log says
+// which), and /health says degraded without waiting either. Once Redis
+// answers again, /health is ok and the session goes on.
+func TestServeHTTPServesUngatedCallsWhileRedisIsFrozen(t *testing.T) {
+	url, freeze, thaw := testutil.RedisServerWithFreeze(t)
+	base, _, stderr := httpRouter(t, "EVOKORE_SESSION_STORE=redis", "EVOKORE_REDIS_URL="+url, "EVOKORE_REDIS_KEY_PREFIX=frozen:")
+	cs, err := connectWith(t, base+"/mcp", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo := func(msg string) (string, bool) {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "fx_echo", Arguments: map[string]any{"message": msg}})
+		if err != nil {
+			return err.Error(), false
+		}
+		return routertest.Text(res), !res.IsError
+	}
+	routertest.WaitFor(t, "the fixture's tools", func() bool { _, ok := echo("up"); return ok })
+	health := func() string {
+		_, _, body := do(t, http.MethodGet, base+"/health", "", nil, "")
+		return body
+	}
+
+	freeze()
+	const calls = 10
+	for i := range calls {
+		if text, ok := echo(fmt.Sprintf("frozen %d", i)); !ok || !strings.Contains(text, fmt.Sprintf("frozen %d", i)) {
+			t.Errorf("ungated call %d while Redis is frozen: %s", i, text)
+		}
+	}
+	if h := health(); !strings.Contains(h, `"status":"degraded"`) {
+		t.Errorf("/health while Redis is frozen: %s", h)
+	}
+	// Each request logs why it was served from this replica: the Redis
+	// error it waited for, or that Redis was not asked.
+	var waited, notAsked int
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if !strings.Contains(line, "serving the session from this replica") {
+			continue
+		}
+		if strings.Contains(line, `err="redis is not answering`) {
+			notAsked++
+		} else {
+			waited++
+		}
+	}
+	if waited > 1 || notAsked < calls-1 {
+		t.Errorf("of %d requests while Redis was frozen, %d waited for it and %d did not ask it; want one at most waiting\n%s", calls, waited, notAsked, stderr)
+	}
+
+	thaw()
+	routertest.WaitFor(t, "/health ok once Redis answers", func() bool { return strings.Contains(health(), `"status":"ok"`) })
+	if text, ok := echo("thawed"); !ok {
+		t.Errorf("after the thaw: %s", text)
+	}
 }

@@ -14,6 +14,7 @@
 //	evokore hooks install      wire the hooks and the status line into Claude Code's settings.json
 //	evokore connect CLIENT     add evokore to an MCP client and --import its servers
 //	evokore disconnect CLIENT  take evokore out of a client and give it back its servers
+//	evokore auth login|status|logout SERVER  sign evokore in to a remote child that needs OAuth
 //	evokore doctor             check the setup and say how to fix each problem
 //	evokore status-line        print the Claude Code status line (payload on stdin)
 //	evokore version            print the version
@@ -179,7 +180,7 @@ Without a subcommand it serves MCP over stdio.`,
 	fl.StringVar(&p.config, "config", "", "mcp.config.json to read (default $EVOKORE_MCP_CONFIG_PATH or ./mcp.config.json)")
 	fl.StringVar(&p.permissions, "permissions", "", "permissions.yml to read (default $EVOKORE_PERMISSIONS_PATH or ./permissions.yml)")
 	fl.StringVar(&p.skills, "skills", "", "skills directory (default $EVOKORE_SKILLS_DIR or ./SKILLS)")
-	root.AddCommand(serve, newVet(p), newProfile(p), newApprovals(p), newPins(p), newTrust(), newConnect(p), newDisconnect(p), newDoctor(p), newVoice(), newHook(), newHooks(), newStatusLine(), newDashboard(p), newVersion())
+	root.AddCommand(serve, newVet(p), newProfile(p), newApprovals(p), newPins(p), newTrust(), newConnect(p), newDisconnect(p), newDoctor(p), newAuth(p), newVoice(), newHook(), newHooks(), newStatusLine(), newDashboard(p), newVersion())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{2, err} })
 	return root
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
@@ -134,5 +136,36 @@ func TestVetReportsASelfReference(t *testing.T) {
 	code, out, _ := runEvokore(t, dir, nil, "vet")
 	if code != 1 || !regexp.MustCompile(`mcp\.config\.json:\d+:\d+: .*server 'evokore' is this evokore itself.*\[self-reference\]`).MatchString(out) {
 		t.Errorf("vet: exit %d\n%s", code, out)
+	}
+}
+
+// A nested evokore (another installation of it, which the self-reference
+// check does not take for this one, serving its own natives as a child)
+// lists its run_code here as me2_run_code: the rules written for
+// run_code bind it, as they bind the router's own.
+func TestRunCodeOfANestedEvokoreFollowsTheRulesForRunCode(t *testing.T) {
+	dir := t.TempDir()
+	other := filepath.Join(dir, "another-evokore")
+	b, err := os.ReadFile(testutil.Evokore(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{
+		"me2": map[string]any{"command": other, "args": []string{"serve"},
+			"env": map[string]string{"EVOKORE_HOME": filepath.Join(dir, "home2"), "HOME": dir, "EVOKORE_TOOL_DISCOVERY_MODE": "legacy"}}}})
+	testutil.WriteFile(t, dir, "permissions.yml", "rules:\n  run_code: deny\n  execute_skill: require_approval\n")
+	h := routertest.NewWithConfig(t, dir, cfg, map[string]string{"EVOKORE_APPROVALS_MODE": "operator"})
+	cs := h.Connect(nil)
+	h.Booted()
+	_, err = cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "me2_run_code", Arguments: map[string]any{"code": "return 1;"}})
+	if err == nil || !strings.Contains(err.Error(), "me2_run_code") || !strings.Contains(strings.ToLower(err.Error()), "denied") {
+		t.Errorf("me2_run_code under a rule denying run_code: %v", err)
+	}
+	res := routertest.Call(t, cs, "me2_execute_skill", map[string]any{"skill_name": "x"})
+	if id := routertest.HeldApproval(t, res); id == "" {
+		t.Errorf("me2_execute_skill under a rule holding execute_skill: %q", routertest.Text(res))
 	}
 }

@@ -95,7 +95,8 @@ func serve(ctx context.Context, p *paths, h httpFlags) error {
 	stopHangup := reloadOnHangup(srv)
 	defer stopHangup()
 	// The start ends once the children finished their first boot: the
-	// collector then takes its steady-state settings (internal/gcpolicy).
+	// start's extra P is given back and the heap it no longer uses returned
+	// (internal/gcpolicy).
 	go func() {
 		select {
 		case <-srv.ChildrenBooted():

@@ -84,7 +84,7 @@ func serveHTTP(ctx context.Context, p *paths, s config.Settings, hs config.HTTPS
 		Resource: resourceURL(hs, ln, host, authn != nil, log), AuthorizationServers: authorizationServers(hs),
 	})
 	log.Info(srv.Banner(fmt.Sprintf("streamable HTTP at http://%s/mcp", ln.Addr())))
-	return serveUntil(ctx, httpguard.NewServer(front, httpguard.Timeouts{}), httpguard.Listener(ln, 0), srv, s.Children.ShutdownGrace)
+	return serveUntil(ctx, httpguard.NewServer(front, httpguard.Timeouts{}), httpguard.Listener(ln, httpguard.Caps{}), srv, s.Children.ShutdownGrace)
 }
 
 // listenAddr is the address to listen on (--http, else the variables)

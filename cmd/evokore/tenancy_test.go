@@ -15,6 +15,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/evokore/evokore/internal/approvalfeed"
+	"github.com/evokore/evokore/internal/operatorkey"
 	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/testutil/routertest"
@@ -47,12 +48,15 @@ type feed struct {
 
 // feedOf connects to a router's approvals feed as token and reads its
 // first frame, the snapshot.
-func feedOf(t *testing.T, base, token string) *feed {
+func feedOf(t *testing.T, base, token, key string) *feed {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/ws/approvals",
-		&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + token}}})
+	hdr := http.Header{"Authorization": {"Bearer " + token}}
+	if key != "" {
+		hdr.Set(operatorkey.Header, key)
+	}
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/ws/approvals", &websocket.DialOptions{HTTPHeader: hdr})
 	if err != nil {
 		t.Fatalf("the feed refused the token: %v", err)
 	}
@@ -124,9 +128,13 @@ func TestApprovalSurfacesFollowTheTenancyRule(t *testing.T) {
 	id := routertest.HeldApproval(t, routertest.Call(t, cs, "fx_echo", map[string]any{"message": "alice's argument"}))
 
 	dash, _ := startDashboard(t, filepath.Join(router.Dir, "home"), "EVOKORE_DASHBOARD_TOKEN=ops", "EVOKORE_DASHBOARD_ROLE=admin")
+	// Every caller below holds the operator key: what refuses them is the
+	// tenancy rule.
+	key := operatorKeyOf(t, filepath.Join(router.Dir, "home"))
 	dashboardAPI := func(method, path, body string) (int, string) {
 		req, _ := http.NewRequest(method, dash+path, strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer ops")
+		req.Header.Set(operatorkey.Header, key)
 		req.Header.Set("Content-Type", "application/json")
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -143,7 +151,7 @@ func TestApprovalSurfacesFollowTheTenancyRule(t *testing.T) {
 		decide func() string
 	}
 	feedSurface := func(tok string) surface {
-		f := feedOf(t, base, tok)
+		f := feedOf(t, base, tok, key)
 		return surface{sees: func() bool { return f.shows(id) }, decide: func() string { return f.decide(id, "approve") }}
 	}
 	dashboardSurface := surface{
@@ -192,7 +200,7 @@ func TestApprovalSurfacesFollowTheTenancyRule(t *testing.T) {
 // held call on the feed, never approve it.
 func TestStaticTokenHasTheConfiguredRoleOnTheFeed(t *testing.T) {
 	perms := testutil.WriteFile(t, t.TempDir(), "permissions.yml", gatedCount)
-	base, _, stderr := httpRouter(t, "EVOKORE_AUTH_REQUIRED=true", "EVOKORE_AUTH_TOKEN=client-token", "EVOKORE_ROLE=developer",
+	base, router, stderr := httpRouter(t, "EVOKORE_AUTH_REQUIRED=true", "EVOKORE_AUTH_TOKEN=client-token", "EVOKORE_ROLE=developer",
 		"EVOKORE_PERMISSIONS_PATH="+perms, "EVOKORE_APPROVALS_MODE=operator")
 	cs, err := connectWith(t, base+"/mcp", "client-token", nil)
 	if err != nil {
@@ -200,7 +208,7 @@ func TestStaticTokenHasTheConfiguredRoleOnTheFeed(t *testing.T) {
 	}
 	routertest.WaitFor(t, "the child to boot", func() bool { return strings.Contains(stderr.String(), "Proxy bootstrap complete") })
 	id := routertest.HeldApproval(t, routertest.Call(t, cs, "fx_count", map[string]any{}))
-	f := feedOf(t, base, "client-token")
+	f := feedOf(t, base, "client-token", operatorKeyOf(t, filepath.Join(router.Dir, "home")))
 	if !f.shows(id) {
 		t.Fatalf("the developer's feed does not show its own held call")
 	}

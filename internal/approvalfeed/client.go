@@ -13,6 +13,8 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/evokore/evokore/internal/httpguard"
+	"github.com/evokore/evokore/internal/operatorkey"
 	"github.com/evokore/evokore/internal/policy"
 )
 
@@ -22,6 +24,7 @@ import (
 type Feed struct {
 	url      string
 	token    string
+	key      string // the operator key, sent where it cannot be overheard
 	onChange func()
 
 	mu        sync.Mutex
@@ -35,12 +38,19 @@ type Feed struct {
 
 // NewFeed prepares a feed from a ws:// or wss:// URL; token, if set, is
 // sent as a bearer token (never in the URL, where logs would keep it).
+// key, if set, is the operator key, which the router asks of a
+// connection before it records a verdict; it is sent over wss:// or to
+// this machine's loopback only, never in clear text across a network
+// (without it the feed shows approvals and its decisions are refused).
 // onChange is called after every change of State.
-func NewFeed(url, token string, onChange func()) *Feed {
+func NewFeed(rawURL, token, key string, onChange func()) *Feed {
 	if onChange == nil {
 		onChange = func() {}
 	}
-	return &Feed{url: url, token: token, onChange: onChange, waiters: map[string]chan Message{}}
+	if u, err := url.Parse(rawURL); err != nil || (u.Scheme != "wss" && !httpguard.IsLoopback(u.Hostname())) {
+		key = ""
+	}
+	return &Feed{url: rawURL, token: token, key: key, onChange: onChange, waiters: map[string]chan Message{}}
 }
 
 // URL is the feed's address as shown to operators: without a user or
@@ -95,6 +105,9 @@ func (f *Feed) once(ctx context.Context) error {
 	hdr := http.Header{}
 	if f.token != "" {
 		hdr.Set("Authorization", "Bearer "+f.token)
+	}
+	if f.key != "" {
+		hdr.Set(operatorkey.Header, f.key)
 	}
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	c, resp, err := websocket.Dial(dctx, f.url, &websocket.DialOptions{HTTPHeader: hdr, HTTPClient: noRedirects})

@@ -3,6 +3,7 @@ package approvalfeed_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/evokore/evokore/internal/approvalfeed"
 	"github.com/evokore/evokore/internal/auth"
 	"github.com/evokore/evokore/internal/httpguard"
+	"github.com/evokore/evokore/internal/operatorkey"
 	"github.com/evokore/evokore/internal/policy"
 )
 
@@ -66,7 +68,7 @@ func TestFeedProtocol(t *testing.T) {
 	ts := serveFeed(t, home)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.URL, "http"), nil)
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.URL, "http"), keyHeader(t, home))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,6 +113,70 @@ func TestFeedProtocol(t *testing.T) {
 	}
 }
 
+// keyHeader dials with home's operator key, as the dashboard does.
+func keyHeader(t *testing.T, home string) *websocket.DialOptions {
+	t.Helper()
+	if _, err := operatorkey.Load(home); err != nil {
+		t.Fatal(err)
+	}
+	k, err := operatorkey.Read(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &websocket.DialOptions{HTTPHeader: http.Header{operatorkey.Header: {k}}}
+}
+
+// A connection that did not send the operator key sees the approvals and
+// decides none, whatever its role (an admin here, as every caller of a
+// router without authentication is): a same-user process that cannot
+// read the key cannot approve through the feed. A wrong key is refused
+// at the door.
+func TestFeedDecidesOnlyWithTheOperatorKey(t *testing.T) {
+	home := t.TempDir()
+	ts := serveFeed(t, home)
+	ws := "ws" + strings.TrimPrefix(ts.URL, "http")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const id = "0011223344556677"
+	writePending(t, home, id)
+	c, _, err := websocket.Dial(ctx, ws, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	if m := read(t, ctx, c); m.Type != "snapshot" || len(m.Approvals) != 1 {
+		t.Fatalf("first frame without the key: %+v", m)
+	}
+	for _, verdict := range []string{"approve", "deny"} {
+		_ = c.Write(ctx, websocket.MessageText, []byte(`{"type":"`+verdict+`","id":"`+id+`","ref":"r"}`))
+		if m := read(t, ctx, c); m.Type != "result" || m.OK || m.Error != approvalfeed.NoOperatorKey {
+			t.Errorf("%s without the key: %+v", verdict, m)
+		}
+	}
+	if list, _ := policy.ListPending(home, time.Now()); len(list) != 1 || list[0].State != policy.StatePending {
+		t.Errorf("a verdict without the key was recorded: %+v", list)
+	}
+	wrong := &websocket.DialOptions{HTTPHeader: http.Header{operatorkey.Header: {strings.Repeat("0", 64)}}}
+	if _, res, err := websocket.Dial(ctx, ws, wrong); err == nil || res == nil || res.StatusCode != 403 {
+		t.Errorf("a wrong key: %v %v", res, err)
+	}
+	ok, _, err := websocket.Dial(ctx, ws, keyHeader(t, home))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ok.CloseNow()
+	read(t, ctx, ok)
+	_ = ok.Write(ctx, websocket.MessageText, []byte(`{"type":"approve","id":"`+id+`","ref":"r"}`))
+	for {
+		if m := read(t, ctx, ok); m.Type == "result" {
+			if !m.OK {
+				t.Errorf("approve with the key: %+v", m)
+			}
+			break
+		}
+	}
+}
+
 // A browser page of another origin cannot open the feed.
 func TestFeedRefusesCrossOriginBrowsers(t *testing.T) {
 	ts := serveFeed(t, t.TempDir())
@@ -125,7 +191,7 @@ func TestFeedRefusesCrossOriginBrowsers(t *testing.T) {
 
 // A feed's address is shown without the credentials it may carry.
 func TestFeedURLHidesCredentials(t *testing.T) {
-	f := approvalfeed.NewFeed("wss://ops:hunter2@router.example:3100/ws/approvals?token=abc", "", nil)
+	f := approvalfeed.NewFeed("wss://ops:hunter2@router.example:3100/ws/approvals?token=abc", "", "", nil)
 	if got := f.URL(); got != "wss://router.example:3100/ws/approvals" {
 		t.Errorf("shown as %q", got)
 	}

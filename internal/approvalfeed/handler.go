@@ -12,6 +12,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/evokore/evokore/internal/httpguard"
+	"github.com/evokore/evokore/internal/operatorkey"
 	"github.com/evokore/evokore/internal/policy"
 )
 
@@ -38,7 +39,11 @@ const maxFrame = 4096
 // Handler serves the feed at whatever path it is mounted on, behind the
 // guard (package httpguard): the guard's Caller is who connects, and a
 // request without one is refused. A caller sees and decides only the
-// approvals of its own tenant, with its own role.
+// approvals of its own tenant, with its own role, and decides only on a
+// connection that sent the operator key of Home (the
+// Evokore-Operator-Key header, package operatorkey): the bearer token an
+// MCP client holds is no operator's, and neither is a same-user process
+// that cannot read the key. A wrong key is refused outright (403).
 func Handler(opts Options) http.Handler {
 	if opts.MaxClients <= 0 {
 		opts.MaxClients = 16
@@ -61,6 +66,15 @@ func Handler(opts Options) http.Handler {
 			http.Error(w, "the approvals feed needs the developer role", http.StatusForbidden)
 			return
 		}
+		operator := false
+		if k := r.Header.Get(operatorkey.Header); k != "" {
+			key, err := operatorkey.Load(opts.Home)
+			if err != nil || !key.Match(k) {
+				http.Error(w, "wrong operator key", http.StatusForbidden)
+				return
+			}
+			operator = true
+		}
 		if clients.Add(1) > int64(opts.MaxClients) {
 			clients.Add(-1)
 			http.Error(w, "too many approval feed clients", http.StatusServiceUnavailable)
@@ -73,11 +87,11 @@ func Handler(opts Options) http.Handler {
 		}
 		defer c.CloseNow()
 		c.SetReadLimit(maxFrame)
-		serve(r.Context(), c, opts, who)
+		serve(r.Context(), c, opts, who, operator)
 	})
 }
 
-func serve(ctx context.Context, c *websocket.Conn, opts Options, who httpguard.Caller) {
+func serve(ctx context.Context, c *websocket.Conn, opts Options, who httpguard.Caller, operator bool) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	changes, err := Changes(ctx, opts.Home, opts.Interval)
@@ -101,7 +115,7 @@ func serve(ctx context.Context, c *websocket.Conn, opts Options, who httpguard.C
 			if json.Unmarshal(data, &m) != nil {
 				continue // malformed frames are ignored, as in EVOKORE-MCP
 			}
-			reply := handle(m, opts, who)
+			reply := handle(m, opts, who, operator)
 			if reply == nil {
 				continue
 			}
@@ -151,8 +165,12 @@ func serve(ctx context.Context, c *websocket.Conn, opts Options, who httpguard.C
 	}
 }
 
+// NoOperatorKey is the refusal of a verdict sent on a connection that
+// did not send the operator key.
+const NoOperatorKey = "deciding needs the operator key of the router's EVOKORE_HOME (" + operatorkey.File + "), sent as " + operatorkey.Header + " when connecting"
+
 // handle answers one client frame; nil means no reply.
-func handle(m Message, opts Options, who httpguard.Caller) *Message {
+func handle(m Message, opts Options, who httpguard.Caller, operator bool) *Message {
 	switch m.Type {
 	case "ping":
 		return &Message{Type: "pong"}
@@ -167,6 +185,8 @@ func handle(m Message, opts Options, who httpguard.Caller) *Message {
 			res.Error = "invalid approval id (want the full 16 hex characters)"
 		case RoleRank(who.Role) < RoleRank(VerdictRole(verdict)):
 			res.Error = m.Type + " needs the " + VerdictRole(verdict) + " role"
+		case !operator:
+			res.Error = NoOperatorKey
 		case !owned(opts.Home, opts.Now(), m.ID, who):
 			// Another tenant's approval is answered as one that does not
 			// exist: its existence is not the caller's to learn.

@@ -45,6 +45,10 @@ func (s *Server) fields() []field {
 	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 		out = append(out, field{k, []string{"env", k}, s.Env[k]})
 	}
+	if o := s.OAuth; o != nil {
+		out = append(out, field{"oauth.clientSecret", []string{"oauth", "clientSecret"}, o.ClientSecret},
+			field{"oauth.privateKey", []string{"oauth", "privateKey"}, o.PrivateKey})
+	}
 	return out
 }
 
@@ -113,6 +117,17 @@ func (s Server) Resolve(env Env) (Server, error) {
 			return Server{}, err
 		}
 	}
+	if s.OAuth != nil {
+		o := *s.OAuth
+		o.Scopes = slices.Clone(s.OAuth.Scopes)
+		if o.ClientSecret, err = resolve("oauth.clientSecret", o.ClientSecret); err != nil {
+			return Server{}, err
+		}
+		if o.PrivateKey, err = resolve("oauth.privateKey", o.PrivateKey); err != nil {
+			return Server{}, err
+		}
+		r.OAuth = &o
+	}
 	// Refused here, where the command is final, so no boot path can
 	// start a router inside this one.
 	if err := r.SelfReference(env); err != nil {
@@ -135,7 +150,7 @@ func (e *UnresolvedError) Error() string {
 
 // Redactor returns what hides this server's secrets in any text evokore
 // shows (errors, status, stderr): every value a ${VAR} placeholder put
-// into its command, args, cwd, url, headers or env is written back as
+// into its command, args, cwd, url, headers, env or oauth secrets is written back as
 // ${VAR}, and the resolved URL's userinfo, query values and literal
 // header values become REDACTED. A URL's query or a path segment is where
 // an API key most often travels, and a transport error quotes the URL.
@@ -160,6 +175,9 @@ func (s Server) RedactPairs(env Env) []string {
 	}
 	for _, v := range s.Env {
 		fields = append(fields, v)
+	}
+	if s.OAuth != nil {
+		fields = append(fields, s.OAuth.ClientSecret, s.OAuth.PrivateKey)
 	}
 	for _, f := range fields {
 		for _, m := range placeholder().FindAllString(f, -1) {

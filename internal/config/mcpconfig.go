@@ -93,7 +93,34 @@ type Server struct {
 	// PinNewTools is what happens to a tool a pinned server adds after
 	// its tools were first pinned: PinHold (the default) or PinAccept.
 	PinNewTools string `json:"pinNewTools,omitempty"`
+	// ProtocolVersion is the MCP revision the child is asked for first;
+	// "" is the router's default (2025-11-25, then 2026-07-28).
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// OAuth tunes the authorization of an HTTP child; nil is the
+	// defaults (package childauth).
+	OAuth *OAuth `json:"oauth,omitempty"`
 }
+
+// OAuth is a server's oauth block as written: secrets are ${VAR}
+// placeholders, resolved by [Server.Resolve].
+type OAuth struct {
+	// Grant is GrantAuthorizationCode ("" too) or GrantClientCredentials.
+	Grant             string   `json:"grant,omitempty"`
+	ClientID          string   `json:"clientId,omitempty"`
+	ClientSecret      string   `json:"clientSecret,omitempty"`
+	PrivateKey        string   `json:"privateKey,omitempty"`
+	SigningAlgorithm  string   `json:"signingAlgorithm,omitempty"`
+	ClientMetadataURL string   `json:"clientMetadataUrl,omitempty"`
+	Scopes            []string `json:"scopes,omitempty"`
+	CallbackPort      int      `json:"callbackPort,omitempty"`
+	Issuer            string   `json:"issuer,omitempty"`
+}
+
+// OAuth grants.
+const (
+	GrantAuthorizationCode = "authorization_code"
+	GrantClientCredentials = "client_credentials"
+)
 
 // Path is where the server is written in its file: servers.<id>, or
 // mcpServers.<id> in a file written for another client.

@@ -15,8 +15,59 @@ import (
 // vouch for (errors, nulls in typed keys, anchors, odd tags, duplicate
 // keys, several documents); the caller then asks CUE.
 func parseSkillFast(file string, src []byte, lineOffset int) (*SkillFrontmatter, bool) {
-	// The same syntax check the CUE path runs first, so that both paths
-	// agree on what is YAML at all.
+	root, ok := plainDocument(file, src)
+	if !ok {
+		return nil, false
+	}
+	if root == nil || (root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null") {
+		return &SkillFrontmatter{}, true // empty or null: an empty mapping
+	}
+	fields, ok := mapping(root)
+	if !ok {
+		return nil, false
+	}
+	// Every typed key must have its schema's shape; untyped keys may hold
+	// anything, as the definition is open.
+	for key, n := range fields {
+		if shape, typed := skillShapes[key]; typed && !shape(n) {
+			return nil, false
+		}
+	}
+	fm := &SkillFrontmatter{}
+	meta, _ := mapping(fields["metadata"])
+	if meta != nil {
+		fm.Metadata = map[string]any{}
+		if fields["metadata"].Decode(&fm.Metadata) != nil {
+			return nil, false
+		}
+	}
+	fm.Name = trimmedString(fields["name"])
+	fm.Description = trimmedString(fields["description"])
+	fm.Category = trimmedString(fields["category"])
+	fm.Version, _ = yamlScalar(fields["version"])
+	if fm.Version == "" && meta != nil {
+		fm.Version, _ = yamlScalar(meta["version"])
+	}
+	fm.Version = strings.TrimSpace(fm.Version)
+	for _, n := range []*yaml.Node{fields["summary"], meta["summary"]} {
+		if s := trimmedString(n); s != "" {
+			fm.Summaries = append(fm.Summaries, s)
+		}
+	}
+	fm.Tags = collectStrings(fields["tags"], meta["tags"])
+	fm.Aliases = collectStrings(fields["alias"], fields["aliases"], meta["alias"], meta["aliases"], meta["original_command"])
+	fm.ResolutionHints = collectStrings(fields["resolutionHints"])
+	fm.Tools = toolNames(collectStrings(fields["tools"], fields["allowed-tools"]))
+	fm.Requires = skillRefs(fields["requires"], file, lineOffset)
+	fm.Conflicts = skillRefs(fields["conflicts"], file, lineOffset)
+	return fm, true
+}
+
+// plainDocument decodes src as one YAML document that plain accepts and
+// returns its root, nil for an empty document; ok=false for anything
+// else. It runs the syntax check the CUE path runs first, so that both
+// paths agree on what is YAML at all.
+func plainDocument(file string, src []byte) (root *yaml.Node, ok bool) {
 	src = unixNewlines(src)
 	if checkYAML(file, src) != nil {
 		return nil, false
@@ -25,7 +76,7 @@ func parseSkillFast(file string, src []byte, lineOffset int) (*SkillFrontmatter,
 	var doc yaml.Node
 	err := dec.Decode(&doc)
 	if errors.Is(err, io.EOF) {
-		return &SkillFrontmatter{}, true // empty: an empty mapping
+		return nil, true
 	}
 	if err != nil {
 		return nil, false
@@ -37,91 +88,60 @@ func parseSkillFast(file string, src []byte, lineOffset int) (*SkillFrontmatter,
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || !plain(&doc) {
 		return nil, false
 	}
-	root := doc.Content[0]
-	if root.Kind == yaml.ScalarNode && root.ShortTag() == "!!null" {
-		return &SkillFrontmatter{}, true
-	}
-	fields, ok := mapping(root)
-	if !ok {
-		return nil, false
-	}
-	fm := &SkillFrontmatter{}
-	// Every typed key must have its schema's shape; untyped keys may hold
-	// anything, as the definition is open.
-	for key, n := range fields {
-		if shape, typed := skillShapes[key]; typed && !shape(n) {
-			return nil, false
-		}
-	}
-	meta, _ := mapping(fields["metadata"])
-	if meta != nil {
-		fm.Metadata = map[string]any{}
-		if fields["metadata"].Decode(&fm.Metadata) != nil {
-			return nil, false
-		}
-	}
+	return doc.Content[0], true
+}
 
-	str := func(n *yaml.Node) string { s, _ := yamlString(n); return strings.TrimSpace(s) }
-	fm.Name = str(fields["name"])
-	fm.Description = str(fields["description"])
-	fm.Category = str(fields["category"])
-	fm.Version, _ = yamlScalar(fields["version"])
-	if fm.Version == "" && meta != nil {
-		fm.Version, _ = yamlScalar(meta["version"])
-	}
-	fm.Version = strings.TrimSpace(fm.Version)
-	for _, n := range []*yaml.Node{fields["summary"], meta["summary"]} {
-		if s := str(n); s != "" {
-			fm.Summaries = append(fm.Summaries, s)
-		}
-	}
-	collect := func(nodes ...*yaml.Node) []string {
-		var out []string
-		seen := map[string]bool{}
-		for _, n := range nodes {
-			list, _ := yamlStrings(n)
-			for _, s := range list {
-				s = strings.TrimSpace(s)
-				if s != "" && !seen[s] {
-					seen[s] = true
-					out = append(out, s)
-				}
+// trimmedString is a string node's text, trimmed; "" for anything else.
+func trimmedString(n *yaml.Node) string {
+	s, _ := yamlString(n)
+	return strings.TrimSpace(s)
+}
+
+// collectStrings gathers the strings (one, or a list) of the nodes in
+// order, trimmed, without blanks or repeats.
+func collectStrings(nodes ...*yaml.Node) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		list, _ := yamlStrings(n)
+		for _, s := range list {
+			s = strings.TrimSpace(s)
+			if s != "" && !seen[s] {
+				seen[s] = true
+				out = append(out, s)
 			}
 		}
-		return out
 	}
-	fm.Tags = collect(fields["tags"], meta["tags"])
-	fm.Aliases = collect(fields["alias"], fields["aliases"], meta["alias"], meta["aliases"], meta["original_command"])
-	fm.ResolutionHints = collect(fields["resolutionHints"])
-	fm.Tools = toolNames(collect(fields["tools"], fields["allowed-tools"]))
-	refs := func(n *yaml.Node) []SkillRef {
-		if n == nil {
-			return nil
-		}
-		var out []SkillRef
-		for _, e := range n.Content {
-			r := SkillRef{Pos: Position{File: file, Line: e.Line + lineOffset, Col: e.Column}}
-			if s, ok := yamlString(e); ok {
-				r.Raw = s
-				r.Name, r.Constraint = splitRequirement(s)
-			} else {
-				m, _ := mapping(e)
-				r.Name = str(m["name"])
-				r.Raw = r.Name
-				if mv, _ := yamlScalar(m["minVersion"]); mv != "" {
-					r.Constraint = ">= " + mv
-					r.Raw += " (minVersion " + mv + ")"
-				}
-			}
-			if r.Name != "" {
-				out = append(out, r)
+	return out
+}
+
+// skillRefs reads requires or conflicts: each entry a requirement string
+// ("name >= 1.2") or a mapping {name, minVersion}, positioned in the
+// Markdown file; entries without a name are left out.
+func skillRefs(n *yaml.Node, file string, lineOffset int) []SkillRef {
+	if n == nil {
+		return nil
+	}
+	var out []SkillRef
+	for _, e := range n.Content {
+		r := SkillRef{Pos: Position{File: file, Line: e.Line + lineOffset, Col: e.Column}}
+		if s, ok := yamlString(e); ok {
+			r.Raw = s
+			r.Name, r.Constraint = splitRequirement(s)
+		} else {
+			m, _ := mapping(e)
+			r.Name = trimmedString(m["name"])
+			r.Raw = r.Name
+			if mv, _ := yamlScalar(m["minVersion"]); mv != "" {
+				r.Constraint = ">= " + mv
+				r.Raw += " (minVersion " + mv + ")"
 			}
 		}
-		return out
+		if r.Name != "" {
+			out = append(out, r)
+		}
 	}
-	fm.Requires = refs(fields["requires"])
-	fm.Conflicts = refs(fields["conflicts"])
-	return fm, true
+	return out
 }
 
 // skillShapes are the typed keys of #SkillFrontmatter and the shape each

@@ -72,6 +72,7 @@ var variables = [...]Variable{
 	{Name: "EVOKORE_CODE_TIMEOUT_MS", Type: "duration_ms", Default: "30000", HasDefault: true, Doc: "the wall time of one run_code run, its tool calls and their approvals included (it ends a second inside EVOKORE_PROXY_REQUEST_TIMEOUT_MS)", Package: "internal/native/codemode", Group: "Code mode", Use: "setting"},
 	{Name: "EVOKORE_CODE_CPU_MS", Type: "duration_ms", Default: "5000", HasDefault: true, Doc: "the CPU time one program may use", Package: "internal/native/codemode", Group: "Code mode", Use: "setting"},
 	{Name: "EVOKORE_CODE_MEMORY_MB", Type: "int", Default: "256", HasDefault: true, Doc: "the memory one program's sandbox process may map beyond its start (RLIMIT_AS), at most 1048576 (1 TiB)", Package: "internal/native/codemode", Group: "Code mode", Use: "setting"},
+	{Name: "EVOKORE_CODE_TOTAL_MEMORY_MB", Type: "int", Default: "1024", HasDefault: true, Doc: "the memory the sandboxes of every program running at once may map together, EVOKORE_CODE_MEMORY_MB each (4 at the defaults): a program past it waits for a sandbox up to a quarter of its wall time, counted in it, and is refused, naming this setting, if none frees", Package: "internal/native/codemode", Group: "Code mode", Use: "setting"},
 	{Name: "EVOKORE_CODE_MAX_CALLS", Type: "int", Default: "200", HasDefault: true, Doc: "the most tool calls one program may make", Package: "internal/native/codemode", Group: "Code mode", Use: "setting"},
 	{Name: "EVOKORE_CODE_MAX_OUTPUT_BYTES", Type: "int", Default: "32768", HasDefault: true, Doc: "the most bytes of a program's returned value, and of its log, in the answer", Package: "internal/native/codemode", Group: "Code mode", Use: "setting"},
 	{Name: "VOICE_SIDECAR_HOST", Type: "string", Default: "127.0.0.1", HasDefault: true, Doc: "where `evokore voice` listens (and where the stop hook and `voice say` reach it)", Package: "internal/voice", Group: "Voice sidecar", Use: "setting"},
@@ -205,6 +206,8 @@ const (
 	DefaultCodeCPU = 5000 * time.Millisecond
 	// DefaultCodeMemoryMB is EVOKORE_CODE_MEMORY_MB's default.
 	DefaultCodeMemoryMB = 256
+	// DefaultCodeTotalMemoryMB is EVOKORE_CODE_TOTAL_MEMORY_MB's default.
+	DefaultCodeTotalMemoryMB = 1024
 	// DefaultCodeMaxCalls is EVOKORE_CODE_MAX_CALLS's default.
 	DefaultCodeMaxCalls = 200
 	// DefaultCodeMaxOutputBytes is EVOKORE_CODE_MAX_OUTPUT_BYTES's default.

@@ -64,8 +64,8 @@ func newHub(home string, store ApprovalStore, now func() time.Time) *hub {
 	return &hub{home: home, store: store, now: now, subs: map[chan []byte]struct{}{}}
 }
 
-func (h *hub) addFeed(url, token string) {
-	h.feeds = append(h.feeds, approvalfeed.NewFeed(url, token, h.changed))
+func (h *hub) addFeed(url, token, key string) {
+	h.feeds = append(h.feeds, approvalfeed.NewFeed(url, token, key, h.changed))
 }
 
 // run watches the local approvals and runs the feeds until ctx ends.

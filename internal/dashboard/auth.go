@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -16,13 +17,14 @@ const (
 	csrfField   = "csrf_token"
 )
 
-// browser is one browser's session: its CSRF token and, in token mode,
-// whether it logged in.
+// browser is one browser's session: its CSRF token, in token mode
+// whether it logged in, and whether it signed in with the operator key.
 type browser struct {
-	csrf    string
-	authed  bool
-	expires time.Time
-	created time.Time
+	csrf     string
+	authed   bool
+	operator bool
+	expires  time.Time
+	created  time.Time
 }
 
 type browsers struct {
@@ -56,7 +58,7 @@ func (bs *browsers) get(r *http.Request) (string, *browser) {
 
 // start makes a new browser session, replacing old (login rotates the
 // id so a session id planted before login is worthless after it).
-func (bs *browsers) start(w http.ResponseWriter, r *http.Request, old string, authed bool) *browser {
+func (bs *browsers) start(w http.ResponseWriter, r *http.Request, old string, authed, operator bool) *browser {
 	bs.mu.Lock()
 	defer bs.mu.Unlock()
 	if bs.m == nil {
@@ -80,7 +82,7 @@ func (bs *browsers) start(w http.ResponseWriter, r *http.Request, old string, au
 	}
 	now := bs.now()
 	id := randomToken()
-	b := &browser{csrf: randomToken(), authed: authed, expires: now.Add(browserTTL), created: now}
+	b := &browser{csrf: randomToken(), authed: authed, operator: operator, expires: now.Add(browserTTL), created: now}
 	bs.m[id] = b
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: id, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
 		Secure: r.TLS != nil, MaxAge: int(browserTTL / time.Second)})
@@ -92,4 +94,64 @@ func (bs *browsers) end(id string) {
 	bs.mu.Lock()
 	defer bs.mu.Unlock()
 	delete(bs.m, id)
+}
+
+// codeTTL is how long a one-time sign-in code works.
+const codeTTL = 10 * time.Minute
+
+// maxCodes bounds the codes outstanding; the oldest go first.
+const maxCodes = 16
+
+// codes are one-time sign-in codes: each signs one browser in as the
+// operator, once, within codeTTL. They live in the dashboard's memory
+// only, so a code read from a terminal's scrollback or a browser's
+// history after its use is worthless.
+type codes struct {
+	mu  sync.Mutex
+	now func() time.Time
+	m   map[string]time.Time // code → expiry
+}
+
+func (cs *codes) issue() string {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.m == nil {
+		cs.m = map[string]time.Time{}
+	}
+	if len(cs.m) >= maxCodes {
+		var oldest string
+		for k, exp := range cs.m {
+			if oldest == "" || exp.Before(cs.m[oldest]) {
+				oldest = k
+			}
+		}
+		delete(cs.m, oldest)
+	}
+	c := randomToken()
+	cs.m[c] = cs.now().Add(codeTTL)
+	return c
+}
+
+// spend reports whether code is outstanding and unexpired, and retires it
+// either way.
+func (cs *codes) spend(code string) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	exp, ok := cs.m[code]
+	delete(cs.m, code)
+	return ok && cs.now().Before(exp)
+}
+
+// validCode reports whether s has a code's shape (64 hex characters), so
+// the login page shows no other text as one.
+func validCode(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !strings.ContainsRune("0123456789abcdef", c) {
+			return false
+		}
+	}
+	return true
 }

@@ -93,8 +93,10 @@ func run(t *testing.T, ctx context.Context, what string, actions ...chromedp.Act
 
 // An operator in a real browser: signs in, reads the session list and a
 // replay, watches approvals arrive live from a stdio router (its files)
-// and an HTTP router (its feed), denies one (the model's retry is told
-// it was denied) and approves the other (the retry runs once).
+// and an HTTP router (its feed), finds no Approve or Deny until signed in
+// as the operator (the one-time link the dashboard prints), then denies
+// one (the model's retry is told it was denied) and approves the other
+// (the retry runs once).
 func TestBrowserOperatorFlow(t *testing.T) {
 	ctx := browser(t)
 
@@ -118,7 +120,8 @@ func TestBrowserOperatorFlow(t *testing.T) {
 		map[string]any{"timestamp": iso(now.Add(-1 * time.Minute)), "eventType": "approval_denied", "sessionId": "stdio-9c1f2e", "tool": "fx_count", "outcome": "denied"})
 
 	feed := "ws" + strings.TrimPrefix(remoteURL, "http") + "/ws/approvals"
-	_, base := served(t, dashboard.Options{Home: home, Token: secret, Role: "admin", Feeds: []string{feed}})
+	shareKey(t, home, remote.Dir+"/home")
+	d, base := served(t, dashboard.Options{Home: home, Token: secret, Role: "admin", Feeds: []string{feed}})
 
 	// Sign in.
 	run(t, ctx, "open the dashboard", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.ID("token")))
@@ -157,7 +160,16 @@ func TestBrowserOperatorFlow(t *testing.T) {
 	shoot(t, ctx, "approvals-empty")
 	localID := routertest.HeldApproval(t, routertest.Call(t, model, "fx_count", map[string]any{}))
 	row := `tr.approval[data-id="` + localID + `"]`
-	run(t, ctx, "see the stdio router's approval arrive", chromedp.WaitVisible(chromedp.CSS(row+" button.deny")))
+	run(t, ctx, "see the stdio router's approval arrive", chromedp.WaitVisible(chromedp.CSS(row+" td.tool")),
+		chromedp.WaitVisible(chromedp.ID("operator-needed")))
+	if n := get(t, ctx, "buttons before the operator signed in", chromedp.Evaluate[int](`document.querySelectorAll("#approvals button").length`)); n != 0 {
+		t.Errorf("%d Approve or Deny buttons for a browser signed in with the token only", n)
+	}
+	run(t, ctx, "open the operator's sign-in link", chromedp.Navigate(base+"/login?code="+d.SignInCode()), chromedp.WaitVisible(chromedp.ID("use-code")))
+	shoot(t, ctx, "login-operator")
+	run(t, ctx, "sign in as the operator", chromedp.Click(chromedp.ID("use-code")), chromedp.WaitVisible(chromedp.ID("sessions")))
+	run(t, ctx, "open approvals as the operator", chromedp.Navigate(base+"/approvals"), chromedp.WaitVisible(chromedp.CSS(`body[data-live="1"]`)),
+		chromedp.WaitVisible(chromedp.CSS(row+" button.deny")))
 	shoot(t, ctx, "approvals-pending")
 	run(t, ctx, "deny it", chromedp.Click(chromedp.CSS(row+" button.deny")), chromedp.WaitVisible(chromedp.CSS(row+" .state-denied")))
 	res := routertest.Call(t, model, "fx_count", map[string]any{})

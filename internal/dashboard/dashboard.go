@@ -14,8 +14,9 @@
 // knew only an 8-character prefix and its Deny always failed).
 //
 // Security: every request passes the guard every HTTP surface of evokore
-// shares (package httpguard: Host, Origin, bearer token, lockout,
-// security headers, deadlines). Every page is rendered by html/template
+// shares (package httpguard: the path decoded and cleaned once, Host,
+// Origin, bearer token, lockout, security headers, deadlines), and the
+// routes match the path the guard judged. Every page is rendered by html/template
 // (every value is escaped in its context), the script and style are
 // files embedded in the binary (no CDN, no build step, no inline script;
 // the CSP forbids it). With EVOKORE_DASHBOARD_TOKEN set, requests need
@@ -25,6 +26,16 @@
 // route. Every state-changing request made with a cookie must carry the
 // session's CSRF token and, if the browser sent an Origin, the
 // dashboard's own.
+//
+// Deciding an approval takes more than a role: the caller must hold the
+// operator key (package operatorkey), a file under EVOKORE_HOME that a
+// client confining its agent's shell keeps that shell from reading. A
+// browser proves it once, signing in with the key or with a one-time code
+// the dashboard printed where it was started (SignInCode); an API caller
+// sends it with every decision (the Evokore-Operator-Key header). Without
+// it, the role decides what a caller sees and nothing more: a same-user
+// process that can reach the dashboard, and read the token if there is
+// one, still cannot approve.
 //
 // Tenancy (httpguard's rule): the dashboard's credentials are static, so
 // its callers are of the tenant "" (stdio sessions, hooks, routers
@@ -53,6 +64,7 @@ import (
 	"github.com/evokore/evokore/internal/approvalfeed"
 	"github.com/evokore/evokore/internal/auth"
 	"github.com/evokore/evokore/internal/httpguard"
+	"github.com/evokore/evokore/internal/operatorkey"
 	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/sessionstore"
 )
@@ -103,7 +115,10 @@ type Dashboard struct {
 	role     string
 	hub      *hub
 	lock     httpguard.Lockout
-	token    *auth.Static // nil without a token
+	keyLock  httpguard.Lockout // wrong operator keys and codes: a valid token must not clear them
+	token    *auth.Static      // nil without a token
+	key      operatorkey.Key
+	codes    codes
 	browsers browsers
 	guard    *httpguard.Guard
 	pages    map[string]*template.Template
@@ -115,7 +130,10 @@ type Dashboard struct {
 }
 
 // New builds a dashboard. It starts nothing and dials nothing: Start
-// watches the approvals and connects the feeds; Close stops them.
+// watches the approvals and connects the feeds; Close stops them. It
+// reads the operator key under Home (making one when there is none); a
+// key it cannot read is an error, as the dashboard could let no one
+// decide.
 func New(opts Options) (*Dashboard, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -127,8 +145,18 @@ func New(opts Options) (*Dashboard, error) {
 			role = approvalfeed.RoleReadonly
 		}
 	}
-	d := &Dashboard{opts: opts, role: role, hub: newHub(opts.Home, opts.Approvals, opts.Now)}
-	d.lock.Now, d.browsers.now = opts.Now, opts.Now
+	key, err := operatorkey.Load(opts.Home)
+	if err != nil {
+		return nil, err
+	}
+	var feedKey string
+	if len(opts.Feeds) > 0 {
+		if feedKey, err = operatorkey.Read(opts.Home); err != nil {
+			return nil, err
+		}
+	}
+	d := &Dashboard{opts: opts, role: role, key: key, hub: newHub(opts.Home, opts.Approvals, opts.Now)}
+	d.lock.Now, d.keyLock.Now, d.browsers.now, d.codes.now = opts.Now, opts.Now, opts.Now, opts.Now
 	g := httpguard.Options{Hosts: opts.AllowedHosts, Lockout: &d.lock, CSP: csp, Optional: true,
 		Identify:     func(auth.Principal) httpguard.Caller { return httpguard.Caller{Role: role} },
 		Unauthorized: func(w http.ResponseWriter, _ *http.Request, _ error) { unauthorized(w) }}
@@ -138,7 +166,7 @@ func New(opts Options) (*Dashboard, error) {
 	}
 	d.guard = httpguard.New(g)
 	for _, u := range opts.Feeds {
-		d.hub.addFeed(u, opts.FeedToken)
+		d.hub.addFeed(u, opts.FeedToken, feedKey)
 	}
 	if err := d.parse(); err != nil {
 		return nil, err
@@ -269,10 +297,11 @@ func mustSub(f fs.FS, dir string) fs.FS {
 // caller is who a request comes from. Its tenant is always "": the
 // dashboard's credentials are static (see the package doc).
 type caller struct {
-	role    string
-	bearer  bool   // authenticated by the Authorization header: no CSRF possible
-	browser string // the browser session id, "" if none
-	csrf    string
+	role     string
+	bearer   bool   // authenticated by the Authorization header: no CSRF possible
+	browser  string // the browser session id, "" if none
+	csrf     string
+	operator bool // holds the operator key: may decide approvals (as its role allows)
 }
 
 type handler func(w http.ResponseWriter, r *http.Request, c caller)
@@ -289,6 +318,17 @@ func (d *Dashboard) route(pattern, need string, h handler) {
 		c, ok := d.authenticate(w, r, need != "")
 		if !ok {
 			return
+		}
+		if k := r.Header.Get(operatorkey.Header); k != "" {
+			if d.keyLocked(w, r) {
+				return
+			}
+			if !d.key.Match(k) {
+				d.keyLock.Fail(r)
+				writeJSON(w, http.StatusForbidden, map[string]string{"error": "Forbidden: wrong operator key"})
+				return
+			}
+			c.operator = true
 		}
 		if need != "" && approvalfeed.RoleRank(c.role) < approvalfeed.RoleRank(need) {
 			if wantsHTML(r) {
@@ -319,18 +359,18 @@ func (d *Dashboard) authenticate(w http.ResponseWriter, r *http.Request, require
 		// kept only for its CSRF token, started on the first page (not
 		// by API calls, which have no use for one).
 		if b == nil && r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, "/api/") {
-			b = d.browsers.start(w, r, "", true)
+			b = d.browsers.start(w, r, "", true, false)
 			id = "" // the new id is in the cookie being set
 			return caller{role: d.role, browser: "new", csrf: b.csrf}, true
 		}
 		c := caller{role: d.role, browser: id}
 		if b != nil {
-			c.csrf = b.csrf
+			c.csrf, c.operator = b.csrf, b.operator
 		}
 		return c, true
 	}
 	if b != nil && b.authed {
-		return caller{role: d.role, browser: id, csrf: b.csrf}, true
+		return caller{role: d.role, browser: id, csrf: b.csrf, operator: b.operator}, true
 	}
 	if !required {
 		c := caller{browser: id}
@@ -385,17 +425,18 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // page is what every template gets.
 type page struct {
-	Title   string
-	Role    string
-	CSRF    string
-	Token   bool // token mode: show the logout button
-	Nav     string
-	Message string
-	Data    any
+	Title    string
+	Role     string
+	CSRF     string
+	Token    bool // token mode: show the logout button
+	Operator bool // the caller holds the operator key: show Approve and Deny
+	Nav      string
+	Message  string
+	Data     any
 }
 
 func (d *Dashboard) render(w http.ResponseWriter, _ *http.Request, status int, name string, c caller, title string, data any) {
-	p := page{Title: title, Role: c.role, CSRF: c.csrf, Token: d.opts.Token != "", Nav: name, Data: data}
+	p := page{Title: title, Role: c.role, CSRF: c.csrf, Token: d.opts.Token != "", Operator: c.operator, Nav: name, Data: data}
 	if s, ok := data.(string); ok {
 		p.Message, p.Data = s, nil
 	}
@@ -431,37 +472,87 @@ func (d *Dashboard) routes() {
 	})
 }
 
+// loginData is what the login page shows.
+type loginData struct {
+	Code     string // a one-time code from the link the dashboard printed
+	KeyPath  string // where the operator key is
+	NeedAuth bool   // token mode and not yet signed in: the token (or the key) is asked
+	Error    string
+}
+
+// loginPage asks for the token (token mode, not yet signed in) or the
+// operator key; a link with a one-time code shows a button that signs in
+// with it. The code is spent by the POST, never by the GET: a browser
+// that preloads a link it was shown must not spend it.
 func (d *Dashboard) loginPage(w http.ResponseWriter, r *http.Request, c caller) {
-	if d.opts.Token == "" || c.role != "" {
+	if c.operator {
 		http.Redirect(w, r, "/", http.StatusFound)
 		return
 	}
 	if c.csrf == "" {
-		b := d.browsers.start(w, r, "", false)
+		b := d.browsers.start(w, r, "", d.opts.Token == "", false)
 		c.csrf = b.csrf
 	}
-	d.render(w, r, http.StatusOK, "login", c, "Sign in", nil)
+	data := loginData{Code: r.URL.Query().Get("code"), KeyPath: operatorkey.Path(d.opts.Home), NeedAuth: d.opts.Token != "" && c.role == ""}
+	if !validCode(data.Code) {
+		data.Code = ""
+	}
+	d.render(w, r, http.StatusOK, "login", c, "Sign in", data)
 }
 
+// login signs a browser in: with a one-time code or the operator key as
+// the operator (who may decide approvals), with the token (token mode)
+// as a viewer of the token's role. Every wrong secret counts toward the
+// lockout.
 func (d *Dashboard) login(w http.ResponseWriter, r *http.Request, c caller) {
-	if d.opts.Token == "" {
-		http.Redirect(w, r, "/", http.StatusSeeOther)
-		return
-	}
 	r.Body = http.MaxBytesReader(w, r.Body, 10<<10)
 	if !d.csrfOK(r, c) {
 		writeJSON(w, http.StatusForbidden, map[string]string{"error": "CSRF check failed"})
 		return
 	}
-	if !d.token.Match(r.PostFormValue("token")) {
-		d.lock.Fail(r)
-		d.render(w, r, http.StatusUnauthorized, "login", c, "Sign in", "Invalid token.")
+	if d.keyLocked(w, r) {
 		return
 	}
-	d.lock.Succeed(r)
-	d.browsers.start(w, r, c.browser, true)
+	code, secret := r.PostFormValue("code"), r.PostFormValue("token")
+	switch {
+	case code != "" && d.codes.spend(code), secret != "" && d.key.Match(secret):
+		d.lock.Succeed(r)
+		d.browsers.start(w, r, c.browser, true, true)
+	case d.token != nil && secret != "" && d.token.Match(secret):
+		d.lock.Succeed(r)
+		d.browsers.start(w, r, c.browser, true, false)
+	default:
+		d.lock.Fail(r)
+		d.keyLock.Fail(r)
+		msg := "Invalid token or operator key."
+		if code != "" {
+			msg = "That sign-in link was used already or has expired: sign in with the operator key."
+		}
+		d.render(w, r, http.StatusUnauthorized, "login", c, "Sign in",
+			loginData{KeyPath: operatorkey.Path(d.opts.Home), NeedAuth: d.opts.Token != "" && c.role == "", Error: msg})
+		return
+	}
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
+
+// keyLocked answers 429 when r's address guessed the operator key (or a
+// code) wrong too often. Those failures are counted apart from the
+// token's: a caller holding the token, whose every request clears its
+// token failures, must not guess the key without bound.
+func (d *Dashboard) keyLocked(w http.ResponseWriter, r *http.Request) bool {
+	if !d.keyLock.Locked(r) {
+		return false
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(int(d.keyLock.For()/time.Second)))
+	writeJSON(w, http.StatusTooManyRequests, map[string]string{"error": "Too many failed attempts; try again later"})
+	return true
+}
+
+// SignInCode is a new one-time code that signs a browser in as the
+// operator (GET /login?code=…, then its button), for the command to print
+// where the operator started the dashboard. It works once, within
+// codeTTL.
+func (d *Dashboard) SignInCode() string { return d.codes.issue() }
 
 func (d *Dashboard) logout(w http.ResponseWriter, r *http.Request, c caller) {
 	d.browsers.end(c.browser)
@@ -608,7 +699,12 @@ func (d *Dashboard) apiApprovalEvents(w http.ResponseWriter, r *http.Request, _ 
 }
 
 func (d *Dashboard) apiDecide(verdict string) handler {
-	return func(w http.ResponseWriter, r *http.Request, _ caller) {
+	return func(w http.ResponseWriter, r *http.Request, c caller) {
+		if !c.operator {
+			writeJSON(w, http.StatusForbidden, map[string]string{"error": "Forbidden: deciding an approval needs the operator key " +
+				"(" + operatorkey.File + " in EVOKORE_HOME): sign in with it, or send it as " + operatorkey.Header})
+			return
+		}
 		r.Body = http.MaxBytesReader(w, r.Body, 10<<10)
 		var body struct {
 			ID string `json:"id"`

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/evokore/evokore/internal/dashboard"
+	"github.com/evokore/evokore/internal/operatorkey"
 )
 
 // clock is a settable clock for lockout tests.
@@ -158,3 +160,47 @@ func browserSession(t *testing.T, url string) (cookie, csrf string) {
 }
 
 func newReq(method, u string) (*http.Request, error) { return http.NewRequest(method, u, nil) }
+
+// operatorKey is home's operator key (made if there is none).
+func operatorKey(t *testing.T, home string) string {
+	t.Helper()
+	if _, err := operatorkey.Load(home); err != nil {
+		t.Fatal(err)
+	}
+	k, err := operatorkey.Read(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// withKey adds home's operator key to hdr, as an API client deciding
+// approvals sends it.
+func withKey(t *testing.T, home string, hdr map[string]string) map[string]string {
+	t.Helper()
+	if hdr == nil {
+		hdr = map[string]string{}
+	}
+	hdr[operatorkey.Header] = operatorKey(t, home)
+	return hdr
+}
+
+// operatorBrowser signs a browser in with home's operator key on the
+// login page, as an operator does, and returns its cookie header and
+// CSRF token.
+func operatorBrowser(t *testing.T, base, home string) (cookie, csrf string) {
+	t.Helper()
+	cookie, csrf = browserSession(t, base+"/login")
+	r := do(t, "POST", base+"/login", map[string]string{"Cookie": cookie, "Content-Type": "application/x-www-form-urlencoded"},
+		url.Values{"csrf_token": {csrf}, "token": {operatorKey(t, home)}}.Encode())
+	if r.status != http.StatusSeeOther {
+		t.Fatalf("sign in with the operator key: %d %s", r.status, r.body)
+	}
+	signedIn := strings.SplitN(r.header.Get("Set-Cookie"), ";", 2)[0]
+	page := do(t, "GET", base+"/approvals", map[string]string{"Cookie": signedIn, "Accept": "text/html"}, "")
+	m := csrfMeta.FindStringSubmatch(page.body)
+	if page.status != 200 || m == nil {
+		t.Fatalf("the approvals page after signing in: %d", page.status)
+	}
+	return signedIn, m[1]
+}

@@ -204,44 +204,7 @@ func scanSessions(home string) map[string]*sessionFiles {
 func listSessions(ctx context.Context, home string, store sessionstore.Store, ttl time.Duration, now time.Time) []Session {
 	byID := map[string]*Session{}
 	for id, sf := range scanSessions(home) {
-		s := &Session{ID: id, Type: "router", LastActivity: sf.modified.UnixMilli(), Metadata: map[string]any{}}
-		if sf.manifest != "" || sf.legacy != "" {
-			s.Type = "hook"
-		}
-		var latest int64
-		seen := func(ts int64) {
-			if ts > 0 && (s.CreatedAt == 0 || ts < s.CreatedAt) {
-				s.CreatedAt = ts
-			}
-			latest = max(latest, ts)
-		}
-		readManifest(ctx, sf, s, seen)
-		stamp := func(line []byte) {
-			var e struct {
-				TS        any `json:"ts"`
-				Timestamp any `json:"timestamp"`
-			}
-			if json.Unmarshal(line, &e) == nil {
-				seen(max(parseTime(e.TS), parseTime(e.Timestamp)))
-			}
-		}
-		if sf.replay != "" {
-			s.Metadata["replayPath"] = sf.replay
-			eachLine(ctx, sf.replay, func(line []byte) { s.ReplayCount++; stamp(line) })
-		}
-		if sf.evidence != "" {
-			s.Metadata["evidencePath"] = sf.evidence
-			eachLine(ctx, sf.evidence, func(line []byte) { s.EvidenceCount++; stamp(line) })
-		}
-		// The records' own times say when the session was active; the
-		// files' modification time only when none is recorded.
-		if latest > 0 {
-			s.LastActivity = latest
-		}
-		if s.CreatedAt == 0 || s.CreatedAt > s.LastActivity {
-			s.CreatedAt = s.LastActivity
-		}
-		byID[id] = s
+		byID[id] = fileSession(ctx, id, sf)
 	}
 	var recs []sessionstore.Record
 	if store != nil {
@@ -258,24 +221,7 @@ func listSessions(ctx context.Context, home string, store sessionstore.Store, tt
 			s = &Session{ID: r.ID, Metadata: map[string]any{}}
 			byID[r.ID] = s
 		}
-		if s.Type != "hook" {
-			s.Type = "http"
-		}
-		s.CreatedAt = r.Created.UnixMilli()
-		if last := r.LastSeen.UnixMilli(); last > s.LastActivity {
-			s.LastActivity = last
-		}
-		s.Metadata["activatedTools"] = r.Activations
-		s.Metadata["role"] = r.Role
-		if r.Tenant != "" {
-			s.Metadata["tenant"] = r.Tenant
-		}
-		if len(r.Metadata) > 0 {
-			s.Metadata["sessionMetadata"] = r.Metadata
-		}
-		if ttl > 0 && now.Sub(r.LastSeen) > ttl {
-			s.Status = "expired"
-		}
+		applyRecord(s, r, ttl, now)
 	}
 	// A router session whose end the audit log records has ended: its
 	// client exited, however recent its last call.
@@ -284,6 +230,79 @@ func listSessions(ctx context.Context, home string, store sessionstore.Store, tt
 			s.Status = "ended"
 		}
 	}
+	return newestFirst(byID, now)
+}
+
+// fileSession is the session a hook's or the router's files on disk
+// describe: its type, counts and paths, and when it was created and last
+// active by the times its records carry (the files' modification time
+// when none does).
+func fileSession(ctx context.Context, id string, sf *sessionFiles) *Session {
+	s := &Session{ID: id, Type: "router", LastActivity: sf.modified.UnixMilli(), Metadata: map[string]any{}}
+	if sf.manifest != "" || sf.legacy != "" {
+		s.Type = "hook"
+	}
+	var latest int64
+	seen := func(ts int64) {
+		if ts > 0 && (s.CreatedAt == 0 || ts < s.CreatedAt) {
+			s.CreatedAt = ts
+		}
+		latest = max(latest, ts)
+	}
+	readManifest(ctx, sf, s, seen)
+	stamp := func(line []byte) {
+		var e struct {
+			TS        any `json:"ts"`
+			Timestamp any `json:"timestamp"`
+		}
+		if json.Unmarshal(line, &e) == nil {
+			seen(max(parseTime(e.TS), parseTime(e.Timestamp)))
+		}
+	}
+	if sf.replay != "" {
+		s.Metadata["replayPath"] = sf.replay
+		eachLine(ctx, sf.replay, func(line []byte) { s.ReplayCount++; stamp(line) })
+	}
+	if sf.evidence != "" {
+		s.Metadata["evidencePath"] = sf.evidence
+		eachLine(ctx, sf.evidence, func(line []byte) { s.EvidenceCount++; stamp(line) })
+	}
+	if latest > 0 {
+		s.LastActivity = latest
+	}
+	if s.CreatedAt == 0 || s.CreatedAt > s.LastActivity {
+		s.CreatedAt = s.LastActivity
+	}
+	return s
+}
+
+// applyRecord folds a stored HTTP session into s: a hook session stays a
+// hook's, any other is HTTP; its times, activations, role, tenant and
+// metadata; expired when idle longer than ttl (0: never).
+func applyRecord(s *Session, r sessionstore.Record, ttl time.Duration, now time.Time) {
+	if s.Type != "hook" {
+		s.Type = "http"
+	}
+	s.CreatedAt = r.Created.UnixMilli()
+	if last := r.LastSeen.UnixMilli(); last > s.LastActivity {
+		s.LastActivity = last
+	}
+	s.Metadata["activatedTools"] = r.Activations
+	s.Metadata["role"] = r.Role
+	if r.Tenant != "" {
+		s.Metadata["tenant"] = r.Tenant
+	}
+	if len(r.Metadata) > 0 {
+		s.Metadata["sessionMetadata"] = r.Metadata
+	}
+	if ttl > 0 && now.Sub(r.LastSeen) > ttl {
+		s.Status = "expired"
+	}
+}
+
+// newestFirst lists the sessions by last activity, newest first (then
+// by id); one with no status yet is active, or idle after idleAfter.
+func newestFirst(byID map[string]*Session, now time.Time) []Session {
 	out := make([]Session, 0, len(byID))
 	for _, s := range byID {
 		if s.Status == "" {

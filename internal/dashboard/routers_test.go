@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	"github.com/evokore/evokore/internal/auth"
 	"github.com/evokore/evokore/internal/dashboard"
 	"github.com/evokore/evokore/internal/httpguard"
+	"github.com/evokore/evokore/internal/operatorkey"
 	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/testutil/routertest"
@@ -103,6 +106,9 @@ func TestTwoRoutersFeedOneDashboard(t *testing.T) {
 	remote.Booted()
 
 	feed := "ws" + strings.TrimPrefix(remoteURL, "http") + "/ws/approvals"
+	// The operator gave the remote router the dashboard's operator key:
+	// the feed records a verdict only from a connection that sent it.
+	shareKey(t, stdio.Dir+"/home", remote.Dir+"/home")
 	_, base := served(t, dashboard.Options{Home: stdio.Dir + "/home", Feeds: []string{feed}})
 	routertest.WaitFor(t, "the feed to connect", func() bool {
 		v := approvalsOf(t, base)
@@ -116,7 +122,7 @@ func TestTwoRoutersFeedOneDashboard(t *testing.T) {
 		return hasApproval(v, localID, "pending", "local") && hasApproval(v, remoteID, "pending", "ws://")
 	})
 
-	cookie, csrf := browserSession(t, base+"/approvals")
+	cookie, csrf := operatorBrowser(t, base, stdio.Dir+"/home")
 	decide := func(verdict, id string) reply {
 		return do(t, "POST", base+"/api/approvals/"+verdict, map[string]string{"Cookie": cookie, "X-CSRF-Token": csrf, "Content-Type": "application/json"},
 			`{"id":"`+id+`"}`)
@@ -174,7 +180,7 @@ func TestApprovalFeedAuthorization(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		changed := make(chan struct{}, 8)
-		f := approvalfeed.NewFeed(ws, tok, func() { changed <- struct{}{} })
+		f := approvalfeed.NewFeed(ws, tok, "", func() { changed <- struct{}{} })
 		go func() { f.Run(ctx); close(done) }()
 		<-changed
 		_, ok, errText := f.State()
@@ -186,7 +192,7 @@ func TestApprovalFeedAuthorization(t *testing.T) {
 	}
 
 	changed := make(chan struct{}, 64)
-	f := approvalfeed.NewFeed(ws, "dev-token", func() {
+	f := approvalfeed.NewFeed(ws, "dev-token", operatorKey(t, h.Dir+"/home"), func() {
 		select {
 		case changed <- struct{}{}:
 		default:
@@ -232,7 +238,8 @@ func TestApprovalStoreIsPolledAndDecides(t *testing.T) {
 	h := gatedRouter(t)
 	model := h.Connect(nil)
 	h.Booted()
-	_, base := served(t, dashboard.Options{Home: t.TempDir(), Approvals: homeStore{h.Dir + "/home"}, Token: secret, Role: "developer"})
+	home := t.TempDir()
+	_, base := served(t, dashboard.Options{Home: home, Approvals: homeStore{h.Dir + "/home"}, Token: secret, Role: "developer"})
 	id := routertest.HeldApproval(t, routertest.Call(t, model, "fx_count", map[string]any{}))
 	routertest.WaitFor(t, "the stored approval on the dashboard", func() bool {
 		r := do(t, "GET", base+"/api/approvals", bearerHdr(secret), "")
@@ -240,7 +247,10 @@ func TestApprovalStoreIsPolledAndDecides(t *testing.T) {
 	})
 	hdr := bearerHdr(secret)
 	hdr["Content-Type"] = "application/json"
-	if r := do(t, "POST", base+"/api/approvals/deny", hdr, `{"id":"`+id+`"}`); r.status != 200 {
+	if r := do(t, "POST", base+"/api/approvals/deny", hdr, `{"id":"`+id+`"}`); r.status != 403 {
+		t.Fatalf("deny without the operator key: %d %s", r.status, r.body)
+	}
+	if r := do(t, "POST", base+"/api/approvals/deny", withKey(t, home, hdr), `{"id":"`+id+`"}`); r.status != 200 {
 		t.Fatalf("deny: %d %s", r.status, r.body)
 	}
 	if got := routertest.Text(routertest.Call(t, model, "fx_count", map[string]any{})); got != policy.DeniedApprovalText("fx_count", id) {
@@ -311,5 +321,18 @@ func TestFeedTokenIsNotSentWhereARedirectPoints(t *testing.T) {
 	}
 	if !strings.Contains(source.Error, "307") {
 		t.Errorf("the feed's error %q does not name the redirect", source.Error)
+	}
+}
+
+// shareKey gives the router under to the operator key of from, as an
+// operator copies operator.key to a router whose EVOKORE_HOME is
+// elsewhere.
+func shareKey(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(operatorkey.Path(to)), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(operatorkey.Path(to), []byte(operatorKey(t, from)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -55,7 +55,7 @@ func TestDashboardSurfacesFollowTheTenancyRule(t *testing.T) {
 	}
 	_, base := served(t, dashboard.Options{Home: home, Token: secret, Role: "admin"})
 	hdr := bearerHdr(secret)
-	post := map[string]string{"Authorization": "Bearer " + secret, "Content-Type": "application/json"}
+	post := withKey(t, home, map[string]string{"Authorization": "Bearer " + secret, "Content-Type": "application/json"})
 	for _, c := range []struct {
 		surface    string
 		read       func() string

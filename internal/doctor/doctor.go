@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/evokore/evokore/internal/childauth"
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/connect"
 	"github.com/evokore/evokore/internal/hooks"
@@ -212,8 +213,15 @@ func (r *report) children(o Options, cfg *config.MCPConfig) {
 		Servers: boot, Env: o.Env, Home: o.Home,
 		BootTimeout: o.Children.Boot, RequestTimeout: o.Children.Request, ShutdownGrace: o.Children.ShutdownGrace,
 		Log: &log, Version: "doctor",
+		// Stored tokens are used; a child with none is reported, never
+		// authorized from here.
+		Authorizer: childauth.New(childauth.Options{Home: o.Home, Env: o.Env}),
 	})
 	for _, st := range statuses {
+		if st.Status == proxy.StatusNeedsAuthorization {
+			r.problem(fmt.Sprintf("server '%s' needs authorization", st.ID), fmt.Sprintf("run `evokore auth login %s`", st.ID))
+			continue
+		}
 		if st.Status == proxy.StatusError {
 			r.problem(fmt.Sprintf("server '%s' failed to boot: %s", st.ID, st.LastError),
 				"run its command by hand to see the whole error (the last lines it wrote to stderr are above)", log.tail("["+st.ID+"] ", 10)...)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/evokore/evokore/internal/config"
+	"github.com/evokore/evokore/internal/operatorkey"
 	"github.com/evokore/evokore/internal/replay"
 	"github.com/evokore/evokore/internal/safefile"
 	"github.com/evokore/evokore/internal/statefile"
@@ -415,16 +416,11 @@ func appendText(path, line string) error {
 // trusted projects, and damage-control's own rules. These guards are
 // built in, not rules: a user's rules file replaces the shipped one whole
 // and must not drop them. A trailing "/" names a directory.
-var guardedState = []string{"approvals/", "pins.json", "trusted.json", RulesFile, "cache/", "permissions.yml", "mcp.config.json", SecretsDir + "/"}
+var guardedState = []string{"approvals/", "pins.json", "trusted.json", RulesFile, "cache/", "permissions.yml", "mcp.config.json", operatorkey.Dir + "/"}
 
 // agentWritable are the folders of EVOKORE_HOME an agent's tools write:
 // the session records (an agent keeps its task list there) and logs.
 var agentWritable = []string{"sessions/", "logs/"}
-
-// SecretsDir is the folder of EVOKORE_HOME that holds the secrets the
-// human approval surfaces (dashboard, approvals feed) check; a confined
-// agent's shell may not read it.
-const SecretsDir = "secrets"
 
 // inEvokoreHome reports whether p (as written, or through symlinks) is
 // under EVOKORE_HOME outside the folders agents write.

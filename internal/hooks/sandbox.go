@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/evokore/evokore/internal/operatorkey"
 	"github.com/evokore/evokore/internal/safefile"
 )
 
@@ -42,7 +43,7 @@ type Sandbox struct {
 // it, no read of its secrets folder nor of the approval key file
 // (EVOKORE_APPROVAL_KEY_FILE, when set).
 func SandboxFor(evokoreHome, keyFile string) Sandbox {
-	sb := Sandbox{DenyWrite: []string{evokoreHome}, DenyRead: []string{filepath.Join(evokoreHome, SecretsDir)}}
+	sb := Sandbox{DenyWrite: []string{evokoreHome}, DenyRead: []string{filepath.Join(evokoreHome, operatorkey.Dir)}}
 	if keyFile != "" {
 		sb.DenyRead = append(sb.DenyRead, keyFile)
 	}

@@ -8,11 +8,14 @@
 //
 //	/mcp                                    MCP streamable HTTP (any query string)
 //	GET /health                             {"status":"ok"|"degraded","transport":"streamable-http"}, public
-//	/metrics, /metrics/                     Prometheus text
+//	/metrics                                Prometheus text
 //	/ws/approvals                           the approvals feed (package approvalfeed)
 //	GET /.well-known/oauth-protected-resource[/mcp]
 //	                                        RFC 9728 metadata, no token needed, with auth on
 //	anything else                           404 {"error":"Not found"}
+//
+// Routes match the path decoded and cleaned once (httpguard.Canonical),
+// and the same lookup picks the guard: /metrics/ is /metrics.
 //
 // Only /mcp, /metrics and /ws/approvals need the token: load balancers
 // and clients discovering the authorization server have none. Host and
@@ -68,9 +71,9 @@ type Options struct {
 const ApprovalsPath = "/ws/approvals"
 
 type front struct {
-	o      Options
-	public http.Handler // Host and Origin checked, no token
-	authed http.Handler // and the token
+	o       Options
+	routes  map[string]http.Handler // by canonical path, each behind its guard
+	missing http.Handler            // any other path: Host and Origin checked, then 404
 }
 
 // New builds the front.
@@ -78,45 +81,52 @@ func New(o Options) http.Handler {
 	f := &front{o: o}
 	g := o.Guard
 	g.Unauthorized = f.unauthorized
-	f.authed = httpguard.New(g).Wrap(http.HandlerFunc(f.route))
+	authed := httpguard.New(g).Wrap
 	g.Auth = nil
-	f.public = httpguard.New(g).Wrap(http.HandlerFunc(f.route))
+	public := httpguard.New(g).Wrap
+	// One table says, for each path, both which guard judges it and what
+	// serves it: the token a path needs is decided on the same path that
+	// is served, so no spelling of a path can reach a handler by way of
+	// the other guard.
+	f.routes = map[string]http.Handler{
+		"/health":             public(http.HandlerFunc(f.health)),
+		MetadataPath:          public(http.HandlerFunc(f.metadata)),
+		MetadataPath + "/mcp": public(http.HandlerFunc(f.metadata)),
+		"/mcp":                authed(o.MCP),
+		"/metrics":            authed(http.HandlerFunc(f.metrics)),
+		ApprovalsPath:         authed(http.HandlerFunc(f.approvals)),
+	}
+	f.missing = public(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { notFound(w) }))
 	return f
 }
 
+// ServeHTTP finds the route by the request's path decoded and cleaned
+// once (httpguard.Canonical): "/metrics/" and "//mcp" are "/metrics" and
+// "/mcp", "/ws/%61pprovals" is the approvals feed, and each is judged as
+// the route it reaches.
 func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	switch p := r.URL.Path; p {
-	case "/mcp", ApprovalsPath, "/metrics", "/metrics/":
-		f.authed.ServeHTTP(w, r)
-	default:
-		f.public.ServeHTTP(w, r)
+	r = httpguard.Canonical(r)
+	if h, ok := f.routes[r.URL.Path]; ok {
+		h.ServeHTTP(w, r)
+		return
 	}
+	f.missing.ServeHTTP(w, r)
 }
 
-// route runs once the guard let the request through.
-func (f *front) route(w http.ResponseWriter, r *http.Request) {
-	switch p := r.URL.Path; {
-	case p == "/health":
-		f.health(w, r)
-	case p == MetadataPath || p == MetadataPath+"/mcp":
-		if f.o.Guard.Auth == nil || r.Method != http.MethodGet && r.Method != http.MethodHead {
-			notFound(w)
-			return
-		}
-		f.metadata(w)
-	case p == "/mcp":
-		f.o.MCP.ServeHTTP(w, r)
-	case p == ApprovalsPath && f.o.Approvals != nil:
-		f.o.Approvals.ServeHTTP(w, r)
-	case p == "/metrics" || p == "/metrics/":
-		if f.o.Metrics == nil {
-			writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "Metrics are off"})
-			return
-		}
-		f.o.Metrics.ServeHTTP(w, r)
-	default:
+func (f *front) approvals(w http.ResponseWriter, r *http.Request) {
+	if f.o.Approvals == nil {
 		notFound(w)
+		return
 	}
+	f.o.Approvals.ServeHTTP(w, r)
+}
+
+func (f *front) metrics(w http.ResponseWriter, r *http.Request) {
+	if f.o.Metrics == nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "Metrics are off"})
+		return
+	}
+	f.o.Metrics.ServeHTTP(w, r)
 }
 
 func (f *front) unauthorized(w http.ResponseWriter, _ *http.Request, err error) {
@@ -158,7 +168,11 @@ func (f *front) metadataURL() string {
 	return u.Scheme + "://" + u.Host + MetadataPath + path
 }
 
-func (f *front) metadata(w http.ResponseWriter) {
+func (f *front) metadata(w http.ResponseWriter, r *http.Request) {
+	if f.o.Guard.Auth == nil || r.Method != http.MethodGet && r.Method != http.MethodHead {
+		notFound(w)
+		return
+	}
 	servers := f.o.AuthorizationServers
 	if servers == nil {
 		servers = []string{}

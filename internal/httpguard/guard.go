@@ -12,9 +12,14 @@
 //  4. The bearer token, with Options.Auth: the principal it names becomes
 //     the request's Caller (its role and tenant).
 //
-// and it sets the security headers on every response. NewServer and
-// Listener (server.go) bound the connections: timeouts that never cut a
-// live stream, and a cap per client address. The zero Options are the
+// and it sets the security headers on every response. Before any check,
+// the request's path is decoded and cleaned once (Canonical): what a
+// surface routes on, and any rule that matches paths, is the path served
+// (a client writing /api/%61pprovals or //api/./approvals reaches, and is
+// judged as, /api/approvals). NewServer and
+// Listener (server.go, listener.go) bound the connections: timeouts that
+// never cut a live stream, and caps that make idle connections give way
+// to work, so no one client can turn the others (or /health) away. The zero Options are the
 // safest: loopback names and origins only, no wildcard.
 //
 // # Tenancy
@@ -32,6 +37,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -133,7 +139,7 @@ func New(o Options) *Guard {
 func (g *Guard) Wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		headers(w.Header(), g.o.CSP)
-		r, ok := g.check(w, r)
+		r, ok := g.check(w, Canonical(r))
 		if ok {
 			next.ServeHTTP(w, r)
 		}
@@ -181,6 +187,32 @@ func (g *Guard) check(w http.ResponseWriter, r *http.Request) (*http.Request, bo
 		g.o.Lockout.Succeed(r)
 	}
 	return r.WithContext(WithCaller(r.Context(), g.o.Identify(p))), true
+}
+
+// Canonical returns r with its path decoded and cleaned: percent-escapes
+// decoded (net/http has done so in URL.Path), then "//", "/./" and ".."
+// resolved as path.Clean does, a trailing slash dropped. RawPath is
+// cleared, so a router that matches escaped segments (http.ServeMux)
+// sees the same path as a handler reading URL.Path. A path that is
+// already canonical returns r itself.
+func Canonical(r *http.Request) *http.Request {
+	p := r.URL.Path
+	c := p
+	if c == "" {
+		c = "/"
+	}
+	if strings.HasPrefix(c, "/") {
+		c = path.Clean(c)
+	}
+	if c == p && r.URL.RawPath == "" {
+		return r
+	}
+	r2 := new(http.Request)
+	*r2 = *r
+	u := *r.URL
+	u.Path, u.RawPath = c, ""
+	r2.URL = &u
+	return r2
 }
 
 // hostAllowed accepts loopback names and the configured hosts.

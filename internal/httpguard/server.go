@@ -2,10 +2,8 @@ package httpguard
 
 import (
 	"bufio"
-	"io"
 	"net"
 	"net/http"
-	"sync"
 	"time"
 )
 
@@ -60,10 +58,17 @@ func NewServer(h http.Handler, t Timeouts) *http.Server {
 			// The server writes what is buffered after the handler
 			// returns: give it one more write's time.
 			defer func() { _ = rc.SetWriteDeadline(time.Now().Add(d.Write)) }()
+			if overflowing(r) && !healthOnly(w, r) {
+				return
+			}
 			h.ServeHTTP(&progressWriter{ResponseWriter: w, rc: rc, d: d.Write}, r)
 		}),
 		ReadHeaderTimeout: d.Header, ReadTimeout: d.Read, IdleTimeout: d.Idle,
 		MaxHeaderBytes: 64 << 10,
+		// A Listener's connections learn whether they are idle (they may
+		// be closed to make room) and whether they came over the cap.
+		ConnState:   connState,
+		ConnContext: connContext,
 	}
 }
 
@@ -106,77 +111,3 @@ func (p *progressWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 // Unwrap lets http.ResponseController reach the server's writer.
 func (p *progressWriter) Unwrap() http.ResponseWriter { return p.ResponseWriter }
-
-// DefaultPerClient is how many connections one client address may hold
-// open at once on a surface.
-const DefaultPerClient = 256
-
-// Listener caps the connections open at once from one remote address:
-// one more is answered 503 and closed. perClient <= 0 means
-// DefaultPerClient. The cap counts every connection until it is closed,
-// hijacked ones included.
-func Listener(ln net.Listener, perClient int) net.Listener {
-	if perClient <= 0 {
-		perClient = DefaultPerClient
-	}
-	return &capListener{Listener: ln, max: perClient, open: map[string]int{}}
-}
-
-type capListener struct {
-	net.Listener
-	max  int
-	mu   sync.Mutex
-	open map[string]int
-}
-
-// refusal is written to a connection over the cap before it is closed.
-const refusal = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: 49\r\n\r\n" +
-	`{"error":"Too many connections from this client"}`
-
-func (l *capListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
-		}
-		host, _, err := net.SplitHostPort(c.RemoteAddr().String())
-		if err != nil {
-			host = c.RemoteAddr().String()
-		}
-		l.mu.Lock()
-		over := l.open[host] >= l.max
-		if !over {
-			l.open[host]++
-		}
-		l.mu.Unlock()
-		if !over {
-			return &countedConn{Conn: c, release: func() { l.release(host) }}, nil
-		}
-		// Answered off the accept loop: a client that does not read must
-		// not hold up the others.
-		go func() {
-			_ = c.SetWriteDeadline(time.Now().Add(time.Second))
-			_, _ = io.WriteString(c, refusal)
-			_ = c.Close()
-		}()
-	}
-}
-
-func (l *capListener) release(host string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.open[host]--; l.open[host] <= 0 {
-		delete(l.open, host)
-	}
-}
-
-type countedConn struct {
-	net.Conn
-	once    sync.Once
-	release func()
-}
-
-func (c *countedConn) Close() error {
-	c.once.Do(c.release)
-	return c.Conn.Close()
-}

@@ -92,56 +92,151 @@ func TestLongCallsAndStreamsLive(t *testing.T) {
 	}
 }
 
-// One client address holds at most the cap of connections at once; one
-// more is answered 503, and a closed one frees its place.
-func TestConnectionCapPerClient(t *testing.T) {
+// capServer serves h on a real loopback server behind Listener(caps).
+func capServer(t *testing.T, caps httpguard.Caps, h http.Handler) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httpguard.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = io.WriteString(w, "ok")
-	}), httpguard.Timeouts{})
-	go func() { _ = srv.Serve(httpguard.Listener(ln, 2)) }()
+	srv := httpguard.NewServer(h, httpguard.Timeouts{})
+	go func() { _ = srv.Serve(httpguard.Listener(ln, caps)) }()
 	t.Cleanup(func() { _ = srv.Close() })
-	get := func(c net.Conn) string {
-		fmt.Fprintf(c, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-		line, _ := bufio.NewReader(c).ReadString('\n')
-		return strings.TrimSpace(line)
-	}
-	var held []net.Conn
-	for range 2 {
-		c, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		if got := get(c); got != "HTTP/1.1 200 OK" {
-			t.Fatalf("within the cap: %q", got)
-		}
-		held = append(held, c)
-	}
-	over, err := net.Dial("tcp", ln.Addr().String())
+	return ln.Addr().String()
+}
+
+// dialFrom connects to addr from the loopback address from (127.0.0.1,
+// or another, which the server sees as another client).
+func dialFrom(t *testing.T, from, addr string) net.Conn {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+	c, err := d.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer over.Close()
-	if got := get(over); got != "HTTP/1.1 503 Service Unavailable" {
-		t.Errorf("over the cap: %q", got)
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// ask sends one request on c and returns the response's status line.
+func ask(c net.Conn, path string) string {
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", path)
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return err.Error()
 	}
-	_ = held[0].Close()
-	// The server notices the close on its next read: try until the place
-	// is free (bounded by the test's own deadline, not a timed assertion).
-	for {
-		c, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			t.Fatal(err)
+	_, _ = io.Copy(io.Discard, res.Body)
+	_ = res.Body.Close()
+	return res.Status + " " + res.Header.Get("Retry-After")
+}
+
+// blocking answers /slow once release is closed (after telling started),
+// anything else at once.
+func blocking(started chan<- struct{}, release <-chan struct{}) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			started <- struct{}{}
+			<-release
 		}
-		got := get(c)
-		_ = c.Close()
-		if got == "HTTP/1.1 200 OK" {
-			break
+		_, _ = io.WriteString(w, "ok")
+	})
+}
+
+// One local process holding more connections than a client's idle cap,
+// idle or busy, locks no one out: every local process shares its
+// address, and /health and the MCP endpoint still answer a new
+// connection from it (the per-address cap turned them all away with 503).
+func TestOneClientsConnectionsLockNoOneOut(t *testing.T) {
+	const held = 300 // past DefaultCaps.IdlePerClient
+	for _, busy := range []bool{false, true} {
+		started, release := make(chan struct{}, held), make(chan struct{})
+		addr := capServer(t, httpguard.Caps{}, blocking(started, release))
+		for range held {
+			c := dialFrom(t, "127.0.0.1", addr)
+			if busy {
+				fmt.Fprintf(c, "GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+				<-started
+			} else if got := ask(c, "/x"); got != "200 OK " {
+				t.Fatalf("while opening the idle connections: %q", got)
+			}
 		}
+		for _, path := range []string{"/health", "/mcp"} {
+			if got := ask(dialFrom(t, "127.0.0.1", addr), path); got != "200 OK " {
+				t.Errorf("busy=%v: %s from the same address past %d held connections: %q", busy, path, held, got)
+			}
+		}
+		close(release)
+	}
+}
+
+// Idle connections give way: at an address's idle cap its oldest idle
+// connection (here: connected, no request yet) is closed for the new one,
+// which is served; another address's connections are not touched.
+func TestIdleConnectionsGiveWay(t *testing.T) {
+	addr := capServer(t, httpguard.Caps{IdlePerClient: 2}, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "ok")
+	}))
+	other := dialFrom(t, "127.0.0.2", addr)
+	var held []net.Conn
+	for range 3 {
+		held = append(held, dialFrom(t, "127.0.0.1", addr))
+	}
+	_ = held[0].SetReadDeadline(time.Now().Add(30 * time.Second))
+	if n, err := held[0].Read(make([]byte, 1)); err != io.EOF {
+		t.Errorf("the oldest idle connection was not closed: read %d, %v", n, err)
+	}
+	for i, c := range append(held[1:], other) {
+		if got := ask(c, "/x"); got != "200 OK " {
+			t.Errorf("kept connection %d: %q", i, got)
+		}
+	}
+}
+
+// When every connection is busy, a new one is still answered: /health
+// (by any spelling of its path) is served, anything else gets 503 with
+// Retry-After; past the few such connections kept at once, a connection
+// is answered 503 before any request. Once the work ends, a new
+// connection is served again.
+func TestABusyServerStillAnswersHealth(t *testing.T) {
+	started, release := make(chan struct{}, 2), make(chan struct{})
+	addr := capServer(t, httpguard.Caps{Total: 2, Overflow: 1}, blocking(started, release))
+	for range 2 {
+		fmt.Fprintf(dialFrom(t, "127.0.0.1", addr), "GET /slow HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+		<-started
+	}
+	// Each answer closes its connection; waiting for the close frees the
+	// one place for the next.
+	once := func(path string) string {
+		c := dialFrom(t, "127.0.0.2", addr)
+		got := ask(c, path)
+		_, _ = io.Copy(io.Discard, c)
+		return got
+	}
+	if got := once("/mcp"); got != "503 Service Unavailable 1" {
+		t.Errorf("another request while every connection is busy: %q", got)
+	}
+	for _, p := range []string{"/health", "//health", "/%68ealth"} {
+		if got := once(p); got != "200 OK " {
+			t.Errorf("%s while every connection is busy: %q", p, got)
+		}
+	}
+	// One such connection at once: a second, while the first is open and
+	// silent, is refused outright (its /health too).
+	silent := dialFrom(t, "127.0.0.1", addr)
+	if got := once("/health"); got != "503 Service Unavailable 1" {
+		t.Errorf("past the overflow connections: %q", got)
+	}
+	close(release)
+	_ = silent.Close()
+	waitFor(t, func() bool { return ask(dialFrom(t, "127.0.0.1", addr), "/mcp") == "200 OK " })
+}
+
+// waitFor polls cond until it holds (bounded by the test's own
+// deadline, not a timed assertion).
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for !cond() {
 		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/evokore/evokore/internal/catalog"
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/era"
+	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/router"
 )
 
@@ -179,13 +181,34 @@ func (s permissionStage) Check(_ context.Context, c *router.Call) (*mcp.CallTool
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: UndefinedRoleText(role, rbac.File())}
 	}
-	switch rbac.Level(c.Session.Role, c.Entry.Name) {
+	switch levelOf(rbac, c.Session.Role, c.Entry) {
 	case Deny:
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: DeniedText(c.Entry.Name)}
 	case RequireApproval:
 		c.NeedsApproval = true
 	}
 	return nil, nil
+}
+
+// levelOf is the level of e under role. A child's tool that bears the
+// name of one of evokore's natives (a nested evokore's run_code, listed
+// here as me2_run_code, or any child's tool claiming that name) is also
+// bound by every rule that names the native, when that rule is
+// stricter: a rule written for run_code is about what run_code does,
+// and nesting a router must not be the way around it. What a child says
+// of itself is not asked: its tools' names can only make rules stricter.
+func levelOf(rbac *RBAC, role string, e *catalog.Entry) Level {
+	lvl := rbac.Level(role, e.Name)
+	if e.Source == catalog.SourceNative || e.Original == "" {
+		return lvl
+	}
+	if _, isNative := native.Lookup(e.Original); !isNative {
+		return lvl
+	}
+	if named, ok := rbac.Named(role, e.Original); ok && named > lvl {
+		return named
+	}
+	return lvl
 }
 
 // readOnlyNative reports whether e is one of evokore's own tools that only
@@ -211,25 +234,51 @@ func (s approvalStage) Check(ctx context.Context, c *router.Call) (*mcp.CallTool
 	if !c.NeedsApproval {
 		return nil, nil
 	}
-	a := s.p.Approvals
+	req, refused := s.request(c, args)
+	if refused != nil {
+		return refused, nil
+	}
 	mode := s.p.Rules().mode
+	runOnce := s.runOnce(c)
+	switch {
+	case mode == ModeToken:
+		return s.byToken(c, req, token, runOnce)
+	case mode == ModeAuto && roundTrips(c) && c.Run == "":
+		// A program's call cannot answer input_required mid-run: it
+		// waits for the operator instead (below).
+		return s.inputRequired(c, req, runOnce)
+	case mode == ModeAuto && canElicit(c):
+		return s.byElicitation(ctx, c, req)
+	}
+	return s.byOperator(ctx, c, req, runOnce)
+}
+
+// request is the approval request for the call: bound to the session, the
+// tool, the arguments and what the tool's binder reads of them (set on
+// the call as c.Bound). A call that cannot be bound is refused.
+func (s approvalStage) request(c *router.Call, args json.RawMessage) (Request, *mcp.CallToolResult) {
 	var bound Bound
 	if bind := s.p.binders[c.Entry.Name]; bind != nil {
 		var err error
 		if bound, err = bind(args); err != nil {
-			return errorResult(CannotApproveText(c.Entry.Name, err)), nil
+			return Request{}, errorResult(CannotApproveText(c.Entry.Name, err))
 		}
 		c.Bound = bound.Key
 	}
 	binding, err := Binding(c.Session.ID, c.Entry, args, bound.Key)
 	if err != nil {
-		return errorResult(CannotApproveText(c.Entry.Name, err)), nil
+		return Request{}, errorResult(CannotApproveText(c.Entry.Name, err))
 	}
-	req := Request{Session: c.Session.ID, Tenant: c.Session.Identity.Tenant, Tool: c.Entry.Name, Binding: binding,
-		Summary: ShowArguments(args) + showBound(bound.Shown)}
-	runOnce := func(id, mode string) (*mcp.CallToolResult, error) {
-		// Consumed just before dispatch, so a call a later stage rejects
-		// keeps its approval; of concurrent retries exactly one runs.
+	return Request{Session: c.Session.ID, Tenant: c.Session.Identity.Tenant, Tool: c.Entry.Name, Binding: binding,
+		Summary: ShowArguments(args) + showBound(bound.Shown)}, nil
+}
+
+// runOnce returns what lets the call run on the approval id: the approval
+// is consumed just before dispatch, so a call a later stage rejects keeps
+// its approval; of concurrent retries exactly one runs.
+func (s approvalStage) runOnce(c *router.Call) func(id, mode string) (*mcp.CallToolResult, error) {
+	a := s.p.Approvals
+	return func(id, mode string) (*mcp.CallToolResult, error) {
 		c.BeforeDispatch(func() (*mcp.CallToolResult, error) {
 			if a.Consume(id) {
 				s.notify(StateApproved, id, mode, c)
@@ -239,45 +288,55 @@ func (s approvalStage) Check(ctx context.Context, c *router.Call) (*mcp.CallTool
 		})
 		return nil, nil
 	}
-	switch {
-	case mode == ModeToken:
-		if token != "" {
-			id, state, err := a.Redeem(binding, token)
-			if err != nil {
-				return errorResult(err.Error()), nil
-			}
-			switch state {
-			case StateApproved:
-				return runOnce(id, ModeToken)
-			case StateDenied:
-				s.notify(StateDenied, id, ModeToken, c)
-				return errorResult(DeniedApprovalText(c.Entry.Name, id)), nil
-			}
-		}
-		token, err := a.MintChecked(req)
+}
+
+// byToken approves by token: a retry carrying an approved token runs, a
+// denied one is refused; otherwise a token is minted and the call is
+// intercepted with it.
+func (s approvalStage) byToken(c *router.Call, req Request, token string, runOnce func(id, mode string) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
+	a := s.p.Approvals
+	if token != "" {
+		id, state, err := a.Redeem(req.Binding, token)
 		if err != nil {
 			return errorResult(err.Error()), nil
 		}
-		s.notify(StatePending, token[:2*idBytes], ModeToken, c)
-		return errorResult(InterceptionText(c.Entry.Name, token)), nil
-	case mode == ModeAuto && roundTrips(c) && c.Run == "":
-		// A program's call cannot answer input_required mid-run: it
-		// waits for the operator instead (below).
-		return s.inputRequired(c, req, runOnce)
-	case mode == ModeAuto && canElicit(c):
-		s.notify(StatePending, "", modeElicitation, c)
-		if c.Task != nil {
-			// The task waits for the user's answer meanwhile.
-			defer c.Task.Hold(HeldText(c.Entry.Name, ""))()
+		switch state {
+		case StateApproved:
+			return runOnce(id, ModeToken)
+		case StateDenied:
+			s.notify(StateDenied, id, ModeToken, c)
+			return errorResult(DeniedApprovalText(c.Entry.Name, id)), nil
 		}
-		res, err := elicitApproval(ctx, c, req)
-		if res == nil && err == nil {
-			s.notify(StateApproved, "", modeElicitation, c)
-		} else {
-			s.notify(StateDenied, "", modeElicitation, c)
-		}
-		return res, err
 	}
+	token, err := a.MintChecked(req)
+	if err != nil {
+		return errorResult(err.Error()), nil
+	}
+	s.notify(StatePending, token[:2*idBytes], ModeToken, c)
+	return errorResult(InterceptionText(c.Entry.Name, token)), nil
+}
+
+// byElicitation asks the client's user to approve, in the call.
+func (s approvalStage) byElicitation(ctx context.Context, c *router.Call, req Request) (*mcp.CallToolResult, error) {
+	s.notify(StatePending, "", modeElicitation, c)
+	if c.Task != nil {
+		// The task waits for the user's answer meanwhile.
+		defer c.Task.Hold(HeldText(c.Entry.Name, ""))()
+	}
+	res, err := elicitApproval(ctx, c, req)
+	if res == nil && err == nil {
+		s.notify(StateApproved, "", modeElicitation, c)
+	} else {
+		s.notify(StateDenied, "", modeElicitation, c)
+	}
+	return res, err
+}
+
+// byOperator files the request for the operator: an approved call runs,
+// a denied one is refused, an undecided one is intercepted with the
+// approval's id. A program's call (c.Run set) waits for the decision.
+func (s approvalStage) byOperator(ctx context.Context, c *router.Call, req Request, runOnce func(id, mode string) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
+	a := s.p.Approvals
 	out, err := a.Ask(req)
 	if err != nil {
 		return errorResult(err.Error()), nil
@@ -287,14 +346,24 @@ func (s approvalStage) Check(ctx context.Context, c *router.Call) (*mcp.CallTool
 	}
 	if out.State == StatePending && (c.Run != "" || c.Task != nil) {
 		// A program cannot retry once a human said yes: its call waits
-		// for the decision, as long as the run may. So does a task's,
-		// whose client polls for its end: the held task is resumed by
-		// the approval.
-		renewed := func(id string) { s.notify(StatePending, id, ModeOperator, c) }
+		// for the decision, as long as the run may. The run is told what
+		// it waits for, to say so should its time run out. So does a
+		// task's, whose client polls for its end: the held task is
+		// resumed by the approval.
 		if c.Task != nil {
 			defer c.Task.Hold(HeldText(c.Entry.Name, out.ID))()
 		}
-		if out, err = awaitDecision(ctx, a, req, out, renewed); err != nil {
+		waiting := out.ID
+		router.ApprovalWait(ctx, c.Entry.Name, waiting, true)
+		renewed := func(id string) {
+			s.notify(StatePending, id, ModeOperator, c)
+			router.ApprovalWait(ctx, c.Entry.Name, waiting, false)
+			waiting = id
+			router.ApprovalWait(ctx, c.Entry.Name, waiting, true)
+		}
+		out, err = awaitDecision(ctx, a, req, out, renewed)
+		router.ApprovalWait(ctx, c.Entry.Name, waiting, false)
+		if err != nil {
 			return errorResult(err.Error()), nil
 		}
 	}
@@ -566,7 +635,19 @@ func (s cooldownStage) Observe(ctx context.Context, o router.Outcome) {
 	if o.Refused || c.Entry.Source != catalog.SourceProxy || ctx.Err() != nil {
 		return // a call the client cancelled did not fail
 	}
+	if waitsForUser(o.Err) {
+		// The child asked the user to authorize it (URL elicitation):
+		// the call did not fail, and its retry must not be held.
+		return
+	}
 	if o.Err != nil || (o.Result != nil && o.Result.IsError) {
 		s.p.Cooldowns.Fail(c.Entry.Name, c.Args, s.duration(c.Entry.Server))
 	}
+}
+
+// waitsForUser reports whether err asks the client to send the user to
+// a URL before the call is made again (-32042).
+func waitsForUser(err error) bool {
+	var we *jsonrpc.Error
+	return errors.As(err, &we) && we.Code == mcp.CodeURLElicitationRequired
 }

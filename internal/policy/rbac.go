@@ -98,3 +98,23 @@ func (r *RBAC) Level(roleName, tool string) Level {
 	}
 	return Allow
 }
+
+// Named is the level the rules give tool by its name under roleName, and
+// whether any rule names it: a flat deny (which holds under a role too),
+// the role's shipped matrix or override, or, with no role, the flat rule.
+// A role's default_permission and EVOKORE_SECURITY_DEFAULT_DENY name no
+// tool.
+func (r *RBAC) Named(roleName, tool string) (Level, bool) {
+	if ro, ok := r.roles[roleName]; ok {
+		if lvl, flat := r.rules[tool]; flat && lvl == Deny {
+			return Deny, true
+		}
+		if lvl, ok := ro.matrix[tool]; ok {
+			return lvl, true
+		}
+		lvl, ok := ro.overrides[tool]
+		return lvl, ok
+	}
+	lvl, ok := r.rules[tool]
+	return lvl, ok
+}

@@ -1,7 +1,7 @@
 // Package procgroup is the one launcher of evokore: every process the
-// router starts (child MCP servers, plugin tools, execute_skill runs, fleet
-// agents, worker commands) goes through [Command], so they all share one
-// environment policy and one way to end.
+// router starts (child MCP servers, plugin tools, execute_skill runs,
+// run_code sandboxes, fleet agents, worker commands) goes through
+// [Command], so they all share one environment policy and one way to end.
 //
 // # What a started process gets
 //

@@ -9,9 +9,4 @@
 // imports nothing else on purpose, and its init turns the process into
 // the watchdog before the router's big packages initialise, which keeps
 // the watchdog's memory to that of a small Go program.
-//
-// It also drops the pages a process touched in its own binary while
-// starting (DropFilePages), for the watchdog and for the router once it
-// settled (package gcpolicy). Elsewhere than on Linux that is all the
-// package has, and it does nothing.
 package proctree

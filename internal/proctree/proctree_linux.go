@@ -41,10 +41,6 @@ func runWatchdog(mark []byte) {
 	name := []byte(WatchdogName + "\x00")
 	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_NAME, uintptr(unsafe.Pointer(&name[0])), 0)
 	signal.Ignore(syscall.SIGHUP, syscall.SIGINT)
-	// The runtime's start touched megabytes of the binary (its type
-	// descriptors, its function tables) that waiting on a pipe never
-	// reads again.
-	DropFilePages()
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	for range 200 {
 		if KillMarked(mark, syscall.SIGKILL) == 0 {
@@ -134,107 +130,4 @@ func KillMarked(mark []byte, sig syscall.Signal) int {
 		n++
 	}
 	return n
-}
-
-// DropFilePages removes from the process's page tables the pages of its
-// read-only file mappings (the executable's text, rodata and function
-// tables; shared libraries) and returns how many bytes of mappings it
-// advised. Those pages stay in the page cache; what the process touches
-// again faults back in from there. What was touched once while starting
-// and never again stops counting in the process's resident set.
-func DropFilePages() int {
-	b, err := os.ReadFile("/proc/self/smaps")
-	if err != nil {
-		return 0
-	}
-	total := 0
-	for _, m := range droppable(b) {
-		if Drop(m.lo, m.hi) {
-			total += int(m.hi - m.lo)
-		}
-	}
-	return total
-}
-
-// CanDrop reports whether the pages of [lo, hi) lie in one mapping whose
-// pages DropFilePages would drop, so that Drop loses nothing there. The
-// answer holds while nothing changes the mapping's protection: no code
-// of this process writes a read-only mapping of its file.
-func CanDrop(lo, hi uintptr) bool {
-	b, err := os.ReadFile("/proc/self/smaps")
-	if err != nil {
-		return false
-	}
-	for _, m := range droppable(b) {
-		if m.lo <= lo && hi <= m.hi {
-			return true
-		}
-	}
-	return false
-}
-
-// Drop removes the whole pages of [lo, hi) from the process's page
-// tables; only for a range CanDrop approved.
-func Drop(lo, hi uintptr) bool {
-	page := uintptr(syscall.Getpagesize())
-	lo = (lo + page - 1) &^ (page - 1)
-	hi &^= page - 1
-	if hi <= lo {
-		return false
-	}
-	_, _, e := syscall.Syscall(syscall.SYS_MADVISE, lo, hi-lo, syscall.MADV_DONTNEED)
-	return e == 0
-}
-
-// span is one mapping's address range.
-type span struct{ lo, hi uintptr }
-
-// droppable lists, from a /proc/<pid>/smaps text, the mappings whose
-// pages can be dropped without losing anything: private, not writable,
-// backed by a file, and holding no anonymous page, so every resident
-// page is the file's own content. A mapping the dynamic loader relocated
-// (RELRO) holds anonymous copies and is left alone, as is every mapping
-// when the kernel does not say (no Anonymous field).
-func droppable(smaps []byte) []span {
-	var out []span
-	var cur span
-	candidate, clean := false, false
-	flush := func() {
-		if candidate && clean && cur.hi > cur.lo {
-			out = append(out, cur)
-		}
-		candidate, clean = false, false
-	}
-	for len(smaps) > 0 {
-		line := smaps
-		if i := bytes.IndexByte(smaps, '\n'); i >= 0 {
-			line, smaps = smaps[:i], smaps[i+1:]
-		} else {
-			smaps = nil
-		}
-		f := bytes.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
-		if name := f[0]; name[len(name)-1] == ':' {
-			// A field of the current mapping: "Anonymous:   0 kB".
-			if string(name) == "Anonymous:" && len(f) >= 2 {
-				clean = string(f[1]) == "0"
-			}
-			continue
-		}
-		// A mapping's header: "lo-hi perms offset dev inode path".
-		flush()
-		start, end, ok := bytes.Cut(f[0], []byte{'-'})
-		if !ok || len(f) < 6 || len(f[1]) != 4 {
-			continue
-		}
-		lo, err1 := strconv.ParseUint(string(start), 16, 64)
-		hi, err2 := strconv.ParseUint(string(end), 16, 64)
-		perms, path := f[1], f[5]
-		candidate = err1 == nil && err2 == nil && perms[1] == '-' && perms[3] == 'p' && path[0] == '/'
-		cur = span{uintptr(lo), uintptr(hi)}
-	}
-	flush()
-	return out
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/childauth"
 	"github.com/evokore/evokore/internal/rawjson"
 	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/tracing"
@@ -34,9 +35,11 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: MsgServerRemoved(c.Entry.Name, ch.spec.ID)}
 	}
 	defer ch.leave()
+	// A child that needs authorization asks this call's client.
+	ctx = childauth.WithCaller(ctx, c.Session)
 	cs, err := ch.session(ctx)
 	if err != nil {
-		return nil, err
+		return authFailure(err)
 	}
 	// A caller of the new era is served on the child's connection of
 	// that era when the child speaks both (dual.go).
@@ -166,9 +169,8 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	case cctx.Err() == context.DeadlineExceeded:
 		return errorResult(MsgCallTimeout(c.Entry.Original, ch.spec.ID, timeout)), nil
 	}
-	var we *jsonrpc.Error
-	if errors.As(err, &we) {
-		return nil, we
+	if r, ok, werr := childAnswer(err); ok {
+		return r, werr
 	}
 	if errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || ch.connectionLost() {
 		ch.lost(cs)

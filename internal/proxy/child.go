@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/childauth"
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/era"
 )
@@ -104,6 +105,8 @@ func newChild(s *Supervisor, spec config.Server) *child {
 	c := &child{sup: s, spec: spec, state: StatusBooting, ready: make(chan struct{}), changed: make(chan struct{}), redact: spec.Redactor(s.opts.Env),
 		exited: make(chan struct{}), drained: make(chan struct{})}
 	c.ctx, c.cancel = context.WithCancel(s.ctx)
+	// A child configured for the sessionless era is asked for it first.
+	c.newEra = spec.ProtocolVersion == era.SessionlessVersion
 	if spec.Disabled {
 		c.state = StatusDisabled
 		close(c.ready)
@@ -124,6 +127,7 @@ func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone
 	attempt := 0
 	for {
 		started := time.Now()
+		authChanged := c.authChanged()
 		err := c.boot(ctx, caps)
 		if err != nil && ctx.Err() == nil {
 			// Recorded before firstDone: whoever waits for the first boot
@@ -141,6 +145,16 @@ func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone
 		if err != nil {
 			if errors.As(err, new(errFatal)) {
 				return
+			}
+			if needsAuthorization(err) {
+				// No retry against a server that will refuse again:
+				// the next boot waits for a login.
+				if !c.awaitAuthorization(ctx, authChanged) {
+					return
+				}
+				attempt = 0
+				c.rebooting()
+				continue
 			}
 		} else {
 			err := c.waitForExit(ctx)
@@ -282,10 +296,7 @@ func (c *child) dial(spec config.Server, timeout time.Duration) (mcp.Transport, 
 		if spec.URL == "" {
 			return nil, nil, errFatal{fmt.Errorf("HTTP server '%s' requires a 'url' field", spec.ID)}
 		}
-		if spec.Transport == config.TransportSSE {
-			return &sseTransport{inner: &mcp.SSEClientTransport{Endpoint: spec.URL, HTTPClient: httpClient(spec.Headers)}, life: c.sup.ctx, timeout: timeout}, nil, nil
-		}
-		return &mcp.StreamableClientTransport{Endpoint: spec.URL, HTTPClient: httpClient(spec.Headers)}, nil, nil
+		return c.httpTransport(spec, timeout), nil, nil
 	}
 	if spec.Command == "" {
 		return nil, nil, errFatal{errors.New(MsgNoCommand(spec.ID))}
@@ -426,6 +437,10 @@ func (c *child) fail(err error, fatal bool) {
 	defer c.mu.Unlock()
 	c.state = StatusError
 	c.lastErr = c.redact.Replace(err.Error())
+	var na *childauth.NeedsAuthorizationError
+	if errors.As(err, &na) {
+		c.state, c.lastErr = StatusNeedsAuthorization, c.redact.Replace(na.Error())
+	}
 	c.errorCount++
 	c.gaveUp = c.gaveUp || fatal
 	select {
@@ -534,6 +549,9 @@ func (c *child) session(ctx context.Context) (*mcp.ClientSession, error) {
 	c.mu.Lock()
 	state, ready := c.state, c.ready
 	c.mu.Unlock()
+	if state == StatusNeedsAuthorization {
+		return c.authorizeForCall(ctx)
+	}
 	if state == StatusBooting {
 		timeout := c.sup.bootTimeout(c.spec)
 		t := time.NewTimer(timeout)
@@ -679,7 +697,7 @@ func (c *child) status() ServerStatus {
 	defer c.mu.Unlock()
 	st := ServerStatus{
 		ID:                  c.spec.ID,
-		Status:              c.state,
+		Status:              c.authStatus(c.state),
 		ConnectionType:      c.spec.Transport,
 		ErrorCount:          c.errorCount,
 		RegisteredToolCount: c.toolCount,

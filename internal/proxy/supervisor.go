@@ -67,6 +67,9 @@ type Options struct {
 	// some session subscribed to changed; the receiver tells only the
 	// sessions subscribed to that URI.
 	ResourceUpdated func(ctx context.Context, params *mcp.ResourceUpdatedNotificationParams)
+	// Authorizer, when set, authorizes evokore to its HTTP children
+	// (authorize.go).
+	Authorizer Authorizer
 }
 
 // Supervisor owns the child servers.

@@ -366,88 +366,21 @@ func Decode(b []byte) (any, error) {
 // Decode refuses what encoding/json refuses, on the stack it can afford.
 const MaxDecodeDepth = 10000
 
+// decodeValue decodes the value at b[i], depth levels deep, and returns
+// it with the index just past it.
 func decodeValue(b []byte, i, depth int) (any, int, error) {
 	if i >= len(b) || depth > MaxDecodeDepth {
 		return nil, 0, ErrSyntax
 	}
 	switch c := b[i]; {
 	case c == '{':
-		m := map[string]any{}
-		i = SkipSpace(b, i+1)
-		if i < len(b) && b[i] == '}' {
-			return m, i + 1, nil
-		}
-		for i < len(b) {
-			if b[i] != '"' {
-				return nil, 0, ErrSyntax
-			}
-			e, err := stringEnd(b, i)
-			if err != nil {
-				return nil, 0, err
-			}
-			key := unquote(b[i:e])
-			i = SkipSpace(b, e)
-			if i >= len(b) || b[i] != ':' {
-				return nil, 0, ErrSyntax
-			}
-			v, ve, err := decodeValue(b, SkipSpace(b, i+1), depth+1)
-			if err != nil {
-				return nil, 0, err
-			}
-			m[key] = v
-			i = SkipSpace(b, ve)
-			if i < len(b) && b[i] == '}' {
-				return m, i + 1, nil
-			}
-			if i >= len(b) || b[i] != ',' {
-				return nil, 0, ErrSyntax
-			}
-			i = SkipSpace(b, i+1)
-		}
-		return nil, 0, ErrSyntax
+		return decodeObject(b, i, depth)
 	case c == '[':
-		a := []any{}
-		i = SkipSpace(b, i+1)
-		if i < len(b) && b[i] == ']' {
-			return a, i + 1, nil
-		}
-		for i < len(b) {
-			v, ve, err := decodeValue(b, i, depth+1)
-			if err != nil {
-				return nil, 0, err
-			}
-			a = append(a, v)
-			i = SkipSpace(b, ve)
-			if i < len(b) && b[i] == ']' {
-				return a, i + 1, nil
-			}
-			if i >= len(b) || b[i] != ',' {
-				return nil, 0, ErrSyntax
-			}
-			i = SkipSpace(b, i+1)
-		}
-		return nil, 0, ErrSyntax
+		return decodeArray(b, i, depth)
 	case c == '"':
-		e, err := stringEnd(b, i)
-		if err != nil {
-			return nil, 0, err
-		}
-		s, ok := String(b[i:e])
-		if !ok {
-			return nil, 0, ErrSyntax
-		}
-		return s, e, nil
+		return decodeString(b, i)
 	case c == 't' || c == 'f' || c == 'n':
-		e, _ := valueEnd(b, i)
-		switch string(b[i:e]) {
-		case "true":
-			return true, e, nil
-		case "false":
-			return false, e, nil
-		case "null":
-			return nil, e, nil
-		}
-		return nil, 0, ErrSyntax
+		return decodeLiteral(b, i)
 	default:
 		e, err := valueEnd(b, i)
 		if err != nil || e == i {
@@ -455,4 +388,94 @@ func decodeValue(b []byte, i, depth int) (any, int, error) {
 		}
 		return json.Number(b[i:e]), e, nil
 	}
+}
+
+// decodeObject decodes the object at b[i] == '{'; a repeated name keeps
+// its last value, as encoding/json does.
+func decodeObject(b []byte, i, depth int) (any, int, error) {
+	m := map[string]any{}
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return m, i + 1, nil
+	}
+	for i < len(b) {
+		if b[i] != '"' {
+			return nil, 0, ErrSyntax
+		}
+		e, err := stringEnd(b, i)
+		if err != nil {
+			return nil, 0, err
+		}
+		key := unquote(b[i:e])
+		i = SkipSpace(b, e)
+		if i >= len(b) || b[i] != ':' {
+			return nil, 0, ErrSyntax
+		}
+		v, ve, err := decodeValue(b, SkipSpace(b, i+1), depth+1)
+		if err != nil {
+			return nil, 0, err
+		}
+		m[key] = v
+		i = SkipSpace(b, ve)
+		if i < len(b) && b[i] == '}' {
+			return m, i + 1, nil
+		}
+		if i >= len(b) || b[i] != ',' {
+			return nil, 0, ErrSyntax
+		}
+		i = SkipSpace(b, i+1)
+	}
+	return nil, 0, ErrSyntax
+}
+
+// decodeArray decodes the array at b[i] == '['.
+func decodeArray(b []byte, i, depth int) (any, int, error) {
+	a := []any{}
+	i = SkipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return a, i + 1, nil
+	}
+	for i < len(b) {
+		v, ve, err := decodeValue(b, i, depth+1)
+		if err != nil {
+			return nil, 0, err
+		}
+		a = append(a, v)
+		i = SkipSpace(b, ve)
+		if i < len(b) && b[i] == ']' {
+			return a, i + 1, nil
+		}
+		if i >= len(b) || b[i] != ',' {
+			return nil, 0, ErrSyntax
+		}
+		i = SkipSpace(b, i+1)
+	}
+	return nil, 0, ErrSyntax
+}
+
+// decodeString decodes the string at b[i] == '"'.
+func decodeString(b []byte, i int) (any, int, error) {
+	e, err := stringEnd(b, i)
+	if err != nil {
+		return nil, 0, err
+	}
+	s, ok := String(b[i:e])
+	if !ok {
+		return nil, 0, ErrSyntax
+	}
+	return s, e, nil
+}
+
+// decodeLiteral decodes true, false or null at b[i].
+func decodeLiteral(b []byte, i int) (any, int, error) {
+	e, _ := valueEnd(b, i)
+	switch string(b[i:e]) {
+	case "true":
+		return true, e, nil
+	case "false":
+		return false, e, nil
+	case "null":
+		return nil, e, nil
+	}
+	return nil, 0, ErrSyntax
 }

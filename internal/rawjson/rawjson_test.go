@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/evokore/evokore/internal/rawjson"
 )
@@ -99,6 +100,38 @@ func TestDecodeMatchesEncodingJSONWithUseNumber(t *testing.T) {
 	}
 }
 
+// Decode gives what encoding/json gives with UseNumber for any valid
+// UTF-8 input, objects, arrays, escapes and repeated names included. (A
+// string without escapes is copied as it stands: invalid UTF-8 in it is
+// not replaced, where encoding/json writes U+FFFD.)
+func FuzzDecode(f *testing.F) {
+	for _, in := range []string{`{"a":1,"b":[true,false,null,-2.5e10,"s\u00e9\n"],"c":{"d":{}},"e":[],"a":2}`,
+		` [ 1 , [ ] , { } ] `, `"\ud83c\udf89"`, `{"\u0041":"dup","A":"last"}`, `0.5`, `null`} {
+		f.Add([]byte(in))
+	}
+	for _, in := range benchArguments {
+		f.Add(in)
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if !json.Valid(in) || !utf8.Valid(in) {
+			return
+		}
+		got, err := rawjson.Decode(in)
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(in))
+		dec.UseNumber()
+		var want any
+		if err := dec.Decode(&want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: got %#v, want %#v", in, got, want)
+		}
+	})
+}
+
 // stringTokens are string values with escapes of every kind, valid and
 // not: what String decodes itself instead of calling json.Unmarshal.
 var stringTokens = []string{`"a\nb"`, `"\u00e9\u003c\ud83c\udf89"`, `"lone \ud800 x"`, `"\udc00\ud800"`, `"\ud800\u0041"`,
@@ -134,5 +167,33 @@ func checkString(t *testing.T, tok []byte) {
 	got, ok := rawjson.String(tok)
 	if ok != (err == nil) || got != want {
 		t.Errorf("String(%q) = %q %v; Unmarshal gives %q %v", tok, got, ok, want, err)
+	}
+}
+
+// benchArguments are tools/call arguments as the fast path sees them: a
+// small query, and a file edit with nested edits, escapes and numbers.
+var benchArguments = map[string][]byte{
+	"small": []byte(`{"query":"read a file","limit":10}`),
+	"edit": []byte(`{"path":"/home/user/project/src/main.go","dryRun":false,"mode":420,"tags":["go","edit","review"],` +
+		`"edits":[` + strings.Repeat(`{"oldText":"func main() {\n\tfmt.Println(\"hello\")\n}","newText":"func main() {\n\tlog.Print(\"hi\")\n}","line":12,"weight":0.75,"anchor":null},`, 20) +
+		`{"oldText":"","newText":"// end\n","line":-1}],"options":{"backup":true,"encoding":"utf-8","limits":{"max":1e6,"min":0}}}`),
+}
+
+// BenchmarkDecode decodes arguments as argument validation does.
+func BenchmarkDecode(b *testing.B) {
+	for _, name := range []string{"small", "edit"} {
+		in := benchArguments[name]
+		if !json.Valid(in) {
+			b.Fatalf("%s: invalid", name)
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := rawjson.Decode(in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

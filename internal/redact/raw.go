@@ -121,6 +121,8 @@ func (w *walker) literal(i int, lit string, secret bool) (int, bool) {
 	return end, true
 }
 
+// object reads the object at in[i], writes its members in json.Marshal's
+// order, and returns the index past it.
 func (w *walker) object(i int, secret bool, depth int) (int, bool) {
 	if depth >= maxRawDepth {
 		return 0, false
@@ -138,49 +140,10 @@ func (w *walker) object(i int, secret bool, depth int) (int, bool) {
 		return i + 1, true
 	}
 	for {
-		if i >= len(w.in) || w.in[i] != '"' {
+		var ok bool
+		if i, ok = w.member(i, secret, depth, base); !ok {
 			return 0, false
 		}
-		i0 := i
-		end, esc, plain, ok := w.scanString(i)
-		if !ok {
-			return 0, false
-		}
-		key := w.in[i+1 : end-1]
-		if esc {
-			if key, ok = w.decode(key, nil); !ok {
-				return 0, false
-			}
-		}
-		i = rawjson.SkipSpace(w.in, end)
-		if i >= len(w.in) || w.in[i] != ':' {
-			return 0, false
-		}
-		i = rawjson.SkipSpace(w.in, i+1)
-		hidden := secret || secretName(key)
-		m := member{key: key}
-		if !secret {
-			if len(w.members) > base {
-				w.out = append(w.out, ',')
-			}
-			m.start = len(w.out)
-			if plain && !esc {
-				w.out = append(w.out, w.in[i0:end]...)
-			} else {
-				w.out = jsonenc.String(w.out, key)
-			}
-			w.out = append(w.out, ':')
-		}
-		if i, ok = w.value(i, hidden, depth+1); !ok {
-			return 0, false
-		}
-		if !secret {
-			if hidden {
-				w.out = append(w.out, `"`+Mask+`"`...)
-			}
-			m.end = len(w.out)
-		}
-		w.members = append(w.members, m)
 		i = rawjson.SkipSpace(w.in, i)
 		if i >= len(w.in) {
 			return 0, false
@@ -200,6 +163,58 @@ func (w *walker) object(i int, secret bool, depth int) (int, bool) {
 		w.out = append(w.out, '}')
 	}
 	return i + 1, true
+}
+
+// member reads the member at in[i] of the object whose members begin at
+// w.members[base]: its name, decoded, and its value, masked under a
+// secret name. Unless the object is under a secret key it writes the
+// member, after a comma when it is not the first. It returns the index
+// past the value.
+func (w *walker) member(i int, secret bool, depth, base int) (int, bool) {
+	if i >= len(w.in) || w.in[i] != '"' {
+		return 0, false
+	}
+	i0 := i
+	end, esc, plain, ok := w.scanString(i)
+	if !ok {
+		return 0, false
+	}
+	key := w.in[i+1 : end-1]
+	if esc {
+		if key, ok = w.decode(key, nil); !ok {
+			return 0, false
+		}
+	}
+	i = rawjson.SkipSpace(w.in, end)
+	if i >= len(w.in) || w.in[i] != ':' {
+		return 0, false
+	}
+	i = rawjson.SkipSpace(w.in, i+1)
+	hidden := secret || secretName(key)
+	m := member{key: key}
+	if !secret {
+		if len(w.members) > base {
+			w.out = append(w.out, ',')
+		}
+		m.start = len(w.out)
+		if plain && !esc {
+			w.out = append(w.out, w.in[i0:end]...)
+		} else {
+			w.out = jsonenc.String(w.out, key)
+		}
+		w.out = append(w.out, ':')
+	}
+	if i, ok = w.value(i, hidden, depth+1); !ok {
+		return 0, false
+	}
+	if !secret {
+		if hidden {
+			w.out = append(w.out, `"`+Mask+`"`...)
+		}
+		m.end = len(w.out)
+	}
+	w.members = append(w.members, m)
+	return i, true
 }
 
 // order puts the members of the object begun at out[start] in the order
@@ -402,38 +417,11 @@ func (w *walker) decode(s, dst []byte) ([]byte, bool) {
 // integer of at most 15 digits) is copied, any other is written as the
 // float64 it decodes to.
 func (w *walker) number(i int, secret bool) (int, bool) {
-	in, j := w.in, i
-	if j < len(in) && in[j] == '-' {
-		j++
-	}
-	switch {
-	case j < len(in) && in[j] == '0':
-		j++
-	case j < len(in) && '1' <= in[j] && in[j] <= '9':
-		for j < len(in) && '0' <= in[j] && in[j] <= '9' {
-			j++
-		}
-	default:
+	j, simple := numberEnd(w.in, i)
+	if j < 0 {
 		return 0, false
 	}
-	simple := j-i <= 15 && string(in[i:j]) != "-0"
-	if j < len(in) && in[j] == '.' {
-		simple = false
-		if j = digits(in, j+1); j < 0 {
-			return 0, false
-		}
-	}
-	if j < len(in) && (in[j] == 'e' || in[j] == 'E') {
-		simple = false
-		j++
-		if j < len(in) && (in[j] == '+' || in[j] == '-') {
-			j++
-		}
-		if j = digits(in, j); j < 0 {
-			return 0, false
-		}
-	}
-	lit := in[i:j]
+	lit := w.in[i:j]
 	if !simple {
 		f, err := strconv.ParseFloat(string(lit), 64)
 		if err != nil {
@@ -451,6 +439,44 @@ func (w *walker) number(i int, secret bool) (int, bool) {
 		w.out = append(w.out, lit...)
 	}
 	return j, true
+}
+
+// numberEnd returns the index past the JSON number at in[i], -1 when
+// there is none, and whether it is simple: an integer of at most 15
+// characters other than -0, which json.Marshal writes back unchanged.
+func numberEnd(in []byte, i int) (end int, simple bool) {
+	j := i
+	if j < len(in) && in[j] == '-' {
+		j++
+	}
+	switch {
+	case j < len(in) && in[j] == '0':
+		j++
+	case j < len(in) && '1' <= in[j] && in[j] <= '9':
+		for j < len(in) && '0' <= in[j] && in[j] <= '9' {
+			j++
+		}
+	default:
+		return -1, false
+	}
+	simple = j-i <= 15 && string(in[i:j]) != "-0"
+	if j < len(in) && in[j] == '.' {
+		simple = false
+		if j = digits(in, j+1); j < 0 {
+			return -1, false
+		}
+	}
+	if j < len(in) && (in[j] == 'e' || in[j] == 'E') {
+		simple = false
+		j++
+		if j < len(in) && (in[j] == '+' || in[j] == '-') {
+			j++
+		}
+		if j = digits(in, j); j < 0 {
+			return -1, false
+		}
+	}
+	return j, simple
 }
 
 // digits returns the index past the digits at b[i:], at least one; -1

@@ -279,3 +279,32 @@ func genValue(r *rand.Rand, b []byte, depth int) []byte {
 	}
 	return genString(r, b, genTexts[r.IntN(len(genTexts))])
 }
+
+// benchCallArgs are arguments as the proxy records them for every call:
+// a small query, and a file edit with nested edits, escapes, numbers
+// and a secret key.
+var benchCallArgs = map[string][]byte{
+	"small": []byte(`{"query":"read a file","limit":10}`),
+	"edit": []byte(`{"path":"/home/user/project/src/main.go","dryRun":false,"mode":420,"tags":["go","edit","review"],"apiKey":"k-123",` +
+		`"edits":[` + strings.Repeat(`{"oldText":"func main() {\n\tfmt.Println(\"hello\")\n}","newText":"func main() {\n\tlog.Print(\"hi\")\n}","line":12,"weight":0.75,"anchor":null},`, 20) +
+		`{"oldText":"","newText":"// end\n","line":-1}],"options":{"backup":true,"encoding":"utf-8","limits":{"max":1e6,"min":0}}}`),
+}
+
+// BenchmarkRawCallArgs records arguments the in-place way, as every
+// proxied call does.
+func BenchmarkRawCallArgs(b *testing.B) {
+	s := scrubber()
+	for _, name := range []string{"small", "edit"} {
+		in := json.RawMessage(benchCallArgs[name])
+		if _, ok := s.RawCallArgs(in); !ok {
+			b.Fatalf("%s: not read in place", name)
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			b.ReportAllocs()
+			for b.Loop() {
+				s.RawCallArgs(in)
+			}
+		})
+	}
+}

@@ -445,6 +445,24 @@ func RunOf(ctx context.Context) string {
 	return id
 }
 
+type approvalWaitKey struct{}
+
+// WithApprovalWaits returns ctx whose calls tell fn when they start
+// waiting for a human's decision on an approval (waiting true) and when
+// they stop (decided, or ctx ended). A program run uses it to say, when
+// its time runs out, which approvals it was waiting for.
+func WithApprovalWaits(ctx context.Context, fn func(tool, approvalID string, waiting bool)) context.Context {
+	return context.WithValue(ctx, approvalWaitKey{}, fn)
+}
+
+// ApprovalWait tells the observer WithApprovalWaits set on ctx, if any,
+// that the call of tool waits (or no longer waits) for approvalID.
+func ApprovalWait(ctx context.Context, tool, approvalID string, waiting bool) {
+	if fn, ok := ctx.Value(approvalWaitKey{}).(func(string, string, bool)); ok {
+		fn(tool, approvalID, waiting)
+	}
+}
+
 // WireError makes sure an error reaches the client with a real JSON-RPC
 // code: the SDK sends a plain Go error with code 0.
 func WireError(err error) error {

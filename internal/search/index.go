@@ -180,6 +180,10 @@ type Index struct {
 	// near is soft matching's vocabulary (vectors.go); nil when
 	// Options.SoftMatch is 0.
 	near *neighbourhood
+	// weakMask has bit f set for each weak field f; specificDF is the
+	// most documents a term may occur in and still be specific.
+	weakMask   uint32
+	specificDF int
 }
 
 // maxConcepts bounds the words of a query that are matched.
@@ -187,21 +191,7 @@ const maxConcepts = 16
 
 // Build indexes docs.
 func Build(opts Options, docs []Doc) *Index {
-	if opts.K1 == 0 {
-		opts.K1 = 1.2
-	}
-	if opts.CoverageExp == 0 {
-		opts.CoverageExp = 2
-	}
-	if opts.WeakOnly == 0 {
-		opts.WeakOnly = 0.3
-	}
-	if opts.SpecificShare == 0 {
-		opts.SpecificShare = 0.12
-	}
-	if opts.SemanticJoin == 0 {
-		opts.SemanticJoin = 1
-	}
+	opts = opts.withDefaults()
 	nf := len(opts.Fields)
 	ix := &Index{opts: opts, n: len(docs), ids: map[string]int32{}, boost: make([]float32, len(docs))}
 	ix.terms = nil
@@ -282,8 +272,34 @@ func Build(opts Options, docs []Doc) *Index {
 			ix.buildNeighbourhood()
 		}
 	}
+	for f, fl := range opts.Fields {
+		if fl.Weak {
+			ix.weakMask |= 1 << f
+		}
+	}
+	ix.specificDF = int(math.Max(3, opts.SpecificShare*float64(ix.n)))
 	ix.pool.New = func() any { return newAccum(len(docs)) }
 	return ix
+}
+
+// withDefaults fills the options left zero with their documented values.
+func (opts Options) withDefaults() Options {
+	if opts.K1 == 0 {
+		opts.K1 = 1.2
+	}
+	if opts.CoverageExp == 0 {
+		opts.CoverageExp = 2
+	}
+	if opts.WeakOnly == 0 {
+		opts.WeakOnly = 0.3
+	}
+	if opts.SpecificShare == 0 {
+		opts.SpecificShare = 0.12
+	}
+	if opts.SemanticJoin == 0 {
+		opts.SemanticJoin = 1
+	}
+	return opts
 }
 
 // intern analyses one field's text like Terms, interning each new term
@@ -431,59 +447,33 @@ func (ix *Index) Analyze(text string) *Query {
 	return q
 }
 
+// concept gathers what the word w (stem s) may mean among the indexed
+// terms, strongest first: the stem itself, its derived forms, jargon,
+// typo corrections when nothing else knows it, WordNet relations, then
+// the terms close in meaning; and weighs it for coverage.
 func (ix *Index) concept(w, s string) concept {
 	c := concept{word: w, stem: s}
-	add := func(a alt) {
-		if !slices.ContainsFunc(c.alts, func(b alt) bool { return b.term == a.term }) {
-			c.alts = append(c.alts, a)
-		}
-	}
 	exact, isExact := ix.ids[s]
 	var idfCap float32
 	if isExact {
-		add(alt{term: exact, weight: 1, via: ViaExact})
+		c.add(alt{term: exact, weight: 1, via: ViaExact})
 		idfCap = ix.idf[exact]
 	}
-	if len(s) >= 4 {
-		i, _ := slices.BinarySearchFunc(ix.sorted, s, func(id int32, k string) int { return strings.Compare(ix.terms[id], k) })
-		var pre []int32
-		for ; i < len(ix.sorted) && strings.HasPrefix(ix.terms[ix.sorted[i]], s); i++ {
-			id := ix.sorted[i]
-			rest := ix.terms[id][len(s):]
-			// A word no document has may be cut short ("kubern",
-			// "authent"); a known word reaches only its derived forms.
-			if rest != "" && (derivational[rest] || !isExact) {
-				pre = append(pre, id)
-			}
-		}
-		if len(pre) > maxPrefixAlts {
-			slices.SortFunc(pre, func(a, b int32) int { return len(ix.postings[b]) - len(ix.postings[a]) })
-			pre = pre[:maxPrefixAlts]
-		}
-		for _, id := range pre {
-			add(alt{term: id, weight: viaWeight[ViaPrefix], via: ViaPrefix, idfCap: idfCap})
-		}
+	for _, id := range ix.derived(s, isExact) {
+		c.add(alt{term: id, weight: viaWeight[ViaPrefix], via: ViaPrefix, idfCap: idfCap})
 	}
-	jargonHit := false
-	// Plurals of abbreviations ("cves", "prs") escape the stemmer.
-	for _, key := range []string{w, s, strings.TrimSuffix(w, "s")} {
-		for _, phrase := range jargonTerms(key) {
-			for _, t := range phrase {
-				if id, ok := ix.ids[t]; ok && t != s {
-					add(alt{term: id, weight: viaWeight[ViaJargon], via: ViaJargon})
-					jargonHit = true
-				}
-			}
-		}
+	expansions := ix.expansions(w, s)
+	for _, id := range expansions {
+		c.add(alt{term: id, weight: viaWeight[ViaJargon], via: ViaJargon})
 	}
-	if !isExact && !jargonHit {
+	if !isExact && len(expansions) == 0 {
 		for _, id := range ix.typos(w) {
-			add(alt{term: id, weight: viaWeight[ViaTypo], via: ViaTypo})
+			c.add(alt{term: id, weight: viaWeight[ViaTypo], via: ViaTypo})
 		}
 	}
 	for _, r := range related(s) {
 		if id, ok := ix.ids[r]; ok {
-			add(alt{term: id, weight: viaWeight[ViaLexicon], via: ViaLexicon})
+			c.add(alt{term: id, weight: viaWeight[ViaLexicon], via: ViaLexicon})
 		}
 	}
 	// Soft matching: the terms closest in meaning, the word or not.
@@ -495,13 +485,70 @@ func (ix *Index) concept(w, s string) concept {
 			sw *= indexedMeaning
 		}
 		for _, n := range ix.neighbours(w, s) {
-			add(alt{term: n.term, weight: sw * float64(n.cos), via: ViaMeaning, idfCap: idfCap})
+			c.add(alt{term: n.term, weight: sw * float64(n.cos), via: ViaMeaning, idfCap: idfCap})
 		}
 	}
-	// A word's coverage weight is how specific it is: its own idf, else
-	// that of what it was corrected to or cut from. What jargon expands
-	// it to says less: "k8s" must not make "kubernetes" the subject of
-	// "k8s rollback" in a library that mentions kubernetes once.
+	ix.weighConcept(&c, exact, isExact)
+	return c
+}
+
+// add appends a unless the concept already reaches its term.
+func (c *concept) add(a alt) {
+	if !slices.ContainsFunc(c.alts, func(b alt) bool { return b.term == a.term }) {
+		c.alts = append(c.alts, a)
+	}
+}
+
+// derived returns the indexed terms the stem s begins (four letters or
+// more), the most common first when there are more than maxPrefixAlts.
+// A known word reaches only its derived forms; a word no document has may
+// be cut short ("kubern", "authent") and reaches any longer term.
+func (ix *Index) derived(s string, isExact bool) []int32 {
+	if len(s) < 4 {
+		return nil
+	}
+	i, _ := slices.BinarySearchFunc(ix.sorted, s, func(id int32, k string) int { return strings.Compare(ix.terms[id], k) })
+	var pre []int32
+	for ; i < len(ix.sorted) && strings.HasPrefix(ix.terms[ix.sorted[i]], s); i++ {
+		id := ix.sorted[i]
+		rest := ix.terms[id][len(s):]
+		if rest != "" && (derivational[rest] || !isExact) {
+			pre = append(pre, id)
+		}
+	}
+	if len(pre) > maxPrefixAlts {
+		slices.SortFunc(pre, func(a, b int32) int { return len(ix.postings[b]) - len(ix.postings[a]) })
+		pre = pre[:maxPrefixAlts]
+	}
+	return pre
+}
+
+// expansions returns the indexed terms the jargon table expands the
+// word w (stem s) to, other than the stem, in table order and once per
+// time the table names them.
+func (ix *Index) expansions(w, s string) []int32 {
+	var out []int32
+	// Plurals of abbreviations ("cves", "prs") escape the stemmer.
+	for _, key := range []string{w, s, strings.TrimSuffix(w, "s")} {
+		for _, phrase := range jargonTerms(key) {
+			for _, t := range phrase {
+				if id, ok := ix.ids[t]; ok && t != s {
+					out = append(out, id)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// weighConcept sets a concept's coverage weight from its alternatives:
+// how specific the word is, its own idf, else that of what it was
+// corrected to or cut from. What jargon expands it to says less: "k8s"
+// must not make "kubernetes" the subject of "k8s rollback" in a library
+// that mentions kubernetes once. A word nothing knows weighs a fixed
+// share of the rarest word's idf, a known abbreviation no document uses
+// less and marks a qualifier, and a number nothing.
+func (ix *Index) weighConcept(c *concept, exact int32, isExact bool) {
 	jargonIDF := 0.0
 	for _, a := range c.alts {
 		switch a.via {
@@ -519,19 +566,19 @@ func (ix *Index) concept(w, s string) concept {
 		c.known = true
 		c.cover = min(jargonIDF, unknownCover*ix.maxIDF)
 	}
-	if !c.known {
-		c.cover = unknownCover * ix.maxIDF
-		if len(jargon[w]) > 0 || len(jargon[s]) > 0 {
-			// A known abbreviation the documents do not use ("ts",
-			// "gql") qualifies the query rather than being its subject.
-			c.cover = jargonCover * ix.maxIDF
-			c.qualifier = true
-		}
-		if !strings.ContainsFunc(w, func(r rune) bool { return r < '0' || r > '9' }) {
-			c.cover = 0 // a number says nothing about which document
-		}
+	if c.known {
+		return
 	}
-	return c
+	c.cover = unknownCover * ix.maxIDF
+	if len(jargon[c.word]) > 0 || len(jargon[c.stem]) > 0 {
+		// A known abbreviation the documents do not use ("ts",
+		// "gql") qualifies the query rather than being its subject.
+		c.cover = jargonCover * ix.maxIDF
+		c.qualifier = true
+	}
+	if !strings.ContainsFunc(c.word, func(r rune) bool { return r < '0' || r > '9' }) {
+		c.cover = 0 // a number says nothing about which document
+	}
 }
 
 // maxTypos bounds the corrections tried for one word.
@@ -580,334 +627,6 @@ func (ix *Index) typos(s string) []int32 {
 		}
 	}
 	return out
-}
-
-// accum is the per-query scratch space over all documents, pooled.
-type accum struct {
-	score, cover, cur []float64
-	evidence          []float64
-	curAlt            []int16
-	curFields         []uint32
-	fields            []uint32
-	mask              []uint32
-	specific          []bool
-	nonLexicon        []uint8
-	best              [][maxConcepts]int16 // per doc and concept: alt index + 1
-	touched, curDocs  []int32
-	// inLex marks the lexical candidates while semantic candidates are
-	// gathered; lex is their reused list.
-	inLex []bool
-	sem   []float32
-	lex   []cand
-}
-
-// semanticMargin is how far below the closest document in meaning an
-// unmatched document may be and still join the candidates; measured on
-// the evaluation sets, the margin does not move recall (0.02 to 1 score
-// the same), so it is as tight as it goes: fewer tools padded in.
-const semanticMargin = 0.02
-
-// cand is a document being ranked: its score, coverage, lexical score
-// relative to the best and cosine.
-type cand struct {
-	doc                int32
-	score, cov, lx, sm float64
-}
-
-func newAccum(n int) *accum {
-	return &accum{
-		score: make([]float64, n), cover: make([]float64, n), cur: make([]float64, n), evidence: make([]float64, n),
-		curAlt: make([]int16, n), curFields: make([]uint32, n), fields: make([]uint32, n),
-		mask: make([]uint32, n), specific: make([]bool, n), nonLexicon: make([]uint8, n),
-		best: make([][maxConcepts]int16, n), inLex: make([]bool, n), sem: make([]float32, n),
-	}
-}
-
-func (a *accum) reset() {
-	for _, d := range a.touched {
-		a.evidence[d] = 0
-		a.score[d], a.cover[d], a.fields[d], a.mask[d], a.specific[d], a.nonLexicon[d] = 0, 0, 0, 0, false, 0
-		a.best[d] = [maxConcepts]int16{}
-	}
-	a.touched = a.touched[:0]
-}
-
-// Search ranks the documents for a query, best first, at most limit of
-// them; skip, when set, leaves documents out (already ranked by a
-// caller's own tier, quarantined).
-func (ix *Index) Search(text string, limit int, skip func(doc int) bool) Result {
-	q := ix.Analyze(text)
-	return ix.SearchQuery(q, limit, skip)
-}
-
-// SearchQuery is Search over an analysed query.
-func (ix *Index) SearchQuery(q *Query, limit int, skip func(doc int) bool) Result {
-	if limit <= 0 || ix.n == 0 {
-		return Result{}
-	}
-	if len(q.concepts) == 0 {
-		return Result{Abstained: true, Why: "the query has no words to search for"}
-	}
-	totalCover := 0.0
-	var unknown []string
-	known, qualifiers := false, 0
-	for _, c := range q.concepts {
-		totalCover += c.cover
-		if c.qualifier {
-			qualifiers++
-		}
-		if c.known {
-			known = true
-		} else if c.cover > 0 {
-			unknown = append(unknown, c.word)
-		}
-	}
-	// Words met only in meaning are no indexed word: the reason says the
-	// query's words are unknown, and the cosine note says how close.
-	noWord := !known && !slices.ContainsFunc(q.concepts, func(c concept) bool {
-		return slices.ContainsFunc(c.alts, func(a alt) bool { return a.via != ViaMeaning })
-	})
-	if noWord && ix.docVecs == nil {
-		return Result{Abstained: true, Why: fmt.Sprintf("no indexed word matches %s", quoteList(unknown))}
-	}
-	a := ix.pool.Get().(*accum)
-	defer func() { a.reset(); ix.pool.Put(a) }()
-	specificDF := int(math.Max(3, ix.opts.SpecificShare*float64(ix.n)))
-	var weakMask uint32
-	for f, fl := range ix.opts.Fields {
-		if fl.Weak {
-			weakMask |= 1 << f
-		}
-	}
-	for ci, c := range q.concepts {
-		cur := a.curDocs[:0]
-		for ai, al := range c.alts {
-			idf := float64(ix.idf[al.term])
-			if al.idfCap > 0 {
-				idf = min(idf, float64(al.idfCap))
-			}
-			for _, p := range ix.postings[al.term] {
-				v := idf * float64(p.w) * al.weight
-				d := p.doc
-				if a.cur[d] == 0 {
-					cur = append(cur, d)
-				}
-				if v > a.cur[d] {
-					a.cur[d], a.curAlt[d], a.curFields[d] = v, int16(ai), p.fields
-				}
-			}
-		}
-		for _, d := range cur {
-			if a.mask[d] == 0 {
-				a.touched = append(a.touched, d)
-			}
-			al := c.alts[a.curAlt[d]]
-			a.score[d] += a.cur[d]
-			a.cover[d] += c.cover * al.weight
-			if al.via != ViaLexicon && al.via != ViaMeaning && a.curFields[d]&^weakMask != 0 {
-				a.evidence[d] += c.cover * al.weight
-			}
-			a.mask[d] |= 1 << ci
-			a.fields[d] |= a.curFields[d]
-			a.best[d][ci] = a.curAlt[d] + 1
-			if al.via != ViaLexicon && al.via != ViaMeaning {
-				// Two words of the query together are specific even
-				// when each alone is common ("create directory").
-				if len(ix.postings[al.term]) <= specificDF || a.nonLexicon[d] > 0 {
-					a.specific[d] = true
-				}
-				a.nonLexicon[d]++
-			}
-			a.cur[d] = 0
-		}
-		a.curDocs = cur[:0]
-	}
-	full := uint32(1)<<len(q.concepts) - 1
-	better := func(x, y cand) bool {
-		if x.score != y.score {
-			return x.score > y.score
-		}
-		if ix.opts.Tie != nil {
-			if c := ix.opts.Tie(int(x.doc), int(y.doc)); c != 0 {
-				return c < 0
-			}
-		}
-		return x.doc < y.doc
-	}
-	top := make([]cand, 0, limit+1)
-	push := func(c cand) {
-		if len(top) == limit && !better(c, top[limit-1]) {
-			return
-		}
-		// Skipped documents still count for confidence: a document a
-		// caller's own tier already answers shows the query is answerable.
-		// Asked only here, since few documents get this far.
-		if skip != nil && skip(int(c.doc)) {
-			return
-		}
-		i := len(top)
-		top = append(top, c)
-		for i > 0 && better(c, top[i-1]) {
-			top[i] = top[i-1]
-			i--
-		}
-		top[i] = c
-		if len(top) > limit {
-			top = top[:limit]
-		}
-	}
-	var qv []float32
-	if ix.docVecs != nil {
-		qv = ix.queryVector(q)
-	}
-	lex := a.lex[:0]
-	lexMax := 0.0
-	bestCov, bestEv, anySpecific := 0.0, 0.0, false
-	for _, d := range a.touched {
-		if !a.specific[d] && len(q.concepts) > 1 {
-			continue // only one common word of several matched
-		}
-		anySpecific = true
-		isFull := a.mask[d] == full
-		onlyWeak := a.fields[d]&^weakMask == 0
-		if onlyWeak && !isFull {
-			continue
-		}
-		cov := 1.0
-		if totalCover > 0 {
-			cov = min(a.cover[d]/totalCover, 1)
-		}
-		bestCov = max(bestCov, cov)
-		bestEv = max(bestEv, a.evidence[d]/ix.maxIDF)
-		sc := a.score[d] * coverageFactor(cov, ix.opts.CoverageExp) * float64(ix.boost[d])
-		if onlyWeak {
-			sc *= ix.opts.WeakOnly
-		}
-		if ix.opts.Adjust != nil {
-			sc *= ix.opts.Adjust(int(d), q, Matched{Fields: a.fields[d], Full: isFull})
-		}
-		lexMax = max(lexMax, sc)
-		lex = append(lex, cand{doc: d, score: sc, cov: cov, lx: sc})
-	}
-	a.lex = lex
-	lexAbstain := len(lex) == 0 || bestCov < ix.opts.MinConfidence || (bestEv < ix.opts.MinEvidence && bestCov < fullCover && len(q.concepts)-qualifiers >= 3)
-	bestSem := 0.0
-	if qv == nil {
-		for _, c := range lex {
-			c.lx = 1
-			if lexMax > 0 {
-				c.lx = c.score / lexMax
-			}
-			push(c)
-		}
-	} else {
-		// Fusion: the lexical score relative to the best one, plus the
-		// weighted cosine; and every other document as close in meaning
-		// as the floor asks joins on its cosine alone.
-		w := ix.opts.Semantic
-		for _, c := range lex {
-			a.inLex[c.doc] = true
-			c.lx = c.score / lexMax
-			c.sm = float64(dot(qv, ix.docVec(c.doc)))
-			c.score = c.lx + w*c.sm
-			push(c)
-		}
-		for d := range int32(ix.n) {
-			a.sem[d] = dot(qv, ix.docVec(d))
-			bestSem = max(bestSem, float64(a.sem[d]))
-		}
-		// A document no word matched joins only when it is about as close
-		// in meaning as the closest: the answer is not padded with
-		// documents merely on the same subject.
-		join := max(ix.opts.SemanticJoin, bestSem-semanticMargin)
-		for d := range int32(ix.n) {
-			if sm := float64(a.sem[d]); !a.inLex[d] && sm >= join {
-				push(cand{doc: d, score: w * sm, sm: sm})
-			}
-		}
-		for _, c := range lex {
-			a.inLex[c.doc] = false
-		}
-	}
-	semanticAnswers := qv != nil && ix.opts.SemanticFloor > 0 && bestSem >= ix.opts.SemanticFloor
-	if len(top) == 0 || (lexAbstain && !semanticAnswers) {
-		r := Result{Abstained: true}
-		switch {
-		case noWord:
-			r.Why = fmt.Sprintf("no indexed word matches %s", quoteList(unknown))
-		case !anySpecific:
-			r.Why = "only words too common to tell documents apart matched"
-		case bestCov < ix.opts.MinConfidence:
-			r.Why = fmt.Sprintf("the best match covers %d%% of the query, under the %d%% floor", int(bestCov*100), int(ix.opts.MinConfidence*100))
-		default:
-			r.Why = "the best match rests on too few distinctive words"
-			if len(unknown) > 0 {
-				r.Why += fmt.Sprintf("; nothing mentions %s", quoteList(unknown))
-			}
-		}
-		if qv != nil && ix.opts.SemanticFloor > 0 {
-			r.Why += fmt.Sprintf("; no document is close enough in meaning (%.2f, under %.2f)", bestSem, ix.opts.SemanticFloor)
-		}
-		return r
-	}
-	out := Result{Hits: make([]Hit, len(top))}
-	for i, c := range top {
-		h := Hit{Doc: int(c.doc), Score: c.score, Confidence: c.cov, Lexical: c.lx, Semantic: c.sm}
-		if c.lx > 0 {
-			h.Evidence = a.evidence[c.doc] / ix.maxIDF
-			for ci, con := range q.concepts {
-				bi := a.best[c.doc][ci]
-				if bi == 0 {
-					continue
-				}
-				al := con.alts[bi-1]
-				h.Reasons = append(h.Reasons, Reason{Field: ix.fieldOf(al.term, c.doc), Word: con.word, Term: ix.terms[al.term], Via: al.via})
-				if al.via.Expanded() {
-					h.Expanded = true
-				}
-			}
-		}
-		out.Hits[i] = h
-	}
-	return out
-}
-
-// fieldOf returns the heaviest field of doc that holds term.
-func (ix *Index) fieldOf(term int32, doc int32) int {
-	ps := ix.postings[term]
-	i, ok := slices.BinarySearchFunc(ps, doc, func(p posting, d int32) int { return int(p.doc - d) })
-	if !ok {
-		return 0
-	}
-	best, bw := 0, -1.0
-	for f, fl := range ix.opts.Fields {
-		if ps[i].fields&(1<<f) != 0 && fl.Weight > bw {
-			best, bw = f, fl.Weight
-		}
-	}
-	return best
-}
-
-func quoteList(ws []string) string {
-	q := make([]string, len(ws))
-	for i, w := range ws {
-		q[i] = "'" + w + "'"
-	}
-	return strings.Join(q, ", ")
-}
-
-// coverageFactor is cov^exp, without math.Pow for the usual exponents:
-// it runs once per matched document.
-func coverageFactor(cov, exp float64) float64 {
-	switch exp {
-	case 1:
-		return cov
-	case 2:
-		return cov * cov
-	case 0.5:
-		return math.Sqrt(cov)
-	}
-	return math.Pow(cov, exp)
 }
 
 // Standing is where one document stands for a query, for explaining why

@@ -7,45 +7,17 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unsafe"
-
-	"github.com/evokore/evokore/internal/proctree"
 )
 
 // vectorTable is vectors_gen.bin (see vectorgen for its source and
 // format): 100,000 English words, each a unit vector of 100 int8
 // dimensions. It is read in place, without copying or decoding: a word is
-// found by binary search over its sorted word list.
-//
-// Its pages are the binary's, so they count in the router's resident set
-// once touched, and the kernel may map a large page-cache folio whole
-// for one touched byte: building one index touched nearly all of its
-// 11 MB. An index keeps the vectors of its own terms, so the table is
-// read again only for query words no document has; its pages leave the
-// resident set after every pass over it (releaseTable).
+// found by binary search over its sorted word list. Its pages are the
+// binary's, clean page cache; an index keeps the vectors of its own terms,
+// so the table is read again only for query words no document has.
 //
 //go:embed vectors_gen.bin
 var vectorTable string
-
-// tableDroppable is whether the table's pages can be dropped from the
-// page tables without losing anything (they are the binary file's own);
-// decided once.
-var tableDroppable = sync.OnceValue(func() bool { return proctree.CanDrop(tableSpan()) })
-
-// tableSpan is the table's address range.
-func tableSpan() (lo, hi uintptr) {
-	lo = uintptr(unsafe.Pointer(unsafe.StringData(vectorTable)))
-	return lo, lo + uintptr(len(vectorTable))
-}
-
-// releaseTable takes the table's pages out of the process's resident set
-// (they stay in the page cache; a later lookup faults back what it
-// reads).
-func releaseTable() {
-	if len(vectorTable) > 0 && tableDroppable() {
-		proctree.Drop(tableSpan())
-	}
-}
 
 // dims is the table's dimension count, and of every vector the index
 // keeps.
@@ -172,7 +144,6 @@ func (ix *Index) embed() {
 	if tableN == 0 {
 		return
 	}
-	defer releaseTable()
 	nt := len(ix.terms)
 	ix.termVecs = make([]float32, nt*dims)
 	ix.termHas = make([]bool, nt)
@@ -226,7 +197,6 @@ func (ix *Index) queryVector(q *Query) []float32 {
 	if ix.docVecs == nil {
 		return nil
 	}
-	defer releaseTable()
 	v := make([]float32, dims)
 	for _, c := range q.concepts {
 		if id, ok := ix.ids[c.stem]; ok {

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/childauth"
 	"github.com/evokore/evokore/internal/childview"
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/httpsession"
@@ -211,7 +212,14 @@ func New(opts Options) *Server {
 	g.profile = s.resolveProfile(g)
 	s.gen.Store(g)
 
+	// evokore's authorization to its HTTP children: their tokens under
+	// EVOKORE_HOME, a login by `evokore auth login` seen as it lands.
+	authz := childauth.New(childauth.Options{Home: opts.Settings.Home, Env: opts.Settings.Env, Log: s.log})
+	s.parts.OnStart(func(ctx context.Context) {
+		s.parts.Go(func() { authz.Watch(ctx, func() []config.Server { return s.Config().Servers }) })
+	})
 	s.proxy = proxy.New(proxy.Options{
+		Authorizer:      authz,
 		Servers:         g.config.Servers,
 		Env:             opts.Settings.Env,
 		Home:            opts.Settings.Home,

@@ -38,13 +38,16 @@ func NewRedis(client *redis.Client, prefix string, ttl time.Duration) *Redis {
 
 // DialRedis connects to url (redis://, rediss:// or unix://) and checks
 // the server answers, so a replica that cannot share its state refuses
-// to start instead of silently keeping sessions to itself.
+// to start instead of silently keeping sessions to itself. The client
+// waits a second for an answer (unless the URL says otherwise) and stops
+// asking a Redis that gave none until it answers again (breaker.go):
+// commands fail at once with ErrUnavailable meanwhile.
 func DialRedis(ctx context.Context, url string) (*redis.Client, error) {
 	opts, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("EVOKORE_REDIS_URL: %w", err)
 	}
-	c := redis.NewClient(opts)
+	c := guard(opts)
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := c.Ping(ctx).Err(); err != nil {

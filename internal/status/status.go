@@ -12,6 +12,9 @@ const (
 	Booting   = "booting"
 	Connected = "connected"
 	Error     = "error"
+	// NeedsAuthorization is an HTTP child whose server wants a user to
+	// authorize evokore first (`evokore auth login <id>`).
+	NeedsAuthorization = "needs authorization"
 )
 
 // Server is one child as proxy_server_status reports it.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -25,6 +26,37 @@ func RedisServer(t testing.TB) string {
 // RedisServerWithStop is RedisServer, and a function that stops the
 // server (an outage) before the test ends.
 func RedisServerWithStop(t testing.TB) (string, func()) {
+	t.Helper()
+	url, cmd := startRedis(t)
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		})
+	}
+	t.Cleanup(stop)
+	return url, stop
+}
+
+// RedisServerWithFreeze is RedisServer, and functions that freeze the
+// server (SIGSTOP: its port still accepts connections, nothing answers,
+// as a wedged or swapped-out Redis does) and thaw it (SIGCONT).
+func RedisServerWithFreeze(t testing.TB) (url string, freeze, thaw func()) {
+	t.Helper()
+	url, cmd := startRedis(t)
+	freeze = func() { _ = cmd.Process.Signal(syscall.SIGSTOP) }
+	thaw = func() { _ = cmd.Process.Signal(syscall.SIGCONT) }
+	t.Cleanup(func() {
+		thaw()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	return url, freeze, thaw
+}
+
+// startRedis starts redis-server on a free port; the caller stops it.
+func startRedis(t testing.TB) (string, *exec.Cmd) {
 	t.Helper()
 	bin := Require(t, "redis-server")
 	var last string
@@ -65,15 +97,7 @@ func RedisServerWithStop(t testing.TB) (string, func()) {
 		select {
 		case ok := <-ready:
 			if ok {
-				var once sync.Once
-				stop := func() {
-					once.Do(func() {
-						_ = cmd.Process.Kill()
-						_ = cmd.Wait()
-					})
-				}
-				t.Cleanup(stop)
-				return fmt.Sprintf("redis://127.0.0.1:%d/0", port), stop
+				return fmt.Sprintf("redis://127.0.0.1:%d/0", port), cmd
 			}
 			_ = cmd.Process.Kill()
 			_ = cmd.Wait()

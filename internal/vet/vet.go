@@ -54,6 +54,7 @@ const (
 	CodeMissingFile      = "missing-file"
 	CodeUnknownVariable  = "unknown-variable"
 	CodeSelfReference    = "self-reference"
+	CodeOAuth            = "oauth"
 )
 
 // maxToolName is the longest tool name clients accept.
@@ -174,6 +175,7 @@ func (c *checker) servers() {
 		case !s.IsHTTP() && s.Command == "":
 			c.report(config.SeverityError, pos, CodeMissingCommand, "Stdio server '%s' requires a 'command' field", s.ID)
 		}
+		c.oauth(s)
 		if rl := s.RateLimit; rl != nil && rl.MaxTokens != nil && rl.RequestsPerMinute != nil {
 			c.report(config.SeverityWarning, c.cfg.KeyPos(append(s.Path(), "rateLimit")...), CodeMixedRateLimit,
 				"servers.%s.rateLimit sets both maxTokens and requestsPerMinute; maxTokens is used", s.ID)
@@ -193,6 +195,28 @@ func (c *checker) servers() {
 		if _, err := s.Resolve(c.env.With(map[string]string{config.DepthVar: ""})); errors.As(err, &self) {
 			c.report(config.SeverityError, c.cfg.Pos(append(s.Path(), "command")...), CodeSelfReference, "%v", err)
 		}
+	}
+}
+
+// oauth checks what the schema cannot say of a server's oauth block:
+// settings that go together, and a block no transport uses.
+func (c *checker) oauth(s config.Server) {
+	o := s.OAuth
+	if o == nil {
+		return
+	}
+	at := func(key string) config.Position { return c.cfg.KeyPos(append(s.Path(), "oauth", key)...) }
+	switch {
+	case !s.IsHTTP():
+		c.report(config.SeverityWarning, at(""), CodeOAuth, "server '%s' is a stdio server: its oauth settings are not used", s.ID)
+	case o.Grant == config.GrantClientCredentials && (o.ClientID == "" || (o.ClientSecret == "") == (o.PrivateKey == "")):
+		c.report(config.SeverityError, at("grant"), CodeOAuth,
+			"server '%s': the client credentials grant needs oauth.clientId and one of oauth.clientSecret or oauth.privateKey", s.ID)
+	case o.Grant != config.GrantClientCredentials && o.PrivateKey != "":
+		c.report(config.SeverityError, at("privateKey"), CodeOAuth,
+			"server '%s': oauth.privateKey signs client credentials; set oauth.grant to \"client_credentials\"", s.ID)
+	case o.ClientSecret != "" && o.ClientID == "":
+		c.report(config.SeverityError, at("clientSecret"), CodeOAuth, "server '%s': oauth.clientSecret needs the oauth.clientId it belongs to", s.ID)
 	}
 }
 

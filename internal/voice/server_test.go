@@ -324,3 +324,46 @@ func TestConnectionCapRefusesAClientThatOnlyWritesWith1013(t *testing.T) {
 		t.Errorf("after %d writes the client read %v, want a 1013 close", writes, err)
 	}
 }
+
+// Clients that come and go in a burst (admitted ones leave at once, some
+// without a close handshake) are each either served or refused with
+// 1013, never dropped without a close frame; and the places the leavers
+// free are given to later clients, so more than the cap are served in
+// all.
+func TestConnectionCapUnderChurnServesOrRefusesWith1013(t *testing.T) {
+	sc := startSidecar(t, Options{TTS: newFakeOpenAI(t).provider()})
+	const clients = 12 * DefaultMaxConnections
+	results := make([]error, clients)
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			c, _, err := websocket.Dial(ctx, sc.url, nil)
+			if err != nil {
+				results[i] = err
+				return
+			}
+			defer c.CloseNow()
+			_ = c.Write(ctx, websocket.MessageText, []byte(`{"text":"__health"}`))
+			if _, _, results[i] = c.Read(ctx); results[i] == nil && i%2 == 0 {
+				_ = c.Close(websocket.StatusNormalClosure, "")
+			}
+		})
+	}
+	wg.Wait()
+	served := 0
+	for i, err := range results {
+		var ce websocket.CloseError
+		switch {
+		case err == nil:
+			served++
+		case asCloseError(err, &ce) && ce.Code == websocket.StatusTryAgainLater:
+		default:
+			t.Errorf("client %d got neither a reply nor a 1013 close: %v", i, err)
+		}
+	}
+	if served < DefaultMaxConnections {
+		t.Errorf("%d of %d clients served, want at least the cap of %d", served, clients, DefaultMaxConnections)
+	}
+}

@@ -15,7 +15,12 @@
 // be hurt: RLIMIT_AS caps its memory, RLIMIT_CPU and an engine interrupt
 // its CPU time, the router kills it at its wall time or at its call cap,
 // and trims what it returns. A run that breaks a bound ends with an error
-// saying which; the router and its other sessions never notice.
+// saying which; the router and its other sessions never notice. The
+// sandboxes of every session together map at most Limits.Total: a run
+// past it waits for its share up to a quarter of its wall time (a burst
+// of short programs finishes, one after another, instead of failing; the
+// wait counts against the wall time), and is refused, naming the
+// setting, if none frees by then.
 package codemode
 
 import (
@@ -24,15 +29,16 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/native"
+	"github.com/evokore/evokore/internal/procgroup"
 	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/session"
 )
@@ -45,14 +51,15 @@ type Options struct {
 	// (EVOKORE_PROXY_REQUEST_TIMEOUT_MS); zero is none.
 	NativeTimeout time.Duration
 	// Command starts a sandbox process; nil is SelfCommand.
-	Command func() (*exec.Cmd, error)
+	Command func() (procgroup.Spec, error)
 }
 
 // Register binds run_code.
 func Register(t *native.Table, host *native.Host, o Options) {
 	l := o.Limits
 	l.Wall = wallWithin(l.Wall, o.NativeTimeout)
-	m := &manager{host: host, command: o.Command, limits: l, running: map[string]int{}}
+	m := &manager{host: host, command: o.Command, limits: l, running: map[string]int{},
+		memory: semaphore.NewWeighted(max(l.Total, 1))}
 	if m.command == nil {
 		m.command = SelfCommand
 	}
@@ -73,11 +80,15 @@ func wallWithin(wall, native time.Duration) time.Duration {
 
 type manager struct {
 	host    *native.Host
-	command func() (*exec.Cmd, error)
+	command func() (procgroup.Spec, error)
 	limits  Limits
 
 	mu      sync.Mutex
 	running map[string]int // programs running, by caller (callerOf)
+
+	// memory is Limits.Total, each run's sandbox taking Limits.Memory of
+	// it, first come first served.
+	memory *semaphore.Weighted
 }
 
 // runsAtOnce is how many programs one caller runs at once. Each is a
@@ -131,7 +142,16 @@ func ReadLimits(v *config.Vars) Limits {
 		v.Warn(fmt.Sprintf("Ignoring EVOKORE_CODE_MEMORY_MB=%d: want at most %d (1 TiB).", mb, maxMemoryMB))
 		mb = config.DefaultCodeMemoryMB
 	}
+	total := v.Positive("EVOKORE_CODE_TOTAL_MEMORY_MB")
+	if total > maxMemoryMB {
+		v.Warn(fmt.Sprintf("Ignoring EVOKORE_CODE_TOTAL_MEMORY_MB=%d: want at most %d (1 TiB).", total, maxMemoryMB))
+		total = config.DefaultCodeTotalMemoryMB
+	}
+	if total < mb {
+		v.Warn(fmt.Sprintf("EVOKORE_CODE_TOTAL_MEMORY_MB=%d is less than one program's EVOKORE_CODE_MEMORY_MB=%d: run_code runs no program.", total, mb))
+	}
 	return Limits{
+		Total:  int64(total) << 20,
 		Wall:   v.Millis("EVOKORE_CODE_TIMEOUT_MS", 0),
 		CPU:    v.Millis("EVOKORE_CODE_CPU_MS", 0),
 		Memory: int64(mb) << 20,
@@ -168,6 +188,14 @@ func (m *manager) runCode(ctx context.Context, call *native.Call) (*mcp.CallTool
 		return native.Errorf("this session runs at most %d programs at once, and %d are running: await them, or do the work in one program (its calls may run together)", runsAtOnce, runsAtOnce), nil
 	}
 	defer m.end(caller)
+	// The wait for a sandbox counts against the run's wall time, so the
+	// run still ends inside the router's bound on a native call.
+	ctx, cancel := context.WithTimeout(ctx, m.limits.Wall)
+	defer cancel()
+	if refusal := m.sandbox(ctx); refusal != nil {
+		return refusal, nil
+	}
+	defer m.memory.Release(m.limits.Memory)
 	id := newRunID()
 	ctx = router.StartRun(ctx, id)
 	out := Run(ctx, m.command, args.Code, m.limits, func(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
@@ -182,6 +210,29 @@ func (m *manager) runCode(ctx context.Context, call *native.Call) (*mcp.CallTool
 		res.IsError = true
 	}
 	return res, nil
+}
+
+// sandbox waits for the run's share of the sandboxes' memory, up to a
+// quarter of the run's wall time (a wait to the end of it would leave
+// the run that finally starts no time to run); a refusal is the answer
+// when none freed by then, or when one program's memory is more than all
+// of them may have.
+func (m *manager) sandbox(ctx context.Context) *mcp.CallToolResult {
+	mb, total := m.limits.Memory>>20, m.limits.Total>>20
+	if m.limits.Memory > m.limits.Total {
+		return native.Errorf("run_code runs no program here: EVOKORE_CODE_TOTAL_MEMORY_MB (%d) is less than one program's EVOKORE_CODE_MEMORY_MB (%d)", total, mb)
+	}
+	wait := m.limits.Wall / 4
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if err := m.memory.Acquire(wctx, m.limits.Memory); err != nil {
+		if ctx.Err() != nil {
+			return native.Errorf("the run was cancelled before it started")
+		}
+		return native.Errorf("the program did not start: every sandbox is busy (EVOKORE_CODE_TOTAL_MEMORY_MB=%d holds %d of "+
+			"EVOKORE_CODE_MEMORY_MB=%d) and none ended within %s; try again when one has", total, total/mb, mb, wait)
+	}
+	return nil
 }
 
 func newRunID() string {

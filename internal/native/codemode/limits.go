@@ -18,4 +18,8 @@ type Limits struct {
 	// Output is the most bytes of the returned value, and separately of
 	// the log, that the answer carries.
 	Output int `json:"output"`
+	// Total is the memory the sandboxes of every run at once may map
+	// together (Memory each): a bound of the router's, not of one run,
+	// so the sandbox is never told it.
+	Total int64 `json:"-"`
 }

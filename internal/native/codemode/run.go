@@ -8,15 +8,17 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
+	"sort"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sync/semaphore"
 
 	"github.com/evokore/evokore/internal/procgroup"
+	"github.com/evokore/evokore/internal/router"
 )
 
 // Caller runs one of the program's tool calls through the router's
@@ -57,16 +59,64 @@ const stderrTail = 4 << 10
 // sending each tool call to call. Run returns once the sandbox is gone
 // and every tool call it started has returned; calls still running when
 // the program ended are cancelled.
-func Run(ctx context.Context, command func() (*exec.Cmd, error), code string, l Limits, call Caller) Outcome {
+func Run(ctx context.Context, command func() (procgroup.Spec, error), code string, l Limits, call Caller) Outcome {
 	r := &run{limits: l, call: call}
 	ctx, cancel := context.WithTimeout(ctx, l.Wall)
 	defer cancel()
 	r.ctx = ctx
 	r.callCtx, r.endCalls = context.WithCancel(ctx)
 	defer r.endCalls()
+	r.callCtx = router.WithApprovalWaits(r.callCtx, r.approvalWait)
 	r.execute(command, code)
 	r.calls.Wait()
+	r.sayWhatItWaitedFor()
 	return r.out
+}
+
+// approvalWait follows the approvals the program's calls wait for. A wait
+// that ended because the run did is kept: the run's answer names it.
+func (r *run) approvalWait(tool, id string, waiting bool) {
+	r.waitMu.Lock()
+	defer r.waitMu.Unlock()
+	if r.waits == nil {
+		r.waits = map[string]string{}
+	}
+	switch {
+	case waiting:
+		r.waits[id] = tool
+	case r.ctx.Err() == nil:
+		delete(r.waits, id)
+	}
+}
+
+// sayWhatItWaitedFor answers a run whose wall time ended while a call
+// waited for a human's decision with what it waited for (the tool, the
+// approval id, who decides), not only with the bound it met: the model
+// learns the call is pending, not that its program was slow. Nothing in
+// it says how to approve.
+func (r *run) sayWhatItWaitedFor() {
+	r.waitMu.Lock()
+	defer r.waitMu.Unlock()
+	if len(r.waits) == 0 || r.out.Error != wallTimeText(r.limits.Wall) {
+		return
+	}
+	ids := make([]string, 0, len(r.waits))
+	for id := range r.waits {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var calls []string
+	for _, id := range ids {
+		calls = append(calls, fmt.Sprintf("'%s' (approval id %s)", r.waits[id], id))
+	}
+	r.out.Error = fmt.Sprintf("the program was waiting for approval when its wall time of %s ended: %s waiting for the user or an operator, "+
+		"who decide outside this conversation. It did not run; the approval stays pending, and once it is approved the same call runs once.",
+		r.limits.Wall, strings.Join(calls, " and "))
+}
+
+// wallTimeText is the error of a run that met its wall time.
+func wallTimeText(wall time.Duration) string {
+	return fmt.Sprintf("the run exceeded its wall time of %s", wall)
 }
 
 type run struct {
@@ -87,17 +137,27 @@ type run struct {
 	calls   sync.WaitGroup
 	slots   chan struct{}
 	queued  *semaphore.Weighted
+
+	waitMu sync.Mutex
+	waits  map[string]string // approval id → tool, of the calls waiting for a human
 }
 
-func (r *run) execute(command func() (*exec.Cmd, error), code string) {
-	cmd, err := command()
+func (r *run) execute(command func() (procgroup.Spec, error), code string) {
+	spec, err := command()
 	if err != nil {
 		r.out.Error = "cannot start the sandbox: " + err.Error()
 		return
 	}
-	// The sandbox inherits nothing: no environment, no files but its
-	// three pipes.
-	cmd.Env = []string{}
+	// The sandbox inherits nothing but the launcher's tree mark and its
+	// own sandboxEnv: none of the router's environment, no files but its
+	// three pipes. The launcher gives it a process group of its own, so
+	// a signal to the router's group (Ctrl-C at a terminal: a graceful
+	// shutdown that lets calls finish; SIGHUP: a reload) does not end a
+	// run, and on Linux the parent-death signal, so a router killed
+	// mid-run leaves no program running.
+	spec.Env = procgroup.Env{Set: sandboxEnv}
+	keepFilesFromSandbox()
+	cmd := procgroup.Command(r.ctx, spec)
 	stderr := &tail{max: stderrTail}
 	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
@@ -110,32 +170,26 @@ func (r *run) execute(command func() (*exec.Cmd, error), code string) {
 		r.out.Error = "cannot start the sandbox: " + err.Error()
 		return
 	}
-	sandboxAttr(cmd)
-	// sandboxAttr gives it a process group of its own (Linux), so
-	// procgroup's orphan reaper is told that this Wait reaps it.
-	waited, err := procgroup.StartOwn(cmd)
-	if err != nil {
+	defer stdout.Close()
+	if err := cmd.Start(); err != nil {
 		r.out.Error = "cannot start the sandbox: " + err.Error()
 		return
 	}
 	r.stdin = stdin
 	r.slots = make(chan struct{}, parallel)
 	r.queued = semaphore.NewWeighted(maxQueued)
-	// Whatever ends the run ends the process; Wait then reaps it.
+	// Whatever ends the run ends the process (the run's context ending
+	// kills it through the launcher); Wait then reaps it.
 	stopped := make(chan struct{})
 	go func() {
-		select {
-		case <-r.ctx.Done():
-		case <-stopped:
-		}
-		_ = cmd.Process.Kill()
+		<-stopped
+		cmd.Kill()
 	}()
 	finished := r.converse(stdout, code)
 	r.endCalls()
 	close(stopped)
 	_ = stdin.Close()
 	waitErr := cmd.Wait()
-	waited()
 	if finished {
 		return
 	}
@@ -337,7 +391,7 @@ func cut(s string, max int) string {
 func (r *run) death(waitErr error, ps *os.ProcessState, stderr string) string {
 	switch {
 	case errors.Is(r.ctx.Err(), context.DeadlineExceeded):
-		return fmt.Sprintf("the run exceeded its wall time of %s", r.limits.Wall)
+		return wallTimeText(r.limits.Wall)
 	case r.ctx.Err() != nil:
 		return "the run was cancelled"
 	case outOfMemory(stderr):
@@ -397,11 +451,11 @@ func (t *tail) String() string {
 	return t.buf.String()
 }
 
-// SelfCommand starts this binary as the sandbox.
-func SelfCommand() (*exec.Cmd, error) {
+// SelfCommand is this binary run as the sandbox.
+func SelfCommand() (procgroup.Spec, error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, err
+		return procgroup.Spec{}, err
 	}
-	return exec.Command(exe, SandboxArg), nil
+	return procgroup.Spec{Path: exe, Args: []string{SandboxArg}}, nil
 }

@@ -187,3 +187,37 @@ func raceLimits() codemode.Limits {
 	}
 	return l
 }
+
+// Nothing a program can read names Go: not the functions the sandbox
+// gives it (their text, name and the stack traces through them, which
+// the engine names by Go reflection: package path and symbol), not the
+// engine's GoError global, not an error thrown through a native.
+func TestProgramsSeeNoGoNames(t *testing.T) {
+	out, _ := run(t, `
+		const seen = [String(tools.call), tools.call.name, String(tools.any_tool), tools.any_tool.name,
+			String(console.log), console.log.name, typeof GoError, Object.getOwnPropertyNames(globalThis).join()];
+		const throws = [
+			() => tools.call(),
+			() => tools.call({toString() { throw new RangeError("from a getter"); }}),
+			() => tools.x({a: 1n}),
+			() => { const o = {}; o.o = o; return tools.x(o); },
+			() => console.log({toJSON() { throw new Error("in toJSON"); }}),
+			() => tools.fails({}),
+		];
+		for (const f of throws) {
+			try { await f(); } catch (e) { seen.push(String(e), String(e.stack), Object.getOwnPropertyNames(e).join()); }
+		}
+		return seen;`, limits)
+	if out.Error != "" {
+		t.Fatalf("run failed: %s", out.Error)
+	}
+	text := string(out.Value)
+	for _, goish := range []string{"github.com", "evokore", "codemode", "goja", "GoError", ".func", "(*", "reflect", ".go:"} {
+		if strings.Contains(text, goish) {
+			t.Errorf("the program read %q:\n%s", goish, text)
+		}
+	}
+	if !strings.Contains(text, `"function call() { [native code] }","call"`) || !strings.Contains(text, "at call (native)") {
+		t.Errorf("the natives are not named as JavaScript names them:\n%s", text)
+	}
+}

@@ -132,9 +132,14 @@ func (s *sandbox) run(st start) done {
 	return done{Value: b}
 }
 
-// install gives the program its globals: tools and console.
+// install gives the program its globals, tools and console, and takes
+// away the one the engine adds for Go: GoError, whose instances carry Go
+// values.
 func (s *sandbox) install() error {
-	callFn := s.vm.ToValue(func(c goja.FunctionCall) goja.Value {
+	if err := s.vm.GlobalObject().Delete("GoError"); err != nil {
+		return err
+	}
+	callFn := s.function("call", func(c goja.FunctionCall) goja.Value {
 		name := c.Argument(0)
 		if goja.IsUndefined(name) || goja.IsNull(name) {
 			panic(s.vm.NewTypeError("tools.call needs a tool name"))
@@ -161,11 +166,22 @@ func (s *sandbox) install() error {
 		return goja.Undefined()
 	}
 	for _, name := range []string{"log", "info", "warn", "error", "debug"} {
-		if err := console.Set(name, logFn); err != nil {
+		if err := console.Set(name, s.function(name, logFn)); err != nil {
 			return err
 		}
 	}
 	return s.vm.Set("console", console)
+}
+
+// function is a native function named as JavaScript names it. The engine
+// names a Go function by reflection (the Go package path and symbol),
+// and shows that name in the function's text, its name property and
+// every stack trace that passes through it: the program would read the
+// router's internals.
+func (s *sandbox) function(name string, fn func(goja.FunctionCall) goja.Value) goja.Value {
+	v := s.vm.ToValue(fn)
+	_ = v.(*goja.Object).DefineDataProperty("name", s.vm.ToValue(name), goja.FLAG_FALSE, goja.FLAG_TRUE, goja.FLAG_FALSE)
+	return v
 }
 
 // toolsObject is the program's tools: any property is a function calling
@@ -187,7 +203,7 @@ func (t toolsObject) Get(key string) goja.Value {
 	if !t.Has(key) {
 		return nil // the prototype's, or undefined
 	}
-	return t.s.vm.ToValue(func(c goja.FunctionCall) goja.Value { return t.s.call(key, c.Argument(0)) })
+	return t.s.function(key, func(c goja.FunctionCall) goja.Value { return t.s.call(key, c.Argument(0)) })
 }
 
 // Has reports whether key names a tool.

@@ -10,7 +10,7 @@ import (
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
-// managers whose tools this change set serves: 25 of the 37 natives.
+// managers whose tools this change set serves: 25 of the 38 natives.
 var managers = map[native.Manager]bool{
 	native.ManagerPlugins: true, native.ManagerTelemetry: true, native.ManagerNavigation: true,
 	native.ManagerAnalytics: true, native.ManagerWorkers: true, native.ManagerClaims: true,

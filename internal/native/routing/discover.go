@@ -47,15 +47,18 @@ func RegisterDiscovery(t *native.Table, p Projection, sem *search.Semantic) {
 // reranking considers.
 const semanticPool = 3
 
+// discoverIn is discover_tools' arguments.
+type discoverIn struct {
+	Query string          `json:"query"`
+	Limit json.RawMessage `json:"limit"`
+	// Explain is true, or a tool's name: also say why that tool is not a
+	// result.
+	Explain any `json:"explain"`
+}
+
 func discoverTools(p Projection, sem *search.Semantic) native.Handler {
 	return func(ctx context.Context, call *native.Call) (*mcp.CallToolResult, error) {
-		var in struct {
-			Query string          `json:"query"`
-			Limit json.RawMessage `json:"limit"`
-			// Explain is true, or a tool's name: also say why that
-			// tool is not a result.
-			Explain any `json:"explain"`
-		}
+		var in discoverIn
 		if err := call.Decode(&in); err != nil {
 			return call.Invalid(err), nil
 		}
@@ -66,31 +69,12 @@ func discoverTools(p Projection, sem *search.Semantic) native.Handler {
 		limit := min(max(parseLimit(in.Limit), 1), 25)
 		whyName, _ := in.Explain.(string)
 		whyName = strings.TrimSpace(whyName)
-		// find ranks as the model is shown, reranked when sem is set; to
-		// say why a tool is not a result it ranks every match, so the
-		// rank it gives comes from the same list.
-		find := func() catalog.Found {
-			snap := p.Snapshot()
-			n, pool := limit, limit
-			if sem != nil {
-				n, pool = limit*semanticPool, limit*semanticPool
-			}
-			if whyName != "" {
-				n = len(snap.Entries)
-			}
-			found := snap.Find(q, n)
-			if sem != nil {
-				pool = min(pool, len(found.Matches))
-				found.Matches = append(rerankTools(ctx, sem, q, found.Matches[:pool], pool), found.Matches[pool:]...)
-			}
-			return found
-		}
-		found := find()
+		found := findTools(ctx, p, sem, q, limit, whyName)
 		// Right after connecting the children may still be booting: a
 		// search that found nothing waits a little for their first boot
 		// rather than answer "No tools matched".
 		if len(found.Matches) == 0 && notSearchable(p) != "" && waitFirstBoot(ctx, p) {
-			found = find()
+			found = findTools(ctx, p, sem, q, limit, whyName)
 		}
 		matches := found.Matches[:min(limit, len(found.Matches))]
 		pending := notSearchable(p)
@@ -105,72 +89,101 @@ func discoverTools(p Projection, sem *search.Semantic) native.Handler {
 			}
 			return native.Text("%s", fmt.Sprintf(discoverNone+"\n"+discoverWhy, q, found.Why)+pending), nil
 		}
-
-		mode := "dynamic"
-		var activation string
-		switch {
-		case p.Legacy():
-			mode = "legacy"
-			activation = "Legacy mode lists every tool already; discovery changes nothing."
-		case call.Session.Stateless:
-			// A client without a session lists the same tools on every
-			// request: discovery answers with the definitions themselves,
-			// and the hidden tools are called by exact name.
-			activation = discoverStateless
-		default:
-			var hidden []string
-			for _, m := range matches {
-				if !p.Listed(call.Session, m.Entry) {
-					hidden = append(hidden, m.Entry.Name)
-				}
-			}
-			added := call.Session.Activate(hidden...)
-			if len(added) > 0 {
-				// EVOKORE-MCP's words when every one is proxied; a native
-				// a profile hid is not called proxied.
-				kind := "proxied "
-				for _, m := range matches {
-					if m.Entry.Source != catalog.SourceProxy && slices.Contains(added, m.Entry.Name) {
-						kind = ""
-					}
-				}
-				activation = fmt.Sprintf("Activated %d %stool(s) for this session.", len(added), kind)
-			} else {
-				activation = "No new proxied tools needed activation for this session."
-			}
-		}
-
-		var b strings.Builder
-		fmt.Fprintf(&b, "[EVOKORE TOOL DISCOVERY] mode=%s\nQuery: %s\nMatched %d tool(s).\n%s\n\n", mode, q, len(matches), activation)
-		for _, m := range matches {
-			e := m.Entry
-			state := "callable-by-exact-name"
-			if p.Listed(call.Session, e) {
-				state = "visible"
-			}
-			server := ""
-			if e.Server != "" {
-				server = ", server=" + e.Server
-			}
-			desc := e.Tool.Description
-			if desc == "" {
-				desc = "No description provided."
-			}
-			fmt.Fprintf(&b, "- %s [%s%s, %s]: %s\n", e.Name, e.Source, server, state, firstLine(desc))
-			if explain {
-				fmt.Fprintf(&b, "  why: %s\n", m.Signals())
-			}
-		}
+		mode, activation := activate(p, call.Session, matches)
+		text := listMatches(p, call.Session, q, mode, activation, matches, explain)
 		if call.Session.Stateless && mode == "dynamic" {
-			res := native.Text("%s", strings.TrimRight(b.String(), "\n")+pending)
+			res := native.Text("%s", strings.TrimRight(text, "\n")+pending)
 			res.Content = append(res.Content, &mcp.TextContent{Text: definitions(matches)})
 			return res, nil
 		}
 		if mode == "dynamic" {
-			b.WriteString("Re-run tools/list to fetch the updated tool projection.")
+			text += "Re-run tools/list to fetch the updated tool projection."
 		}
-		return native.Text("%s", strings.TrimRight(b.String(), "\n")+pending), nil
+		return native.Text("%s", strings.TrimRight(text, "\n")+pending), nil
 	}
+}
+
+// findTools ranks as the model is shown, reranked when sem is set; to say
+// why the tool whyName is not a result it ranks every match, so the rank
+// it gives comes from the same list.
+func findTools(ctx context.Context, p Projection, sem *search.Semantic, q string, limit int, whyName string) catalog.Found {
+	snap := p.Snapshot()
+	n, pool := limit, limit
+	if sem != nil {
+		n, pool = limit*semanticPool, limit*semanticPool
+	}
+	if whyName != "" {
+		n = len(snap.Entries)
+	}
+	found := snap.Find(q, n)
+	if sem != nil {
+		pool = min(pool, len(found.Matches))
+		found.Matches = append(rerankTools(ctx, sem, q, found.Matches[:pool], pool), found.Matches[pool:]...)
+	}
+	return found
+}
+
+// activate makes the matches callable for the session and says so: in
+// legacy mode every tool is listed already; a stateless client is
+// answered with the definitions; otherwise the hidden matches are
+// activated for the session. It returns the mode and the sentence.
+func activate(p Projection, sess *session.Session, matches []catalog.Match) (mode, activation string) {
+	switch {
+	case p.Legacy():
+		return "legacy", "Legacy mode lists every tool already; discovery changes nothing."
+	case sess.Stateless:
+		// A client without a session lists the same tools on every
+		// request: discovery answers with the definitions themselves,
+		// and the hidden tools are called by exact name.
+		return "dynamic", discoverStateless
+	}
+	var hidden []string
+	for _, m := range matches {
+		if !p.Listed(sess, m.Entry) {
+			hidden = append(hidden, m.Entry.Name)
+		}
+	}
+	added := sess.Activate(hidden...)
+	if len(added) == 0 {
+		return "dynamic", "No new proxied tools needed activation for this session."
+	}
+	// EVOKORE-MCP's words when every one is proxied; a native a profile
+	// hid is not called proxied.
+	kind := "proxied "
+	for _, m := range matches {
+		if m.Entry.Source != catalog.SourceProxy && slices.Contains(added, m.Entry.Name) {
+			kind = ""
+		}
+	}
+	return "dynamic", fmt.Sprintf("Activated %d %stool(s) for this session.", len(added), kind)
+}
+
+// listMatches is the answer's header and one line per match: name,
+// source, server, whether the session lists it, the first line of its
+// description, and with explain why it matched.
+func listMatches(p Projection, sess *session.Session, q, mode, activation string, matches []catalog.Match, explain bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[EVOKORE TOOL DISCOVERY] mode=%s\nQuery: %s\nMatched %d tool(s).\n%s\n\n", mode, q, len(matches), activation)
+	for _, m := range matches {
+		e := m.Entry
+		state := "callable-by-exact-name"
+		if p.Listed(sess, e) {
+			state = "visible"
+		}
+		server := ""
+		if e.Server != "" {
+			server = ", server=" + e.Server
+		}
+		desc := e.Tool.Description
+		if desc == "" {
+			desc = "No description provided."
+		}
+		fmt.Fprintf(&b, "- %s [%s%s, %s]: %s\n", e.Name, e.Source, server, state, firstLine(desc))
+		if explain {
+			fmt.Fprintf(&b, "  why: %s\n", m.Signals())
+		}
+	}
+	return b.String()
 }
 
 // RoleNotes is what a Projection may also tell: what a session's role

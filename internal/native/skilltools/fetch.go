@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/netguard"
 	"github.com/evokore/evokore/internal/skills"
@@ -181,14 +182,17 @@ func writeFile(target string, data []byte) error {
 	return nil
 }
 
+// fetchIn is fetch_skill's arguments.
+type fetchIn struct {
+	URL       string `json:"url"`
+	Category  string `json:"category"`
+	Name      string `json:"name"`
+	Overwrite bool   `json:"overwrite"`
+	Checksum  string `json:"checksum"`
+}
+
 func (t *Tools) fetchSkill(ctx context.Context, call *native.Call) (*mcp.CallToolResult, error) {
-	var in struct {
-		URL       string `json:"url"`
-		Category  string `json:"category"`
-		Name      string `json:"name"`
-		Overwrite bool   `json:"overwrite"`
-		Checksum  string `json:"checksum"`
-	}
+	var in fetchIn
 	if err := call.Decode(&in); err != nil {
 		return call.Invalid(err), nil
 	}
@@ -216,33 +220,35 @@ func (t *Tools) fetchSkill(ctx context.Context, call *native.Call) (*mcp.CallToo
 	if ds != nil {
 		return native.Errorf("Invalid skill format: its frontmatter does not validate. Nothing was saved.\n%s", ds.Error()), nil
 	}
-	name := strings.TrimSpace(in.Name)
-	if name == "" {
-		name = fm.Name
+	name, target, refused := t.placeSkill(root, u, in, fm)
+	if refused != nil {
+		return refused, nil
 	}
-	if name == "" {
-		base := path.Base(u.Path)
-		if strings.EqualFold(base, skills.SkillFile) {
-			base = path.Base(path.Dir(u.Path))
-		}
-		name = strings.TrimSuffix(base, path.Ext(base))
+	if err := writeFile(target, body); err != nil {
+		return native.Errorf("Failed to save the skill to %s: %v", target, err), nil
 	}
-	category := strings.TrimSpace(in.Category)
-	if category == "" {
-		category = fm.Category
-	}
-	if category == "" {
-		category = defaultRemote
-	}
+	r := t.lib.Refresh()
+	return native.Text("Fetched skill '%s' (%d bytes, sha256 %s) from %s into %s. Index auto-refreshed: %d skills.",
+		name, len(body), got, u.Redacted(), target, r.Total), nil
+}
+
+// placeSkill decides where a fetched skill is saved under root: its
+// name and category (see skillPlace), each a safe path segment, the file
+// inside root, not another installed skill's key, and not over an
+// existing file unless in.Overwrite. It returns the name and the file,
+// or why it refuses.
+func (t *Tools) placeSkill(root string, u *url.URL, in fetchIn, fm *config.SkillFrontmatter) (name, target string, refused *mcp.CallToolResult) {
+	name, category := skillPlace(u, in, fm)
+	var err error
 	if name, err = sanitizeSegment("skill name", name); err != nil {
-		return native.Errorf("Refusing to save the skill: %v.", err), nil
+		return "", "", native.Errorf("Refusing to save the skill: %v.", err)
 	}
 	if category, err = sanitizeSegment("category", category); err != nil {
-		return native.Errorf("Refusing to save the skill: %v.", err), nil
+		return "", "", native.Errorf("Refusing to save the skill: %v.", err)
 	}
-	target := filepath.Join(root, category, name, skills.SkillFile)
+	target = filepath.Join(root, category, name, skills.SkillFile)
 	if !inside(root, target) {
-		return native.Errorf("Refusing to save the skill: %s is outside the skills directory %s (path traversal).", target, root), nil
+		return "", "", native.Errorf("Refusing to save the skill: %s is outside the skills directory %s (path traversal).", target, root)
 	}
 	// The index knows a skill by category/name, its frontmatter name
 	// first: saved in another folder, a download naming an installed
@@ -253,16 +259,37 @@ func (t *Tools) fetchSkill(ctx context.Context, call *native.Call) (*mcp.CallToo
 		keyName = name
 	}
 	if s := t.lib.Index().ByKey(category + "/" + keyName); s != nil && s.Path != path.Join(category, name, skills.SkillFile) {
-		return native.Errorf("Refusing to save the skill: its key %s is that of the installed skill %s, which it would replace in the index. Nothing was saved. Replace that file itself, or give the download another name in its frontmatter.",
-			s.Key, s.File), nil
+		return "", "", native.Errorf("Refusing to save the skill: its key %s is that of the installed skill %s, which it would replace in the index. Nothing was saved. Replace that file itself, or give the download another name in its frontmatter.",
+			s.Key, s.File)
 	}
 	if _, err := os.Lstat(target); err == nil && !in.Overwrite {
-		return native.Errorf("A skill already exists at %s. Pass overwrite: true to replace it.", target), nil
+		return "", "", native.Errorf("A skill already exists at %s. Pass overwrite: true to replace it.", target)
 	}
-	if err := writeFile(target, body); err != nil {
-		return native.Errorf("Failed to save the skill to %s: %v", target, err), nil
+	return name, target, nil
+}
+
+// skillPlace is a fetched skill's name and category before they are
+// checked: the caller's, else the frontmatter's; a name else from the
+// URL (the file's, or its folder's for a SKILL.md), a category else
+// defaultRemote.
+func skillPlace(u *url.URL, in fetchIn, fm *config.SkillFrontmatter) (name, category string) {
+	name = strings.TrimSpace(in.Name)
+	if name == "" {
+		name = fm.Name
 	}
-	r := t.lib.Refresh()
-	return native.Text("Fetched skill '%s' (%d bytes, sha256 %s) from %s into %s. Index auto-refreshed: %d skills.",
-		name, len(body), got, u.Redacted(), target, r.Total), nil
+	if name == "" {
+		base := path.Base(u.Path)
+		if strings.EqualFold(base, skills.SkillFile) {
+			base = path.Base(path.Dir(u.Path))
+		}
+		name = strings.TrimSuffix(base, path.Ext(base))
+	}
+	category = strings.TrimSpace(in.Category)
+	if category == "" {
+		category = fm.Category
+	}
+	if category == "" {
+		category = defaultRemote
+	}
+	return name, category
 }

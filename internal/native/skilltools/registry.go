@@ -121,16 +121,9 @@ func (t *Tools) listRegistry(ctx context.Context, call *native.Call) (*mcp.CallT
 		return native.Text(`No skill registries configured. Add them to mcp.config.json as "skillRegistries": [{"name": "...", "baseUrl": "https://...", "index": "index.json"}].`), nil
 	}
 	if name := strings.TrimSpace(in.Registry); name != "" {
-		var names []string
-		var picked []config.SkillRegistry
-		for _, r := range regs {
-			names = append(names, r.Name)
-			if strings.EqualFold(r.Name, name) {
-				picked = append(picked, r)
-			}
-		}
+		picked := pickRegistries(regs, name)
 		if len(picked) == 0 {
-			return native.Errorf("No skill registry named '%s'. Configured: %s.", name, strings.Join(names, ", ")), nil
+			return native.Errorf("No skill registry named '%s'. Configured: %s.", name, strings.Join(registryNames(regs), ", ")), nil
 		}
 		regs = picked
 	}
@@ -138,59 +131,15 @@ func (t *Tools) listRegistry(ctx context.Context, call *native.Call) (*mcp.CallT
 	var failures []string
 	total := 0
 	for _, r := range regs {
-		indexURL, err := resolveURL(r.BaseURL, r.Index)
-		if err != nil {
-			failures = append(failures, fmt.Sprintf("%s: bad index URL: %v", r.Name, err))
-			continue
-		}
-		body, err := t.download(ctx, indexURL)
+		entries, err := t.readRegistry(ctx, r)
 		if err != nil {
 			failures = append(failures, fmt.Sprintf("%s: %v", r.Name, err))
 			continue
 		}
-		entries, err := parseRegistryIndex(body)
-		if err != nil {
-			failures = append(failures, fmt.Sprintf("%s: %v", r.Name, err))
-			continue
-		}
-		type scored struct {
-			e RegistryEntry
-			s int
-		}
-		var hits []scored
-		for _, e := range entries {
-			if s := registryScore(e, in.Query); s > 0 && strings.TrimSpace(e.Name) != "" {
-				hits = append(hits, scored{e, s})
-			}
-		}
-		slices.SortStableFunc(hits, func(a, b scored) int { return cmp.Or(cmp.Compare(b.s, a.s), cmp.Compare(a.e.Name, b.e.Name)) })
+		hits := matchingEntries(entries, in.Query)
 		fmt.Fprintf(&b, "Registry %s (%d of %d skills):\n", r.Name, len(hits), len(entries))
-		for _, h := range hits {
-			e := h.e
-			line := "- **" + e.Name + "**"
-			if e.Version != "" {
-				line += " (v" + strings.TrimPrefix(e.Version, "v") + ")"
-			}
-			if e.Author != "" {
-				line += " by " + e.Author
-			}
-			if len(e.Tags) > 0 {
-				line += " [" + strings.Join(e.Tags, ", ") + "]"
-			}
-			line += ": " + e.Description
-			if e.Checksum != "" {
-				line += " (checksum available)"
-			}
-			b.WriteString(line + "\n")
-			if e.URL != "" {
-				if abs, err := resolveURL(r.BaseURL, e.URL); err == nil {
-					fmt.Fprintf(&b, "  %s", abs)
-					if e.Checksum != "" {
-						fmt.Fprintf(&b, " sha256:%s", e.Checksum)
-					}
-					b.WriteString("\n")
-				}
-			}
+		for _, e := range hits {
+			writeRegistryEntry(&b, r.BaseURL, e)
 		}
 		total += len(hits)
 	}
@@ -206,4 +155,88 @@ func (t *Tools) listRegistry(ctx context.Context, call *native.Call) (*mcp.CallT
 	res := native.Text("%s", strings.TrimRight(b.String(), "\n"))
 	res.IsError = total == 0 && len(failures) == len(regs)
 	return res, nil
+}
+
+// pickRegistries returns the registries called name, in any case.
+func pickRegistries(regs []config.SkillRegistry, name string) []config.SkillRegistry {
+	var picked []config.SkillRegistry
+	for _, r := range regs {
+		if strings.EqualFold(r.Name, name) {
+			picked = append(picked, r)
+		}
+	}
+	return picked
+}
+
+func registryNames(regs []config.SkillRegistry) []string {
+	var names []string
+	for _, r := range regs {
+		names = append(names, r.Name)
+	}
+	return names
+}
+
+// readRegistry downloads and parses a registry's index.
+func (t *Tools) readRegistry(ctx context.Context, r config.SkillRegistry) ([]RegistryEntry, error) {
+	indexURL, err := resolveURL(r.BaseURL, r.Index)
+	if err != nil {
+		return nil, fmt.Errorf("bad index URL: %w", err)
+	}
+	body, err := t.download(ctx, indexURL)
+	if err != nil {
+		return nil, err
+	}
+	return parseRegistryIndex(body)
+}
+
+// matchingEntries are the named entries query matches, best first, then
+// by name.
+func matchingEntries(entries []RegistryEntry, query string) []RegistryEntry {
+	type scored struct {
+		e RegistryEntry
+		s int
+	}
+	var hits []scored
+	for _, e := range entries {
+		if s := registryScore(e, query); s > 0 && strings.TrimSpace(e.Name) != "" {
+			hits = append(hits, scored{e, s})
+		}
+	}
+	slices.SortStableFunc(hits, func(a, b scored) int { return cmp.Or(cmp.Compare(b.s, a.s), cmp.Compare(a.e.Name, b.e.Name)) })
+	out := make([]RegistryEntry, len(hits))
+	for i, h := range hits {
+		out[i] = h.e
+	}
+	return out
+}
+
+// writeRegistryEntry writes one entry: name, version, author, tags,
+// description, whether a checksum is listed; then its URL, resolved
+// against the registry's base, with the checksum.
+func writeRegistryEntry(b *strings.Builder, baseURL string, e RegistryEntry) {
+	line := "- **" + e.Name + "**"
+	if e.Version != "" {
+		line += " (v" + strings.TrimPrefix(e.Version, "v") + ")"
+	}
+	if e.Author != "" {
+		line += " by " + e.Author
+	}
+	if len(e.Tags) > 0 {
+		line += " [" + strings.Join(e.Tags, ", ") + "]"
+	}
+	line += ": " + e.Description
+	if e.Checksum != "" {
+		line += " (checksum available)"
+	}
+	b.WriteString(line + "\n")
+	if e.URL == "" {
+		return
+	}
+	if abs, err := resolveURL(baseURL, e.URL); err == nil {
+		fmt.Fprintf(b, "  %s", abs)
+		if e.Checksum != "" {
+			fmt.Fprintf(b, " sha256:%s", e.Checksum)
+		}
+		b.WriteString("\n")
+	}
 }

@@ -208,88 +208,150 @@ func redefineEcho(s *mcp.Server, in mutateIn, desc string) {
 	})
 }
 
-func main() {
-	name := flag.String("name", "fixture", "server name")
-	echoDesc := flag.String("echo", "Echoes the message back.", "echo's description")
-	delay := flag.Duration("start-delay", 0, "sleep before serving")
-	extra := flag.Int("extra", 0, "generated tools to add")
-	stderr := flag.String("stderr", "", "a line to write on stderr at start")
-	httpAddr := flag.String("http", "", "serve streamable HTTP on this address")
-	alias := flag.String("alias", "", "register echo again under this name")
-	pidfile := flag.String("pidfile", "", "write the process id to this file")
-	banner := flag.String("banner", "", "a non-JSON line on stdout before serving")
-	stderrBytes := flag.Int("stderr-bytes", 0, "one stderr line of this many bytes at start")
-	ignoreEOF := flag.Bool("ignore-eof", false, "keep running after stdin closes")
-	ignoreTerm := flag.Bool("ignore-term", false, "ignore SIGTERM")
-	grandchild := flag.String("grandchild", "", "start a sleeping helper that writes its pid here")
-	setsid := flag.Bool("setsid", false, "the helper calls setsid")
-	sleeper := flag.Bool("sleeper", false, "be the sleeping helper")
-	payloads := flag.Bool("payloads", false, "add the big, blob and rpcerror tools")
-	paramHeaders := flag.Bool("param-headers", false, "add the deploy tool, whose arguments are annotated x-mcp-header")
-	askPrompt := flag.Bool("ask-prompt", false, "add the ask prompt, which asks for input by input_required")
-	sequential := flag.Bool("sequential", false, "serve echo one message at a time, with blocking writes")
-	hostile := flag.Bool("hostile", false, "serve tools whose answers are broken on purpose (see hostile.go)")
-	deaf := flag.Bool("deaf", false, "add the deaf tool, which stops reading stdin")
-	era := flag.String("era", "", "the only protocol version to speak")
-	failInit := flag.Bool("fail-init", false, "answer initialize with an internal error (a server of the old era that is not ready)")
-	stateless := flag.Bool("stateless", false, "serve streamable HTTP without sessions")
-	pages := flag.Int("endless-pages", 0, "answer tools/list and prompts/list with pages of this many items, each with a new cursor, without end")
+// options are the command's flags.
+type options struct {
+	name, echoDesc, stderr, httpAddr, alias, pidfile, banner, grandchild, era string
+	delay                                                                     time.Duration
+	extra, stderrBytes, pages                                                 int
+	ignoreEOF, ignoreTerm, setsid, sleeper, payloads, paramHeaders            bool
+	askPrompt, sequential, hostile, deaf, failInit, stateless                 bool
+}
+
+func parseFlags() *options {
+	o := &options{}
+	flag.StringVar(&o.name, "name", "fixture", "server name")
+	flag.StringVar(&o.echoDesc, "echo", "Echoes the message back.", "echo's description")
+	flag.DurationVar(&o.delay, "start-delay", 0, "sleep before serving")
+	flag.IntVar(&o.extra, "extra", 0, "generated tools to add")
+	flag.StringVar(&o.stderr, "stderr", "", "a line to write on stderr at start")
+	flag.StringVar(&o.httpAddr, "http", "", "serve streamable HTTP on this address")
+	flag.StringVar(&o.alias, "alias", "", "register echo again under this name")
+	flag.StringVar(&o.pidfile, "pidfile", "", "write the process id to this file")
+	flag.StringVar(&o.banner, "banner", "", "a non-JSON line on stdout before serving")
+	flag.IntVar(&o.stderrBytes, "stderr-bytes", 0, "one stderr line of this many bytes at start")
+	flag.BoolVar(&o.ignoreEOF, "ignore-eof", false, "keep running after stdin closes")
+	flag.BoolVar(&o.ignoreTerm, "ignore-term", false, "ignore SIGTERM")
+	flag.StringVar(&o.grandchild, "grandchild", "", "start a sleeping helper that writes its pid here")
+	flag.BoolVar(&o.setsid, "setsid", false, "the helper calls setsid")
+	flag.BoolVar(&o.sleeper, "sleeper", false, "be the sleeping helper")
+	flag.BoolVar(&o.payloads, "payloads", false, "add the big, blob and rpcerror tools")
+	flag.BoolVar(&o.paramHeaders, "param-headers", false, "add the deploy tool, whose arguments are annotated x-mcp-header")
+	flag.BoolVar(&o.askPrompt, "ask-prompt", false, "add the ask prompt, which asks for input by input_required")
+	flag.BoolVar(&o.sequential, "sequential", false, "serve echo one message at a time, with blocking writes")
+	flag.BoolVar(&o.hostile, "hostile", false, "serve tools whose answers are broken on purpose (see hostile.go)")
+	flag.BoolVar(&o.deaf, "deaf", false, "add the deaf tool, which stops reading stdin")
+	flag.StringVar(&o.era, "era", "", "the only protocol version to speak")
+	flag.BoolVar(&o.failInit, "fail-init", false, "answer initialize with an internal error (a server of the old era that is not ready)")
+	flag.BoolVar(&o.stateless, "stateless", false, "serve streamable HTTP without sessions")
+	flag.IntVar(&o.pages, "endless-pages", 0, "answer tools/list and prompts/list with pages of this many items, each with a new cursor, without end")
 	flag.Parse()
-	newEraOnly := *era >= "2026-07-28"
-	if *pidfile != "" {
-		if err := writePid(*pidfile); err != nil {
-			log.Fatal(err)
-		}
-	}
-	if *sleeper {
-		sleepForever()
-	}
-	if *ignoreTerm {
-		signal.Ignore(syscall.SIGTERM)
-	}
-	if *grandchild != "" {
-		if err := startHelper(*grandchild, *setsid); err != nil {
-			log.Fatal(err)
-		}
-	}
-	if *stderr != "" {
-		fmt.Fprintln(os.Stderr, *stderr)
-	}
-	if *stderrBytes > 0 {
-		fmt.Fprintln(os.Stderr, strings.Repeat("x", *stderrBytes))
-		fmt.Fprintln(os.Stderr, "after the long line")
-	}
-	if *banner != "" {
-		fmt.Println(*banner)
-	}
-	if *delay > 0 {
-		time.Sleep(*delay)
-	}
-	if *sequential {
+	return o
+}
+
+func main() {
+	o := parseFlags()
+	startUp(o)
+	if o.sequential {
 		serveSequential()
 		return
 	}
-	if *hostile {
+	if o.hostile {
 		serveHostile()
 		return
 	}
-
-	var sopts *mcp.ServerOptions
-	if *era != "" {
-		sopts = &mcp.ServerOptions{SupportedProtocolVersions: []string{*era}}
+	s := newServer(o)
+	if o.httpAddr != "" {
+		serveStreamable(s, o.httpAddr, o.era >= "2026-07-28" || o.stateless)
 	}
-	s := mcp.NewServer(&mcp.Implementation{Name: *name, Version: "1.0.0"}, sopts)
-	addEcho(s, *echoDesc)
+	var transport mcp.Transport = &mcp.StdioTransport{}
+	if o.deaf {
+		transport = addDeaf(s)
+	}
+	err := s.Run(context.Background(), transport)
+	if o.ignoreEOF {
+		select {} // as a server that never notices its client left
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// startUp does what the flags ask before serving: the pid file, the
+// sleeping helper (or being it), signals, stderr and stdout noise, the
+// start delay.
+func startUp(o *options) {
+	if o.pidfile != "" {
+		if err := writePid(o.pidfile); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if o.sleeper {
+		sleepForever()
+	}
+	if o.ignoreTerm {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	if o.grandchild != "" {
+		if err := startHelper(o.grandchild, o.setsid); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if o.stderr != "" {
+		fmt.Fprintln(os.Stderr, o.stderr)
+	}
+	if o.stderrBytes > 0 {
+		fmt.Fprintln(os.Stderr, strings.Repeat("x", o.stderrBytes))
+		fmt.Fprintln(os.Stderr, "after the long line")
+	}
+	if o.banner != "" {
+		fmt.Println(o.banner)
+	}
+	if o.delay > 0 {
+		time.Sleep(o.delay)
+	}
+}
+
+// newServer is the SDK server with the tools, prompts and middleware the
+// flags ask for.
+func newServer(o *options) *mcp.Server {
+	var sopts *mcp.ServerOptions
+	if o.era != "" {
+		sopts = &mcp.ServerOptions{SupportedProtocolVersions: []string{o.era}}
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: o.name, Version: "1.0.0"}, sopts)
+	addEcho(s, o.echoDesc)
 	addRoundTrips(s)
-	if *paramHeaders {
+	if o.paramHeaders {
 		addDeploy(s)
 	}
-	if *askPrompt {
+	if o.askPrompt {
 		addAskPrompt(s)
 	}
-	if *payloads {
+	if o.payloads {
 		addPayloads(s)
 	}
+	addCallTools(s, o.echoDesc)
+	addClientTools(s)
+	addInspectTools(s)
+	addGenerated(s, o.alias, o.extra)
+	addWireTools(s)
+	s.AddReceivingMiddleware(stripUntypedSchema, countLists)
+	if o.era >= "2026-07-28" {
+		s.AddReceivingMiddleware(refuseInitialize)
+	}
+	if o.failInit {
+		s.AddReceivingMiddleware(failInitialize)
+	}
+	if o.pages > 0 {
+		s.AddReceivingMiddleware(endlessPages(o.pages))
+	}
+	return s
+}
+
+// addCallTools adds the tools whose calls the tests count, cancel, crash
+// or fail, and those that change the tool list.
+func addCallTools(s *mcp.Server, echoDesc string) {
 	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Sleeps for ms milliseconds."}, func(ctx context.Context, _ *mcp.CallToolRequest, in slowIn) (*mcp.CallToolResult, any, error) {
 		slowStarted.Add(1)
 		select {
@@ -334,7 +396,7 @@ func main() {
 		return text("calls: %d", calls.Load()), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "mutate", Description: "Changes the echo tool's definition."}, func(_ context.Context, _ *mcp.CallToolRequest, in mutateIn) (*mcp.CallToolResult, any, error) {
-		redefineEcho(s, in, *echoDesc)
+		redefineEcho(s, in, echoDesc)
 		return text("echo redefined"), nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "add_tool", Description: "Adds a tool."}, func(_ context.Context, _ *mcp.CallToolRequest, in nameIn) (*mcp.CallToolResult, any, error) {
@@ -343,6 +405,11 @@ func main() {
 		})
 		return text("added %s", in.Name), nil, nil
 	})
+}
+
+// addClientTools adds the tools that call back to the client: progress,
+// sampling, elicitation, roots, logging.
+func addClientTools(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{Name: "progress", Description: "Reports progress."}, func(ctx context.Context, req *mcp.CallToolRequest, in stepsIn) (*mcp.CallToolResult, any, error) {
 		token := req.Params.GetProgressToken()
 		for i := 1; i <= in.Steps; i++ {
@@ -390,6 +457,11 @@ func main() {
 		_ = req.Session.Log(ctx, &mcp.LoggingMessageParams{Level: "info", Data: in.Message})
 		return text("logged %s", in.Message), nil, nil
 	})
+}
+
+// addInspectTools adds the tools that show what the server sees of its
+// environment and its request, or write on its own streams.
+func addInspectTools(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{Name: "env", Description: "Reads an environment variable."}, func(_ context.Context, _ *mcp.CallToolRequest, in nameIn) (*mcp.CallToolResult, any, error) {
 		v, ok := os.LookupEnv(in.Name)
 		if !ok {
@@ -420,17 +492,26 @@ func main() {
 	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Returns the process id."}, func(context.Context, *mcp.CallToolRequest, empty) (*mcp.CallToolResult, any, error) {
 		return text("%d", os.Getpid()), nil, nil
 	})
-	if *alias != "" {
-		mcp.AddTool(s, &mcp.Tool{Name: *alias, Description: "Echo under another name."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+}
+
+// addGenerated adds echo again under alias and extra generated tools.
+func addGenerated(s *mcp.Server, alias string, extra int) {
+	if alias != "" {
+		mcp.AddTool(s, &mcp.Tool{Name: alias, Description: "Echo under another name."}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
 			return text("Alias: %s", in.Message), nil, nil
 		})
 	}
-	for i := 0; i < *extra; i++ {
+	for i := 0; i < extra; i++ {
 		n := fmt.Sprintf("generated_%04d", i)
 		mcp.AddTool(s, &mcp.Tool{Name: n, Description: fmt.Sprintf("Generated tool number %d for listing benchmarks; it does nothing useful.", i)}, func(context.Context, *mcp.CallToolRequest, echoIn) (*mcp.CallToolResult, any, error) {
 			return text("%s ok", n), nil, nil
 		})
 	}
+}
+
+// addWireTools adds the tools about the wire itself: raw notifications,
+// list requests counted, progress tokens and _meta.
+func addWireTools(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{Name: "storm", Description: "Writes steps raw tools/list_changed notifications on stdout."}, func(_ context.Context, _ *mcp.CallToolRequest, in stepsIn) (*mcp.CallToolResult, any, error) {
 		for range in.Steps {
 			fmt.Fprintln(os.Stdout, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
@@ -451,51 +532,31 @@ func main() {
 		err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: in.Token, Progress: 1, Message: in.Message})
 		return text("spoofed: %v", err), nil, nil
 	})
-	s.AddReceivingMiddleware(stripUntypedSchema, countLists)
-	if newEraOnly {
-		s.AddReceivingMiddleware(refuseInitialize)
-	}
-	if *failInit {
-		s.AddReceivingMiddleware(failInitialize)
-	}
-	if *pages > 0 {
-		s.AddReceivingMiddleware(endlessPages(*pages))
-	}
+}
 
-	if *httpAddr != "" {
-		var forgotten sync.Map
-		mcp.AddTool(s, &mcp.Tool{Name: "forget", Description: "Forgets the caller's session after answering."}, func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
-			forgotten.Store(req.Session.ID(), true)
-			return text("forgetting %s", req.Session.ID()), nil, nil
-		})
-		mcp.AddTool(s, &mcp.Tool{Name: "session", Description: "The caller's session id."}, func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
-			return text("%s", req.Session.ID()), nil, nil
-		})
-		h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: newEraOnly || *stateless})
-		// A forgotten session's every later request is answered 404, as by
-		// a server whose session expired; the SDK never sees them.
-		log.Fatal(http.ListenAndServe(*httpAddr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if id := r.Header.Get("Mcp-Session-Id"); id != "" {
-				if _, gone := forgotten.Load(id); gone {
-					http.Error(w, "session not found", http.StatusNotFound)
-					return
-				}
+// serveStreamable serves s over streamable HTTP on addr, with the forget
+// and session tools, and never returns.
+func serveStreamable(s *mcp.Server, addr string, stateless bool) {
+	var forgotten sync.Map
+	mcp.AddTool(s, &mcp.Tool{Name: "forget", Description: "Forgets the caller's session after answering."}, func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
+		forgotten.Store(req.Session.ID(), true)
+		return text("forgetting %s", req.Session.ID()), nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "session", Description: "The caller's session id."}, func(_ context.Context, req *mcp.CallToolRequest, _ empty) (*mcp.CallToolResult, any, error) {
+		return text("%s", req.Session.ID()), nil, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: stateless})
+	// A forgotten session's every later request is answered 404, as by
+	// a server whose session expired; the SDK never sees them.
+	log.Fatal(http.ListenAndServe(addr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id := r.Header.Get("Mcp-Session-Id"); id != "" {
+			if _, gone := forgotten.Load(id); gone {
+				http.Error(w, "session not found", http.StatusNotFound)
+				return
 			}
-			h.ServeHTTP(w, r)
-		})))
-	}
-	var transport mcp.Transport = &mcp.StdioTransport{}
-	if *deaf {
-		transport = addDeaf(s)
-	}
-	err := s.Run(context.Background(), transport)
-	if *ignoreEOF {
-		select {} // as a server that never notices its client left
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+		}
+		h.ServeHTTP(w, r)
+	})))
 }
 
 // askLater waits (two minutes at most) for in.File, then asks the client

@@ -80,11 +80,7 @@ var quiet = []string{"=== RUN", "=== PAUSE", "=== CONT", "=== NAME"}
 // report copies the run's output from r to w as a plain go test prints it
 // and returns the skipped tests. done is called after each package line.
 func report(r io.Reader, w io.Writer, done func()) []skip {
-	var skips []skip
-	// Output of the top-level tests still running, per package and test,
-	// printed only if the test fails; and of every test, for its reason.
-	pending := map[string]map[string][]string{}
-	last := map[string]string{}
+	rp := &reporter{w: w, done: done, pending: map[string]map[string][]string{}, last: map[string]string{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
 	for sc.Scan() {
@@ -94,53 +90,86 @@ func report(r io.Reader, w io.Writer, done func()) []skip {
 			fmt.Fprintf(w, "%s\n", line)
 			continue
 		}
-		top, _, _ := strings.Cut(e.Test, "/")
 		switch {
 		case e.Action == "build-output":
 			fmt.Fprint(w, e.Output)
-		case e.Test == "" && e.Action == "output":
-			if e.Output != "PASS\n" {
-				fmt.Fprint(w, e.Output)
-			}
-			if strings.HasPrefix(e.Output, "ok ") || strings.HasPrefix(e.Output, "FAIL\t") || strings.HasPrefix(e.Output, "?") {
-				done()
-			}
-		case e.Test == "" && e.Action == "fail":
-			// A test that never ended (a timeout's panic, a crash) shows
-			// what it wrote.
-			for _, lines := range pending[e.Package] {
-				fmt.Fprint(w, strings.Join(lines, ""))
-			}
-			delete(pending, e.Package)
-		case e.Test == "" && (e.Action == "pass" || e.Action == "skip"):
-			delete(pending, e.Package)
 		case e.Test == "":
+			rp.packageEvent(e)
 		case e.Action == "output":
-			if isQuiet(e.Output) {
-				continue
-			}
-			if pending[e.Package] == nil {
-				pending[e.Package] = map[string][]string{}
-			}
-			pending[e.Package][top] = append(pending[e.Package][top], e.Output)
-			if s := strings.TrimSpace(e.Output); s != "" && !strings.HasPrefix(s, "--- ") {
-				last[e.Package+" "+e.Test] = s
-			}
-		case e.Action == "skip":
-			skips = append(skips, skip{pkg: e.Package, test: e.Test, reason: last[e.Package+" "+e.Test]})
-			fallthrough
-		case e.Action == "pass" || e.Action == "fail":
-			delete(last, e.Package+" "+e.Test)
-			if e.Test != top {
-				continue
-			}
-			if e.Action == "fail" {
-				printFailure(w, top, pending[e.Package][top])
-			}
-			delete(pending[e.Package], top)
+			rp.testOutput(e)
+		case e.Action == "skip" || e.Action == "pass" || e.Action == "fail":
+			rp.testEnd(e)
 		}
 	}
-	return skips
+	return rp.skips
+}
+
+// reporter is report's state over one run.
+type reporter struct {
+	w    io.Writer
+	done func()
+	// pending holds the output of the top-level tests still running, per
+	// package and test, printed only if the test fails; last is every
+	// test's last line, for a skip's reason.
+	pending map[string]map[string][]string
+	last    map[string]string
+	skips   []skip
+}
+
+// packageEvent handles a package's own event: its output line (the end
+// of a package calls done), and its end, which prints the output of the
+// tests a failing package left unfinished (a timeout's panic, a crash).
+func (rp *reporter) packageEvent(e event) {
+	switch e.Action {
+	case "output":
+		if e.Output != "PASS\n" {
+			fmt.Fprint(rp.w, e.Output)
+		}
+		if strings.HasPrefix(e.Output, "ok ") || strings.HasPrefix(e.Output, "FAIL\t") || strings.HasPrefix(e.Output, "?") {
+			rp.done()
+		}
+	case "fail":
+		for _, lines := range rp.pending[e.Package] {
+			fmt.Fprint(rp.w, strings.Join(lines, ""))
+		}
+		delete(rp.pending, e.Package)
+	case "pass", "skip":
+		delete(rp.pending, e.Package)
+	}
+}
+
+// testOutput keeps a line a test wrote, under its top-level test, unless
+// it is a progress line; and notes it as the test's last words.
+func (rp *reporter) testOutput(e event) {
+	if isQuiet(e.Output) {
+		return
+	}
+	top, _, _ := strings.Cut(e.Test, "/")
+	if rp.pending[e.Package] == nil {
+		rp.pending[e.Package] = map[string][]string{}
+	}
+	rp.pending[e.Package][top] = append(rp.pending[e.Package][top], e.Output)
+	if s := strings.TrimSpace(e.Output); s != "" && !strings.HasPrefix(s, "--- ") {
+		rp.last[e.Package+" "+e.Test] = s
+	}
+}
+
+// testEnd records a skip with its reason, and at the end of a top-level
+// test prints its output if it failed and forgets it.
+func (rp *reporter) testEnd(e event) {
+	key := e.Package + " " + e.Test
+	if e.Action == "skip" {
+		rp.skips = append(rp.skips, skip{pkg: e.Package, test: e.Test, reason: rp.last[key]})
+	}
+	delete(rp.last, key)
+	top, _, _ := strings.Cut(e.Test, "/")
+	if e.Test != top {
+		return
+	}
+	if e.Action == "fail" {
+		printFailure(rp.w, top, rp.pending[e.Package][top])
+	}
+	delete(rp.pending[e.Package], top)
 }
 
 // printFailure prints a failed test's output with its "--- FAIL" line

@@ -419,12 +419,7 @@ type named struct {
 // corpus, labelled alone; no other query contains a label's tool name or two
 // or more of its words joined with '_' or '-'. It also reports coverage.
 func checkQueries(dir string) error {
-	var c struct {
-		Servers []struct {
-			ID    string  `json:"id"`
-			Tools []named `json:"tools"`
-		} `json:"servers"`
-	}
+	var c checkCorpus
 	var nat struct {
 		Tools []named `json:"tools"`
 	}
@@ -438,136 +433,204 @@ func checkQueries(dir string) error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
-	type origin struct{ server, name string }
-	cat := map[string]origin{}
-	child := map[string][]string{}
-	var errs []string
-	fail := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
+	qc := newQueryCheck(c, nat.Tools)
+	for _, q := range qs {
+		qc.query(q)
+	}
+	qc.report(c, nat.Tools, qs)
+	if len(qc.errs) > 0 {
+		return fmt.Errorf("%d problems:\n%s", len(qc.errs), strings.Join(qc.errs, "\n"))
+	}
+	fmt.Println("ok")
+	return nil
+}
+
+// checkCorpus is what checkQueries reads of corpus.json: the tool names.
+type checkCorpus struct {
+	Servers []struct {
+		ID    string  `json:"id"`
+		Tools []named `json:"tools"`
+	} `json:"servers"`
+}
+
+// origin is where a catalog name comes from: its server ("" for a
+// native) and its name there.
+type origin struct{ server, name string }
+
+// queryCheck is the state of one check: the catalog, the problems found
+// and what the queries covered.
+type queryCheck struct {
+	cat   map[string]origin
+	child map[string][]string // a child's tool name → its catalog names
+	errs  []string
+
+	ids, texts                 map[string]bool
+	kinds                      map[string]int
+	servers, natives, labelled map[string]bool
+}
+
+// newQueryCheck builds the catalog names of the corpus and the natives,
+// noting duplicates and collisions.
+func newQueryCheck(c checkCorpus, natives []named) *queryCheck {
+	qc := &queryCheck{
+		cat: map[string]origin{}, child: map[string][]string{},
+		ids: map[string]bool{}, texts: map[string]bool{}, kinds: map[string]int{},
+		servers: map[string]bool{}, natives: map[string]bool{}, labelled: map[string]bool{},
+	}
 	for _, s := range c.Servers {
 		for _, t := range s.Tools {
 			n := s.ID + "_" + t.Name
-			if _, dup := cat[n]; dup {
-				fail("duplicate catalog name %s", n)
+			if _, dup := qc.cat[n]; dup {
+				qc.fail("duplicate catalog name %s", n)
 			}
-			cat[n] = origin{s.ID, t.Name}
-			child[t.Name] = append(child[t.Name], n)
+			qc.cat[n] = origin{s.ID, t.Name}
+			qc.child[t.Name] = append(qc.child[t.Name], n)
 		}
 	}
-	for _, t := range nat.Tools {
-		if _, dup := cat[t.Name]; dup {
-			fail("native %s collides with a proxied name", t.Name)
+	for _, t := range natives {
+		if _, dup := qc.cat[t.Name]; dup {
+			qc.fail("native %s collides with a proxied name", t.Name)
 		}
-		cat[t.Name] = origin{"", t.Name}
+		qc.cat[t.Name] = origin{"", t.Name}
 	}
-	splitter := regexp.MustCompile(`[_\-]+`)
-	fragments := func(name string) (whole bool, out []string) {
-		var toks []string
-		for _, t := range splitter.Split(strings.ToLower(name), -1) {
-			if t != "" {
-				toks = append(toks, t)
-			}
-		}
-		for n := 2; n <= len(toks); n++ {
-			for i := 0; i+n <= len(toks); i++ {
-				out = append(out, strings.Join(toks[i:i+n], "_"), strings.Join(toks[i:i+n], "-"))
-			}
-		}
-		return len(toks) > 1, out
+	return qc
+}
+
+func (qc *queryCheck) fail(format string, a ...any) {
+	qc.errs = append(qc.errs, fmt.Sprintf(format, a...))
+}
+
+// query checks one query: its id, text and kind, its labels, and either
+// its exact name or that its text gives no label's name away.
+func (qc *queryCheck) query(q query) {
+	if qc.ids[q.ID] {
+		qc.fail("%s: duplicate id", q.ID)
 	}
-	ids, texts := map[string]bool{}, map[string]bool{}
-	kinds := map[string]int{}
-	servers, natives, labelled := map[string]bool{}, map[string]bool{}, map[string]bool{}
-	for _, q := range qs {
-		if ids[q.ID] {
-			fail("%s: duplicate id", q.ID)
-		}
-		ids[q.ID] = true
-		lq := strings.ToLower(q.Query)
-		if texts[lq] {
-			fail("%s: duplicate query %q", q.ID, q.Query)
-		}
-		texts[lq] = true
-		kinds[q.Kind]++
-		switch q.Kind {
-		case "natural", "hard-negative", "exact-name", "abbreviation":
-		default:
-			fail("%s: unknown kind %q", q.ID, q.Kind)
-		}
-		var best []string
-		for n, g := range q.Labels {
-			o, ok := cat[n]
-			if !ok {
-				fail("%s: label %s is not in the catalog", q.ID, n)
-				continue
-			}
-			if g != 1 && g != 2 {
-				fail("%s: label %s has grade %d", q.ID, n, g)
-			}
-			if g == 2 {
-				best = append(best, n)
-			}
-			labelled[n] = true
-			if o.server == "" {
-				natives[n] = true
-			} else {
-				servers[o.server] = true
-			}
-		}
-		if len(best) == 0 {
-			fail("%s: no grade-2 label", q.ID)
-		}
-		if q.Kind == "exact-name" {
-			if len(q.Labels) != 1 || len(best) != 1 {
-				fail("%s: an exact-name query labels exactly one tool", q.ID)
-			} else if q.Query != best[0] && !(len(child[q.Query]) == 1 && child[q.Query][0] == best[0]) {
-				fail("%s: %q is neither %s nor its unique original name", q.ID, q.Query, best[0])
-			}
+	qc.ids[q.ID] = true
+	lq := strings.ToLower(q.Query)
+	if qc.texts[lq] {
+		qc.fail("%s: duplicate query %q", q.ID, q.Query)
+	}
+	qc.texts[lq] = true
+	qc.kinds[q.Kind]++
+	switch q.Kind {
+	case "natural", "hard-negative", "exact-name", "abbreviation":
+	default:
+		qc.fail("%s: unknown kind %q", q.ID, q.Kind)
+	}
+	best := qc.labels(q)
+	if q.Kind == "exact-name" {
+		qc.exactName(q, best)
+		return
+	}
+	if w := len(strings.Fields(q.Query)); w < 2 || w > 20 {
+		qc.fail("%s: %d words", q.ID, w)
+	}
+	qc.leaks(q, lq)
+}
+
+// labels checks a query's labels (catalog names, grade 1 or 2, one of
+// grade 2 at least), records what they cover and returns the grade-2
+// ones.
+func (qc *queryCheck) labels(q query) (best []string) {
+	for n, g := range q.Labels {
+		o, ok := qc.cat[n]
+		if !ok {
+			qc.fail("%s: label %s is not in the catalog", q.ID, n)
 			continue
 		}
-		if w := len(strings.Fields(q.Query)); w < 2 || w > 20 {
-			fail("%s: %d words", q.ID, w)
+		if g != 1 && g != 2 {
+			qc.fail("%s: label %s has grade %d", q.ID, n, g)
 		}
-		for n := range q.Labels {
-			o, ok := cat[n]
-			if !ok {
-				continue
+		if g == 2 {
+			best = append(best, n)
+		}
+		qc.labelled[n] = true
+		if o.server == "" {
+			qc.natives[n] = true
+		} else {
+			qc.servers[o.server] = true
+		}
+	}
+	if len(best) == 0 {
+		qc.fail("%s: no grade-2 label", q.ID)
+	}
+	return best
+}
+
+// exactName checks an exact-name query: one label, and the query is its
+// catalog name or its child name when no other child has that name.
+func (qc *queryCheck) exactName(q query, best []string) {
+	if len(q.Labels) != 1 || len(best) != 1 {
+		qc.fail("%s: an exact-name query labels exactly one tool", q.ID)
+	} else if q.Query != best[0] && !(len(qc.child[q.Query]) == 1 && qc.child[q.Query][0] == best[0]) {
+		qc.fail("%s: %q is neither %s nor its unique original name", q.ID, q.Query, best[0])
+	}
+}
+
+// leaks reports a query text lq that holds a label's tool name, catalog
+// or original, or two or more of its words joined as in the name.
+func (qc *queryCheck) leaks(q query, lq string) {
+	for n := range q.Labels {
+		o, ok := qc.cat[n]
+		if !ok {
+			continue
+		}
+		for _, name := range []string{n, o.name} {
+			whole, frags := nameFragments(name)
+			if whole && strings.Contains(lq, strings.ToLower(name)) {
+				qc.fail("%s: contains the tool name %s", q.ID, name)
 			}
-			for _, name := range []string{n, o.name} {
-				whole, frags := fragments(name)
-				if whole && strings.Contains(lq, strings.ToLower(name)) {
-					fail("%s: contains the tool name %s", q.ID, name)
-				}
-				for _, f := range frags {
-					if strings.Contains(lq, f) {
-						fail("%s: contains %q from %s", q.ID, f, n)
-					}
+			for _, f := range frags {
+				if strings.Contains(lq, f) {
+					qc.fail("%s: contains %q from %s", q.ID, f, n)
 				}
 			}
 		}
 	}
+}
+
+var nameSeparators = regexp.MustCompile(`[_\-]+`)
+
+// nameFragments splits a tool name on '_' and '-' and returns whether it
+// has more than one word, and every run of two or more of its words
+// joined with '_' and with '-'.
+func nameFragments(name string) (whole bool, out []string) {
+	var toks []string
+	for _, t := range nameSeparators.Split(strings.ToLower(name), -1) {
+		if t != "" {
+			toks = append(toks, t)
+		}
+	}
+	for n := 2; n <= len(toks); n++ {
+		for i := 0; i+n <= len(toks); i++ {
+			out = append(out, strings.Join(toks[i:i+n], "_"), strings.Join(toks[i:i+n], "-"))
+		}
+	}
+	return len(toks) > 1, out
+}
+
+// report prints what the queries cover: tools, kinds, and the servers
+// and natives no query labels.
+func (qc *queryCheck) report(c checkCorpus, natives []named, qs []query) {
 	var missingServers, missingNatives []string
 	for _, s := range c.Servers {
-		if !servers[s.ID] {
+		if !qc.servers[s.ID] {
 			missingServers = append(missingServers, s.ID)
 		}
 	}
-	for _, t := range nat.Tools {
-		if !natives[t.Name] {
+	for _, t := range natives {
+		if !qc.natives[t.Name] {
 			missingNatives = append(missingNatives, t.Name)
 		}
 	}
 	var kindList []string
-	for k, n := range kinds {
+	for k, n := range qc.kinds {
 		kindList = append(kindList, fmt.Sprintf("%s=%d", k, n))
 	}
 	sort.Strings(kindList)
-	fmt.Printf("tools: %d (%d proxied from %d servers, %d native)\n", len(cat), len(cat)-len(nat.Tools), len(c.Servers), len(nat.Tools))
+	fmt.Printf("tools: %d (%d proxied from %d servers, %d native)\n", len(qc.cat), len(qc.cat)-len(natives), len(c.Servers), len(natives))
 	fmt.Printf("queries: %d (%s)\n", len(qs), strings.Join(kindList, ", "))
-	fmt.Printf("distinct tools labelled: %d\n", len(labelled))
+	fmt.Printf("distinct tools labelled: %d\n", len(qc.labelled))
 	fmt.Printf("servers without a query: %v\nnatives without a query: %v\n", missingServers, missingNatives)
-	if len(errs) > 0 {
-		return fmt.Errorf("%d problems:\n%s", len(errs), strings.Join(errs, "\n"))
-	}
-	fmt.Println("ok")
-	return nil
 }

@@ -1,7 +1,0 @@
-//go:build !linux
-
-package codemode
-
-import "os/exec"
-
-func sandboxAttr(*exec.Cmd) {}
