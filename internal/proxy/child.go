@@ -219,6 +219,7 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 	copts := c.clientOptions(caps)
 	c.sup.contentHandlers(c, copts)
 	client := mcp.NewClient(&mcp.Implementation{Name: "evokore-proxy-" + spec.ID, Version: c.sup.opts.Version}, copts)
+	registerSkillMethods(client)
 	client.AddReceivingMiddleware(c.sup.rootsMiddleware(spec.ID), c.sup.elicitMiddleware(spec.ID, caps), c.order.middleware)
 
 	transport, proc, err := c.dial(spec, timeout)

@@ -184,6 +184,7 @@ func (c *child) dialNewEra() (conn *eraConn, oldOnly bool, err error) {
 	c.sup.contentHandlers(c, opts)
 	opts.PromptListChangedHandler, opts.ResourceListChangedHandler = nil, nil
 	client := mcp.NewClient(&mcp.Implementation{Name: "evokore-proxy-" + spec.ID, Version: c.sup.opts.Version}, opts)
+	registerSkillMethods(client)
 	client.AddReceivingMiddleware(conn.order.middleware)
 	cctx, cancel := context.WithTimeout(c.ctx, timeout)
 	defer cancel()
