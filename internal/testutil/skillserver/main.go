@@ -186,4 +186,3 @@ func must(err error) {
 		log.Fatal(err)
 	}
 }
-
