@@ -111,7 +111,16 @@ type skillsResult struct {
 	// The sessionless era's result type and list caching (SEP-2549): a
 	// listing depends on the caller's role and profile.
 	ResultType string `json:"resultType,omitempty"`
-	CacheScope string `json:"cacheScope,omitempty"`
+	*cacheHint
+}
+
+// cacheHint is what a 2026-07-28 skills/list or skills/get carries (its
+// CacheableResult): ttlMs 0, for a listing changes with a reload or a
+// child's update, and private, for it depends on the caller's role and
+// profile.
+type cacheHint struct {
+	TTLMs      int    `json:"ttlMs"`
+	CacheScope string `json:"cacheScope"`
 }
 
 // listSkills answers skills/list, a page at a time.
@@ -140,7 +149,7 @@ func (s *Server) listSkills(_ context.Context, sess *session.Session, sessionles
 		res.NextCursor = cursor{Offset: end}.encode()
 	}
 	if sessionless {
-		res.ResultType, res.CacheScope = "complete", "private"
+		res.ResultType, res.cacheHint = "complete", &cacheHint{CacheScope: "private"}
 	}
 	return json.Marshal(res)
 }
@@ -165,9 +174,10 @@ func (s *Server) getSkill(_ context.Context, sess *session.Session, sessionless 
 			res := struct {
 				Skill      *skills.Entry `json:"skill"`
 				ResultType string        `json:"resultType,omitempty"`
+				*cacheHint
 			}{Skill: sk.entry}
 			if sessionless {
-				res.ResultType = "complete"
+				res.ResultType, res.cacheHint = "complete", &cacheHint{CacheScope: "private"}
 			}
 			return json.Marshal(res)
 		}
