@@ -201,6 +201,9 @@ func New(opts Options) *Server {
 	contrib := registerManagers(table, host, s)
 	s.content = contrib.Content
 	s.skillLib = contrib.Skills
+	if s.skillLib != nil {
+		s.parts.OnStart(func(ctx context.Context) { s.parts.Go(func() { s.syncChildSkills(ctx) }) })
+	}
 	for _, start := range contrib.Starters {
 		s.parts.OnStart(start)
 	}

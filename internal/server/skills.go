@@ -246,3 +246,66 @@ func fileContents(uri string, b []byte) *mcp.ReadResourceResult {
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{c}}
 }
+
+// syncChildSkills keeps the children's skills searchable with the
+// library's (search_skills, resolve_workflow, execute_skill) until ctx
+// ends: whenever a child's content changes, the skills it serves and
+// that are not held replace the last. The SKILL.md of a child whose
+// config lets execute_skill run its skills is fetched (and checked
+// against its digest), so its steps are known; the others are searched
+// by their frontmatter.
+func (s *Server) syncChildSkills(ctx context.Context) {
+	had := false
+	for {
+		changed := s.proxy.ContentChanged()
+		var remote []*skills.Skill
+		for _, c := range s.proxy.Skills() {
+			if c.Held != "" {
+				continue
+			}
+			var doc []byte
+			if c.Execute {
+				doc = s.fetchChildSkill(ctx, c)
+			}
+			remote = append(remote, skills.RemoteSkill(c.Server, c.Name, c.Entry.URI, c.Entry.Frontmatter, doc, c.Execute && doc != nil))
+		}
+		if len(remote) > 0 || had {
+			// Until a child serves skills the library is left to start
+			// after the first handshake, as it does without them.
+			s.skillLib.SetRemote(remote)
+			had = true
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// fetchChildSkill reads a child's SKILL.md, nil unless its bytes are the
+// ones its manifest lists.
+func (s *Server) fetchChildSkill(ctx context.Context, c proxy.ChildSkill) []byte {
+	var digest string
+	for _, f := range c.Entry.Resources {
+		if f.URI == c.Entry.URI {
+			digest = f.Digest
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.Settings.Children.Request)
+	defer cancel()
+	res, err := s.proxy.ReadResource(ctx, c.Server, nil, &mcp.ReadResourceParams{URI: c.ChildURI})
+	if err != nil || len(res.Contents) != 1 || res.Contents[0] == nil {
+		s.log.Info("[EVOKORE] Cannot read a child's skill", "server", c.Server, "skill", c.Name)
+		return nil
+	}
+	b := []byte(res.Contents[0].Text)
+	if res.Contents[0].Blob != nil {
+		b = res.Contents[0].Blob
+	}
+	if sum := sha256.Sum256(b); "sha256:"+hex.EncodeToString(sum[:]) != digest {
+		s.log.Info("[EVOKORE] A child's skill is not what its digest says; it is not run", "server", c.Server, "skill", c.Name)
+		return nil
+	}
+	return b
+}

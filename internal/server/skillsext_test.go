@@ -318,3 +318,24 @@ func keys(m map[string]extSkill) []string {
 	}
 	return out
 }
+
+// A child's skills are found by search_skills and resolve_workflow with
+// the library's, under their prefixed names; execute_skill runs them only
+// when the child's config says "executeSkills": true.
+func TestChildSkillsAreSearchedAndRunOnlyWhenAllowed(t *testing.T) {
+	h, _ := skillRouter(t, nil, "")
+	// admin (shipped) runs execute_skill without approval.
+	cs := extClient(t, serveHTTP(t, h, "admin"), "2025-11-25")
+	h.Booted()
+	routertest.WaitFor(t, "search_skills to find the child's skill", func() bool {
+		text, _ := routertest.CallText(t, cs, "search_skills", map[string]any{"query": "branch and commit the team's way"})
+		return strings.Contains(text, "kids_git-flow")
+	})
+	if text, _ := routertest.CallText(t, cs, "resolve_workflow", map[string]any{"objective": "branch and commit the team's way"}); !strings.Contains(text, "kids_git-flow") {
+		t.Errorf("resolve_workflow does not offer the child's skill:\n%s", text)
+	}
+	text, isErr := routertest.CallText(t, cs, "execute_skill", map[string]any{"skill_name": "kids_git-flow", "step": 0})
+	if !isErr || !strings.Contains(text, "executeSkills") {
+		t.Errorf("execute_skill of a child's skill without executeSkills = %q (error %v)", text, isErr)
+	}
+}

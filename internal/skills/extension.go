@@ -169,6 +169,9 @@ func (ix *Index) ReadFile(uri string) (b []byte, ok bool, err error) {
 func serve(src Source, skills []*Skill) *Served {
 	sv := &Served{byURI: map[string]*Entry{}, files: map[string]servedFile{}, skill: map[string]*Skill{}}
 	for _, s := range skills {
+		if s.Remote != nil {
+			continue
+		}
 		e, files, err := serveSkill(src, s)
 		if err == nil && sv.byURI[e.URI] != nil {
 			err = fmt.Errorf("its extension URI %s is taken by %s", e.URI, sv.skill[e.URI].File)
@@ -340,4 +343,54 @@ func ManifestHash(files []File) string {
 		fmt.Fprintf(h, "%s\x00%s\x00%d\n", f.URI, f.Digest, f.Size)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Remote marks a skill a child serves by the Skills Extension: it is
+// searched with the library's, and execute_skill runs it only when the
+// child's config allows it (Execute).
+type Remote struct {
+	Server  string
+	Execute bool
+}
+
+// RemoteSkill makes a child's skill searchable: name is its name as the
+// router serves it (prefixed), uri its SKILL.md's router URI, frontmatter
+// the listing's, and doc the SKILL.md when it was fetched (nil: the
+// frontmatter alone, so no body and nothing to run).
+func RemoteSkill(server, name, uri string, frontmatter json.RawMessage, doc []byte, execute bool) *Skill {
+	src := doc
+	if src == nil {
+		// JSON is YAML: the frontmatter as the listing carries it.
+		src = []byte("---\n" + string(frontmatter) + "\n---\n")
+	}
+	s, _, ok := parseSkill(candidate{rel: uri, category: server, fallback: name}, src, uri)
+	if !ok {
+		var fm struct {
+			Description string `json:"description"`
+		}
+		_ = json.Unmarshal(frontmatter, &fm)
+		s = &Skill{Description: fm.Description}
+	}
+	s.Name, s.Key, s.Category, s.Subcategory, s.Depth = name, strings.ToLower(server+"/"+name), server, "", 0
+	s.URI, s.File, s.Path, s.fallback = uri, uri, "", name
+	s.Remote = &Remote{Server: server, Execute: execute}
+	return s
+}
+
+// withRemote is the index with a child's skills added, for search and
+// lookups; the extension's view stays the library's own.
+func (ix *Index) withRemote(remote []*Skill) *Index {
+	m := &Index{Source: ix.Source, Diagnostics: ix.Diagnostics, Built: ix.Built, Took: ix.Took}
+	all := make([]*Skill, 0, len(ix.Skills)+len(remote))
+	for _, s := range ix.Skills {
+		c := *s // assemble sets fields of its skills: the library's index is read meanwhile
+		all = append(all, &c)
+	}
+	for _, s := range remote {
+		c := *s
+		all = append(all, &c)
+	}
+	m.assemble(all)
+	m.served = ix.served
+	return m
 }
