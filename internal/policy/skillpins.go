@@ -2,6 +2,8 @@ package policy
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/evokore/evokore/internal/config"
@@ -142,4 +144,42 @@ func msgSkillPinsUnreadable(name string) string {
 
 func msgSkillPinsUnwritable(uri string) string {
 	return fmt.Sprintf("The skill %s is held: its pin cannot be written, so it would prove nothing after a restart.", uri)
+}
+
+// HeldSkill is one held skill as `evokore pins list` shows it.
+type HeldSkill struct {
+	Server   string `json:"server"`
+	Identity string `json:"identity,omitempty"`
+	// URI is the child's SKILL.md; Target what `evokore pins accept`
+	// takes for it.
+	URI    string `json:"uri"`
+	Target string `json:"target"`
+	// Reason is "changed" or "added".
+	Reason   string       `json:"reason"`
+	Accepted *PinnedSkill `json:"accepted,omitempty"`
+	Current  *PinnedSkill `json:"current"`
+}
+
+// HeldSkills lists every held skill, sorted by server and URI.
+func (p *Pins) HeldSkills() []HeldSkill {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []HeldSkill
+	for _, sp := range p.doc.Pinned {
+		for uri, pin := range sp.Skills {
+			if pin.Changed == nil {
+				continue
+			}
+			h := HeldSkill{Server: sp.Server, Identity: sp.Identity, URI: uri, Target: p.targetLocked(sp.Server, sp.Identity, pin.Changed.Name),
+				Reason: "added", Accepted: pin.Accepted, Current: pin.Changed}
+			if pin.Accepted != nil {
+				h.Reason = "changed"
+			}
+			out = append(out, h)
+		}
+	}
+	slices.SortFunc(out, func(a, b HeldSkill) int {
+		return strings.Compare(a.Server+"\x00"+a.Identity+"\x00"+a.URI, b.Server+"\x00"+b.Identity+"\x00"+b.URI)
+	})
+	return out
 }

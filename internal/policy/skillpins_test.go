@@ -33,6 +33,9 @@ func TestSkillPinsHoldAChangedSkillUntilAccepted(t *testing.T) {
 	if !strings.Contains(held[a], "files changed") || !strings.Contains(held[b], "added it") || strings.Contains(held[a], d2) {
 		t.Fatalf("held = %v", held)
 	}
+	if hs := p.HeldSkills(); len(hs) != 2 || hs[0].URI != b || hs[0].Reason != "added" || hs[1].Reason != "changed" || hs[1].Target != "kids/git-flow" {
+		t.Errorf("HeldSkills = %+v", hs)
+	}
 	if got, err := p.Accept("kids", "git-flow"); err != nil || len(got) != 1 {
 		t.Fatalf("accept git-flow = %v, %v", got, err)
 	}
