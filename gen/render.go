@@ -164,6 +164,9 @@ func renderProfiles(s *config.Shipped) *jen.File {
 			if p.Budget > 0 {
 				fields = append(fields, field("Budget", jen.Lit(p.Budget)))
 			}
+			if p.Skills != nil {
+				fields = append(fields, field("Skills", stringList(p.Skills)))
+			}
 			g.Line().Values(fields...)
 		}
 		g.Line()

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -46,6 +48,12 @@ shows what changed, old and new.`,
 			}
 			for _, h := range held {
 				writeHeld(cmd.OutOrStdout(), h)
+			}
+			// Held skills (the Skills Extension): which files changed,
+			// by digest; their text is read from the child, not here.
+			for _, h := range pins.HeldSkills() {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: skill %s %s (server %s)\n", jsonenc.Graphic(h.Target), jsonenc.Graphic(h.URI), h.Reason, jsonenc.Graphic(h.Server))
+				writeSkillFiles(cmd.OutOrStdout(), h)
 			}
 			return nil
 		},
@@ -163,4 +171,25 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// writeSkillFiles prints the files of a held skill whose digest differs
+// from the accepted one ("-" accepted, "+" now), escaped: the URIs come
+// from a child.
+func writeSkillFiles(w io.Writer, h policy.HeldSkill) {
+	old := map[string]string{}
+	if h.Accepted != nil {
+		for _, f := range h.Accepted.Files {
+			old[f.URI] = f.Digest
+		}
+	}
+	for _, f := range h.Current.Files {
+		if d, ok := old[f.URI]; !ok || d != f.Digest {
+			fmt.Fprintf(w, "  %s:\n    - %s\n    + %s\n", jsonenc.Graphic(f.URI), orNone(d), f.Digest)
+		}
+		delete(old, f.URI)
+	}
+	for _, uri := range slices.Sorted(maps.Keys(old)) {
+		fmt.Fprintf(w, "  %s:\n    - %s\n    + (removed)\n", jsonenc.Graphic(uri), old[uri])
+	}
 }

@@ -1,5 +1,7 @@
 package catalog
 
+import "strings"
+
 // Visibility is how a profile decides which tools are always listed.
 type Visibility uint8
 
@@ -28,4 +30,23 @@ type Profile struct {
 	// Budget is the most cl100k tokens the profile's listing may cost; 0
 	// means no budget.
 	Budget int
+	// Skills are the only skills the profile serves by the Skills
+	// Extension; nil serves all.
+	Skills []string
+}
+
+// ServesSkill reports whether the profile serves a skill known by any of
+// names (its name, its category/name).
+func (p *Profile) ServesSkill(names ...string) bool {
+	if p == nil || p.Skills == nil {
+		return true
+	}
+	for _, want := range p.Skills {
+		for _, n := range names {
+			if n != "" && strings.EqualFold(want, n) {
+				return true
+			}
+		}
+	}
+	return false
 }

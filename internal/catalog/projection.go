@@ -18,6 +18,7 @@ func FromConfig(p config.Profile, isNative func(string) bool) Profile {
 		Description:              p.Description,
 		MandatoryInjectionSkills: p.MandatoryInjectionSkills,
 		Budget:                   p.Budget,
+		Skills:                   p.Skills,
 	}
 	switch p.AlwaysVisible.Mode {
 	case config.VisibleAll:

@@ -77,6 +77,9 @@ type Server struct {
 	// so the child need know nothing of tasks. A tool not named is
 	// served as optional without saying so.
 	Tasks map[string]string `json:"tasks,omitempty"`
+	// ExecuteSkills lets execute_skill run the skills this child serves
+	// by the Skills Extension; by default only the library's own run.
+	ExecuteSkills bool `json:"executeSkills,omitempty"`
 
 	// Invalid, when not empty, is why this server cannot start: the
 	// positioned problems of its definition. The child fails with it; the
@@ -312,6 +315,10 @@ type Profile struct {
 	Description              string     `json:"description,omitempty"`
 	MandatoryInjectionSkills []string   `json:"mandatoryInjectionSkills,omitempty"`
 	Budget                   int        `json:"budget,omitempty"`
+	// Skills are the only skills the profile serves by the Skills
+	// Extension, by name (a child's prefixed, as its tools are) or
+	// category/name; nil serves every skill.
+	Skills []string `json:"skills,omitempty"`
 }
 
 // Visibility is a profile's alwaysVisible: "all", "all-native", or a list.

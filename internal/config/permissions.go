@@ -38,6 +38,9 @@ type Role struct {
 	Description       string            `json:"description,omitempty"`
 	DefaultPermission string            `json:"default_permission"`
 	Overrides         map[string]string `json:"overrides,omitempty"`
+	// Skills allow or deny skills by name (a child's prefixed, as its
+	// tools are) or category/name; a skill not named is allowed.
+	Skills map[string]string `json:"skills,omitempty"`
 }
 
 // Role returns the role with the given name.

@@ -32,13 +32,19 @@ func Options(instructions string) *mcp.ServerOptions {
 			// The router serves MCP tasks itself (package tasks): the
 			// extension of 2026-07-28 here, the experimental capability of
 			// 2025-11-25 by Middleware.
-			Extensions: map[string]any{tasksExtension: map[string]any{}},
+			// It serves the Skills Extension (SEP-2640) too, without
+			// resources/directory/read.
+			Extensions: map[string]any{tasksExtension: map[string]any{}, skillsExtension: map[string]any{}},
 		},
 	}
 }
 
 // tasksExtension names the tasks extension (2026-07-28).
 const tasksExtension = "io.modelcontextprotocol/tasks"
+
+// skillsExtension names the Skills Extension (SEP-2640); package skills
+// has it too, which this package does not import.
+const skillsExtension = "io.modelcontextprotocol/skills"
 
 // legacyTasks is the tasks capability of 2025-11-25: tasks/list,
 // tasks/cancel and task-augmented tools/call. The go-sdk's capabilities

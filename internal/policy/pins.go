@@ -81,6 +81,9 @@ type serverPins struct {
 	Server   string          `json:"server"`
 	Identity string          `json:"identity"`
 	Tools    map[string]*Pin `json:"tools"`
+	// Skills are the pins of the server's skills by the child's SKILL.md
+	// URI (skillpins.go); nil until its skills were first checked.
+	Skills map[string]*SkillPin `json:"skills"`
 }
 
 // pinsDoc is pins.json.
@@ -558,10 +561,13 @@ func (p *Pins) Accept(server, tool string) ([]string, error) {
 	default:
 		return nil, fmt.Errorf("no pins for server %q", server)
 	}
-	if tool != "" && pins[tool] == nil {
+	var accepted []string
+	if len(matches) == 1 {
+		accepted = acceptSkills(matches[0], tool)
+	}
+	if tool != "" && pins[tool] == nil && len(accepted) == 0 {
 		return nil, fmt.Errorf("no pin for %s/%s", server, tool)
 	}
-	var accepted []string
 	for name, pin := range pins {
 		if (tool == "" || name == tool) && pin.Changed != nil {
 			pin.Accepted, pin.Changed = pin.Changed, nil

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"maps"
+	"strings"
 
 	"github.com/evokore/evokore/internal/config"
 )
@@ -22,6 +23,8 @@ type RBAC struct {
 }
 
 type role struct {
+	// skills allow (true) or deny (false) skills by name.
+	skills    map[string]bool
 	def       Level
 	overrides map[string]Level
 	// matrix is the generated row of a role left as shipped.
@@ -36,6 +39,12 @@ func NewRBAC(p *config.Permissions, defaultDeny bool) *RBAC {
 		ro := &role{def: ParseLevel(cr.DefaultPermission), overrides: map[string]Level{}}
 		for tool, lvl := range cr.Overrides {
 			ro.overrides[tool] = ParseLevel(lvl)
+		}
+		for skill, v := range cr.Skills {
+			if ro.skills == nil {
+				ro.skills = map[string]bool{}
+			}
+			ro.skills[strings.ToLower(skill)] = v == "allow"
 		}
 		if shipped, ok := shippedRole(cr.Name); ok && sameRole(shipped, cr) {
 			ro.matrix = shippedMatrix[cr.Name]
@@ -117,4 +126,24 @@ func (r *RBAC) Named(roleName, tool string) (Level, bool) {
 	}
 	lvl, ok := r.rules[tool]
 	return lvl, ok
+}
+
+// SkillAllowed reports whether a role may see and use a skill known by
+// any of names (its name, its category/name): without a role every skill
+// is; a role named but not defined fails closed; a defined role denies
+// only what its skills deny.
+func (r *RBAC) SkillAllowed(roleName string, names ...string) bool {
+	if roleName == "" {
+		return true
+	}
+	ro := r.roles[roleName]
+	if ro == nil {
+		return false
+	}
+	for _, n := range names {
+		if allow, ok := ro.skills[strings.ToLower(n)]; ok && n != "" {
+			return allow
+		}
+	}
+	return true
 }

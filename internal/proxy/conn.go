@@ -48,6 +48,7 @@ func (c *child) connect(ctx context.Context, spec config.Server, protocol string
 		transport = orderedTransport{Transport: transport, order: &k.order}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "evokore-proxy-" + spec.ID, Version: c.sup.opts.Version}, opts)
+	registerSkillMethods(client)
 	client.AddReceivingMiddleware(append(mw, k.order.middleware)...)
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

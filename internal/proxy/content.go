@@ -57,6 +57,8 @@ type childContent struct {
 	// matchers are the templates parsed, in templates' order; a template
 	// that does not parse matches nothing.
 	matchers []*uritemplate.Template
+	// skills are what the child lists by the Skills Extension (skills.go).
+	skills []childSkill
 }
 
 // contentState is the supervisor's record of every child's content and of
@@ -198,6 +200,11 @@ func (s *Supervisor) loadContent(c *child, cs *mcp.ClientSession) {
 			cc.templates = append(cc.templates, t)
 			cc.matchers = append(cc.matchers, m)
 		}
+	}
+	if offersSkills(caps) {
+		var more []string
+		cc.skills, more = s.listChildSkills(ctx, c, cs)
+		problems = append(problems, more...)
 	}
 	if len(problems) > 0 {
 		s.log.Info("[EVOKORE] Cannot list the prompts or resources of a server", "server", c.spec.ID, "err", c.redact.Replace(strings.Join(problems, "; ")))

@@ -339,6 +339,9 @@ func (s *Supervisor) Readmit() {
 		if tools := c.getLastTools(); tools != nil {
 			s.register(c, tools, false)
 		}
+		if s.hasSkills(c.spec.ID) {
+			s.requestContentReload(c) // its skills are pinned again
+		}
 	}
 }
 

@@ -30,6 +30,7 @@ import (
 	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/sessionrecord"
+	"github.com/evokore/evokore/internal/skills"
 	"github.com/evokore/evokore/internal/webhook"
 )
 
@@ -229,6 +230,30 @@ func (q *quarantinePinner) Check(srv config.Server, entries []*catalog.Entry) (m
 	for _, name := range fresh {
 		q.r.bus.Emit(events.Event{Type: events.Quarantine, Server: srv.ID, Tool: srv.ID + "_" + name,
 			Source: "proxy", Detail: q.r.detail(held[name])})
+	}
+	return held, problem
+}
+
+// CheckSkills passes a child's skills to the store when it pins skills,
+// and the records hear of each skill it holds, as of a held tool.
+func (q *quarantinePinner) CheckSkills(srv config.Server, list []skills.Pinned) (map[string]string, string) {
+	sp, ok := q.next.(proxy.SkillPinner)
+	if !ok {
+		return nil, ""
+	}
+	held, problem := sp.CheckSkills(srv, list)
+	q.mu.Lock()
+	var fresh []string
+	for _, uri := range slices.Sorted(maps.Keys(held)) {
+		key := srv.ID + "\x00" + uri
+		if q.seen[key] != held[uri] {
+			q.seen[key] = held[uri]
+			fresh = append(fresh, uri)
+		}
+	}
+	q.mu.Unlock()
+	for _, uri := range fresh {
+		q.r.bus.Emit(events.Event{Type: events.Quarantine, Server: srv.ID, Tool: uri, Source: "proxy", Detail: q.r.detail(held[uri])})
 	}
 	return held, problem
 }

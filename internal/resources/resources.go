@@ -137,6 +137,9 @@ func (c *Content) ownAndSkills() []*mcp.Resource {
 			Description: "The skill categories and how many skills each has."},
 	}
 	for _, s := range ix.Skills {
+		if s.Remote != nil {
+			continue // a child's skill is its own server's resource (the Skills Extension)
+		}
 		out = append(out, &mcp.Resource{URI: s.URI, Name: "Skill: " + s.Name, MIMEType: "text/markdown", Description: s.Description})
 	}
 	c.cachedFor, c.cached = ix, out

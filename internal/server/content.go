@@ -55,6 +55,13 @@ func (v *View) contentMethod(ctx context.Context, method string, req mcp.Request
 		}
 		return &mcp.ListResourceTemplatesResult{ResourceTemplates: list, Cacheable: roleScoped}, true, nil
 	case "resources/read":
+		if r, ok, err := v.readSkillFile(ctx, req.(*mcp.ReadResourceRequest).Params); ok {
+			if err != nil {
+				return nil, true, err
+			}
+			r.Cacheable = roleScoped
+			return r, true, nil
+		}
 		if r, ok, err := v.srv.children.Read(ctx, v.sess, req.(*mcp.ReadResourceRequest).Params); ok {
 			if err != nil {
 				return nil, true, router.WireError(err)

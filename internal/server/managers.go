@@ -20,6 +20,7 @@ import (
 	"github.com/evokore/evokore/internal/resources"
 	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/safefile"
+	"github.com/evokore/evokore/internal/skills"
 )
 
 // contributions are what managers add beyond their tool handlers.
@@ -44,6 +45,8 @@ type contributions struct {
 	// Closers stop background work (workers, fleet agents) at shutdown;
 	// they run in reverse order.
 	Closers []func()
+	// Skills is the skill library, which the Skills Extension serves.
+	Skills *skills.Library
 }
 
 // registerManagers binds every native manager's handlers. Each manager is
@@ -79,6 +82,7 @@ func registerManagers(t *native.Table, host *native.Host, s *Server) contributio
 		DiscoveryMode: s.settings.Catalog.Discovery.Mode, Name: serverName, Version: s.opts.Version,
 		Problems: s.Problems, Plugins: plugged, Semantic: host.Semantic.Status})
 	c.Closers = append(c.Closers, library.Close)
+	c.Skills = library.Library
 	codemode.Register(t, host, codemode.Options{Limits: s.settings.Natives.Code, NativeTimeout: set.Children.Request, Command: s.opts.CodeSandbox})
 	return c
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -33,6 +34,7 @@ import (
 	"github.com/evokore/evokore/internal/search"
 	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/sharedstate"
+	"github.com/evokore/evokore/internal/skills"
 	"github.com/evokore/evokore/internal/stdio"
 	"github.com/evokore/evokore/internal/tasks"
 	"github.com/evokore/evokore/internal/tracing"
@@ -119,6 +121,8 @@ type Server struct {
 	// methods the router serves itself (ingress.Methods).
 	tasks   *tasks.Manager
 	methods ingress.Methods
+	// skillLib is the skill library the Skills Extension serves (skills.go).
+	skillLib *skills.Library
 
 	// Schema-deferred listing: armed by the first deferred listing,
 	// satisfied by any describe_tool call, given up on by the fallback.
@@ -160,6 +164,7 @@ func New(opts Options) *Server {
 	s.legacy = s.settings.Catalog.Discovery.Mode == config.ModeLegacy
 	s.tasks = tasks.New(s.settings.Tasks, s.log)
 	s.methods = s.taskMethods()
+	maps.Copy(s.methods, s.skillMethods())
 
 	g := &generation{number: 1, settings: opts.Settings, loaded: time.Now(), superseded: make(chan struct{})}
 	// The native entries' hashes are computed on another core while the
@@ -199,6 +204,10 @@ func New(opts Options) *Server {
 	}
 	contrib := registerManagers(table, host, s)
 	s.content = contrib.Content
+	s.skillLib = contrib.Skills
+	if s.skillLib != nil {
+		s.parts.OnStart(func(ctx context.Context) { s.parts.Go(func() { s.syncChildSkills(ctx) }) })
+	}
 	for _, start := range contrib.Starters {
 		s.parts.OnStart(start)
 	}

@@ -70,6 +70,9 @@ type Index struct {
 	// that never searches skills (resources and lookups by name do not)
 	// never pays for it.
 	lex func() *lexicon
+	// served is the index as the Skills Extension serves it, built on
+	// first use: it reads every file of every skill.
+	served func() *Served
 }
 
 // Build indexes a library. It never fails: unreadable and malformed files
@@ -247,6 +250,8 @@ func (ix *Index) assemble(all []*Skill) {
 	ix.linkGraph()
 	skills := ix.Skills
 	ix.lex = sync.OnceValue(func() *lexicon { return buildLexicon(skills) })
+	src := ix.Source
+	ix.served = sync.OnceValue(func() *Served { return serve(src, skills) })
 }
 
 func sortByDepth(list []*Skill) {

@@ -24,7 +24,11 @@ type Library struct {
 	dir string
 	log *slog.Logger
 
-	cur       atomic.Pointer[Index]
+	cur atomic.Pointer[Index]
+	// local is the library's own index; cur is it with the children's
+	// skills (SetRemote) added.
+	local     atomic.Pointer[Index]
+	remote    atomic.Pointer[[]*Skill]
 	refreshMu sync.Mutex
 	// ready is closed once the first index is built.
 	ready     chan struct{}
@@ -64,7 +68,7 @@ func (l *Library) Start() {
 		go func() {
 			defer l.building.Done()
 			ix := Build(l.source())
-			l.cur.Store(ix)
+			l.publish(ix)
 			close(l.ready)
 			if ix.Source.Dir == "" {
 				l.log.Info("[EVOKORE] Skills directory not found; serving the built-in starter library", "dir", l.dir, "skills", ix.Len())
@@ -117,8 +121,7 @@ func (l *Library) Refresh() Refreshed {
 	defer l.refreshMu.Unlock()
 	start := time.Now()
 	old := l.Index()
-	ix := Build(l.source())
-	l.cur.Store(ix)
+	ix := l.publish(Build(l.source()))
 	r := Refreshed{Total: ix.Len(), Took: time.Since(start), Index: ix}
 	for _, s := range ix.Skills {
 		if old.byKey[s.Key] == nil {
@@ -192,4 +195,27 @@ func (l *Library) Diagnostics() config.Diagnostics {
 	ds = append(ds, ix.AllProblems()...)
 	ds.Sort()
 	return ds
+}
+
+// publish makes local the library's index, with the children's skills
+// added when there are any, and returns what it published.
+func (l *Library) publish(local *Index) *Index {
+	l.local.Store(local)
+	ix := local
+	if r := l.remote.Load(); r != nil && len(*r) > 0 {
+		ix = local.withRemote(*r)
+	}
+	l.cur.Store(ix)
+	return ix
+}
+
+// SetRemote replaces the children's skills searched with the library's
+// (RemoteSkill).
+func (l *Library) SetRemote(list []*Skill) {
+	l.Start()
+	<-l.ready
+	l.refreshMu.Lock()
+	defer l.refreshMu.Unlock()
+	l.remote.Store(&list)
+	l.publish(l.local.Load())
 }

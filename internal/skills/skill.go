@@ -31,6 +31,8 @@ type Skill struct {
 	File string
 	// URI is the skill:// resource the skill is served as.
 	URI string
+	// Remote is set for a child's skill (extension.go).
+	Remote *Remote
 
 	Version string
 	// version is Version parsed; nil when absent or not semver.

@@ -80,6 +80,12 @@ func ContentServer(t testing.TB) string {
 	return build(t, "./internal/testutil/contentserver", "contentserver")
 }
 
+// SkillServer builds the fixture child that offers the Skills Extension
+// (internal/testutil/skillserver).
+func SkillServer(t testing.TB) string {
+	return build(t, "./internal/testutil/skillserver", "skillserver")
+}
+
 // NPMServer returns the entry script of an npm reference server installed
 // by `make npm-deps` (name as in "server-everything"). Without the npm
 // packages the test is skipped, or failed in CI mode or with

@@ -48,6 +48,9 @@ func (t *Tools) executeSkill(ctx context.Context, call *native.Call) (*mcp.CallT
 		}
 		return native.Errorf("%s", msg), nil
 	}
+	if s.Remote != nil && !s.Remote.Execute {
+		return native.Errorf("Skill '%s' is served by the server '%s', and execute_skill runs only the library's own skills: its config must set \"executeSkills\": true for its skills to run. Read it with resources/read of %s.", s.Name, s.Remote.Server, s.URI), nil
+	}
 	if len(s.Blocks) == 0 {
 		return native.Text("Skill '%s' has no code blocks to run. Read its instructions with get_skill_help.", s.Name), nil
 	}
