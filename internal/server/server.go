@@ -199,7 +199,7 @@ func New(opts Options) *Server {
 	po := s.policyOptions(g, failClosed)
 	po.Binders = contrib.Binders
 	s.policy = policy.New(po)
-	s.shareState(s.policy, g.config.Servers)
+	s.shareState(s.policy)
 	s.parts.OnStop(s.policy.Approvals.Close)
 	s.settle(g, s.policy.Rules().RBAC, failClosed)
 	g.profile = s.resolveProfile(g)
@@ -383,7 +383,7 @@ func (s *Server) resolveProfile(g *generation) catalog.Resolution {
 // New dials nothing: the dial is a part started at Start, before any
 // session is served. A Redis that does not answer leaves them failing
 // closed, not local.
-func (s *Server) shareState(p *policy.Policy, servers []config.Server) {
+func (s *Server) shareState(p *policy.Policy) {
 	set := s.opts.Settings
 	share := sharedstate.ReadOptions(set.Env, set.Home, set.SessionTTL)
 	if !share.Enabled() {
@@ -391,11 +391,11 @@ func (s *Server) shareState(p *policy.Policy, servers []config.Server) {
 	}
 	// Refused until Start has reached Redis: nothing passes on local
 	// state that should have been shared.
-	sharedstate.AttachUnavailable(p, servers, errors.New("shared state not connected yet: the router has not started"))
+	sharedstate.AttachUnavailable(p, errors.New("shared state not connected yet: the router has not started"))
 	s.parts.OnStart(func(ctx context.Context) {
 		sh, err := sharedstate.Open(ctx, share)
 		if err == nil {
-			if err = sh.Attach(p, servers); err != nil {
+			if err = sh.Attach(p); err != nil {
 				_ = sh.Close()
 			}
 		}
@@ -403,7 +403,7 @@ func (s *Server) shareState(p *policy.Policy, servers []config.Server) {
 			msg := "shared state unavailable, so rate-limited and approval-gated calls are refused: " + err.Error()
 			s.log.Info("[EVOKORE] " + msg)
 			s.sharedProblem.Store(&msg)
-			sharedstate.AttachUnavailable(p, servers, err)
+			sharedstate.AttachUnavailable(p, err)
 			return
 		}
 		// A child's sealed requestState (proxy, era.go) verifies on any
