@@ -98,6 +98,10 @@ type Server struct {
 	// each caller on its own ("" or LimitCaller) or every caller
 	// together (LimitGlobal).
 	LimitScope string `json:"limitScope,omitempty"`
+	// Roots are the folders a shared child is told are its roots when
+	// it asks (roots/list): never a caller's. [Server.Resolve] makes
+	// them absolute against the config file's folder.
+	Roots []string `json:"roots,omitempty"`
 }
 
 // Limit scopes of a server's rate limits and cooldown.

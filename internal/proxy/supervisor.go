@@ -70,6 +70,9 @@ type Options struct {
 	// Authorizer, when set, authorizes evokore to its HTTP children
 	// (authorize.go).
 	Authorizer Authorizer
+	// ManyClients reports whether the router serves many clients (serve
+	// --http): a child then never gets a caller's roots (roots.go).
+	ManyClients func() bool
 }
 
 // Supervisor owns the child servers.

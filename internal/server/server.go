@@ -90,6 +90,8 @@ type Server struct {
 	content Content
 	// children is what sessions see of the children's content.
 	children childview.Children
+	// manyClients is set once the router serves HTTP.
+	manyClients atomic.Bool
 
 	// gen is the configuration in force: the files as last read, the
 	// profile and role they settle, their problems. Reload publishes a
@@ -226,6 +228,7 @@ func New(opts Options) *Server {
 		Sessions:        s.Sessions,
 		Pins:            s.quarantinePins(),
 		ResourceUpdated: s.resourceUpdated,
+		ManyClients:     s.manyClients.Load,
 	})
 	s.parts.OnStop(s.proxy.Close)
 	s.children = childview.Children{Proxy: s.proxy, Catalog: s.catalog,
@@ -650,7 +653,12 @@ func (s *Server) ServeStdio(ctx context.Context, t *stdio.Transport) error {
 
 // HTTP serves the router's sessions over streamable HTTP (package
 // httpsession): the handler for /mcp. It starts nothing.
-func (s *Server) HTTP(o httpsession.Options) *httpsession.Handler { return httpsession.New(s, o) }
+// From then on the router serves many clients, so no caller's roots
+// reach a child (package proxy, roots.go).
+func (s *Server) HTTP(o httpsession.Options) *httpsession.Handler {
+	s.manyClients.Store(true)
+	return httpsession.New(s, o)
+}
 
 // PendingApprovals counts the approvals waiting for a decision.
 func (s *Server) PendingApprovals() int { return s.policy.Approvals.PendingCount() }
