@@ -1,5 +1,7 @@
 package proxy
 
+//lint:file-ignore SA1019 roots pass through on purpose; see docs/decisions.md
+
 import (
 	"context"
 	"net/url"
