@@ -67,10 +67,22 @@ func TestSharedChildNeverTakesACallersRoots(t *testing.T) {
 	// Each child has decided where its allowed folders come from once it
 	// says so on stderr: fs from its arguments (it was offered no roots),
 	// fsr from the roots evokore answered.
-	routertest.WaitFor(t, "the children's roots decided", func() bool {
-		out := h.Stderr.String()
-		return strings.Contains(out, "Client does not support MCP Roots") && strings.Contains(out, "Updated allowed directories from MCP roots: 1 valid")
-	})
+	const fromArgs, fromRoots = "Client does not support MCP Roots", "Updated allowed directories from MCP roots"
+	decided := func(id string) string {
+		for line := range strings.Lines(h.Stderr.String()) {
+			if rest, ok := strings.CutPrefix(line, "["+id+"] "); ok && (strings.HasPrefix(rest, fromArgs) || strings.HasPrefix(rest, fromRoots)) {
+				return rest
+			}
+		}
+		return ""
+	}
+	routertest.WaitFor(t, "the children's roots decided", func() bool { return decided("fs") != "" && decided("fsr") != "" })
+	if got := decided("fs"); !strings.HasPrefix(got, fromArgs) {
+		t.Errorf("fs was given roots: %q", got)
+	}
+	if got := decided("fsr"); !strings.HasPrefix(got, fromRoots+": 1 valid") {
+		t.Errorf("fsr was not given its one configured root: %q", got)
+	}
 	bob := connectWithRoots(t, ts.URL, "bob", "2025-11-25", bobDir)
 	carol := connectWithRoots(t, ts.URL, "carol", "2026-07-28", carolDir)
 	for who, cs := range map[string]*mcp.ClientSession{"alice": alice, "bob": bob, "carol": carol} {
