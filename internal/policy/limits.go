@@ -149,8 +149,9 @@ func (l *Limits) TakeContext(ctx context.Context, caller, server, tool string) e
 	}
 	now := l.now()
 	var tr *rate.Reservation
-	if tl := l.bucket(server+"/"+tool, caller, now); tl != nil {
-		tr = tl.ReserveN(now, 1)
+	// Most tools have no limit of their own: the lookup builds no key.
+	if _, limited := l.rates[server+"/"+tool]; limited {
+		tr = l.bucket(server+"/"+tool, caller, now).ReserveN(now, 1)
 		if d := tr.DelayFrom(now); !tr.OK() || d > 0 {
 			tr.CancelAt(now)
 			return rejected(ToolRateLimitText(server, tool, seconds(d)))

@@ -97,6 +97,7 @@ func CallerOf(s *Session) string {
 	case s.Identity.Subject != "":
 		return "subject\x00" + s.Identity.Tenant + "\x00" + s.Identity.Subject
 	default:
-		return "session\x00" + s.ID
+		// A session id holds no NUL, so it never reads as a subject.
+		return s.ID
 	}
 }
