@@ -28,6 +28,10 @@ type Limits struct {
 
 	mu      sync.Mutex
 	buckets map[bucketKey]*rate.Limiter // made on a caller's first call
+	// sweepAt is the number of buckets at which the full ones are
+	// forgotten; it doubles past what a sweep leaves, so many callers
+	// spending at once cost a sweep now and then, not one per call.
+	sweepAt int
 	// shared, when set, holds the buckets instead of this process (see
 	// RateBackend).
 	shared RateBackend
@@ -118,12 +122,13 @@ func (l *Limits) bucket(key, caller string, now time.Time) *rate.Limiter {
 	if lim := l.buckets[k]; lim != nil {
 		return lim
 	}
-	if len(l.buckets) >= maxIdleBuckets {
+	if len(l.buckets) >= max(l.sweepAt, maxIdleBuckets) {
 		for k, lim := range l.buckets {
 			if lim.TokensAt(now) >= float64(lim.Burst()) {
 				delete(l.buckets, k)
 			}
 		}
+		l.sweepAt = 2 * len(l.buckets)
 	}
 	lim := limiter(r, now)
 	l.buckets[k] = lim

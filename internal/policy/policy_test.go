@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -258,5 +259,42 @@ func TestHeldProgramCallAnnouncesItsRenewedApproval(t *testing.T) {
 	}
 	if res := <-done; res != nil {
 		t.Fatalf("the approved call was refused: %+v", res)
+	}
+}
+
+// Each caller spends buckets of its own; callers that come and go leave
+// no bucket behind once theirs are full again, and one caller's spent
+// bucket survives the others' coming.
+func TestLimitsPerCallerForgetFullBuckets(t *testing.T) {
+	now := time.Unix(0, 0)
+	clock := func() time.Time { return now }
+	rpm := 60.0
+	l := NewLimits([]config.Server{{ID: "s", RateLimit: &config.RateLimit{RequestsPerMinute: &rpm}}}, clock)
+	for range 60 {
+		if err := l.Take("alice", "s", "t"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Take("alice", "s", "t"); err == nil {
+		t.Fatal("alice's 61st call in a minute passed")
+	}
+	if err := l.Take("bob", "s", "t"); err != nil {
+		t.Fatalf("bob is limited by alice's rate: %v", err)
+	}
+	for i := range 3 * maxIdleBuckets {
+		if err := l.Take(fmt.Sprint("caller-", i), "s", "t"); err != nil {
+			t.Fatalf("caller %d: %v", i, err)
+		}
+		if i%1000 == 0 {
+			now = now.Add(time.Second) // the callers before are full again
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.buckets[bucketKey{"s", "alice"}] == nil {
+		t.Error("alice's spent bucket was forgotten")
+	}
+	if n := len(l.buckets); n > 2*maxIdleBuckets {
+		t.Errorf("%d buckets kept for callers whose buckets refilled", n)
 	}
 }
