@@ -17,9 +17,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/ingress"
 	"github.com/evokore/evokore/internal/native/codemode"
 	"github.com/evokore/evokore/internal/policy"
 	"github.com/evokore/evokore/internal/server"
+	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
@@ -605,6 +607,61 @@ func TestRunCodeASessionRunsTwoProgramsAtOnce(t *testing.T) {
 	}
 	if r, isErr := runCode(t, cs, `return 1;`); isErr || string(r.Value) != "1" {
 		t.Errorf("a run after the others ended: %+v", r)
+	}
+}
+
+// run_code's two programs at once are a caller's: a subject's sessions
+// share them, and another subject's programs run while the first
+// subject's two spin.
+func TestRunCodeSlotsAreTheCallersAcrossItsSessions(t *testing.T) {
+	h, _ := codeRig(t, "", map[string]string{"EVOKORE_CODE_CPU_MS": "3000"})
+	if !codemode.Supported {
+		t.Skip("run_code bounds memory on Linux only")
+	}
+	as := func(subject string) *mcp.ClientSession {
+		return h.ConnectAs(nil, ingress.SessionOptions{Identity: session.Identity{Subject: subject, Tenant: "team"}})
+	}
+	alice1, alice2, bob := as("alice"), as("alice"), as("bob")
+	spinning := make(chan string, 2)
+	for range 2 {
+		go func() {
+			for {
+				res, err := alice1.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": `while (true) {}`}})
+				if err != nil {
+					spinning <- err.Error()
+					return
+				}
+				// A probe of alice's other session may hold a slot
+				// for a moment: then start again.
+				if text := routertest.Text(res); !strings.Contains(text, "runs at most 2 programs at once") {
+					spinning <- text
+					return
+				}
+			}
+		}()
+	}
+	// alice's other session is refused once her two programs spin.
+	refused := func() bool {
+		res, err := alice2.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_code", Arguments: map[string]any{"code": `return 1`}})
+		return err == nil && res.IsError && strings.Contains(routertest.Text(res), "runs at most 2 programs at once")
+	}
+	for !refused() {
+		select {
+		case e := <-spinning:
+			t.Fatalf("alice's program ended before her other session was refused: %s", e)
+		default:
+		}
+	}
+	if r, isErr := runCode(t, bob, `return 1`); isErr || string(r.Value) != "1" {
+		t.Errorf("bob's program while alice's two spin: %+v", r)
+	}
+	if !refused() {
+		t.Error("alice's two programs ended while bob's ran: the test proves nothing")
+	}
+	for range 2 {
+		if e := <-spinning; !strings.Contains(e, "CPU time") {
+			t.Errorf("alice's program ended with %q", e)
+		}
 	}
 }
 

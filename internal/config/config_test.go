@@ -681,3 +681,32 @@ func TestServerDirIsRelativeToTheConfigFile(t *testing.T) {
 		}
 	}
 }
+
+// A server's roots are folders relative to the config file, ${VAR}
+// allowed; limitScope takes its two words only.
+func TestServerRootsAndLimitScope(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcp.config.json")
+	if err := os.WriteFile(path, []byte(`{"servers": {
+  "fs": {"command": "x", "roots": ["./docs", "/srv/shared", "${D}/more"], "limitScope": "global"},
+  "bad": {"command": "x", "limitScope": "everyone"}
+}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.LoadMCPConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := cfg.Server("fs")
+	r, err := s.Resolve(config.NewEnv(map[string]string{"D": "in"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(dir, "docs"), "/srv/shared", filepath.Join(dir, "in", "more")}
+	if !slices.Equal(r.Roots, want) || r.LimitScope != config.LimitGlobal {
+		t.Errorf("roots %q, limitScope %q", r.Roots, r.LimitScope)
+	}
+	if bad, _ := cfg.Server("bad"); bad.Invalid == "" || !strings.Contains(cfg.ServerProblems.Error(), "limitScope") {
+		t.Errorf("an unknown limitScope must fail its server: %q / %v", bad.Invalid, cfg.ServerProblems)
+	}
+}

@@ -38,7 +38,11 @@ func (s *Server) fields() []field {
 	for i, a := range s.Args {
 		out = append(out, field{fmt.Sprintf("args[%d]", i), []string{"args", fmt.Sprint(i)}, a})
 	}
-	out = append(out, field{"cwd", []string{"cwd"}, s.Cwd}, field{"url", []string{"url"}, s.URL})
+	out = append(out, field{"cwd", []string{"cwd"}, s.Cwd})
+	for i, r := range s.Roots {
+		out = append(out, field{fmt.Sprintf("roots[%d]", i), []string{"roots", fmt.Sprint(i)}, r})
+	}
+	out = append(out, field{"url", []string{"url"}, s.URL})
 	for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
 		out = append(out, field{"headers." + k, []string{"headers", k}, s.Headers[k]})
 	}
@@ -103,6 +107,15 @@ func (s Server) Resolve(env Env) (Server, error) {
 	r.Dir = r.Cwd
 	if s.base != "" && !filepath.IsAbs(r.Cwd) {
 		r.Dir = filepath.Join(s.base, r.Cwd)
+	}
+	r.Roots = slices.Clone(s.Roots)
+	for i := range r.Roots {
+		if r.Roots[i], err = resolve(fmt.Sprintf("roots[%d]", i), r.Roots[i]); err != nil {
+			return Server{}, err
+		}
+		if s.base != "" && !filepath.IsAbs(r.Roots[i]) {
+			r.Roots[i] = filepath.Join(s.base, r.Roots[i])
+		}
 	}
 	if r.URL, err = resolve("url", r.URL); err != nil {
 		return Server{}, err

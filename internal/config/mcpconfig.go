@@ -102,7 +102,25 @@ type Server struct {
 	// OAuth tunes the authorization of an HTTP child; nil is the
 	// defaults (package childauth).
 	OAuth *OAuth `json:"oauth,omitempty"`
+	// LimitScope is whom the server's rate limits and cooldown count:
+	// each caller on its own ("" or LimitCaller) or every caller
+	// together (LimitGlobal).
+	LimitScope string `json:"limitScope,omitempty"`
+	// Roots are the folders a shared child is told are its roots when
+	// it asks (roots/list): never a caller's. [Server.Resolve] makes
+	// them absolute against the config file's folder.
+	Roots []string `json:"roots,omitempty"`
 }
+
+// Limit scopes of a server's rate limits and cooldown.
+const (
+	// LimitCaller gives each caller (tenant + subject, or the session
+	// without a subject) buckets and cooldowns of its own: the default.
+	LimitCaller = "caller"
+	// LimitGlobal shares them among every caller, to protect a child
+	// from the sum of its callers.
+	LimitGlobal = "global"
+)
 
 // OAuth is a server's oauth block as written: secrets are ${VAR}
 // placeholders, resolved by [Server.Resolve].

@@ -105,20 +105,20 @@ func TestToolTokenRefundedWhenTheServerBucketRejects(t *testing.T) {
 		MaxTokens: new(1), RefillRate: &one, RefillIntervalMs: &sec,
 		ToolLimits: map[string]config.ToolLimit{"t": {Bucket: &config.BucketSpec{MaxTokens: 2, RefillRate: &one, RefillIntervalMs: &hour}}},
 	}}}, func() time.Time { return now })
-	if err := l.Take("s", "t"); err != nil {
+	if err := l.Take("", "s", "t"); err != nil {
 		t.Fatal(err)
 	}
 	// Server empty: rejected by the server bucket, the tool token refunded.
 	for range 3 {
-		if err := l.Take("s", "t"); err == nil || !strings.Contains(err.Error(), "server 's'") {
+		if err := l.Take("", "s", "t"); err == nil || !strings.Contains(err.Error(), "server 's'") {
 			t.Fatalf("want the server bucket's rejection, got %v", err)
 		}
 	}
 	now = now.Add(time.Second) // the server refills; the tool would not for an hour
-	if err := l.Take("s", "t"); err != nil {
+	if err := l.Take("", "s", "t"); err != nil {
 		t.Fatalf("the refunded tool token is missing: %v", err)
 	}
-	if err := l.Take("s", "t"); err == nil {
+	if err := l.Take("", "s", "t"); err == nil {
 		t.Fatal("the tool bucket held more than its two tokens")
 	}
 }

@@ -14,9 +14,9 @@ import (
 
 // Cooldowns stop a model from hammering a failing call: after a failure
 // (an isError result, a transport error, a timeout) the same tool with the
-// same arguments is refused for the server's cooldown, while other
-// arguments still run. Success never starts a cooldown, however short the
-// answer.
+// same arguments, from the same caller, is refused for the server's
+// cooldown, while other arguments, and other callers, still run. Success
+// never starts a cooldown, however short the answer.
 type Cooldowns struct {
 	now func() time.Time
 
@@ -32,10 +32,10 @@ func NewCooldowns(now func() time.Time) *Cooldowns {
 	return &Cooldowns{now: now, until: map[string]time.Time{}}
 }
 
-// cooldownKey is the tool name and its canonical arguments. No
-// arguments, null and {} are one call, as Binding takes them: a retry
+// cooldownKey is the caller, the tool name and its canonical arguments.
+// No arguments, null and {} are one call, as Binding takes them: a retry
 // must not leave its cooldown by spelling "no arguments" another way.
-func cooldownKey(tool string, args json.RawMessage) string {
+func cooldownKey(caller, tool string, args json.RawMessage) string {
 	if t := bytes.TrimSpace(args); len(t) == 0 || string(t) == "null" {
 		args = json.RawMessage("{}")
 	}
@@ -43,18 +43,20 @@ func cooldownKey(tool string, args json.RawMessage) string {
 	if err != nil {
 		c = args
 	}
-	return tool + ":" + string(c)
+	return caller + "\x00" + tool + ":" + string(c)
 }
 
-// Check returns the refusal while a call is cooling down, else nil.
-func (c *Cooldowns) Check(tool string, args json.RawMessage) *mcp.CallToolResult {
+// Check returns the refusal while caller's call is cooling down, else
+// nil. caller is who calls (session.CallerOf), or "" for a cooldown every
+// caller shares.
+func (c *Cooldowns) Check(caller, tool string, args json.RawMessage) *mcp.CallToolResult {
 	c.mu.Lock()
 	idle := len(c.until) == 0
 	c.mu.Unlock()
 	if idle {
 		return nil // nothing is cooling: skip canonicalising the arguments
 	}
-	key := cooldownKey(tool, args)
+	key := cooldownKey(caller, tool, args)
 	now := c.now()
 	c.mu.Lock()
 	until, ok := c.until[key]
@@ -70,12 +72,12 @@ func (c *Cooldowns) Check(tool string, args json.RawMessage) *mcp.CallToolResult
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: CooldownText(tool, wait)}}}
 }
 
-// Fail starts a cooldown for the call.
-func (c *Cooldowns) Fail(tool string, args json.RawMessage, d time.Duration) {
+// Fail starts a cooldown for caller's call.
+func (c *Cooldowns) Fail(caller, tool string, args json.RawMessage, d time.Duration) {
 	if d <= 0 {
 		return
 	}
-	key := cooldownKey(tool, args)
+	key := cooldownKey(caller, tool, args)
 	now := c.now()
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -2,7 +2,10 @@ package policy
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -11,22 +14,41 @@ import (
 	"github.com/evokore/evokore/internal/config"
 )
 
-// Limits are the token buckets that protect child servers: one per server
-// and one per tool that has a limit, shared by every session (a limit per
-// session would multiply the child's budget by the number of clients).
+// Limits are the token buckets of the servers and tools that have a
+// rateLimit: one per server and one per tool, for each caller (tenant +
+// subject, or the session; see session.CallerOf), so one caller spending
+// its budget never limits another. A server whose limitScope is "global"
+// has one bucket for every caller, which protects the child from their
+// sum; its callers are then passed as "".
 type Limits struct {
-	now     func() time.Time
-	servers map[string]*rate.Limiter
-	tools   map[string]*rate.Limiter // "<server>/<child tool>"
+	now func() time.Time
+	// rates are the buckets' shapes by rate key: "<server>" or
+	// "<server>/<child tool>".
+	rates map[string]config.Rate
+
+	mu      sync.Mutex
+	buckets map[bucketKey]*rate.Limiter // made on a caller's first call
+	// sweepAt is the number of buckets at which the full ones are
+	// forgotten; it doubles past what a sweep leaves, so many callers
+	// spending at once cost a sweep now and then, not one per call.
+	sweepAt int
 	// shared, when set, holds the buckets instead of this process (see
-	// RateBackend); rates are then the buckets' shapes by key.
+	// RateBackend).
 	shared RateBackend
-	rates  map[string]config.Rate
 }
+
+// bucketKey is one caller's bucket of one rate key.
+type bucketKey struct{ rate, caller string }
+
+// maxIdleBuckets is how many buckets Limits keeps before it forgets the
+// full ones: a full bucket is what a caller's first call makes, so
+// forgetting it loses nothing.
+const maxIdleBuckets = 4096
 
 // Bucket is one token bucket a call spends from.
 type Bucket struct {
-	// Key is "<server>" or "<server>/<child tool>".
+	// Key names the bucket: "<server>" or "<server>/<child tool>", then,
+	// for a caller's own bucket, "@" and a digest of the caller.
 	Key  string
 	Rate config.Rate
 }
@@ -44,54 +66,39 @@ type RateBackend interface {
 
 // Share moves the buckets into backend; the local ones are no longer
 // used. Called once, before the first call.
-func (l *Limits) Share(backend RateBackend, servers []config.Server) {
-	l.shared = backend
-	l.rates = map[string]config.Rate{}
+func (l *Limits) Share(backend RateBackend) { l.shared = backend }
+
+// NewLimits reads the buckets' shapes from the servers' rateLimit
+// blocks. Buckets start full.
+func NewLimits(servers []config.Server, now func() time.Time) *Limits {
+	if now == nil {
+		now = time.Now
+	}
+	l := &Limits{now: now, rates: map[string]config.Rate{}, buckets: map[bucketKey]*rate.Limiter{}}
 	for _, s := range servers {
 		if r := s.RateLimit.ServerRate(); r.Burst > 0 {
 			l.rates[s.ID] = r
 		}
 		for tool, r := range s.RateLimit.ToolRates() {
-			if r.Burst > 0 {
-				l.rates[s.ID+"/"+tool] = r
-			}
-		}
-	}
-}
-
-// NewLimits builds the buckets from the servers' rateLimit blocks. Buckets
-// start full.
-func NewLimits(servers []config.Server, now func() time.Time) *Limits {
-	if now == nil {
-		now = time.Now
-	}
-	l := &Limits{now: now, servers: map[string]*rate.Limiter{}, tools: map[string]*rate.Limiter{}}
-	for _, s := range servers {
-		if r := s.RateLimit.ServerRate(); r.Burst > 0 {
-			l.servers[s.ID] = limiter(r, now())
-		}
-		for tool, r := range s.RateLimit.ToolRates() {
-			l.tools[s.ID+"/"+tool] = limiter(r, now())
+			l.rates[s.ID+"/"+tool] = r
 		}
 	}
 	return l
 }
 
-// carry keeps prev's bucket wherever l has the same rate and burst for
+// carry keeps prev's buckets wherever l has the same rate and burst for
 // the same key, so a reload does not refill a budget already spent.
 func (l *Limits) carry(prev *Limits) *Limits {
 	if prev == nil {
 		return l
 	}
-	keep := func(next, old map[string]*rate.Limiter) {
-		for k, lim := range next {
-			if o := old[k]; o != nil && o.Limit() == lim.Limit() && o.Burst() == lim.Burst() {
-				next[k] = o
-			}
+	prev.mu.Lock()
+	defer prev.mu.Unlock()
+	for k, lim := range prev.buckets {
+		if r, ok := l.rates[k.rate]; ok && r == prev.rates[k.rate] {
+			l.buckets[k] = lim
 		}
 	}
-	keep(l.servers, prev.servers)
-	keep(l.tools, prev.tools)
 	return l
 }
 
@@ -102,29 +109,60 @@ func limiter(r config.Rate, now time.Time) *rate.Limiter {
 	return lim
 }
 
-// Take spends one token of the tool's bucket and one of its server's. When
-// either is empty nothing is spent (a tool token taken before the server
-// rejects is given back) and the error says when to retry.
-func (l *Limits) Take(server, tool string) error {
-	return l.TakeContext(context.Background(), server, tool)
+// bucket is caller's bucket of key, made full on first use; nil when key
+// has no limit.
+func (l *Limits) bucket(key, caller string, now time.Time) *rate.Limiter {
+	r, ok := l.rates[key]
+	if !ok {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := bucketKey{key, caller}
+	if lim := l.buckets[k]; lim != nil {
+		return lim
+	}
+	if len(l.buckets) >= max(l.sweepAt, maxIdleBuckets) {
+		for k, lim := range l.buckets {
+			if lim.TokensAt(now) >= float64(lim.Burst()) {
+				delete(l.buckets, k)
+			}
+		}
+		l.sweepAt = 2 * len(l.buckets)
+	}
+	lim := limiter(r, now)
+	l.buckets[k] = lim
+	return lim
+}
+
+// Take spends one token of caller's bucket of the tool and one of its
+// server's. When either is empty nothing is spent (a tool token taken
+// before the server rejects is given back) and the error says when to
+// retry.
+func (l *Limits) Take(caller, server, tool string) error {
+	return l.TakeContext(context.Background(), caller, server, tool)
 }
 
 // TakeContext is Take with the call's context, which a shared backend's
 // round trip honours.
-func (l *Limits) TakeContext(ctx context.Context, server, tool string) error {
+func (l *Limits) TakeContext(ctx context.Context, caller, server, tool string) error {
+	if len(l.rates) == 0 {
+		return nil
+	}
 	if l.shared != nil {
-		return l.takeShared(ctx, server, tool)
+		return l.takeShared(ctx, caller, server, tool)
 	}
 	now := l.now()
 	var tr *rate.Reservation
-	if tl := l.tools[server+"/"+tool]; tl != nil {
-		tr = tl.ReserveN(now, 1)
+	// Most tools have no limit of their own: the lookup builds no key.
+	if _, limited := l.rates[server+"/"+tool]; limited {
+		tr = l.bucket(server+"/"+tool, caller, now).ReserveN(now, 1)
 		if d := tr.DelayFrom(now); !tr.OK() || d > 0 {
 			tr.CancelAt(now)
 			return rejected(ToolRateLimitText(server, tool, seconds(d)))
 		}
 	}
-	if sl := l.servers[server]; sl != nil {
+	if sl := l.bucket(server, caller, now); sl != nil {
 		sr := sl.ReserveN(now, 1)
 		if d := sr.DelayFrom(now); !sr.OK() || d > 0 {
 			sr.CancelAt(now)
@@ -137,13 +175,22 @@ func (l *Limits) TakeContext(ctx context.Context, server, tool string) error {
 	return nil
 }
 
-func (l *Limits) takeShared(ctx context.Context, server, tool string) error {
+func (l *Limits) takeShared(ctx context.Context, caller, server, tool string) error {
 	var buckets []Bucket
+	var isServer []bool
+	suffix := ""
+	if caller != "" {
+		// A digest keeps a subject's characters out of the backend's keys.
+		sum := sha256.Sum256([]byte(caller))
+		suffix = "@" + hex.EncodeToString(sum[:16])
+	}
 	if r, ok := l.rates[server+"/"+tool]; ok {
-		buckets = append(buckets, Bucket{Key: server + "/" + tool, Rate: r})
+		buckets = append(buckets, Bucket{Key: server + "/" + tool + suffix, Rate: r})
+		isServer = append(isServer, false)
 	}
 	if r, ok := l.rates[server]; ok {
-		buckets = append(buckets, Bucket{Key: server, Rate: r})
+		buckets = append(buckets, Bucket{Key: server + suffix, Rate: r})
+		isServer = append(isServer, true)
 	}
 	if len(buckets) == 0 {
 		return nil
@@ -154,7 +201,7 @@ func (l *Limits) takeShared(ctx context.Context, server, tool string) error {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: RateLimitUnavailableText(server, err)}
 	case refused < 0:
 		return nil
-	case buckets[refused].Key == server:
+	case isServer[refused]:
 		return rejected(ServerRateLimitText(server, seconds(retry)))
 	default:
 		return rejected(ToolRateLimitText(server, tool, seconds(retry)))

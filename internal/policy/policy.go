@@ -19,6 +19,7 @@ import (
 	"github.com/evokore/evokore/internal/era"
 	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/router"
+	"github.com/evokore/evokore/internal/session"
 )
 
 // Options assemble a Policy.
@@ -87,7 +88,20 @@ type Rules struct {
 	RBAC     *RBAC
 	Limits   *Limits
 	cooldown map[string]time.Duration
-	mode     string
+	// global are the servers whose rate limits and cooldowns every
+	// caller shares (limitScope "global").
+	global map[string]bool
+	mode   string
+}
+
+// callerOf is whom c counts against in its server's rate limits and
+// cooldowns: "" (everyone) for a server whose limitScope is "global",
+// else who calls (session.CallerOf).
+func (r *Rules) callerOf(c *router.Call) string {
+	if r.global[c.Entry.Server] {
+		return ""
+	}
+	return session.CallerOf(c.Session)
 }
 
 // New assembles the policy.
@@ -112,7 +126,7 @@ func (p *Policy) Reload(o Options) {
 	o.Now = p.now
 	r := newRules(o, p.rules.Load().Limits)
 	if p.sharedLimits != nil {
-		r.Limits.Share(p.sharedLimits, o.Servers)
+		r.Limits.Share(p.sharedLimits)
 	}
 	p.rules.Store(r)
 }
@@ -120,9 +134,9 @@ func (p *Policy) Reload(o Options) {
 // ShareLimits moves the rate-limit buckets into backend, for the rules in
 // force and for every later reload's: a limit then holds across every
 // replica sharing the backend. Called once, before the first call.
-func (p *Policy) ShareLimits(backend RateBackend, servers []config.Server) {
+func (p *Policy) ShareLimits(backend RateBackend) {
 	p.sharedLimits = backend
-	p.rules.Load().Limits.Share(backend, servers)
+	p.rules.Load().Limits.Share(backend)
 }
 
 // Rules returns the rules in force.
@@ -133,6 +147,7 @@ func newRules(o Options, prev *Limits) *Rules {
 		RBAC:     NewRBAC(o.Permissions, o.DefaultDeny),
 		Limits:   NewLimits(o.Servers, o.Now).carry(prev),
 		cooldown: map[string]time.Duration{},
+		global:   map[string]bool{},
 		mode:     o.ApprovalMode,
 	}
 	if !ValidMode(r.mode) {
@@ -141,6 +156,9 @@ func newRules(o Options, prev *Limits) *Rules {
 	for _, s := range o.Servers {
 		if s.CooldownMs != nil {
 			r.cooldown[s.ID] = time.Duration(*s.CooldownMs) * time.Millisecond
+		}
+		if s.LimitScope == config.LimitGlobal {
+			r.global[s.ID] = true
 		}
 	}
 	return r
@@ -611,7 +629,8 @@ func (s rateLimitStage) Check(ctx context.Context, c *router.Call) (*mcp.CallToo
 	if c.Entry.Source != catalog.SourceProxy {
 		return nil, nil
 	}
-	return nil, s.p.Rules().Limits.TakeContext(ctx, c.Entry.Server, c.Entry.Original)
+	r := s.p.Rules()
+	return nil, r.Limits.TakeContext(ctx, r.callerOf(c), c.Entry.Server, c.Entry.Original)
 }
 
 type cooldownStage struct{ p *Policy }
@@ -627,7 +646,7 @@ func (s cooldownStage) Check(_ context.Context, c *router.Call) (*mcp.CallToolRe
 	if c.Entry.Source != catalog.SourceProxy || s.duration(c.Entry.Server) <= 0 {
 		return nil, nil
 	}
-	return s.p.Cooldowns.Check(c.Entry.Name, c.Args), nil
+	return s.p.Cooldowns.Check(s.p.Rules().callerOf(c), c.Entry.Name, c.Args), nil
 }
 
 // Observe starts a cooldown after a proxied call fails.
@@ -642,7 +661,7 @@ func (s cooldownStage) Observe(ctx context.Context, o router.Outcome) {
 		return
 	}
 	if o.Err != nil || (o.Result != nil && o.Result.IsError) {
-		s.p.Cooldowns.Fail(c.Entry.Name, c.Args, s.duration(c.Entry.Server))
+		s.p.Cooldowns.Fail(s.p.Rules().callerOf(c), c.Entry.Name, c.Args, s.duration(c.Entry.Server))
 	}
 }
 

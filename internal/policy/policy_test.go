@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -69,24 +70,24 @@ func TestLimitsRefillAndRefund(t *testing.T) {
 	rpm := 60.0
 	l := NewLimits([]config.Server{{ID: "s", RateLimit: &config.RateLimit{RequestsPerMinute: &rpm, ToolLimits: map[string]config.ToolLimit{"t": {Bucket: &config.BucketSpec{MaxTokens: 5}}}}}}, clock)
 	for i := range 5 {
-		if err := l.Take("s", "t"); err != nil {
+		if err := l.Take("", "s", "t"); err != nil {
 			t.Fatalf("call %d: %v", i, err)
 		}
 	}
-	if err := l.Take("s", "t"); err == nil || !strings.Contains(err.Error(), "Rate limit exceeded for s/t. Retry after 1s.") {
+	if err := l.Take("", "s", "t"); err == nil || !strings.Contains(err.Error(), "Rate limit exceeded for s/t. Retry after 1s.") {
 		t.Fatalf("tool bucket: %v", err)
 	}
 	// 55 more server tokens remain; spend them on another tool.
 	for range 55 {
-		if err := l.Take("s", "other"); err != nil {
+		if err := l.Take("", "s", "other"); err != nil {
 			t.Fatal(err)
 		}
 	}
 	now = now.Add(time.Second) // one server token and one tool token back
-	if err := l.Take("s", "t"); err != nil {
+	if err := l.Take("", "s", "t"); err != nil {
 		t.Fatalf("after a second: %v", err)
 	}
-	if err := l.Take("s", "other"); err == nil || !strings.Contains(err.Error(), "Rate limit exceeded for server 's'") {
+	if err := l.Take("", "s", "other"); err == nil || !strings.Contains(err.Error(), "Rate limit exceeded for server 's'") {
 		t.Fatalf("server bucket: %v", err)
 	}
 }
@@ -94,25 +95,25 @@ func TestLimitsRefillAndRefund(t *testing.T) {
 func TestCooldownsKeyOnCanonicalArguments(t *testing.T) {
 	now := time.Unix(0, 0)
 	c := NewCooldowns(func() time.Time { return now })
-	c.Fail("fx_t", json.RawMessage(`{"a":1,"b":2}`), 10*time.Second)
-	if c.Check("fx_t", json.RawMessage(`{"b":2,"a":1}`)) == nil {
+	c.Fail("", "fx_t", json.RawMessage(`{"a":1,"b":2}`), 10*time.Second)
+	if c.Check("", "fx_t", json.RawMessage(`{"b":2,"a":1}`)) == nil {
 		t.Error("key order must not matter")
 	}
-	if c.Check("fx_t", json.RawMessage(`{"a":2}`)) != nil {
+	if c.Check("", "fx_t", json.RawMessage(`{"a":2}`)) != nil {
 		t.Error("other arguments are not cooling")
 	}
-	c.Fail("fx_none", nil, 10*time.Second)
+	c.Fail("", "fx_none", nil, 10*time.Second)
 	for _, none := range []string{`{}`, `null`, ` null `, ``} {
-		if c.Check("fx_none", json.RawMessage(none)) == nil {
+		if c.Check("", "fx_none", json.RawMessage(none)) == nil {
 			t.Errorf("no arguments spelt %q leave the cooldown", none)
 		}
 	}
 	now = now.Add(4 * time.Second)
-	if r := c.Check("fx_t", json.RawMessage(`{"a":1,"b":2}`)); r == nil || !strings.Contains(r.Content[0].(*mcp.TextContent).Text, "Please wait 6 seconds") {
+	if r := c.Check("", "fx_t", json.RawMessage(`{"a":1,"b":2}`)); r == nil || !strings.Contains(r.Content[0].(*mcp.TextContent).Text, "Please wait 6 seconds") {
 		t.Errorf("remaining wait: %v", r)
 	}
 	now = now.Add(6 * time.Second)
-	if c.Check("fx_t", json.RawMessage(`{"a":1,"b":2}`)) != nil {
+	if c.Check("", "fx_t", json.RawMessage(`{"a":1,"b":2}`)) != nil {
 		t.Error("the cooldown ends")
 	}
 }
@@ -173,7 +174,7 @@ func BenchmarkPolicyStagesWhileCooling(b *testing.B) {
 	p := New(Options{Permissions: new(ShippedPermissions()), ApprovalTTL: time.Minute, Cooldown: 10 * time.Second})
 	st := p.Stages()
 	entry := catalog.NewProxyEntry("fx", &mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}})
-	p.Cooldowns.Fail("fx_other", json.RawMessage(`{}`), time.Hour)
+	p.Cooldowns.Fail("", "fx_other", json.RawMessage(`{}`), time.Hour)
 	sess := session.New("s", "")
 	args := json.RawMessage(`{"message":"a longer benchmark message","n":3}`)
 	ctx := context.Background()
@@ -200,17 +201,17 @@ func TestReloadKeepsUnchangedBuckets(t *testing.T) {
 	p := New(Options{Permissions: new(ShippedPermissions()), Servers: servers, Now: clock, Home: t.TempDir()})
 	for _, id := range []string{"kept", "changed"} {
 		for range 2 {
-			if err := p.Rules().Limits.Take(id, "t"); err != nil {
+			if err := p.Rules().Limits.Take("", id, "t"); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	servers[1].RateLimit = rpm(3)
 	p.Reload(Options{Permissions: new(ShippedPermissions()), Servers: servers})
-	if err := p.Rules().Limits.Take("kept", "t"); err == nil {
+	if err := p.Rules().Limits.Take("", "kept", "t"); err == nil {
 		t.Error("a reload refilled an unchanged bucket")
 	}
-	if err := p.Rules().Limits.Take("changed", "t"); err != nil {
+	if err := p.Rules().Limits.Take("", "changed", "t"); err != nil {
 		t.Errorf("a changed limit did not get its new bucket: %v", err)
 	}
 }
@@ -258,5 +259,42 @@ func TestHeldProgramCallAnnouncesItsRenewedApproval(t *testing.T) {
 	}
 	if res := <-done; res != nil {
 		t.Fatalf("the approved call was refused: %+v", res)
+	}
+}
+
+// Each caller spends buckets of its own; callers that come and go leave
+// no bucket behind once theirs are full again, and one caller's spent
+// bucket survives the others' coming.
+func TestLimitsPerCallerForgetFullBuckets(t *testing.T) {
+	now := time.Unix(0, 0)
+	clock := func() time.Time { return now }
+	rpm := 60.0
+	l := NewLimits([]config.Server{{ID: "s", RateLimit: &config.RateLimit{RequestsPerMinute: &rpm}}}, clock)
+	for range 60 {
+		if err := l.Take("alice", "s", "t"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Take("alice", "s", "t"); err == nil {
+		t.Fatal("alice's 61st call in a minute passed")
+	}
+	if err := l.Take("bob", "s", "t"); err != nil {
+		t.Fatalf("bob is limited by alice's rate: %v", err)
+	}
+	for i := range 3 * maxIdleBuckets {
+		if err := l.Take(fmt.Sprint("caller-", i), "s", "t"); err != nil {
+			t.Fatalf("caller %d: %v", i, err)
+		}
+		if i%1000 == 0 {
+			now = now.Add(time.Second) // the callers before are full again
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.buckets[bucketKey{"s", "alice"}] == nil {
+		t.Error("alice's spent bucket was forgotten")
+	}
+	if n := len(l.buckets); n > 2*maxIdleBuckets {
+		t.Errorf("%d buckets kept for callers whose buckets refilled", n)
 	}
 }

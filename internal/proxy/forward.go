@@ -252,29 +252,10 @@ func (c *child) clientOptions(caps *mcp.ClientCapabilities) *mcp.ClientOptions {
 			return peer.Elicit(ctx, named(id, req.Params))
 		}
 	}
-	if hasRoots(caps) {
+	if s.offersRoots(id, caps) {
 		opts.Capabilities.RootsV2 = &mcp.RootCapabilities{}
 	}
 	return opts
-}
-
-// rootsMiddleware answers a child's roots/list with the client's roots;
-// the SDK's client would answer from its own static list.
-func (s *Supervisor) rootsMiddleware(server string) mcp.Middleware {
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			if method != "roots/list" {
-				return next(ctx, method, req)
-			}
-			peer, call, err := s.peerFor(server, "roots", true, hasRoots)
-			if err != nil {
-				return nil, err
-			}
-			ctx, cancel := callContext(call, ctx)
-			defer cancel()
-			return peer.ListRoots(ctx, &mcp.ListRootsParams{})
-		}
-	}
 }
 
 // unattributed refuses a child's request that no single open call owns.

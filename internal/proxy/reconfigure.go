@@ -189,6 +189,7 @@ func (c *child) exitedOrNever() <-chan struct{} {
 func needsRestart(a, b config.Server) bool {
 	a.RateLimit, b.RateLimit = nil, nil
 	a.CooldownMs, b.CooldownMs = nil, nil
+	a.LimitScope, b.LimitScope = "", ""
 	a.Description, b.Description = "", ""
 	return !reflect.DeepEqual(a, b)
 }

@@ -75,6 +75,9 @@ type Options struct {
 	// plugs into the HTTP carrier's http.Client (carrier.go), and a call
 	// of a child that needs authorization asks its caller (authorize.go).
 	Authorizer Authorizer
+	// ManyClients reports whether the router serves many clients (serve
+	// --http): a child then never gets a caller's roots (roots.go).
+	ManyClients func() bool
 }
 
 // Supervisor owns the child servers.

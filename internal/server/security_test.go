@@ -311,9 +311,11 @@ func TestPinningOffPerServer(t *testing.T) {
 	}
 }
 
-func TestRateLimitSharedBySessions(t *testing.T) {
+// A server whose limitScope is "global" has one bucket for all its
+// callers, which protects the child from their sum.
+func TestGlobalRateLimitSharedBySessions(t *testing.T) {
 	clk := newClock()
-	h := secured(t, "", map[string]any{"rateLimit": map[string]any{"maxTokens": 3, "refillRate": 1, "refillIntervalMs": 1000, "toolLimits": map[string]any{"slow": 2}}}, nil, clk)
+	h := secured(t, "", map[string]any{"limitScope": "global", "rateLimit": map[string]any{"maxTokens": 3, "refillRate": 1, "refillIntervalMs": 1000, "toolLimits": map[string]any{"slow": 2}}}, nil, clk)
 	a := h.Connect(nil)
 	b := h.Connect(nil)
 	h.Booted()

@@ -97,6 +97,8 @@ type Server struct {
 	content Content
 	// children is what sessions see of the children's content.
 	children childview.Children
+	// manyClients is set once the router serves HTTP.
+	manyClients atomic.Bool
 
 	// gen is the configuration in force: the files as last read, the
 	// profile and role they settle, their problems. Reload publishes a
@@ -219,7 +221,7 @@ func New(opts Options) *Server {
 	po := s.policyOptions(g, failClosed)
 	po.Binders = contrib.Binders
 	s.policy = policy.New(po)
-	s.shareState(s.policy, g.config.Servers)
+	s.shareState(s.policy)
 	s.parts.OnStop(s.policy.Approvals.Close)
 	s.settle(g, s.policy.Rules().RBAC, failClosed)
 	g.profile = s.resolveProfile(g)
@@ -246,6 +248,7 @@ func New(opts Options) *Server {
 		Sessions:        s.Sessions,
 		Pins:            s.quarantinePins(),
 		ResourceUpdated: s.resourceUpdated,
+		ManyClients:     s.manyClients.Load,
 	})
 	s.parts.OnStop(s.proxy.Close)
 	s.children = childview.Children{Proxy: s.proxy, Catalog: s.catalog,
@@ -403,7 +406,7 @@ func (s *Server) resolveProfile(g *generation) catalog.Resolution {
 // New dials nothing: the dial is a part started at Start, before any
 // session is served. A Redis that does not answer leaves them failing
 // closed, not local.
-func (s *Server) shareState(p *policy.Policy, servers []config.Server) {
+func (s *Server) shareState(p *policy.Policy) {
 	set := s.opts.Settings
 	share := sharedstate.ReadOptions(set.Env, set.Home, set.SessionTTL)
 	if !share.Enabled() {
@@ -412,12 +415,12 @@ func (s *Server) shareState(p *policy.Policy, servers []config.Server) {
 	// Refused until Start has reached Redis: nothing passes on local
 	// state that should have been shared.
 	notYet := errors.New("shared state not connected yet: the router has not started")
-	sharedstate.AttachUnavailable(p, servers, notYet)
+	sharedstate.AttachUnavailable(p, notYet)
 	s.tasks.Use(sharedstate.TasksUnavailable{Err: notYet})
 	s.parts.OnStart(func(ctx context.Context) {
 		sh, err := sharedstate.Open(ctx, share)
 		if err == nil {
-			if err = sh.Attach(p, servers); err != nil {
+			if err = sh.Attach(p); err != nil {
 				_ = sh.Close()
 			}
 		}
@@ -425,7 +428,7 @@ func (s *Server) shareState(p *policy.Policy, servers []config.Server) {
 			msg := "shared state unavailable, so rate-limited and approval-gated calls and tasks are refused: " + err.Error()
 			s.log.Info("[EVOKORE] " + msg)
 			s.sharedProblem.Store(&msg)
-			sharedstate.AttachUnavailable(p, servers, err)
+			sharedstate.AttachUnavailable(p, err)
 			s.tasks.Use(sharedstate.TasksUnavailable{Err: err})
 			return
 		}
@@ -681,7 +684,12 @@ func (s *Server) ServeStdio(ctx context.Context, t *stdio.Transport) error {
 
 // HTTP serves the router's sessions over streamable HTTP (package
 // httpsession): the handler for /mcp. It starts nothing.
-func (s *Server) HTTP(o httpsession.Options) *httpsession.Handler { return httpsession.New(s, o) }
+// From then on the router serves many clients, so no caller's roots
+// reach a child (package proxy, roots.go).
+func (s *Server) HTTP(o httpsession.Options) *httpsession.Handler {
+	s.manyClients.Store(true)
+	return httpsession.New(s, o)
+}
 
 // PendingApprovals counts the approvals waiting for a decision.
 func (s *Server) PendingApprovals() int { return s.policy.Approvals.PendingCount() }

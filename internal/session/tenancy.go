@@ -82,3 +82,22 @@ func (p *PerTenant[T]) For(tenant string) T {
 	p.m[tenant] = v
 	return v
 }
+
+// CallerOf is whom a session's calls count against where the router
+// limits callers (cooldowns, rate limits, run_code slots): the
+// authenticated tenant + subject, so one user's sessions and sessionless
+// requests count together whatever protocol era they speak; else the
+// session itself (stdio, HTTP without a subject). A sessionless request
+// without a subject stands for its role and tenant (its session's id),
+// the most such a request says of who sent it. "" for nil.
+func CallerOf(s *Session) string {
+	switch {
+	case s == nil:
+		return ""
+	case s.Identity.Subject != "":
+		return "subject\x00" + s.Identity.Tenant + "\x00" + s.Identity.Subject
+	default:
+		// A session id holds no NUL, so it never reads as a subject.
+		return s.ID
+	}
+}

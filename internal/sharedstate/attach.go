@@ -108,8 +108,8 @@ func Open(ctx context.Context, o Options) (*Shared, error) {
 }
 
 // Attach moves p's rate limits and approvals into the shared state.
-func (s *Shared) Attach(p *policy.Policy, servers []config.Server) error {
-	p.ShareLimits(s.Limiter, servers)
+func (s *Shared) Attach(p *policy.Policy) error {
+	p.ShareLimits(s.Limiter)
 	return p.Approvals.Share(s.Approvals, s.Key)
 }
 
@@ -158,9 +158,9 @@ func (u Unavailable) Decide(context.Context, string, string) error { return u.er
 // AttachUnavailable makes p refuse every limited and approval-gated call
 // with err: the fail-closed state of a replica whose Redis is down at
 // start.
-func AttachUnavailable(p *policy.Policy, servers []config.Server, err error) {
+func AttachUnavailable(p *policy.Policy, err error) {
 	u := Unavailable{Err: err}
-	p.ShareLimits(u, servers)
+	p.ShareLimits(u)
 	key := make([]byte, minKey)
 	_, _ = rand.Read(key)
 	_ = p.Approvals.Share(u, key)

@@ -12,12 +12,12 @@ import (
 // loopback Redis.
 func BenchmarkSharedRateLimitTake(b *testing.B) {
 	sh := replicasB(b)
-	l := policy.NewLimits(servers(1e9, 1e9), nil)
-	l.Share(sh.Limiter, servers(1e9, 1_000_000_000))
+	l := policy.NewLimits(servers(1e9, 1_000_000_000), nil)
+	l.Share(sh.Limiter)
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := l.TakeContext(ctx, "s", "t"); err != nil {
+		if err := l.TakeContext(ctx, "", "s", "t"); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -9,14 +9,16 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/evokore/evokore/internal/ingress"
+	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
 
 // Three whole routers, each with its own fixture child, configured with
 // EVOKORE_SESSION_STORE=redis: a server limit of N calls a minute admits
-// N calls in total however the calls are spread over them. The same
-// routers without Redis admit N each.
+// N calls of one subject in total however the calls are spread over
+// them. The same routers without Redis admit N each.
 func TestAssembledRoutersShareTheirRateLimit(t *testing.T) {
 	const n = 4
 	url := testutil.RedisServer(t)
@@ -30,7 +32,7 @@ func TestAssembledRoutersShareTheirRateLimit(t *testing.T) {
 			fx := routertest.Fixture(t)
 			fx["rateLimit"] = map[string]any{"requestsPerMinute": n}
 			h := routertest.New(t, map[string]any{"fx": fx}, env)
-			clients = append(clients, h.Connect(nil))
+			clients = append(clients, h.ConnectAs(nil, ingress.SessionOptions{Identity: session.Identity{Subject: "alice", Tenant: "team"}}))
 			h.Booted()
 		}
 		passed := 0

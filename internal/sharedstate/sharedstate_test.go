@@ -51,21 +51,22 @@ func servers(rpm float64, toolMax int) []config.Server {
 	return []config.Server{{ID: "s", RateLimit: rl}}
 }
 
-// A limit of N calls a minute holds for the three replicas together, not
-// N for each: exactly N of 3N calls made round-robin pass, and the rest
-// get the same refusal a single router gives.
+// A caller's limit of N calls a minute holds for the three replicas
+// together, not N for each: exactly N of 3N calls made round-robin pass,
+// and the rest get the same refusal a single router gives. Another
+// caller's calls spend a bucket of their own, on every replica.
 func TestRateLimitHoldsAcrossReplicas(t *testing.T) {
 	const n = 7
 	var limits []*policy.Limits
 	for _, sh := range replicas(t, 3, nil) {
 		l := policy.NewLimits(servers(n, 0), nil)
-		l.Share(sh.Limiter, servers(n, 0))
+		l.Share(sh.Limiter)
 		limits = append(limits, l)
 	}
 	passed := 0
 	var refusal error
 	for i := range 3 * n {
-		if err := limits[i%3].TakeContext(context.Background(), "s", "t"); err == nil {
+		if err := limits[i%3].TakeContext(context.Background(), "subject\x00t\x00alice", "s", "t"); err == nil {
 			passed++
 		} else {
 			refusal = err
@@ -77,24 +78,29 @@ func TestRateLimitHoldsAcrossReplicas(t *testing.T) {
 	if refusal == nil || !strings.HasPrefix(refusal.Error(), "Rate limit exceeded for server 's'. Retry after ") {
 		t.Fatalf("refusal = %v", refusal)
 	}
+	for i := range n {
+		if err := limits[i%3].TakeContext(context.Background(), "subject\x00t\x00bob", "s", "t"); err != nil {
+			t.Fatalf("bob's call %d is limited by alice's: %v", i, err)
+		}
+	}
 }
 
 // A call spends its tool and its server bucket together or not at all,
 // across replicas as in one process.
 func TestSharedBucketsAreSpentAllOrNone(t *testing.T) {
 	sh := replicas(t, 2, nil)
-	a, b := policy.NewLimits(servers(2, 0), nil), policy.NewLimits(servers(2, 0), nil)
+	a, b := policy.NewLimits(servers(2, 5), nil), policy.NewLimits(servers(2, 5), nil)
 	// Tool bucket 5, server bucket 2: after two calls the server refuses,
 	// and the refused calls must not eat the tool's tokens.
-	a.Share(sh[0].Limiter, servers(2, 5))
-	b.Share(sh[1].Limiter, servers(2, 5))
+	a.Share(sh[0].Limiter)
+	b.Share(sh[1].Limiter)
 	for i, l := range []*policy.Limits{a, b} {
-		if err := l.Take("s", "t"); err != nil {
+		if err := l.Take("", "s", "t"); err != nil {
 			t.Fatalf("call %d: %v", i, err)
 		}
 	}
 	for range 10 {
-		if err := a.Take("s", "t"); err == nil || !strings.Contains(err.Error(), "server 's'") {
+		if err := a.Take("", "s", "t"); err == nil || !strings.Contains(err.Error(), "server 's'") {
 			t.Fatalf("want the server's refusal, got %v", err)
 		}
 	}
@@ -273,7 +279,7 @@ func TestApprovalKeyFromRedisIsTheSameForAll(t *testing.T) {
 func TestRedisDownFailsClosed(t *testing.T) {
 	sh := replicas(t, 1, nil)[0]
 	l := policy.NewLimits(servers(100, 0), nil)
-	l.Share(sh.Limiter, servers(100, 0))
+	l.Share(sh.Limiter)
 	a := policy.NewApprovals("", 5*time.Minute, nil)
 	if err := a.Share(sh.Approvals, sh.Key); err != nil {
 		t.Fatal(err)
@@ -284,7 +290,7 @@ func TestRedisDownFailsClosed(t *testing.T) {
 	if err := sh.Client.Shutdown(context.Background()).Err(); err != nil && !strings.Contains(err.Error(), "EOF") {
 		t.Logf("shutdown: %v", err)
 	}
-	if err := l.Take("s", "t"); err == nil || !strings.Contains(err.Error(), "cannot be checked") {
+	if err := l.Take("", "s", "t"); err == nil || !strings.Contains(err.Error(), "cannot be checked") {
 		t.Fatalf("limited call with Redis down: %v", err)
 	}
 	if a.Consume(id) {

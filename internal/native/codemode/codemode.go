@@ -84,7 +84,7 @@ type manager struct {
 	limits  Limits
 
 	mu      sync.Mutex
-	running map[string]int // programs running, by caller (callerOf)
+	running map[string]int // programs running, by caller (session.CallerOf)
 
 	// memory is Limits.Total, each run's sandbox taking Limits.Memory of
 	// it, first come first served.
@@ -96,19 +96,6 @@ type manager struct {
 // model firing run_code calls together would multiply them by as many
 // as it sent.
 const runsAtOnce = 2
-
-// callerOf is whom a session's runs count against: the session, or for
-// a client of the sessionless protocol, whose every request is a session
-// of its own, who it acts for.
-func callerOf(s *session.Session) string {
-	if s == nil {
-		return ""
-	}
-	if s.Stateless {
-		return "stateless\x00" + s.Identity.Tenant + "\x00" + s.Identity.Subject
-	}
-	return s.ID
-}
 
 // begin counts a run of caller in, unless it has runsAtOnce running;
 // end counts it out.
@@ -183,9 +170,9 @@ func (m *manager) runCode(ctx context.Context, call *native.Call) (*mcp.CallTool
 	if !Supported {
 		return native.Errorf("run_code needs Linux, where a program's memory can be bounded"), nil
 	}
-	caller := callerOf(call.Session)
+	caller := session.CallerOf(call.Session)
 	if !m.begin(caller) {
-		return native.Errorf("this session runs at most %d programs at once, and %d are running: await them, or do the work in one program (its calls may run together)", runsAtOnce, runsAtOnce), nil
+		return native.Errorf("this caller runs at most %d programs at once, and %d are running: await them, or do the work in one program (its calls may run together)", runsAtOnce, runsAtOnce), nil
 	}
 	defer m.end(caller)
 	// The wait for a sandbox counts against the run's wall time, so the
