@@ -84,7 +84,11 @@ bin/everything-server: go.mod go.sum
 bin/taskfixture: $(wildcard internal/testutil/taskfixture/*.go) go.mod go.sum
 	$(GO) build -o $@ ./internal/testutil/taskfixture
 
-conformance: build conformance-deps bin/everything-server bin/taskfixture ## MCP conformance suite: the go-sdk server directly and through `evokore serve --http`, side by side.
+# The child that offers the Skills Extension (package skillserver).
+bin/skillserver: $(wildcard internal/testutil/skillserver/*.go) go.mod go.sum
+	$(GO) build -o $@ ./internal/testutil/skillserver
+
+conformance: build conformance-deps bin/everything-server bin/taskfixture bin/skillserver ## MCP conformance suite: the go-sdk server directly and through `evokore serve --http`, side by side.
 	.ci/conformance
 
 # The go-sdk's own conformance client, and the test driver that runs the
