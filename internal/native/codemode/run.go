@@ -191,6 +191,13 @@ func (r *run) execute(command func() (procgroup.Spec, error), code string) {
 	_ = stdin.Close()
 	waitErr := cmd.Wait()
 	if finished {
+		// A program may still catch what the run's end did to its calls
+		// (a call cut short, an approval no longer waited for) and throw
+		// before the launcher's kill lands: the run met its wall time all
+		// the same, and says so.
+		if r.out.Error != "" && errors.Is(r.ctx.Err(), context.DeadlineExceeded) {
+			r.out.Error = wallTimeText(r.limits.Wall)
+		}
 		return
 	}
 	if r.out.Error == "" {
