@@ -75,7 +75,8 @@ func registerManagers(t *native.Table, host *native.Host, s *Server) contributio
 	// kills what is left.
 	c.Closers = append(c.Closers, counters.Close, background.Close, agents.Close, runs.Close)
 	library := skilltools.Register(t, host, skilltools.Options{Dir: set.SkillsDir, Watch: s.settings.Natives.SkillWatcher, Home: set.Home,
-		Env: set.Env, AllowPrivate: s.settings.Natives.HTTPAllowPrivate, DiscoveryMode: s.settings.Catalog.Discovery.Mode})
+		Env: set.Env, AllowPrivate: s.settings.Natives.HTTPAllowPrivate, DiscoveryMode: s.settings.Catalog.Discovery.Mode,
+		Visible: s.skillAllowed})
 	c.AfterHandshake = append(c.AfterHandshake, library.Start)
 	c.Binders = map[string]policy.Binder{native.ExecuteSkill.String(): library.Tools.StepBinding}
 	c.Content = resources.New(resources.Options{Library: library.Library, Status: s.Status, Snapshot: s.Snapshot, Config: host.Config,

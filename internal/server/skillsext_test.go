@@ -339,3 +339,25 @@ func TestChildSkillsAreSearchedAndRunOnlyWhenAllowed(t *testing.T) {
 		t.Errorf("execute_skill of a child's skill without executeSkills = %q (error %v)", text, isErr)
 	}
 }
+
+// search_skills and resolve_workflow answer only with the skills the
+// caller's role and profile let it see, as skills/list does: a skill its
+// role denies is neither shown nor named.
+func TestSkillSearchesShowOnlyWhatTheCallerMaySee(t *testing.T) {
+	perms := "roles:\n  reviewer:\n    default_permission: allow\n    skills:\n      kids_git-flow: deny\n"
+	h, _ := skillRouter(t, nil, perms)
+	reviewer := extClient(t, serveHTTP(t, h, "reviewer"), "2025-11-25")
+	admin := extClient(t, serveHTTP(t, h, ""), "2025-11-25")
+	h.Booted()
+	const query = "branch and commit the team's way"
+	routertest.WaitFor(t, "search_skills to find the child's skill", func() bool {
+		text, _ := routertest.CallText(t, admin, "search_skills", map[string]any{"query": query})
+		return strings.Contains(text, "kids_git-flow")
+	})
+	for _, c := range []struct{ tool, arg string }{{"search_skills", "query"}, {"resolve_workflow", "objective"}} {
+		text, isErr := routertest.CallText(t, reviewer, c.tool, map[string]any{c.arg: query})
+		if isErr || strings.Contains(text, "git-flow") {
+			t.Errorf("%s for a role that denies kids_git-flow answers (error %v):\n%s", c.tool, isErr, text)
+		}
+	}
+}

@@ -52,6 +52,7 @@ import (
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/native"
 	"github.com/evokore/evokore/internal/search"
+	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/skills"
 )
 
@@ -85,6 +86,11 @@ type Options struct {
 	AllowPrivate bool
 	// DiscoveryMode decides whether execute_skill activates tools.
 	DiscoveryMode string
+	// Visible, when set, reports whether a session's role and profile let
+	// it see a skill known by names (its name, its category/name): what
+	// search_skills and resolve_workflow answer holds only those, as
+	// skills/list does.
+	Visible func(sess *session.Session, names ...string) bool
 }
 
 // Tools holds what the skill tools share.
@@ -143,7 +149,7 @@ func (t *Tools) resolveWorkflow(_ context.Context, call *native.Call) (*mcp.Call
 		return call.Invalid(err), nil
 	}
 	ix := t.lib.Index()
-	matches := ix.Search(in.Objective, workflowCandidates)
+	matches := t.visible(call.Session, ix.Search(in.Objective, workflowCandidates))
 	if err := skills.RecordRouting(t.opts.Home, in.Objective, matches); err != nil {
 		t.host.Log.Info("[EVOKORE] Cannot record routing telemetry", "err", err)
 	}
@@ -151,6 +157,20 @@ func (t *Tools) resolveWorkflow(_ context.Context, call *native.Call) (*mcp.Call
 		matches = matches[:workflowLimit]
 	}
 	return native.Text("%s", ix.WorkflowText(in.Objective, matches, skills.WorkflowOptions{Wrap: true})), nil
+}
+
+// visible keeps the matches sess may see.
+func (t *Tools) visible(sess *session.Session, matches []skills.Match) []skills.Match {
+	if t.opts.Visible == nil || sess == nil {
+		return matches
+	}
+	kept := matches[:0:0]
+	for _, m := range matches {
+		if t.opts.Visible(sess, m.Skill.Name, m.Skill.Key) {
+			kept = append(kept, m)
+		}
+	}
+	return kept
 }
 
 func (t *Tools) searchSkills(ctx context.Context, call *native.Call) (*mcp.CallToolResult, error) {
@@ -167,19 +187,24 @@ func (t *Tools) searchSkills(ctx context.Context, call *native.Call) (*mcp.CallT
 		limit = int(min(max(math.Floor(*in.Limit), 1), maxSearchLimit))
 	}
 	start := time.Now()
-	var found skills.Found
-	if sem := t.host.Semantic; sem == nil {
-		found = t.lib.Index().Find(strings.ToLower(in.Query), limit)
-	} else {
-		found = t.lib.Index().Find(strings.ToLower(in.Query), limit*semanticPool)
-		found.Matches = rerankSkills(ctx, sem, in.Query, found.Matches, limit)
+	// Skills the caller may not see are taken out before ranking, so
+	// they neither show nor take a place; what is left is cut to limit.
+	pool := limit
+	if t.host.Semantic != nil || t.opts.Visible != nil {
+		pool = limit * semanticPool
+	}
+	found := t.lib.Index().Find(strings.ToLower(in.Query), pool)
+	matches := t.visible(call.Session, found.Matches)
+	if sem := t.host.Semantic; sem != nil {
+		matches = rerankSkills(ctx, sem, in.Query, matches, limit)
+	} else if len(matches) > limit {
+		matches = matches[:limit]
 	}
 	if d := time.Since(start); d > slowSearch {
 		t.host.Log.Info("[EVOKORE] Slow skill search", "took", d.Round(time.Millisecond), "query", in.Query)
 	}
-	matches := found.Matches
 	if len(matches) == 0 {
-		if found.Why == "" {
+		if found.Why == "" || len(found.Matches) > 0 {
 			return native.Text(noSearchResults), nil
 		}
 		return native.Text(noSearchResults+"\n"+noSearchWhy, found.Why), nil
