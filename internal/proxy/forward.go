@@ -252,7 +252,7 @@ func (c *child) clientOptions(caps *mcp.ClientCapabilities) *mcp.ClientOptions {
 			return peer.Elicit(ctx, named(id, req.Params))
 		}
 	}
-	if s.offersRoots(id, caps) {
+	if c.inst != nil || s.offersRoots(id, caps) {
 		opts.Capabilities.RootsV2 = &mcp.RootCapabilities{}
 	}
 	return opts
