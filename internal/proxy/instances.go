@@ -279,3 +279,35 @@ func (s *Supervisor) instanceRoots(ctx context.Context, in *instance) (*mcp.List
 	}
 	return sess.Peer.ListRoots(ctx, &mcp.ListRootsParams{})
 }
+
+// RootsChanged passes a caller's roots/list_changed on to the instances
+// sess is the latest session of, and to no other child: each asks for
+// its roots again and is answered with that caller's.
+func (s *Supervisor) RootsChanged(sess *session.Session) {
+	if sess == nil {
+		return
+	}
+	var mine []*child
+	s.instances.mu.Lock()
+	for _, in := range s.instances.byKey {
+		if in.sess != nil && in.sess.ID == sess.ID {
+			mine = append(mine, in.c)
+		}
+	}
+	s.instances.mu.Unlock()
+	for _, c := range mine {
+		c.mu.Lock()
+		k := c.conn
+		c.mu.Unlock()
+		if k != nil && k.client != nil {
+			// The SDK's client notifies its sessions when its own list
+			// changes; that list is never read (rootsMiddleware answers),
+			// so a marker root added and taken out again sends the news.
+			k.client.AddRoots(&mcp.Root{URI: rootsChangedMarker})
+			k.client.RemoveRoots(rootsChangedMarker)
+		}
+	}
+}
+
+// rootsChangedMarker is the root RootsChanged adds and removes.
+const rootsChangedMarker = "evokore:roots-changed"

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -30,6 +31,21 @@ func instanceRouter(t *testing.T, dir, cfg string, env map[string]string) (*rout
 	return h, ts.URL
 }
 
+// clientWithRoots is connectWithRoots of 2025-11-25 that returns the
+// client too, whose roots the test changes.
+func clientWithRoots(t *testing.T, url, subject, dir string) (*mcp.Client, *mcp.ClientSession) {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: subject, Version: "1"}, nil)
+	c.AddRoots(&mcp.Root{URI: "file://" + dir, Name: subject})
+	ct := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: asSubject{subject}}}
+	cs, err := c.Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return c, cs
+}
+
 // A child whose scope is subject gives each subject an instance of its
 // own, told that subject's roots: alice and bob (sessions of 2025-11-25)
 // each see only their own folder on server-filesystem, and carol (of
@@ -48,7 +64,7 @@ func TestSubjectInstancesSeeOnlyTheirCallersRoots(t *testing.T) {
 	}})
 	// legacy lists every tool, so the test sees how often fs's are.
 	h, url := instanceRouter(t, dir, cfg, map[string]string{"EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS": "20000", "EVOKORE_TOOL_DISCOVERY_MODE": "legacy"})
-	alice := connectWithRoots(t, url, "alice", "2025-11-25", aliceDir)
+	aliceClient, alice := clientWithRoots(t, url, "alice", aliceDir)
 	h.Booted()
 	bob := connectWithRoots(t, url, "bob", "2025-11-25", bobDir)
 	carol := connectWithRoots(t, url, "carol", "2026-07-28", carolDir)
@@ -64,6 +80,15 @@ func TestSubjectInstancesSeeOnlyTheirCallersRoots(t *testing.T) {
 	// whoever called last.
 	if got := allowed(t, alice, "fs_list_allowed_directories"); got != aliceDir {
 		t.Errorf("alice sees %q after bob's calls, want %q", got, aliceDir)
+	}
+	// alice's new root reaches her instance, not bob's.
+	more := t.TempDir()
+	aliceClient.AddRoots(&mcp.Root{URI: "file://" + more, Name: "more"})
+	routertest.WaitFor(t, "alice's instance told her new root", func() bool {
+		return allowed(t, alice, "fs_list_allowed_directories") == aliceDir+"\n"+more
+	})
+	if got := allowed(t, bob, "fs_list_allowed_directories"); got != bobDir {
+		t.Errorf("bob sees %q after alice's roots changed, want %q", got, bobDir)
 	}
 	n := 0
 	for _, name := range routertest.ToolNames(t, alice) {
