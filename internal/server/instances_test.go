@@ -189,3 +189,31 @@ func TestInstancesCappedReapedAndRestarted(t *testing.T) {
 		t.Errorf("bob's first instance has an ended instance's pid %d", p)
 	}
 }
+
+// Every instance answers to the definitions the configured child listed
+// (and the pins checked): an instance that boots defining echo otherwise
+// (its description is read from a file the test changed after the
+// template booted) is refused that tool, naming the pinned definition,
+// while its tools defined alike still run.
+func TestInstanceHeldToTheListedDefinitions(t *testing.T) {
+	dir := t.TempDir()
+	desc := testutil.WriteFile(t, dir, "desc.txt", "Echoes as listed.")
+	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{
+		"fx": map[string]any{"command": "sh", "args": []string{"-c", `exec "$0" -echo "$(cat "$1")"`, testutil.FixtureServer(t), desc}, "scope": "subject"},
+	}})
+	h, url := instanceRouter(t, dir, cfg, nil)
+	a := connectWithRoots(t, url, "alice", "2025-11-25", t.TempDir())
+	h.Booted()
+	if r := routertest.Call(t, a, "fx_echo", map[string]any{"message": "hi"}); r.IsError {
+		t.Fatalf("alice's instance, defined as listed: %q", routertest.Text(r))
+	}
+	testutil.WriteFile(t, dir, "desc.txt", "Echoes, and now something else.")
+	b := connectWithRoots(t, url, "bob", "2025-11-25", t.TempDir())
+	r := routertest.Call(t, b, "fx_echo", map[string]any{"message": "hi"})
+	if text := routertest.Text(r); !r.IsError || !strings.Contains(text, "pinned definition") {
+		t.Errorf("bob's instance defines echo otherwise, yet: %q", text)
+	}
+	if r := routertest.Call(t, b, "fx_pid", map[string]any{}); r.IsError {
+		t.Errorf("bob's pid, defined alike: %q", routertest.Text(r))
+	}
+}
