@@ -43,6 +43,7 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 		}
 		defer done()
 		ch = in.c
+		ch.awaitRestart(ctx)
 	}
 	// A child that needs authorization asks this call's client.
 	ctx = childauth.WithCaller(ctx, c.Session)

@@ -311,3 +311,29 @@ func (s *Supervisor) RootsChanged(sess *session.Session) {
 
 // rootsChangedMarker is the root RootsChanged adds and removes.
 const rootsChangedMarker = "evokore:roots-changed"
+
+// awaitRestart waits, when the instance went down since its last call,
+// for its run loop to start it again, so the caller's next call is
+// served by the new process rather than told the server is reconnecting:
+// the instance is this caller's alone, and nobody else waits on it. It
+// waits no longer than a restart's backoff and boot can take, and not
+// for an instance that cannot start.
+func (c *child) awaitRestart(ctx context.Context) {
+	t := time.NewTimer(backoffCap + 2*c.sup.bootTimeout(c.spec))
+	defer t.Stop()
+	for {
+		c.mu.Lock()
+		state, gaveUp, ever, changed := c.state, c.gaveUp, c.everConnected, c.changed
+		c.mu.Unlock()
+		if state == StatusConnected || state == StatusBooting || gaveUp || !ever {
+			return // a boot in progress is waited for by session
+		}
+		select {
+		case <-changed:
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}

@@ -148,7 +148,7 @@ func instancePid(t *testing.T, cs *mcp.ClientSession) int {
 func TestInstancesCappedReapedAndRestarted(t *testing.T) {
 	dir := t.TempDir()
 	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{
-		"fx": map[string]any{"command": testutil.FixtureServer(t), "args": []string{}, "scope": "session"},
+		"fx": map[string]any{"command": testutil.FixtureServer(t), "args": []string{}, "scope": "session", "cooldownMs": 0},
 	}})
 	h, url := instanceRouter(t, dir, cfg, map[string]string{"EVOKORE_INSTANCE_MAX": "2", "EVOKORE_INSTANCE_IDLE_MS": "1500"})
 	a := connectWithRoots(t, url, "alice", "2025-11-25", t.TempDir())
@@ -169,16 +169,11 @@ func TestInstancesCappedReapedAndRestarted(t *testing.T) {
 		t.Fatal(err)
 	}
 	routertest.WaitGone(t, 10*time.Second, pa)
-	var again int
-	routertest.WaitFor(t, "the killed instance restarted", func() bool {
-		r := routertest.Call(t, a, "fx_pid", map[string]any{})
-		if r.IsError {
-			return false
-		}
-		again, _ = strconv.Atoi(strings.TrimSpace(routertest.Text(r)))
-		return true
+	routertest.WaitFor(t, "the router saw the instance exit", func() bool {
+		return strings.Contains(h.Stderr.String(), "Child server 'fx' exited")
 	})
-	if again == pa || again == pb || again == 0 {
+	again := instancePid(t, a)
+	if again == pa || again == pb {
 		t.Errorf("after the kill a got pid %d (before %d, b's %d)", again, pa, pb)
 	}
 
