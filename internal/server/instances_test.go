@@ -147,6 +147,8 @@ func instancePid(t *testing.T, cs *mcp.ClientSession) int {
 // started again for the next call.
 func TestInstancesCappedReapedAndRestarted(t *testing.T) {
 	dir := t.TempDir()
+	// No cooldown: bob's refusal at the cap is an error result, which
+	// would cool his identical call once an instance is free.
 	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{
 		"fx": map[string]any{"command": testutil.FixtureServer(t), "args": []string{}, "scope": "session", "cooldownMs": 0},
 	}})
