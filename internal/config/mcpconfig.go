@@ -106,6 +106,9 @@ type Server struct {
 	// each caller on its own ("" or LimitCaller) or every caller
 	// together (LimitGlobal).
 	LimitScope string `json:"limitScope,omitempty"`
+	// Scope is who shares the child's process: "" or ScopeShared (every
+	// caller), ScopeSubject or ScopeSession (an instance per caller).
+	Scope string `json:"scope,omitempty"`
 	// Roots are the folders a shared child is told are its roots when
 	// it asks (roots/list): never a caller's. [Server.Resolve] makes
 	// them absolute against the config file's folder.
@@ -121,6 +124,29 @@ const (
 	// from the sum of its callers.
 	LimitGlobal = "global"
 )
+
+// Scopes of a child: who shares its process.
+const (
+	// ScopeShared is one child for every caller: the default, so a
+	// configuration never multiplies processes unless it says so.
+	ScopeShared = "shared"
+	// ScopeSubject is one instance per tenant + subject (the session
+	// when the caller has no subject).
+	ScopeSubject = "subject"
+	// ScopeSession is one instance per session.
+	ScopeSession = "session"
+)
+
+// InstanceScope is the server's scope, ScopeShared when unset.
+func (s *Server) InstanceScope() string {
+	if s.Scope == "" {
+		return ScopeShared
+	}
+	return s.Scope
+}
+
+// PerCaller reports whether each caller gets an instance of its own.
+func (s *Server) PerCaller() bool { return s.InstanceScope() != ScopeShared }
 
 // OAuth is a server's oauth block as written: secrets are ${VAR}
 // placeholders, resolved by [Server.Resolve].

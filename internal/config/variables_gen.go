@@ -26,6 +26,8 @@ var variables = [...]Variable{
 	{Name: "EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS", Type: "duration_ms", Default: "30000", HasDefault: true, Doc: "bounds a child's connect, and separately its tool listing", Package: "internal/config", Group: "Timeouts", Use: "setting"},
 	{Name: "EVOKORE_PROXY_REQUEST_TIMEOUT_MS", Type: "duration_ms", Default: "60000", HasDefault: true, Doc: "bounds each proxied call", Package: "internal/config", Group: "Timeouts", Use: "setting"},
 	{Name: "EVOKORE_SESSION_TTL_MS", Type: "duration_ms", Default: "3600000", HasDefault: true, Doc: "idle time after which a session (and its activations) is dropped", Package: "internal/config", Group: "Timeouts", Use: "setting"},
+	{Name: "EVOKORE_INSTANCE_IDLE_MS", Type: "duration_ms", Default: "600000", HasDefault: true, Doc: "how long an instance of a child whose scope is subject or session may go without a call before it is stopped (the caller's next call starts a new one)", Package: "internal/proxy", Group: "Per-caller instances", Use: "setting"},
+	{Name: "EVOKORE_INSTANCE_MAX", Type: "int", Default: "64", HasDefault: true, Doc: "the most per-caller instances running at once on a router, every child together: a caller's first call past it is refused, naming this setting", Package: "internal/proxy", Group: "Per-caller instances", Use: "setting"},
 	{Name: "EVOKORE_TASK_TTL_MS", Type: "duration_ms", Default: "3600000", HasDefault: true, Doc: "the longest a task and its result are kept, from its creation (a 2025-11-25 client that asks for less gets less)", Package: "internal/tasks", Group: "Tasks", Use: "setting"},
 	{Name: "EVOKORE_TASK_POLL_MS", Type: "duration_ms", Default: "1000", HasDefault: true, Doc: "the polling interval a task suggests to its client", Package: "internal/tasks", Group: "Tasks", Use: "setting"},
 	{Name: "EVOKORE_TASK_AFTER_MS", Type: "duration_ms", Default: "500", HasDefault: true, Doc: "how long a tool call of a client that declared the tasks extension (2026-07-28) may run before it answers as a task", Package: "internal/tasks", Group: "Tasks", Use: "setting"},
@@ -150,6 +152,10 @@ const (
 	DefaultProxyRequestTimeout = 60000 * time.Millisecond
 	// DefaultSessionTTL is EVOKORE_SESSION_TTL_MS's default.
 	DefaultSessionTTL = 3600000 * time.Millisecond
+	// DefaultInstanceIdle is EVOKORE_INSTANCE_IDLE_MS's default.
+	DefaultInstanceIdle = 600000 * time.Millisecond
+	// DefaultInstanceMax is EVOKORE_INSTANCE_MAX's default.
+	DefaultInstanceMax = 64
 	// DefaultTaskTTL is EVOKORE_TASK_TTL_MS's default.
 	DefaultTaskTTL = 3600000 * time.Millisecond
 	// DefaultTaskPoll is EVOKORE_TASK_POLL_MS's default.

@@ -34,11 +34,27 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: MsgServerRemoved(c.Entry.Name, ch.spec.ID)}
 	}
 	defer ch.leave()
+	var in *instance
+	if ch.spec.PerCaller() {
+		var done func()
+		var refusal string
+		if in, done, refusal = s.instanceFor(ch, c); refusal != "" {
+			return errorResult(refusal), nil
+		}
+		defer done()
+		ch = in.c
+		ch.awaitRestart(ctx)
+	}
 	// A child that needs authorization asks this call's client.
 	ctx = childauth.WithCaller(ctx, c.Session)
 	k, err := ch.connFor(ctx, c.Session)
 	if err != nil {
 		return authFailure(err)
+	}
+	if in != nil {
+		if held := in.heldByTemplate(c.Entry.Original); held != "" {
+			return errorResult(held), nil
+		}
 	}
 	childToken, end := s.routes.begin(ctx, ch.spec.ID, c.Session, c.Meta.GetMeta()["progressToken"])
 	defer end()

@@ -68,6 +68,9 @@ type child struct {
 	// dual is the child's second connection, of the new era, when it
 	// speaks both eras (dual.go).
 	dual dualState
+	// inst is set on one caller's instance of a per-caller server
+	// (instances.go): it lists nothing and caches nothing of its own.
+	inst *instance
 
 	relisting sync.Mutex
 	// relistPending is set while a re-read is scheduled and not started.
@@ -170,7 +173,9 @@ func (c *child) run(ctx context.Context, caps *mcp.ClientCapabilities, firstDone
 			c.sup.log.Info(c.redact.Replace(MsgChildExited(c.spec.ID, err)))
 			c.fail(fmt.Errorf("exited: %v", err), false)
 			c.sup.register(c, nil, false)
-			c.sup.setContent(c.spec.ID, nil)
+			if c.inst == nil {
+				c.sup.setContent(c.spec.ID, nil)
+			}
 			if time.Since(started) > stableAfter {
 				attempt = 0
 			}
@@ -207,7 +212,7 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 	timeout := c.sup.bootTimeout(c.spec)
 	opts := c.clientOptions(caps)
 	c.sup.contentHandlers(c, opts)
-	k, err := c.connect(ctx, spec, c.protocol(), opts, c.sup.rootsMiddleware(spec.ID), c.sup.elicitMiddleware(spec.ID, caps))
+	k, err := c.connect(ctx, spec, c.protocol(), opts, c.sup.rootsMiddleware(c), c.sup.elicitMiddleware(spec.ID, caps))
 	if err != nil {
 		if c.askNewEra(ctx, err) {
 			return c.boot(ctx, caps)
@@ -234,7 +239,7 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 	}
 	c.sup.register(c, tools, true)
 	c.sup.loadContent(c, k.cs)
-	if c.sup.opts.Home != "" {
+	if c.sup.opts.Home != "" && c.inst == nil {
 		if err := saveManifest(c.sup.opts.Home, c.spec, tools); err != nil {
 			c.sup.log.Info("[EVOKORE] Cannot cache a tool list", "server", spec.ID, "err", err)
 		}
@@ -349,7 +354,7 @@ func (c *child) relist() {
 		return
 	}
 	c.sup.register(c, tools, true)
-	if c.sup.opts.Home != "" {
+	if c.sup.opts.Home != "" && c.inst == nil {
 		_ = saveManifest(c.sup.opts.Home, c.spec, tools)
 	}
 }
@@ -609,6 +614,7 @@ func (c *child) status() ServerStatus {
 		RegisteredToolCount: c.toolCount,
 		LastError:           c.lastErr,
 		NamePrefix:          c.spec.NamePrefix(),
+		Scope:               c.spec.InstanceScope(),
 	}
 	if !c.lastPing.IsZero() {
 		t := c.lastPing.UTC()

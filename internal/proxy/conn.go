@@ -20,6 +20,9 @@ type conn struct {
 	proc    *process
 	carrier carrier
 	order   noteOrder
+	// client is the router's client of cs, which tells the child that
+	// its roots changed (instances.go).
+	client *mcp.Client
 	// newEra is set when the session speaks MCP 2026-07-28.
 	newEra bool
 	// second marks the child's connection of the new era (dual.go).
@@ -49,6 +52,7 @@ func (c *child) connect(ctx context.Context, spec config.Server, protocol string
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "evokore-proxy-" + spec.ID, Version: c.sup.opts.Version}, opts)
 	registerSkillMethods(client)
+	k.client = client
 	client.AddReceivingMiddleware(append(mw, k.order.middleware)...)
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

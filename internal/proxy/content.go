@@ -147,6 +147,9 @@ func (s *Supervisor) requestContentReload(c *child) {
 // capabilities declare. A list that fails is logged and left empty: the
 // child's tools still serve.
 func (s *Supervisor) loadContent(c *child, cs *mcp.ClientSession) {
+	if c.inst != nil {
+		return // the template's prompts and resources are listed
+	}
 	ir := cs.InitializeResult()
 	if ir == nil || ir.Capabilities == nil {
 		s.setContent(c.spec.ID, &childContent{})

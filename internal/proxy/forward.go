@@ -252,7 +252,11 @@ func (c *child) clientOptions(caps *mcp.ClientCapabilities) *mcp.ClientOptions {
 			return peer.Elicit(ctx, named(id, req.Params))
 		}
 	}
-	if s.offersRoots(id, caps) {
+	switch {
+	case c.inst != nil:
+		// An instance hears its caller's roots/list_changed.
+		opts.Capabilities.RootsV2 = &mcp.RootCapabilities{ListChanged: true}
+	case s.offersRoots(id, caps):
 		opts.Capabilities.RootsV2 = &mcp.RootCapabilities{}
 	}
 	return opts

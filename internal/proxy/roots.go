@@ -32,6 +32,11 @@ func (s *Supervisor) callerRoots(server string) bool {
 // offersRoots reports whether server is told the router answers
 // roots/list: it has configured roots, or gets its client's (caps).
 func (s *Supervisor) offersRoots(server string, caps *mcp.ClientCapabilities) bool {
+	if c, ok := s.child(server); ok && c.spec.PerCaller() && s.opts.ManyClients != nil && s.opts.ManyClients() {
+		// The template of a per-caller server is nobody's: its
+		// instances are offered their callers' roots (clientOptions).
+		return len(c.spec.Roots) > 0
+	}
 	if c, ok := s.child(server); ok && len(c.spec.Roots) > 0 {
 		return true
 	}
@@ -57,14 +62,19 @@ func (s *Supervisor) configuredRoots(server string) (*mcp.ListRootsResult, error
 	return out, nil
 }
 
-// rootsMiddleware answers a child's roots/list: with its configured
-// roots, or, when its client's roots may reach it, with the client's
-// (the SDK's client would answer from its own static list).
-func (s *Supervisor) rootsMiddleware(server string) mcp.Middleware {
+// rootsMiddleware answers a child's roots/list: an instance's with its
+// caller's roots; else with its configured roots, or, when its client's
+// roots may reach it, with the client's (the SDK's client would answer
+// from its own static list).
+func (s *Supervisor) rootsMiddleware(c *child) mcp.Middleware {
+	server := c.spec.ID
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			if method != "roots/list" {
 				return next(ctx, method, req)
+			}
+			if c.inst != nil {
+				return s.instanceRoots(ctx, c.inst)
 			}
 			if !s.callerRoots(server) {
 				return s.configuredRoots(server)

@@ -78,6 +78,9 @@ type Options struct {
 	// ManyClients reports whether the router serves many clients (serve
 	// --http): a child then never gets a caller's roots (roots.go).
 	ManyClients func() bool
+	// Instances bound the per-caller instances of servers whose scope is
+	// subject or session (instances.go).
+	Instances InstanceSettings
 }
 
 // Supervisor owns the child servers.
@@ -100,6 +103,11 @@ type Supervisor struct {
 	started  bool
 	caps     *mcp.ClientCapabilities
 	retiring map[*child]struct{}
+
+	// instances are the per-caller instances (instances.go), within
+	// instanceSettings.
+	instances        instances
+	instanceSettings InstanceSettings
 
 	// logLevel is the most verbose level a client asked for; children get
 	// it, so their log messages flow to the router to be passed on.
@@ -142,6 +150,7 @@ func New(opts Options) *Supervisor {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Supervisor{opts: opts, log: opts.Logger, ctx: ctx, cancel: cancel, booted: make(chan struct{}), retiring: map[*child]struct{}{}}
 	s.routes = newRoutes()
+	s.instanceSettings = opts.Instances.withDefaults()
 	s.stateKey.Store(newStateKey())
 	s.content.init()
 	set := &childSet{byID: map[string]*child{}}
@@ -232,6 +241,7 @@ func (s *Supervisor) Close() {
 	}
 	s.reconf.Unlock()
 	var wg sync.WaitGroup
+	wg.Go(s.closeInstances)
 	for _, c := range all {
 		wg.Add(1)
 		go func() {
@@ -254,6 +264,9 @@ func (s *Supervisor) Status() []ServerStatus {
 	snap := s.opts.Catalog.Snapshot()
 	for _, c := range children {
 		st := c.status()
+		if c.spec.PerCaller() {
+			st.Instances = s.instanceCount(c.spec.ID)
+		}
 		for _, e := range snap.Entries {
 			if e.Server == c.spec.ID && e.Long != "" {
 				if st.Shortened == nil {

@@ -249,6 +249,7 @@ func New(opts Options) *Server {
 		Pins:            s.quarantinePins(),
 		ResourceUpdated: s.resourceUpdated,
 		ManyClients:     s.manyClients.Load,
+		Instances:       s.settings.Instances,
 	})
 	s.parts.OnStop(s.proxy.Close)
 	s.children = childview.Children{Proxy: s.proxy, Catalog: s.catalog,

@@ -5,6 +5,7 @@ import (
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/native/codemode"
 	"github.com/evokore/evokore/internal/policy"
+	"github.com/evokore/evokore/internal/proxy"
 	"github.com/evokore/evokore/internal/records"
 	"github.com/evokore/evokore/internal/tasks"
 )
@@ -20,6 +21,8 @@ type PartSettings struct {
 	Catalog catalog.Settings
 	Natives NativeSettings
 	Tasks   tasks.Settings
+	// Instances bound the per-caller instances of children.
+	Instances proxy.InstanceSettings
 }
 
 // NativeSettings are the switches and bounds of the native tools the server
@@ -45,8 +48,9 @@ func ReadPartSettings(env config.Env) (PartSettings, []string) {
 			HTTPAllowPrivate: v.Bool("EVOKORE_HTTP_ALLOW_PRIVATE"),
 			Code:             codemode.ReadLimits(v),
 		},
-		Records: records.ReadSettings(v),
-		Tasks:   tasks.ReadSettings(v),
+		Records:   records.ReadSettings(v),
+		Tasks:     tasks.ReadSettings(v),
+		Instances: proxy.ReadInstanceSettings(v),
 	}
 	return p, v.Warnings
 }

@@ -220,6 +220,10 @@ func (v *View) build() {
 		opts.CompletionHandler = func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			return s.children.Complete(ctx, v.sess, req)
 		}
+		// A caller's new roots reach its own instances only.
+		opts.RootsListChangedHandler = func(context.Context, *mcp.RootsListChangedRequest) {
+			s.proxy.RootsChanged(v.sess)
+		}
 		opts.InitializedHandler = func(_ context.Context, req *mcp.InitializedRequest) {
 			v.initialized(req.Session.InitializeParams())
 		}

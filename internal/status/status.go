@@ -26,6 +26,11 @@ type Server struct {
 	LastPing            *time.Time `json:"lastPing"`
 	RegisteredToolCount int        `json:"registeredToolCount"`
 	LastError           string     `json:"lastError,omitempty"`
+	// Scope is who shares the child: "shared", "subject" or "session".
+	Scope string `json:"scope"`
+	// Instances counts the running per-caller instances of a child
+	// whose scope is not shared.
+	Instances int `json:"instances,omitempty"`
 	// NamePrefix is what its tools' names start with as clients see them
 	// (config.Server.NamePrefix: "<prefix>_", or ""); not reported.
 	NamePrefix string `json:"-"`

@@ -60,6 +60,7 @@ const (
 	CodeUnknownVariable  = "unknown-variable"
 	CodeSelfReference    = "self-reference"
 	CodeOAuth            = "oauth"
+	CodeScopeRoots       = "scope-roots"
 )
 
 // maxToolName is the longest tool name clients accept.
@@ -181,6 +182,10 @@ func (c *checker) servers() {
 			c.report(config.SeverityError, pos, CodeMissingCommand, "Stdio server '%s' requires a 'command' field", s.ID)
 		}
 		c.oauth(s)
+		if s.PerCaller() && len(s.Roots) > 0 {
+			c.report(config.SeverityWarning, c.cfg.KeyPos(append(s.Path(), "roots")...), CodeScopeRoots,
+				"server '%s' has scope %q: each instance is told its own caller's roots, so its configured roots are never used by a call", s.ID, s.InstanceScope())
+		}
 		if rl := s.RateLimit; rl != nil && rl.MaxTokens != nil && rl.RequestsPerMinute != nil {
 			c.report(config.SeverityWarning, c.cfg.KeyPos(append(s.Path(), "rateLimit")...), CodeMixedRateLimit,
 				"servers.%s.rateLimit sets both maxTokens and requestsPerMinute; maxTokens is used", s.ID)
