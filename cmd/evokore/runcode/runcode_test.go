@@ -1,4 +1,8 @@
-package main_test
+// Package runcode_test drives run_code through a router and its
+// children, as a client sees it. It is a package of its own, beside
+// cmd/evokore's tests, so that the two run side by side: its programs
+// move hundreds of megabytes through a race-instrumented router.
+package runcode_test
 
 import (
 	"bufio"
@@ -25,16 +29,6 @@ import (
 	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/testutil/routertest"
 )
-
-// TestMain lets this test binary serve as run_code's sandbox, as the
-// evokore binary does for itself: the in-process routers of these tests
-// start os.Executable() with codemode.SandboxArg.
-func TestMain(m *testing.M) {
-	if codemode.IsSandbox(os.Args) {
-		os.Exit(codemode.Sandbox(os.Stdin, os.Stdout))
-	}
-	os.Exit(m.Run())
-}
 
 // codeRun is run_code's answer.
 type codeRun struct {

@@ -1,4 +1,4 @@
-package main_test
+package runcode_test
 
 import (
 	"encoding/json"
