@@ -74,6 +74,14 @@ func taskEra(r ingress.Request) (sessionless, ok bool) {
 	if r.Sessionless() {
 		return true, era.Served(v)
 	}
+	if v == "" && r.View.InitializeParams() == nil {
+		// Over stdio the client's initialize is answered by the greeting
+		// while the router is built, and the view may read it after the
+		// calls that follow it are offered here: a call that asks for a
+		// task (params.task, which only clients of 2025-11-25 and later
+		// send) is of that era.
+		return false, true
+	}
 	return false, v >= era.SessionVersion
 }
 
