@@ -54,7 +54,7 @@ func (m *Manager) Check(ctx context.Context, spec config.Server, version string)
 	h := m.Handler(spec)
 	var base http.RoundTripper = http.DefaultTransport
 	if len(resolved.Headers) > 0 {
-		base = headers{set: resolved.Headers, base: base}
+		base = Headers{Set: resolved.Headers, Base: base}
 	}
 	var t mcp.Transport
 	if resolved.Transport == config.TransportSSE {
@@ -84,18 +84,21 @@ func cmpOr(a, b string) string {
 	return b
 }
 
-// headers adds a child's configured headers to every request.
-type headers struct {
-	set  map[string]string
-	base http.RoundTripper
+// Headers adds a child's configured headers to every request Base
+// sends: the one place both the login flow and the proxy's HTTP carrier
+// put them.
+type Headers struct {
+	Set  map[string]string
+	Base http.RoundTripper
 }
 
-func (h headers) RoundTrip(r *http.Request) (*http.Response, error) {
+// RoundTrip implements http.RoundTripper.
+func (h Headers) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
-	for k, v := range h.set {
+	for k, v := range h.Set {
 		r.Header.Set(k, v)
 	}
-	return h.base.RoundTrip(r)
+	return h.Base.RoundTrip(r)
 }
 
 // Logout revokes the child's tokens where its authorization server has

@@ -88,7 +88,7 @@ func (c *child) httpTransport(spec config.Server, timeout time.Duration) (mcp.Tr
 	}
 	var rt http.RoundTripper = http.DefaultTransport
 	if len(spec.Headers) > 0 {
-		rt = headerTransport{headers: spec.Headers, base: rt}
+		rt = childauth.Headers{Set: spec.Headers, Base: rt}
 	}
 	if spec.Transport == config.TransportSSE {
 		if h != nil {
@@ -106,18 +106,4 @@ func clientOf(rt http.RoundTripper) *http.Client {
 		return nil
 	}
 	return &http.Client{Transport: rt}
-}
-
-// headerTransport adds the configured headers to every request.
-type headerTransport struct {
-	headers map[string]string
-	base    http.RoundTripper
-}
-
-func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range t.headers {
-		r.Header.Set(k, v)
-	}
-	return t.base.RoundTrip(r)
 }
