@@ -217,21 +217,29 @@ type quarantinePinner struct {
 
 func (q *quarantinePinner) Check(srv config.Server, entries []*catalog.Entry) (map[string]string, string) {
 	held, problem := q.next.Check(srv, entries)
+	q.announce(srv, held, func(name string) string { return srv.ID + "_" + name })
+	return held, problem
+}
+
+// announce emits a quarantine event for each item of held whose reason
+// is new since the last check (a check runs at every boot and list
+// change; the records want each holding once). subject names the item
+// in the event.
+func (q *quarantinePinner) announce(srv config.Server, held map[string]string, subject func(string) string) {
 	q.mu.Lock()
 	var fresh []string
-	for _, name := range slices.Sorted(maps.Keys(held)) {
-		key := srv.ID + "\x00" + name
-		if q.seen[key] != held[name] {
-			q.seen[key] = held[name]
-			fresh = append(fresh, name)
+	for _, item := range slices.Sorted(maps.Keys(held)) {
+		key := srv.ID + "\x00" + item
+		if q.seen[key] != held[item] {
+			q.seen[key] = held[item]
+			fresh = append(fresh, item)
 		}
 	}
 	q.mu.Unlock()
-	for _, name := range fresh {
-		q.r.bus.Emit(events.Event{Type: events.Quarantine, Server: srv.ID, Tool: srv.ID + "_" + name,
-			Source: "proxy", Detail: q.r.detail(held[name])})
+	for _, item := range fresh {
+		q.r.bus.Emit(events.Event{Type: events.Quarantine, Server: srv.ID, Tool: subject(item),
+			Source: "proxy", Detail: q.r.detail(held[item])})
 	}
-	return held, problem
 }
 
 // CheckSkills passes a child's skills to the store when it pins skills,
@@ -242,19 +250,7 @@ func (q *quarantinePinner) CheckSkills(srv config.Server, list []skills.Pinned) 
 		return nil, ""
 	}
 	held, problem := sp.CheckSkills(srv, list)
-	q.mu.Lock()
-	var fresh []string
-	for _, uri := range slices.Sorted(maps.Keys(held)) {
-		key := srv.ID + "\x00" + uri
-		if q.seen[key] != held[uri] {
-			q.seen[key] = held[uri]
-			fresh = append(fresh, uri)
-		}
-	}
-	q.mu.Unlock()
-	for _, uri := range fresh {
-		q.r.bus.Emit(events.Event{Type: events.Quarantine, Server: srv.ID, Tool: uri, Source: "proxy", Detail: q.r.detail(held[uri])})
-	}
+	q.announce(srv, held, func(uri string) string { return uri })
 	return held, problem
 }
 
