@@ -106,6 +106,10 @@ type churnResult struct {
 	before, after routerCounts
 	// growth is the router's own private memory per live instance, KiB.
 	growth float64
+	// routerBefore and routerAfter are the router's private memory, KiB,
+	// at before and at after: what the churn left behind (a Go heap
+	// returns freed memory to the system lazily, so an upper bound).
+	routerBefore, routerAfter float64
 }
 
 // churnMetrics are the figures reported with b.ReportMetric.
@@ -123,6 +127,7 @@ var churnMetrics = []struct {
 	{"peak-live-instances", func(r churnResult) float64 { return float64(r.peakLive) }},
 	{"cap-refusals", func(r churnResult) float64 { return float64(r.refusals) }},
 	{"subjects/s", func(r churnResult) float64 { return float64(r.subjects) / r.wall.Seconds() }},
+	{"router-private-growth-MiB", func(r churnResult) float64 { return (r.routerAfter - r.routerBefore) / 1024 }},
 	{"goroutines-after-minus-before", func(r churnResult) float64 { return float64(r.after.goroutines - r.before.goroutines) }},
 	{"fds-after-minus-before", func(r churnResult) float64 { return float64(r.after.fds - r.before.fds) }},
 }
@@ -286,6 +291,7 @@ func subjectChurn(b *testing.B, keys *jwks) churnResult {
 	}
 	r.awaitReaped(b)
 	before := r.counts(b, observer)
+	routerBefore, _ := privateMemory(r.pid)
 	tokens := make([]string, *churnSubjects)
 	for i := range tokens {
 		tokens[i] = r.token(b, fmt.Sprintf("subject-%04d", i))
@@ -330,6 +336,8 @@ func subjectChurn(b *testing.B, keys *jwks) churnResult {
 	res.reapedDuring = res.started - live
 	r.awaitReaped(b)
 	res.after = r.settled(b, observer, before)
+	res.routerBefore = routerBefore
+	res.routerAfter, _ = privateMemory(r.pid)
 	return res
 }
 
@@ -524,13 +532,13 @@ func privateMemory(pid int) (float64, error) {
 func writeChurnReport(b *testing.B, r churnResult, runs int) {
 	b.Helper()
 	var md strings.Builder
-	fmt.Fprintf(&md, "`BenchmarkSubjectChurn`: `evokore serve --http` with JWT callers and one Go fixture child of `scope: subject`; %d distinct subjects, %d at a time, each opening a 2025-11-25 session, making a first call (its instance starts), every other one a second call, and closing the session. EVOKORE_INSTANCE_IDLE_MS=%d, so instances are reaped while the churn goes on; EVOKORE_INSTANCE_MAX=%d (the default): a first call it refuses is counted and made again after %s. Start-to-first-call is the first `tools/call`'s time, session already open: spawn, handshake and `tools/list` of the instance, then the call. Private memory is Private_Clean + Private_Dirty of `/proc/<pid>/smaps_rollup` (pages no other process maps; the fixture's binary is shared by its instances): each instance's after its first call; the router's own growth per live instance is measured on a second router whose instances do not idle out, before and after %d subjects' instances started (sessions closed, idle %s), divided by %d. After the churn and the reap, the router's goroutines (`go_goroutines`), open descriptors and sessions must be back to what they were after one subject's instance came and went (within %d goroutines and %d descriptors), and no instance process may be left in its tree: a leak fails the benchmark. %d run(s); the figures are the last run's.\n\n",
-		r.subjects, churnWorkers, churnIdle.Milliseconds(), churnMax, churnIdle/5, churnHold, memIdle, churnHold, churnGoroutineSlack, churnFDSlack, runs)
-	md.WriteString("| subjects | subjects/s | first call p50 ms | p95 ms | second call p50 ms | instance private p50 MiB | router KiB per live instance | instances started | reaped during the churn | peak live | cap refusals | goroutines before → after | descriptors before → after | processes left |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
-	fmt.Fprintf(&md, "| %d | %.0f | %.1f | %.1f | %.1f | %.2f | %.0f | %d | %d | %d | %d | %d → %d | %d → %d | 0 |\n",
+	fmt.Fprintf(&md, "`BenchmarkSubjectChurn`: `evokore serve --http` with JWT callers and one Go fixture child of `scope: subject`; %d distinct subjects, %d at a time, each opening a 2025-11-25 session, making a first call (its instance starts), every other one a second call, and closing the session. EVOKORE_INSTANCE_IDLE_MS=%d, so instances are reaped while the churn goes on; EVOKORE_INSTANCE_MAX=%d (the default): a first call it refuses is counted and made again after %s. Start-to-first-call is the first `tools/call`'s time, session already open: spawn, handshake and `tools/list` of the instance, then the call. Private memory is Private_Clean + Private_Dirty of `/proc/<pid>/smaps_rollup` (pages no other process maps; the fixture's binary is shared by its instances): each instance's after its first call; the router's own growth per live instance is measured on a second router whose instances do not idle out, before and after %d subjects' instances started (sessions closed, idle %s), divided by %d. After the churn and the reap, the router's goroutines (`go_goroutines`), open descriptors and sessions must be back to what they were after one subject's instance came and went (within %d goroutines and %d descriptors; the descriptors of the audit log and of recent sessions' replay files, which the router keeps open between appends, at most %d, are not in the column and are held to that bound), and no instance process may be left in its tree: a leak fails the benchmark. The router's private memory before and after the churn is what the churn left behind, an upper bound (the Go heap returns freed pages lazily). %d run(s); the figures are the last run's.\n\n",
+		r.subjects, churnWorkers, churnIdle.Milliseconds(), churnMax, churnIdle/5, churnHold, memIdle, churnHold, churnGoroutineSlack, churnFDSlack, maxHeldRecords, runs)
+	md.WriteString("| subjects | subjects/s | first call p50 ms | p95 ms | second call p50 ms | instance private p50 MiB | router KiB per live instance | instances started | reaped during the churn | peak live | cap refusals | goroutines before → after | descriptors before → after | router private MiB before → after | processes left |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&md, "| %d | %.0f | %.1f | %.1f | %.1f | %.2f | %.0f | %d | %d | %d | %d | %d → %d | %d → %d | %.1f → %.1f | 0 |\n",
 		r.subjects, float64(r.subjects)/r.wall.Seconds(), ms(percentile(r.first, 50)), ms(percentile(r.first, 95)), ms(percentile(r.second, 50)),
 		median(r.privateKiB)/1024, r.growth, r.started, r.reapedDuring, r.peakLive, r.refusals,
-		r.before.goroutines, r.after.goroutines, r.before.fds, r.after.fds)
+		r.before.goroutines, r.after.goroutines, r.before.fds, r.after.fds, r.routerBefore/1024, r.routerAfter/1024)
 	if err := os.WriteFile(*churnReport, []byte(md.String()), 0o644); err != nil {
 		b.Fatal(err)
 	}
