@@ -45,6 +45,9 @@ const (
 	// and go with timers and idle connections.
 	churnGoroutineSlack = 8
 	churnFDSlack        = 4
+	// churnSampleSlack is how far one reading of the process tree may
+	// overcount the instances running at once (see subjectChurn).
+	churnSampleSlack = 2
 )
 
 // BenchmarkSubjectChurn measures what per-subject instances cost at
@@ -335,6 +338,12 @@ func subjectChurn(b *testing.B, keys *jwks) churnResult {
 	live := len(fixtureProcs(r.pid)) - r.template
 	res.reapedDuring = res.started - live
 	r.awaitReaped(b)
+	// The cap bounds the instance processes, those being stopped
+	// included; the sampler reads each thread's children in turn, so an
+	// instance ending while a new one starts may be seen twice.
+	if res.peakLive > churnMax+churnSampleSlack {
+		b.Fatalf("%d instance processes ran at once under EVOKORE_INSTANCE_MAX=%d", res.peakLive, churnMax)
+	}
 	res.after = r.settled(b, observer, before)
 	res.routerBefore = routerBefore
 	res.routerAfter, _ = privateMemory(r.pid)
@@ -532,7 +541,7 @@ func privateMemory(pid int) (float64, error) {
 func writeChurnReport(b *testing.B, r churnResult, runs int) {
 	b.Helper()
 	var md strings.Builder
-	fmt.Fprintf(&md, "`BenchmarkSubjectChurn`: `evokore serve --http` with JWT callers and one Go fixture child of `scope: subject`; %d distinct subjects, %d at a time, each opening a 2025-11-25 session, making a first call (its instance starts), every other one a second call, and closing the session. EVOKORE_INSTANCE_IDLE_MS=%d, so instances are reaped while the churn goes on; EVOKORE_INSTANCE_MAX=%d (the default): a first call it refuses is counted and made again after %s. Start-to-first-call is the first `tools/call`'s time, session already open: spawn, handshake and `tools/list` of the instance, then the call. Private memory is Private_Clean + Private_Dirty of `/proc/<pid>/smaps_rollup` (pages no other process maps; the fixture's binary is shared by its instances): each instance's after its first call; the router's own growth per live instance is measured on a second router whose instances do not idle out, before and after %d subjects' instances started (sessions closed, idle %s), divided by %d. After the churn and the reap, the router's goroutines (`go_goroutines`), open descriptors and sessions must be back to what they were after one subject's instance came and went (within %d goroutines and %d descriptors; the descriptors of the audit log and of recent sessions' replay files, which the router keeps open between appends, at most %d, are not in the column and are held to that bound), and no instance process may be left in its tree: a leak fails the benchmark. The router's private memory before and after the churn is what the churn left behind, an upper bound (the Go heap returns freed pages lazily). %d run(s); the figures are the last run's.\n\n",
+	fmt.Fprintf(&md, "`BenchmarkSubjectChurn`: `evokore serve --http` with JWT callers and one Go fixture child of `scope: subject`; %d distinct subjects, %d at a time, each opening a 2025-11-25 session, making a first call (its instance starts), every other one a second call, and closing the session. EVOKORE_INSTANCE_IDLE_MS=%d, so instances are reaped while the churn goes on; EVOKORE_INSTANCE_MAX=%d (the default): a first call it refuses is counted and made again after %s. The instance processes running at once, those being stopped included, may not exceed the cap (the peak is sampled every 50 ms). Start-to-first-call is the first `tools/call`'s time, session already open: spawn, handshake and `tools/list` of the instance, then the call. Private memory is Private_Clean + Private_Dirty of `/proc/<pid>/smaps_rollup` (pages no other process maps; the fixture's binary is shared by its instances): each instance's after its first call; the router's own growth per live instance is measured on a second router whose instances do not idle out, before and after %d subjects' instances started (sessions closed, idle %s), divided by %d. After the churn and the reap, the router's goroutines (`go_goroutines`), open descriptors and sessions must be back to what they were after one subject's instance came and went (within %d goroutines and %d descriptors; the descriptors of the audit log and of recent sessions' replay files, which the router keeps open between appends, at most %d, are not in the column and are held to that bound), and no instance process may be left in its tree: a leak fails the benchmark. The router's private memory before and after the churn is what the churn left behind, an upper bound (the Go heap returns freed pages lazily). %d run(s); the figures are the last run's.\n\n",
 		r.subjects, churnWorkers, churnIdle.Milliseconds(), churnMax, churnIdle/5, churnHold, memIdle, churnHold, churnGoroutineSlack, churnFDSlack, maxHeldRecords, runs)
 	md.WriteString("| subjects | subjects/s | first call p50 ms | p95 ms | second call p50 ms | instance private p50 MiB | router KiB per live instance | instances started | reaped during the churn | peak live | cap refusals | goroutines before → after | descriptors before → after | router private MiB before → after | processes left |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	fmt.Fprintf(&md, "| %d | %.0f | %.1f | %.1f | %.1f | %.2f | %.0f | %d | %d | %d | %d | %d → %d | %d → %d | %.1f → %.1f | 0 |\n",
