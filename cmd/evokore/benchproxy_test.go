@@ -229,14 +229,7 @@ func BenchmarkProxyTable(b *testing.B) {
 					o = t
 				}
 			}
-			var p50, p99, tp, cpu []float64
-			for k, r := range now.rounds {
-				ob := o.rounds[k]
-				p50 = append(p50, float64(r.p50)/float64(ob.p50))
-				p99 = append(p99, float64(r.p99)/float64(ob.p99))
-				tp = append(tp, r.perSec/ob.perSec)
-				cpu = append(cpu, r.cpuPerCall/ob.cpuPerCall)
-			}
+			p50, p99, tp, cpu := perRound(now.rounds, o.rounds)
 			fmt.Fprintf(&out, "%-18s evokore ÷ %s, per round: p50 %.2f, p99 %.2f, 16 in flight %.2f, CPU %.2f (rounds %.2f–%.2f)\n",
 				now.child, base.name, median(p50), median(p99), median(tp), median(cpu), slices.Min(cpu), slices.Max(cpu))
 			fmt.Fprintf(&versus, "| %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f–%.2f |\n",
@@ -253,6 +246,19 @@ func BenchmarkProxyTable(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// perRound is each round's ratio of a's figures to b's: p50, p99, calls
+// per second 16 in flight, and CPU per call.
+func perRound(a, b []roundResult) (p50, p99, tp, cpu []float64) {
+	for k, r := range a {
+		o := b[k]
+		p50 = append(p50, float64(r.p50)/float64(o.p50))
+		p99 = append(p99, float64(r.p99)/float64(o.p99))
+		tp = append(tp, r.perSec/o.perSec)
+		cpu = append(cpu, r.cpuPerCall/o.cpuPerCall)
+	}
+	return p50, p99, tp, cpu
 }
 
 // baseBuilds are the builds -proxy-base names, in its order, then with
