@@ -128,11 +128,13 @@ bench: npm-deps ## Benchmarks; see the README for what each measures.
 	$(GO) test -run '^$$' -bench . -benchmem -count 5 -timeout 30m $(PKGS)
 
 PROXY_ROUNDS ?= 5
-# PROXY_BASE=path/to/older/evokore adds that build to the same rounds.
+# PROXY_BASE=path/to/older/evokore adds that build to the same rounds (name=path,... adds several);
+# PROXY_AA=true adds this build a second time, an A/A whose ratio is the machine's spread.
+PROXY_AA ?= false
 # PROXY_CLIENTS=line measures with the raw line client only (half the time).
 PROXY_CLIENTS ?= ts-sdk,line
 bench-proxy: npm-deps ## Proxy cost table: direct vs a Go line relay vs a C byte relay (when cc is on PATH) vs evokore, npm and Go echo children, TypeScript SDK and raw line clients (issue 15).
-	$(GO) test -run '^$$' -bench '^BenchmarkProxyTable$$' -benchtime 1x -timeout 30m ./cmd/evokore -args -proxy-rounds $(PROXY_ROUNDS) -proxy-base "$(PROXY_BASE)" -proxy-clients "$(PROXY_CLIENTS)"
+	$(GO) test -run '^$$' -bench '^BenchmarkProxyTable$$' -benchtime 1x -timeout 30m ./cmd/evokore -args -proxy-rounds $(PROXY_ROUNDS) -proxy-base "$(PROXY_BASE)" -proxy-aa=$(PROXY_AA) -proxy-clients "$(PROXY_CLIENTS)"
 
 bench-report: npm-deps ## Measure this build and write docs/performance.md (stdio and HTTP proxy tables against their floors, start-up, memory), with the machine, load and date; BENCH_SECTIONS=start,memory measures some sections, BENCH_BASE=path adds an older build (.ci/bench-report).
 	.ci/bench-report

@@ -25,7 +25,8 @@ import (
 var (
 	proxyRounds  = flag.Int("proxy-rounds", 5, "BenchmarkProxyTable: interleaved rounds")
 	proxyCalls   = flag.Int("proxy-calls", 1000, "BenchmarkProxyTable: calls per phase and round")
-	proxyBase    = flag.String("proxy-base", "", "BenchmarkProxyTable: another evokore binary (an older build) to measure in the same rounds")
+	proxyBase    = flag.String("proxy-base", "", "BenchmarkProxyTable: other evokore binaries (an older build; a copy of this one for an A/A) to measure in the same rounds: path, or name=path,... (the first unnamed one is \"base\")")
+	proxyAA      = flag.Bool("proxy-aa", false, "BenchmarkProxyTable: measure this build a second time as evokore-aa in the same rounds, an A/A whose ratio to evokore is the spread the machine gives a ratio")
 	proxyReport  = flag.String("proxy-report", "", "BenchmarkProxyTable: also write the table as markdown to this file (make bench-report)")
 	proxyClients = flag.String("proxy-clients", "ts-sdk,line", "BenchmarkProxyTable: the clients to measure with, comma-separated: ts-sdk (the TypeScript SDK's client, as issue 15's targets were set), line (a raw JSON-RPC line client)")
 )
@@ -129,10 +130,10 @@ func BenchmarkProxyTable(b *testing.B) {
 				// session replay) off: what they cost per call is the
 				// difference.
 				router("evokore-norec", bin, "EVOKORE_AUDIT_LOG=false", "EVOKORE_SESSION_REPLAY=false"))
-			if *proxyBase != "" {
+			for _, base := range baseBuilds(bin) {
 				// PROXY_BASE_ENV="GOGC=100 GOMAXPROCS=2", say: the same
 				// build with other runtime settings.
-				targets = append(targets, router("base", *proxyBase, strings.Fields(os.Getenv("PROXY_BASE_ENV"))...))
+				targets = append(targets, router(base.name, base.path, strings.Fields(os.Getenv("PROXY_BASE_ENV"))...))
 			}
 		}
 	}
@@ -150,7 +151,8 @@ func BenchmarkProxyTable(b *testing.B) {
 		}
 	}
 
-	var out, md strings.Builder
+	// versus holds evokore's ratios to the other builds, for the report.
+	var out, md, versus strings.Builder
 	fmt.Fprintf(&out, "\nproxy benchmark: %d rounds × %d calls, echo %s\n", *proxyRounds, *proxyCalls, args)
 	fmt.Fprintf(&md, "%d interleaved rounds × %d sequential calls of `echo %s`, then %d more 16 at a time; medians over the rounds; ratios per round to `direct` (the client calling the child itself) and to the Go line relay.\n", *proxyRounds, *proxyCalls, args, *proxyCalls*2)
 	mdHeader := "| child | path | p50 µs | p99 µs | p50 ÷ direct | p99 ÷ direct | p50 ÷ relay | 16 in flight, calls/s | ÷ direct | proxy CPU µs/call | KB/call | allocs/call | private MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
@@ -210,36 +212,73 @@ func BenchmarkProxyTable(b *testing.B) {
 				b.ReportMetric(median(tpr), tag+"-inflight÷direct")
 			}
 		}
-		if *proxyBase != "" {
-			// evokore against the base build: the median of each
-			// round's ratio, so the box's drift between rounds cancels.
-			var now, base *target
+		// evokore against each other build: the median of each round's
+		// ratio, so the box's drift between rounds cancels; CPU's range
+		// over the rounds too, which an A/A (a copy of this build) reads
+		// as the spread.
+		var now *target
+		for _, t := range targets[i : i+per] {
+			if t.kind == "evokore" {
+				now = t
+			}
+		}
+		for _, base := range baseBuilds(bin) {
+			var o *target
 			for _, t := range targets[i : i+per] {
-				switch t.kind {
-				case "evokore":
-					now = t
-				case "base":
-					base = t
+				if t.kind == base.name {
+					o = t
 				}
 			}
-			var p50, p99, tp, cpu []float64
-			for k, r := range now.rounds {
-				o := base.rounds[k]
-				p50 = append(p50, float64(r.p50)/float64(o.p50))
-				p99 = append(p99, float64(r.p99)/float64(o.p99))
-				tp = append(tp, r.perSec/o.perSec)
-				cpu = append(cpu, r.cpuPerCall/o.cpuPerCall)
-			}
-			fmt.Fprintf(&out, "%-18s evokore ÷ base, per round: p50 %.2f, p99 %.2f, 16 in flight %.2f, CPU %.2f\n",
-				now.child, median(p50), median(p99), median(tp), median(cpu))
+			p50, p99, tp, cpu := perRound(now.rounds, o.rounds)
+			fmt.Fprintf(&out, "%-18s evokore ÷ %s, per round: p50 %.2f, p99 %.2f, 16 in flight %.2f, CPU %.2f (rounds %.2f–%.2f)\n",
+				now.child, base.name, median(p50), median(p99), median(tp), median(cpu), slices.Min(cpu), slices.Max(cpu))
+			fmt.Fprintf(&versus, "| %s | %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f–%.2f |\n",
+				now.client, now.child, base.name, median(p50), median(p99), median(tp), median(cpu), slices.Min(cpu), slices.Max(cpu))
 		}
 	}
 	fmt.Print(out.String())
+	if versus.Len() > 0 {
+		md.WriteString("\nevokore ÷ the other builds measured in the same rounds: the median of each round's ratio (`evokore-aa` is this build again, an A/A: how far from 1.00 the machine alone moves a ratio); proxy CPU per call also as its range over the rounds.\n\n| client | child | ÷ | p50 | p99 | 16 in flight, calls/s | proxy CPU µs/call | CPU, rounds |\n|---|---|---|---|---|---|---|---|\n")
+		md.WriteString(versus.String())
+	}
 	if *proxyReport != "" {
 		if err := os.WriteFile(*proxyReport, []byte(md.String()), 0o644); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// perRound is each round's ratio of a's figures to b's: p50, p99, calls
+// per second 16 in flight, and CPU per call.
+func perRound(a, b []roundResult) (p50, p99, tp, cpu []float64) {
+	for k, r := range a {
+		o := b[k]
+		p50 = append(p50, float64(r.p50)/float64(o.p50))
+		p99 = append(p99, float64(r.p99)/float64(o.p99))
+		tp = append(tp, r.perSec/o.perSec)
+		cpu = append(cpu, r.cpuPerCall/o.cpuPerCall)
+	}
+	return p50, p99, tp, cpu
+}
+
+// baseBuilds are the builds -proxy-base names, in its order, then with
+// -proxy-aa this build (bin) again as evokore-aa.
+func baseBuilds(bin string) []struct{ name, path string } {
+	var out []struct{ name, path string }
+	for _, kv := range strings.Split(*proxyBase, ",") {
+		if kv == "" {
+			continue
+		}
+		name, path, ok := strings.Cut(kv, "=")
+		if !ok {
+			name, path = "base", kv
+		}
+		out = append(out, struct{ name, path string }{name, path})
+	}
+	if *proxyAA {
+		out = append(out, struct{ name, path string }{"evokore-aa", bin})
+	}
+	return out
 }
 
 // clientTitle names each client in the printed table.

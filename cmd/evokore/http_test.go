@@ -225,7 +225,7 @@ type jwks struct {
 	url string
 }
 
-func newJWKS(t *testing.T) *jwks {
+func newJWKS(t testing.TB) *jwks {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -243,7 +243,7 @@ func newJWKS(t *testing.T) *jwks {
 	return &jwks{key: key, url: ts.URL}
 }
 
-func (j *jwks) sign(t *testing.T, claims jwt.MapClaims) string {
+func (j *jwks) sign(t testing.TB, claims jwt.MapClaims) string {
 	tok := jwt.NewWithClaims(jwt.SigningMethodRS256, claims)
 	tok.Header["kid"] = "k1"
 	s, err := tok.SignedString(j.key)

@@ -80,6 +80,10 @@ type instance struct {
 type instances struct {
 	mu    sync.Mutex
 	byKey map[instanceKey]*instance
+	// stopping counts the instances taken out of byKey whose run loops
+	// have not yet ended: their processes still run, so they count
+	// toward the cap.
+	stopping int
 	// reaper is set once the goroutine that stops idle instances runs.
 	reaper bool
 }
@@ -120,10 +124,16 @@ func (s *Supervisor) instanceFor(tmpl *child, c *router.Call) (in *instance, don
 		// A reload replaced the server: its instances go with it.
 		stale, in = in, nil
 		delete(set.byKey, key)
+		set.stopping++
 	}
 	if in == nil {
-		if len(set.byKey) >= s.instanceSettings.Max {
-			n := len(set.byKey)
+		// The caller's stale instance, stopped before its new one starts,
+		// makes no room and takes none.
+		n := len(set.byKey) + set.stopping
+		if stale != nil {
+			n--
+		}
+		if n >= s.instanceSettings.Max {
 			set.mu.Unlock()
 			s.stopInstance(stale)
 			return nil, nil, MsgInstanceCap(tmpl.spec.ID, n)
@@ -188,23 +198,29 @@ func (s *Supervisor) reapInstances() {
 			if in.calls == 0 && (time.Since(in.idle) > idle || !s.current(in.template)) {
 				gone = append(gone, in)
 				delete(s.instances.byKey, key)
+				s.instances.stopping++
 			}
 		}
 		s.instances.mu.Unlock()
+		// Each on its own: one slow to stop (it may take three shutdown
+		// graces) holds up neither the others nor the next sweep.
 		for _, in := range gone {
-			s.stopInstance(in)
+			s.wg.Go(func() { s.stopInstance(in) })
 		}
 	}
 }
 
-// stopInstance stops an instance taken out of the table, and waits for
-// its run loop; nil does nothing.
+// stopInstance stops an instance taken out of the table (and counted
+// in stopping), and waits for its run loop; nil does nothing.
 func (s *Supervisor) stopInstance(in *instance) {
 	if in == nil {
 		return
 	}
 	in.c.shutdown(s.opts.ShutdownGrace)
 	<-in.c.exitedOrNever()
+	s.instances.mu.Lock()
+	s.instances.stopping--
+	s.instances.mu.Unlock()
 }
 
 // closeInstances stops every instance, at Close.
@@ -214,6 +230,7 @@ func (s *Supervisor) closeInstances() {
 	for key, in := range s.instances.byKey {
 		all = append(all, in)
 		delete(s.instances.byKey, key)
+		s.instances.stopping++
 	}
 	s.instances.mu.Unlock()
 	var wg sync.WaitGroup

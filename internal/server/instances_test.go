@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,6 +17,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/ingress"
+	"github.com/evokore/evokore/internal/procgroup"
+	"github.com/evokore/evokore/internal/server"
 	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/testutil"
 	"github.com/evokore/evokore/internal/testutil/routertest"
@@ -214,5 +217,56 @@ func TestInstanceHeldToTheListedDefinitions(t *testing.T) {
 	}
 	if r := routertest.Call(t, b, "fx_pid", map[string]any{}); r.IsError {
 		t.Errorf("bob's pid, defined alike: %q", routertest.Text(r))
+	}
+}
+
+// An instance being stopped still runs, so it counts toward
+// EVOKORE_INSTANCE_MAX until its process has ended, and one slow to stop
+// holds up the reaping of no other. alice's instance ignores its stdin
+// closing and SIGTERM (it ends at SIGKILL, two shutdown graces after it
+// was reaped); while it lingers bob's instance starts (2 running, the
+// cap), carol is refused naming the setting, and bob's instance, idle in
+// turn, is reaped and gone while alice's still runs.
+func TestInstancesStoppingCountTowardTheCap(t *testing.T) {
+	dir := t.TempDir()
+	wedge := testutil.WriteFile(t, dir, "wedge", "")
+	if err := os.Remove(wedge); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{
+		"fx": map[string]any{"command": "sh", "args": []string{"-c", `if [ -e "$1" ]; then exec "$0" -ignore-eof -ignore-term; fi; exec "$0"`, testutil.FixtureServer(t), wedge},
+			"scope": "subject", "cooldownMs": 0},
+	}})
+	h := routertest.NewWithServerOptions(t, dir, cfg, map[string]string{"EVOKORE_INSTANCE_MAX": "2", "EVOKORE_INSTANCE_IDLE_MS": "1000"},
+		func(o *server.Options) { o.Settings.Children.ShutdownGrace = 4 * time.Second })
+	ts := httptest.NewServer(h.HTTP(func(r *http.Request) ingress.SessionOptions {
+		return ingress.SessionOptions{Identity: session.Identity{Subject: r.Header.Get(subjectHeader), Tenant: "team"}}
+	}, nil))
+	t.Cleanup(ts.Close)
+	alice := connectWithRoots(t, ts.URL, "alice", "2025-11-25", t.TempDir())
+	h.Booted()
+	testutil.WriteFile(t, dir, "wedge", "")
+	pa := instancePid(t, alice)
+	if err := os.Remove(wedge); err != nil {
+		t.Fatal(err)
+	}
+	routertest.WaitFor(t, "alice's instance reaped", func() bool { return instanceStatus(t, alice, "fx").Instances == 0 })
+	if !procgroup.Alive(pa) {
+		t.Fatalf("alice's instance %d ended at once; the test needs it to linger", pa)
+	}
+	bob := connectWithRoots(t, ts.URL, "bob", "2025-11-25", t.TempDir())
+	pb := instancePid(t, bob)
+	carol := connectWithRoots(t, ts.URL, "carol", "2025-11-25", t.TempDir())
+	r := routertest.Call(t, carol, "fx_pid", map[string]any{})
+	if text := routertest.Text(r); !r.IsError || !strings.Contains(text, "EVOKORE_INSTANCE_MAX") {
+		t.Errorf("carol's instance would be the third running (alice's stopping, bob's) past the cap of 2: %q", text)
+	}
+	routertest.WaitGone(t, 30*time.Second, pb)
+	if !procgroup.Alive(pa) {
+		t.Errorf("bob's instance was reaped only once alice's, slow to stop, had ended")
+	}
+	routertest.WaitGone(t, 30*time.Second, pa)
+	if p := instancePid(t, carol); p == pa || p == pb {
+		t.Errorf("carol got an ended instance's pid %d", p)
 	}
 }
