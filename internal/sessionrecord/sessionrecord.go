@@ -22,11 +22,15 @@
 package sessionrecord
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -35,6 +39,7 @@ import (
 	"github.com/evokore/evokore/internal/redact"
 	"github.com/evokore/evokore/internal/replay"
 	"github.com/evokore/evokore/internal/router"
+	"github.com/evokore/evokore/internal/safefile"
 	"github.com/evokore/evokore/internal/session"
 	"github.com/evokore/evokore/internal/statefile"
 )
@@ -64,6 +69,7 @@ type Recorder struct {
 	// due, and whether writes are failing (logged once).
 	ledgers    map[string]*ledger
 	dirty      map[string]bool
+	uses       uint64
 	savedAt    time.Time
 	flushDue   bool
 	flushTimer *time.Timer
@@ -229,22 +235,44 @@ func (r *Recorder) askFlush() {
 	r.queue.Offer(record{flush: true})
 }
 
-// saveLedgers saves the ledgers changed since their last save.
+// saveLedgers saves the ledgers changed since their last save, then
+// lets go of the least used ones past ledgersKept.
 func (r *Recorder) saveLedgers() {
 	for sid := range r.dirty {
 		r.saveLedger(sid)
 		delete(r.dirty, sid)
 	}
 	r.savedAt = r.now()
+	if len(r.ledgers) > ledgersKept {
+		r.trim()
+	}
+}
+
+// ledgersKept bounds the ledgers held in memory: a router serving
+// sessions for weeks would otherwise hold one for every session it ever
+// saw. A ledger let go is read back from its file when its session calls
+// again, so its counts go on where they were.
+var ledgersKept = 1024
+
+// trim keeps the three quarters of ledgersKept used last (so the sort
+// runs once per quarter of them, not at every save). Every ledger is
+// saved when it runs.
+func (r *Recorder) trim() {
+	all := slices.SortedFunc(maps.Values(r.ledgers), func(a, b *ledger) int { return cmp.Compare(b.used, a.used) })
+	for _, l := range all[ledgersKept*3/4:] {
+		delete(r.ledgers, l.sid)
+	}
 }
 
 // tally counts rec in its session's ledger.
 func (r *Recorder) tally(rec record) {
 	l := r.ledgers[rec.sid]
 	if l == nil {
-		l = &ledger{sid: rec.sid, home: rec.home, agents: map[string]*tally{}}
+		l = loadLedger(rec.home, rec.sid)
 		r.ledgers[rec.sid] = l
 	}
+	r.uses++
+	l.used = r.uses
 	t := l.agents[rec.agent]
 	if t == nil {
 		t = &tally{}
@@ -275,6 +303,49 @@ type ledger struct {
 	home   string
 	agents map[string]*tally
 	order  []string
+	// used orders the ledgers by their last record (Recorder.uses).
+	used uint64
+}
+
+// maxLedgerFile bounds the ledger file read back: one agent's entry is
+// about 200 bytes.
+const maxLedgerFile = 1 << 20
+
+// loadLedger is the session's ledger as its file left it (a session let
+// go by trim, or one resumed after a restart), else an empty one. The
+// file is under EVOKORE_HOME, so it is read as any input: an unreadable
+// or malformed one starts the ledger afresh rather than stop recording.
+func loadLedger(home, sid string) *ledger {
+	l := &ledger{sid: sid, home: home, agents: map[string]*tally{}}
+	b, err := safefile.Load(replay.SessionFile(home, sid, "-trust.json"), maxLedgerFile)
+	if err != nil {
+		return l
+	}
+	var doc struct {
+		Agents json.RawMessage `json:"agents"`
+	}
+	if json.Unmarshal(b, &doc) != nil {
+		return l
+	}
+	// The agents object's order is the ledger's (first seen first), so
+	// its keys are read in turn rather than into a map.
+	dec := json.NewDecoder(bytes.NewReader(doc.Agents))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return l
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		id, ok := key.(string)
+		var a agentDoc
+		if err != nil || !ok || dec.Decode(&a) != nil || a.OK < 0 || a.Errors < 0 || a.Refused < 0 {
+			return &ledger{sid: sid, home: home, agents: map[string]*tally{}}
+		}
+		if l.agents[id] == nil {
+			l.order = append(l.order, id)
+		}
+		l.agents[id] = &tally{ok: a.OK, errors: a.Errors, refused: a.Refused, last: a.LastUpdated}
+	}
+	return l
 }
 
 type tally struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,5 +111,44 @@ func TestReplaySummaries(t *testing.T) {
 	want := []string{"ls", "n=1000 password z=true", "_unreadable_bytes", "_unreadable_bytes", ""}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("summaries %q, want %q", got, want)
+	}
+}
+
+// A recorder holds a bounded number of trust ledgers however many
+// sessions it has recorded (a router serving for weeks sees millions),
+// and a session's ledger counts on from its file when the session calls
+// again after being let go, or after the router restarted.
+func TestLedgersAreBoundedAndCountOnFromTheirFile(t *testing.T) {
+	defer sessionrecord.KeepLedgers(8)()
+	home := t.TempDir()
+	call := func(r *sessionrecord.Recorder, sid string, fail bool) {
+		c := &router.Call{Entry: &catalog.Entry{Name: "fx_echo"}, Session: session.New(sid, ""), Args: json.RawMessage(`{}`), Started: time.Now()}
+		var err error
+		if fail {
+			err = errors.New("boom")
+		}
+		r.Observe(context.Background(), router.Outcome{Call: c, Result: &mcp.CallToolResult{}, Err: err})
+	}
+	r := sessionrecord.New(home, nil, nil)
+	call(r, "first", false)
+	call(r, "first", true)
+	waitLedger(t, home, "first", 2)
+	for i := range 40 {
+		call(r, fmt.Sprintf("other-%d", i), false)
+	}
+	waitLedger(t, home, "other-39", 1)
+	call(r, "first", false)
+	r.Close()
+	if held := r.LedgersHeld(); held > 8 {
+		t.Fatalf("the recorder holds %d ledgers after 41 sessions, above its bound of 8", held)
+	}
+	if l, _ := readLedger(home, "first"); l.Agents["main"].Events != 3 || l.Agents["main"].Errors != 1 {
+		t.Fatalf("the ledger of a session let go and back: %+v", l)
+	}
+	r2 := sessionrecord.New(home, nil, nil)
+	call(r2, "first", false)
+	r2.Close()
+	if l, _ := readLedger(home, "first"); l.Agents["main"].Events != 4 || l.Agents["main"].OK != 3 {
+		t.Fatalf("after a restart the ledger is %+v", l)
 	}
 }
