@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/childauth"
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/session"
@@ -67,6 +68,11 @@ type instance struct {
 	// reload that replaces it retires the instance too.
 	template *child
 	c        *child
+	// tenant and subject are the authenticated caller the instance was
+	// started for ("" without one); owner is whose upstream tokens its
+	// connection uses (childauth.OwnerOf them).
+	tenant, subject string
+	owner           childauth.Owner
 
 	// Under instances.mu: the calls open on it and when the last ended.
 	calls int
@@ -128,7 +134,8 @@ func (s *Supervisor) instanceFor(tmpl *child, c *router.Call) (in *instance, don
 			s.stopInstance(stale)
 			return nil, nil, MsgInstanceCap(tmpl.spec.ID, n)
 		}
-		in = &instance{key: key, template: tmpl}
+		id := c.Session.Identity
+		in = &instance{key: key, template: tmpl, tenant: id.Tenant, subject: id.Subject, owner: childauth.OwnerOf(id.Tenant, id.Subject)}
 		in.c = newChild(s, tmpl.spec)
 		in.c.inst = in
 		if set.byKey == nil {
