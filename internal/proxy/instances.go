@@ -119,6 +119,9 @@ func (s *Supervisor) instanceFor(tmpl *child, c *router.Call) (in *instance, don
 	}
 	key := instanceKey{tmpl.spec.ID, caller}
 	set := &s.instances
+	if refusal := s.subjectEnvRefusal(tmpl, key, c.Session); refusal != "" {
+		return nil, nil, refusal
+	}
 	set.mu.Lock()
 	in = set.byKey[key]
 	var stale *instance
@@ -168,6 +171,27 @@ func (s *Supervisor) instanceFor(tmpl *child, c *router.Call) (in *instance, don
 		in.idle = time.Now()
 		set.mu.Unlock()
 	}, ""
+}
+
+// subjectEnvRefusal is why a caller's first call of a child with
+// subjectEnv starts no instance (its tenant's file is missing, open to
+// others, or has no entry for it), naming the file; "" when it may, or
+// when the caller's instance runs already.
+func (s *Supervisor) subjectEnvRefusal(tmpl *child, key instanceKey, sess *session.Session) string {
+	if len(tmpl.spec.SubjectEnv) == 0 {
+		return ""
+	}
+	s.instances.mu.Lock()
+	running := s.instances.byKey[key] != nil
+	s.instances.mu.Unlock()
+	if running {
+		return ""
+	}
+	id := session.IdentityOf(sess)
+	if _, err := subjectValues(s.opts.Home, id.Tenant, id.Subject, tmpl.spec); err != nil {
+		return "evokore cannot start an instance of server '" + tmpl.spec.ID + "' for this caller: " + err.Error()
+	}
+	return ""
 }
 
 // session is the caller's latest session.
