@@ -13,7 +13,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
-
 )
 
 // ErrNeedsAuthorization is a child that needs a user to authorize
