@@ -56,7 +56,11 @@ func needsAuthorization(err error) bool { return errors.Is(err, childauth.ErrNee
 // the child's authorization to change (a login), instead of retrying
 // against a server that will refuse again: false when ctx ended.
 func (c *child) awaitAuthorization(ctx context.Context, changed <-chan struct{}) bool {
-	c.sup.log.Info("[EVOKORE] A server needs authorization; waiting for `evokore auth login "+c.spec.ID+"`", "server", c.spec.ID)
+	if c.authOwner() != "" {
+		c.sup.log.Info("[EVOKORE] A caller's instance of a server needs that caller's authorization; their next call asks them", "server", c.spec.ID)
+	} else {
+		c.sup.log.Info("[EVOKORE] A server needs authorization; waiting for `evokore auth login "+c.spec.ID+"`", "server", c.spec.ID)
+	}
 	select {
 	case <-ctx.Done():
 		return false
