@@ -22,6 +22,16 @@ func WithCaller(ctx context.Context, sess *session.Session) context.Context {
 	return context.WithValue(ctx, callerKey{}, sess)
 }
 
+// callerOwner is the owner of the tokens of ctx's caller (OwnerOf its
+// identity); "" without a caller.
+func callerOwner(ctx context.Context) Owner {
+	sess, _ := ctx.Value(callerKey{}).(*session.Session)
+	if sess == nil {
+		return ""
+	}
+	return OwnerOf(sess.Identity.Tenant, sess.Identity.Subject)
+}
+
 // How a caller can be asked to authorize a child.
 const (
 	askNone    = iota // it cannot: the call fails naming the command
@@ -54,9 +64,10 @@ func elicitMessage(id string) string {
 // child refused: the terminal (`evokore auth login`), or the caller of
 // the call by URL elicitation. nil means a token is now stored and the
 // request may be sent again.
-func (m *Manager) authorize(ctx context.Context, spec config.Server, ch *challenge) error {
+func (m *Manager) authorize(ctx context.Context, p principal, ch *challenge) error {
+	spec := p.spec
 	if m.opts.Open != nil {
-		l, err := m.startLogin(spec, ch)
+		l, err := m.startLogin(p, ch)
 		if err != nil {
 			return err
 		}
@@ -67,9 +78,14 @@ func (m *Manager) authorize(ctx context.Context, spec config.Server, ch *challen
 	}
 	peer, how := askHow(ctx)
 	if how == askNone {
-		return &NeedsAuthorizationError{Server: spec.ID}
+		return p.needs("")
 	}
-	l, err := m.startLogin(spec, ch)
+	if p.owner != "" && callerOwner(ctx) != p.owner {
+		// A caller's login is asked of that caller only: whoever else
+		// makes this call is told, and never shown the link.
+		return p.needs("only the caller whose authorization it is can give it")
+	}
+	l, err := m.startLogin(p, ch)
 	if err != nil {
 		return err
 	}
@@ -81,24 +97,38 @@ func (m *Manager) authorize(ctx context.Context, spec config.Server, ch *challen
 	}
 	res, err := peer.Elicit(ctx, params)
 	if err != nil {
-		return &NeedsAuthorizationError{Server: spec.ID, Reason: "the client could not be asked: " + err.Error()}
+		return p.needs("the client could not be asked: " + err.Error())
 	}
 	if res.Action != "accept" {
-		return &NeedsAuthorizationError{Server: spec.ID, Reason: "the user did not authorize it (" + res.Action + ")"}
+		return p.needs("the user did not authorize it (" + res.Action + ")")
 	}
 	return l.wait(ctx)
 }
 
-// Required is the error a call to the child gets while it needs
-// authorization and has no connection to answer on (it never booted): a
-// caller that takes a URL elicitation is asked, as Authorize does; nil
-// when that caller authorized it, and the child is booting again.
-func (m *Manager) Required(ctx context.Context, spec config.Server) error {
+// Required is the error a call to the child gets while owner's
+// authorization to it is needed and it has no connection to answer on
+// (it never booted): a caller that takes a URL elicitation is asked, as
+// Authorize does; nil when that caller authorized it, or a token for
+// owner was stored since (a login completed on another replica), and
+// the child is booting again.
+func (m *Manager) Required(ctx context.Context, spec config.Server, owner Owner) error {
+	p := principal{spec: spec, owner: owner}
+	e, err := m.load(p)
+	if err != nil {
+		return p.needs(err.Error())
+	}
+	if e.HasTokens() {
+		if src := m.source(p); !src.holds() {
+			m.setNeeds(p.key(), false)
+			m.notify(p.key())
+			return nil
+		}
+	}
 	m.mu.Lock()
-	ch := m.challenges[spec.ID]
+	ch := m.challenges[p.key()]
 	m.mu.Unlock()
 	if ch == nil {
-		return &NeedsAuthorizationError{Server: spec.ID}
+		return p.needs("")
 	}
-	return m.authorize(ctx, spec, ch)
+	return m.authorize(ctx, p, ch)
 }

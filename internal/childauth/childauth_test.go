@@ -31,7 +31,7 @@ func remote(p *oauthtest.Provider, c *oauthtest.Child) (config.Server, config.En
 func connect(t *testing.T, m *childauth.Manager, spec config.Server) *mcp.ClientSession {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "router", Version: "1"}, nil)
-	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: spec.URL, OAuthHandler: m.Handler(spec)},
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: spec.URL, OAuthHandler: m.Handler(spec, "")},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		t.Fatalf("connect: %v", err)

@@ -13,8 +13,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
-
-	"github.com/evokore/evokore/internal/config"
 )
 
 // ErrNeedsAuthorization is a child that needs a user to authorize
@@ -29,10 +27,17 @@ type NeedsAuthorizationError struct {
 	Server string
 	// Reason says why, when there is more to say than "no token".
 	Reason string
+	// Caller is set when the authorization needed is the caller's own
+	// (an instance of a subject or session child): no command gives it,
+	// only the caller, asked from a client that opens links.
+	Caller bool
 }
 
 func (e *NeedsAuthorizationError) Error() string {
 	msg := fmt.Sprintf("The '%s' server needs authorization: run `evokore auth login %s` in a terminal", e.Server, e.Server)
+	if e.Caller {
+		msg = fmt.Sprintf("The '%s' server needs your own authorization: call it from a client that supports URL elicitation, which shows you the link to sign in", e.Server)
+	}
 	if e.Reason != "" {
 		msg += " (" + e.Reason + ")"
 	}
@@ -51,8 +56,9 @@ const maxStepUps = 2
 // transport.
 type handler struct {
 	m *Manager
-	// spec is the child as configured (placeholders unresolved).
-	spec config.Server
+	// p is the child as configured (placeholders unresolved), and whose
+	// tokens the handler uses.
+	p principal
 
 	mu      sync.Mutex
 	stepUps int
@@ -62,15 +68,15 @@ type handler struct {
 // stored: the request then goes without one, and the child's 401 calls
 // Authorize.
 func (h *handler) TokenSource(context.Context) (oauth2.TokenSource, error) {
-	src := h.m.source(h.spec)
+	src := h.m.source(h.p)
 	if src.holds() {
 		// Every request asks: the file is read only when the source
 		// holds nothing (a login, a logout or a refused refresh reset it).
 		return src, nil
 	}
-	e, err := h.m.store.Load(h.spec)
+	e, err := h.m.load(h.p)
 	if err != nil {
-		return nil, &NeedsAuthorizationError{Server: h.spec.ID, Reason: err.Error()}
+		return nil, h.p.needs(err.Error())
 	}
 	if !e.HasTokens() {
 		return nil, nil
@@ -94,7 +100,7 @@ func (h *handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		return nil
 	}
 	ch := &challenge{url: req.URL.String(), status: resp.StatusCode, header: resp.Header.Clone()}
-	h.m.setChallenge(h.spec.ID, ch)
+	h.m.setChallenge(h.p.key(), ch)
 	if stepUp {
 		if err := h.boundStepUp(challenges); err != nil {
 			return err
@@ -102,8 +108,8 @@ func (h *handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	} else if h.refreshedAfterRefusal(ctx, req, ch) {
 		return nil
 	}
-	h.m.setNeeds(h.spec.ID, true)
-	return h.m.authorize(ctx, h.spec, ch)
+	h.m.setNeeds(h.p.key(), true)
+	return h.m.authorize(ctx, h.p, ch)
 }
 
 // boundStepUp refuses a step-up that cannot help: the scopes the server
@@ -112,12 +118,13 @@ func (h *handler) boundStepUp(challenges []oauthex.Challenge) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	asked := strings.Fields(bearerParam(challenges, "scope"))
-	if e, _ := h.m.store.Load(h.spec); e.HasTokens() && len(asked) > 0 && !slices.ContainsFunc(asked, func(s string) bool { return !slices.Contains(e.Scopes, s) }) {
-		return fmt.Errorf("the '%s' server refused a token that holds every scope it asks for (%s); evokore does not ask for it again", h.spec.ID, strings.Join(asked, " "))
+	id := h.p.spec.ID
+	if e, _ := h.m.load(h.p); e.HasTokens() && len(asked) > 0 && !slices.ContainsFunc(asked, func(s string) bool { return !slices.Contains(e.Scopes, s) }) {
+		return fmt.Errorf("the '%s' server refused a token that holds every scope it asks for (%s); evokore does not ask for it again", id, strings.Join(asked, " "))
 	}
 	h.stepUps++
 	if h.stepUps > maxStepUps {
-		return fmt.Errorf("the '%s' server asked for more scopes %d times; evokore stopped asking", h.spec.ID, maxStepUps)
+		return fmt.Errorf("the '%s' server asked for more scopes %d times; evokore stopped asking", id, maxStepUps)
 	}
 	return nil
 }
@@ -133,17 +140,17 @@ func (h *handler) refreshedAfterRefusal(ctx context.Context, req *http.Request, 
 	if !ok || refused == "" {
 		return false
 	}
-	e, err := h.m.store.Load(h.spec)
+	e, err := h.m.load(h.p)
 	if err != nil || !e.HasTokens() {
 		return false
 	}
-	if found, err := discover(ctx, h.m.httpClient(h.spec), ch, req.URL.String()); err == nil && e.Issuer != "" && !sameIssuer(found.issuer, e.Issuer) {
-		h.m.log.Info("[EVOKORE] A server moved to another authorization server; it needs authorization again", "server", h.spec.ID, "issuer", found.issuer)
-		_ = h.m.store.Remove(h.spec)
-		h.m.source(h.spec).reset()
+	if found, err := discover(ctx, h.m.httpClient(h.p.spec), ch, req.URL.String()); err == nil && e.Issuer != "" && !sameIssuer(found.issuer, e.Issuer) {
+		h.m.log.Info("[EVOKORE] A server moved to another authorization server; it needs authorization again", "server", h.p.spec.ID, "issuer", found.issuer)
+		_ = h.m.remove(h.p)
+		h.m.source(h.p).reset()
 		return false
 	}
-	tok, err := h.m.source(h.spec).token(refused)
+	tok, err := h.m.source(h.p).token(refused)
 	return err == nil && tok.AccessToken != refused
 }
 
@@ -165,9 +172,9 @@ type challenge struct {
 	header http.Header
 }
 
-func (m *Manager) setChallenge(id string, ch *challenge) {
+func (m *Manager) setChallenge(key string, ch *challenge) {
 	m.mu.Lock()
-	m.challenges[id] = ch
+	m.challenges[key] = ch
 	m.mu.Unlock()
 }
 

@@ -54,9 +54,10 @@ func (l *login) wait(ctx context.Context) error {
 // the child's refusal ch. It returns once the authorization URL is known,
 // or the flow failed before (discovery refused the server, registration
 // failed).
-func (m *Manager) startLogin(spec config.Server, ch *challenge) (*login, error) {
+func (m *Manager) startLogin(p principal, ch *challenge) (*login, error) {
+	spec := p.spec
 	m.mu.Lock()
-	if l := m.logins[spec.ID]; l != nil {
+	if l := m.logins[p.key()]; l != nil {
 		select {
 		case <-l.done:
 		default:
@@ -109,7 +110,7 @@ func (m *Manager) startLogin(spec config.Server, ch *challenge) (*login, error) 
 			return nil, fmt.Errorf("no one authorized the '%s' server within %s", spec.ID, m.opts.LoginTimeout)
 		}
 	}
-	h, err := auth.NewAuthorizationCodeHandler(m.flowConfig(spec, resolved, found, redirect, client, fetch))
+	h, err := auth.NewAuthorizationCodeHandler(m.flowConfig(p, resolved, found, redirect, client, fetch))
 	if err != nil {
 		ln.Close()
 		cancel()
@@ -126,8 +127,8 @@ func (m *Manager) startLogin(spec config.Server, ch *challenge) (*login, error) 
 		if err != nil {
 			err = fmt.Errorf("the '%s' server's authorization failed: %s", spec.ID, safeError(err))
 		} else {
-			m.setNeeds(spec.ID, false)
-			m.log.Info("[EVOKORE] A server is authorized", "server", spec.ID)
+			m.setNeeds(p.key(), false)
+			m.log.Info("[EVOKORE] A server is authorized", "server", spec.ID, "caller", p.owner != "")
 		}
 		l.err = err
 		close(l.done)
@@ -139,7 +140,7 @@ func (m *Manager) startLogin(spec config.Server, ch *challenge) (*login, error) 
 			defer scancel()
 			_ = srv.Shutdown(sctx)
 		}()
-		m.notify(spec.ID)
+		m.notify(p.key())
 	}()
 	<-urlReady
 	select {
@@ -150,7 +151,7 @@ func (m *Manager) startLogin(spec config.Server, ch *challenge) (*login, error) 
 	default:
 	}
 	m.mu.Lock()
-	m.logins[spec.ID] = l
+	m.logins[p.key()] = l
 	m.mu.Unlock()
 	return l, nil
 }
@@ -203,7 +204,7 @@ func (l *login) callback(id string) http.Handler {
 // Document first where the server supports one, then a configured
 // client, then dynamic registration), refresh tokens asked for, the
 // scopes settled by scopes, and every token kept in the store.
-func (m *Manager) flowConfig(spec, resolved config.Server, found *discovery, redirect string, client *http.Client, fetch auth.AuthorizationCodeFetcher) *auth.AuthorizationCodeHandlerConfig {
+func (m *Manager) flowConfig(p principal, resolved config.Server, found *discovery, redirect string, client *http.Client, fetch auth.AuthorizationCodeFetcher) *auth.AuthorizationCodeHandlerConfig {
 	o := resolved.OAuth
 	if o == nil {
 		o = &config.OAuth{}
@@ -229,7 +230,7 @@ func (m *Manager) flowConfig(spec, resolved config.Server, found *discovery, red
 		}
 		cfg.PreregisteredClient = pre
 	}
-	prior, _ := m.store.Load(spec)
+	prior, _ := m.load(p)
 	cfg.ScopeFilter = func(discovered []string) []string {
 		want := discovered
 		if len(o.Scopes) > 0 {
@@ -251,10 +252,10 @@ func (m *Manager) flowConfig(spec, resolved config.Server, found *discovery, red
 		if o.ClientSecret == "" || oc.ClientID != o.ClientID {
 			e.ClientSecret = oc.ClientSecret
 		}
-		if err := m.store.Save(spec, e); err != nil {
+		if err := m.save(p, e); err != nil {
 			return nil, fmt.Errorf("saving the token: %w", err)
 		}
-		src := m.source(spec)
+		src := m.source(p)
 		src.reset()
 		return src, nil
 	}

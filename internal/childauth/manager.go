@@ -46,6 +46,12 @@ type Manager struct {
 	log   *slog.Logger
 	store *Store
 
+	// subjects keeps the tokens of callers (owners other than the
+	// router): files, or Redis once the router shares its state.
+	subjects subjectStores
+
+	// The tables below are keyed by principal.key: a child's id for the
+	// router's own authorization, the id and owner for a caller's.
 	mu      sync.Mutex
 	changed map[string]chan struct{}
 	// needs marks the children whose last request found no usable
@@ -70,9 +76,11 @@ func New(opts Options) *Manager {
 	if opts.LoginTimeout == 0 {
 		opts.LoginTimeout = 10 * time.Minute
 	}
-	return &Manager{opts: opts, log: log, store: NewStore(opts.Home),
+	m := &Manager{opts: opts, log: log, store: NewStore(opts.Home),
 		changed: map[string]chan struct{}{}, needs: map[string]bool{}, challenges: map[string]*challenge{},
 		logins: map[string]*login{}, sources: map[string]*storedSource{}}
+	m.subjects.cur = ownerFiles{m.store}
+	return m
 }
 
 // Store is the token store.
@@ -92,68 +100,71 @@ func Applies(spec config.Server) bool {
 	return true
 }
 
-// Handler is the OAuth handler for a transport to the child (its spec
-// resolved), nil when evokore does not authorize itself to it.
-func (m *Manager) Handler(spec config.Server) auth.OAuthHandler {
+// Handler is the OAuth handler for a transport to the child (as
+// configured) on behalf of owner, nil when evokore does not authorize
+// itself to it. A client credentials child has no user: every owner
+// gets the child's own tokens.
+func (m *Manager) Handler(spec config.Server, owner Owner) auth.OAuthHandler {
 	if !Applies(spec) {
 		return nil
 	}
 	if spec.OAuth != nil && spec.OAuth.Grant == config.GrantClientCredentials {
 		return m.clientCredentials(spec)
 	}
-	return &handler{m: m, spec: spec}
+	return &handler{m: m, p: principal{spec: spec, owner: owner}}
 }
 
-// Changed is closed when the child's authorization changes: a login
-// completed (here or in another process), or a logout.
-func (m *Manager) Changed(id string) <-chan struct{} {
+// Changed is closed when owner's authorization to the child changes: a
+// login completed (here or in another process), or a logout.
+func (m *Manager) Changed(id string, owner Owner) <-chan struct{} {
+	key := keyOf(id, owner)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	ch, ok := m.changed[id]
+	ch, ok := m.changed[key]
 	if !ok {
 		ch = make(chan struct{})
-		m.changed[id] = ch
+		m.changed[key] = ch
 	}
 	return ch
 }
 
-// notify tells whoever waits on Changed(id), and lets the connection's
-// token source read the store again.
-func (m *Manager) notify(id string) {
+// notify tells whoever waits on Changed for key, and lets the
+// connection's token source read the store again.
+func (m *Manager) notify(key string) {
 	m.mu.Lock()
-	if ch, ok := m.changed[id]; ok {
+	if ch, ok := m.changed[key]; ok {
 		close(ch)
-		delete(m.changed, id)
+		delete(m.changed, key)
 	}
-	src := m.sources[id]
+	src := m.sources[key]
 	m.mu.Unlock()
 	if src != nil {
 		src.reset()
 	}
 }
 
-// NeedsAuthorization reports whether the child's last request found no
-// usable token: a user must authorize evokore again.
-func (m *Manager) NeedsAuthorization(id string) bool {
+// NeedsAuthorization reports whether owner's last request to the child
+// found no usable token: a user must authorize evokore again.
+func (m *Manager) NeedsAuthorization(id string, owner Owner) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.needs[id]
+	return m.needs[keyOf(id, owner)]
 }
 
-func (m *Manager) setNeeds(id string, needs bool) {
+func (m *Manager) setNeeds(key string, needs bool) {
 	m.mu.Lock()
-	m.needs[id] = needs
+	m.needs[key] = needs
 	m.mu.Unlock()
 }
 
-// source is the one token source of the child in this process.
-func (m *Manager) source(spec config.Server) *storedSource {
+// source is the one token source of the principal in this process.
+func (m *Manager) source(p principal) *storedSource {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s, ok := m.sources[spec.ID]
-	if !ok || s.spec.Identity() != spec.Identity() {
-		s = &storedSource{m: m, spec: spec}
-		m.sources[spec.ID] = s
+	s, ok := m.sources[p.key()]
+	if !ok || s.p.spec.Identity() != p.spec.Identity() {
+		s = &storedSource{m: m, p: p}
+		m.sources[p.key()] = s
 	}
 	return s
 }

@@ -51,7 +51,7 @@ func (m *Manager) Check(ctx context.Context, spec config.Server, version string)
 	if err != nil {
 		return err
 	}
-	h := m.Handler(spec)
+	h := m.Handler(spec, "")
 	var base http.RoundTripper = http.DefaultTransport
 	if len(resolved.Headers) > 0 {
 		base = Headers{Set: resolved.Headers, Base: base}

@@ -19,8 +19,8 @@ import (
 // back. It reads the store again whenever its own token is not fresh, so
 // a login made by another process (`evokore auth login`) is picked up.
 type storedSource struct {
-	m    *Manager
-	spec config.Server
+	m *Manager
+	p principal
 
 	mu  sync.Mutex
 	cur *Entry
@@ -43,14 +43,15 @@ func (s *storedSource) token(refused string) (*oauth2.Token, error) {
 	if usable(s.cur) {
 		return copyToken(s.cur.Token), nil
 	}
-	unlock, err := s.m.store.lock(s.spec)
+	id := s.p.spec.ID
+	unlock, err := s.m.lockTokens(s.p)
 	if err != nil {
-		return nil, fmt.Errorf("the '%s' server's tokens: %v", s.spec.ID, err)
+		return nil, fmt.Errorf("the '%s' server's tokens: %v", id, err)
 	}
 	defer unlock()
-	e, err := s.m.store.Load(s.spec)
+	e, err := s.m.load(s.p)
 	if err != nil {
-		return nil, fmt.Errorf("the '%s' server's tokens: %v", s.spec.ID, err)
+		return nil, fmt.Errorf("the '%s' server's tokens: %v", id, err)
 	}
 	if usable(e) {
 		s.cur = e
@@ -58,7 +59,7 @@ func (s *storedSource) token(refused string) (*oauth2.Token, error) {
 	}
 	if e == nil || e.Token == nil || e.Token.RefreshToken == "" {
 		s.cur = nil
-		s.m.setNeeds(s.spec.ID, true)
+		s.m.setNeeds(s.p.key(), true)
 		return nil, &oauth2.RetrieveError{ErrorCode: "invalid_grant", ErrorDescription: "no token: the server needs authorization"}
 	}
 	tok, err := s.refresh(e)
@@ -68,13 +69,13 @@ func (s *storedSource) token(refused string) (*oauth2.Token, error) {
 			// Revoked or expired: a new authorization is needed, and
 			// never another try with this refresh token.
 			e.Token = nil
-			_ = s.m.store.Save(s.spec, e)
+			_ = s.m.save(s.p, e)
 			s.cur = nil
-			s.m.setNeeds(s.spec.ID, true)
-			s.m.log.Info("[EVOKORE] A server refused evokore's refresh token; it needs authorization again", "server", s.spec.ID)
+			s.m.setNeeds(s.p.key(), true)
+			s.m.log.Info("[EVOKORE] A server refused evokore's refresh token; it needs authorization again", "server", id)
 			return nil, &oauth2.RetrieveError{ErrorCode: "invalid_grant", ErrorDescription: "the refresh token was refused"}
 		}
-		return nil, fmt.Errorf("refreshing the '%s' server's token: %s", s.spec.ID, safeError(err))
+		return nil, fmt.Errorf("refreshing the '%s' server's token: %s", id, safeError(err))
 	}
 	if tok.RefreshToken == "" {
 		// A server that does not rotate refresh tokens sends none back.
@@ -84,8 +85,8 @@ func (s *storedSource) token(refused string) (*oauth2.Token, error) {
 	if granted := grantedScopes(tok); granted != nil {
 		e.Scopes = granted
 	}
-	if err := s.m.store.Save(s.spec, e); err != nil {
-		s.m.log.Info("[EVOKORE] Cannot save a refreshed token", "server", s.spec.ID, "err", err)
+	if err := s.m.save(s.p, e); err != nil {
+		s.m.log.Info("[EVOKORE] Cannot save a refreshed token", "server", id, "err", err)
 	}
 	s.cur = e
 	return copyToken(tok), nil
@@ -93,14 +94,14 @@ func (s *storedSource) token(refused string) (*oauth2.Token, error) {
 
 // refresh spends e's refresh token at its token endpoint.
 func (s *storedSource) refresh(e *Entry) (*oauth2.Token, error) {
-	resolved, err := s.spec.Resolve(s.m.opts.Env)
+	resolved, err := s.p.spec.Resolve(s.m.opts.Env)
 	if err != nil {
 		return nil, err
 	}
 	cfg := e.config(resolved)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	ctx = context.WithValue(ctx, oauth2.HTTPClient, s.m.httpClient(s.spec))
+	ctx = context.WithValue(ctx, oauth2.HTTPClient, s.m.httpClient(s.p.spec))
 	old := &oauth2.Token{RefreshToken: e.Token.RefreshToken, Expiry: time.Unix(1, 0)}
 	return cfg.TokenSource(ctx, old).Token()
 }

@@ -1,6 +1,7 @@
 package childauth
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -33,6 +34,9 @@ type Entry struct {
 	Server   string `json:"server"`
 	URL      string `json:"url"`
 	Identity string `json:"identity"`
+	// Owner is the caller the tokens are for (see Owner); "" the
+	// router's own. A lookup for one owner never takes another's entry.
+	Owner string `json:"owner,omitempty"`
 	// Resource is the RFC 8707 resource the tokens were issued for.
 	Resource string `json:"resource,omitempty"`
 	Issuer   string `json:"issuer,omitempty"`
@@ -87,8 +91,16 @@ func (s *Store) Dir() string { return s.dir }
 
 // path is the file of a child: named by a hash of its id and identity,
 // so no id can name a path outside the directory.
-func (s *Store) path(spec config.Server) string {
-	sum := sha256.Sum256([]byte(spec.ID + "\x00" + spec.Identity()))
+func (s *Store) path(spec config.Server) string { return s.pathOf(principal{spec: spec}) }
+
+// pathOf is the file of one owner's entry: the owner is in the hash
+// (never in the name), so no lookup for one owner finds another's file.
+func (s *Store) pathOf(p principal) string {
+	name := p.spec.ID + "\x00" + p.spec.Identity()
+	if p.owner != "" {
+		name += "\x00owner\x00" + p.owner
+	}
+	sum := sha256.Sum256([]byte(name))
 	return filepath.Join(s.dir, hex.EncodeToString(sum[:12])+".json")
 }
 
@@ -99,7 +111,11 @@ var ErrExposed = errors.New("the token file may be read by other users; remove i
 // Load reads the child's entry; nil and no error when there is none. An
 // entry written for another server (a changed url) counts as none.
 func (s *Store) Load(spec config.Server) (*Entry, error) {
-	p := s.path(spec)
+	return s.load(context.Background(), principal{spec: spec})
+}
+
+func (s *Store) load(_ context.Context, who principal) (*Entry, error) {
+	spec, p := who.spec, s.pathOf(who)
 	data, err := safefile.Load(p, maxEntryBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -114,7 +130,7 @@ func (s *Store) Load(spec config.Server) (*Entry, error) {
 	if err := json.Unmarshal(data, &e); err != nil {
 		return nil, fmt.Errorf("%s: %v", p, err)
 	}
-	if e.Identity != spec.Identity() || e.Server != spec.ID {
+	if e.Identity != spec.Identity() || e.Server != spec.ID || e.Owner != who.owner {
 		return nil, nil
 	}
 	return &e, nil
@@ -122,16 +138,24 @@ func (s *Store) Load(spec config.Server) (*Entry, error) {
 
 // Save writes the child's entry, owner-only, atomically.
 func (s *Store) Save(spec config.Server, e *Entry) error {
-	e.Server, e.Identity = spec.ID, spec.Identity()
+	return s.save(context.Background(), principal{spec: spec}, e)
+}
+
+func (s *Store) save(_ context.Context, p principal, e *Entry) error {
+	e.Server, e.Identity, e.Owner = p.spec.ID, p.spec.Identity(), p.owner
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return err
 	}
-	return statefile.WriteJSON(s.path(spec), e, 0o600)
+	return statefile.WriteJSON(s.pathOf(p), e, 0o600)
 }
 
 // Remove forgets the child's entry.
 func (s *Store) Remove(spec config.Server) error {
-	err := os.Remove(s.path(spec))
+	return s.remove(context.Background(), principal{spec: spec})
+}
+
+func (s *Store) remove(_ context.Context, p principal) error {
+	err := os.Remove(s.pathOf(p))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -142,10 +166,14 @@ func (s *Store) Remove(spec config.Server) error {
 // and its write happen under it, so two routers sharing EVOKORE_HOME
 // never both spend a refresh token that rotates.
 func (s *Store) lock(spec config.Server) (unlock func(), err error) {
+	return s.lockOf(context.Background(), principal{spec: spec})
+}
+
+func (s *Store) lockOf(_ context.Context, p principal) (unlock func(), err error) {
 	if err := os.MkdirAll(s.dir, 0o700); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(s.path(spec)+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(s.pathOf(p)+".lock", os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -158,3 +186,9 @@ func (s *Store) lock(spec config.Server) (unlock func(), err error) {
 		f.Close()
 	}, nil
 }
+
+// ownerFiles is the file store as a tokenStore of callers' entries (one
+// machine: no shared session store).
+type ownerFiles struct{ *Store }
+
+func (o ownerFiles) lock(ctx context.Context, p principal) (func(), error) { return o.lockOf(ctx, p) }

@@ -109,6 +109,11 @@ type Server struct {
 	// Scope is who shares the child's process: "" or ScopeShared (every
 	// caller), ScopeSubject or ScopeSession (an instance per caller).
 	Scope string `json:"scope,omitempty"`
+	// SubjectEnv names placeholders (${NAME}) that a caller's instance
+	// resolves from that caller's entry in its tenant's file of
+	// per-subject values (package proxy, SubjectEnvFile), never from the
+	// router's environment.
+	SubjectEnv []string `json:"subjectEnv,omitempty"`
 	// Roots are the folders a shared child is told are its roots when
 	// it asks (roots/list): never a caller's. [Server.Resolve] makes
 	// them absolute against the config file's folder.

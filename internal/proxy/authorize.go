@@ -20,18 +20,32 @@ const StatusNeedsAuthorization = status.NeedsAuthorization
 
 // Authorizer authorizes the router to its HTTP children; package
 // childauth's Manager is the one.
+//
+// Each method takes the owner whose authorization it is: "" for a
+// shared child (the router's own), the caller's (childauth.OwnerOf) for
+// a caller's instance of a subject or session child, whose tokens,
+// logins and prompts are that caller's alone.
 type Authorizer interface {
 	// Handler is the OAuth handler of a transport to the child (as
 	// configured), nil when evokore does not authorize itself to it.
-	Handler(spec config.Server) auth.OAuthHandler
+	Handler(spec config.Server, owner childauth.Owner) auth.OAuthHandler
 	// Changed is closed when the child's authorization changes.
-	Changed(id string) <-chan struct{}
+	Changed(id string, owner childauth.Owner) <-chan struct{}
 	// Required is the answer to a call of a child that needs
 	// authorization and has no connection (see childauth).
-	Required(ctx context.Context, spec config.Server) error
+	Required(ctx context.Context, spec config.Server, owner childauth.Owner) error
 	// NeedsAuthorization reports whether the child's last request
 	// found no usable token.
-	NeedsAuthorization(id string) bool
+	NeedsAuthorization(id string, owner childauth.Owner) bool
+}
+
+// authOwner is whose authorization the child's connection uses: its
+// caller's for an instance, the router's own ("") otherwise.
+func (c *child) authOwner() childauth.Owner {
+	if c.inst == nil {
+		return ""
+	}
+	return c.inst.owner
 }
 
 // needsAuthorization reports whether a boot failed for want of a user's
@@ -42,7 +56,11 @@ func needsAuthorization(err error) bool { return errors.Is(err, childauth.ErrNee
 // the child's authorization to change (a login), instead of retrying
 // against a server that will refuse again: false when ctx ended.
 func (c *child) awaitAuthorization(ctx context.Context, changed <-chan struct{}) bool {
-	c.sup.log.Info("[EVOKORE] A server needs authorization; waiting for `evokore auth login "+c.spec.ID+"`", "server", c.spec.ID)
+	if c.authOwner() != "" {
+		c.sup.log.Info("[EVOKORE] A caller's instance of a server needs that caller's authorization; their next call asks them", "server", c.spec.ID)
+	} else {
+		c.sup.log.Info("[EVOKORE] A server needs authorization; waiting for `evokore auth login "+c.spec.ID+"`", "server", c.spec.ID)
+	}
 	select {
 	case <-ctx.Done():
 		return false
@@ -55,7 +73,7 @@ func (c *child) awaitAuthorization(ctx context.Context, changed <-chan struct{})
 // on, taken before the boot so that no login is missed.
 func (c *child) authChanged() <-chan struct{} {
 	if a := c.sup.opts.Authorizer; a != nil && c.spec.IsHTTP() {
-		return a.Changed(c.spec.ID)
+		return a.Changed(c.spec.ID, c.authOwner())
 	}
 	return nil
 }
@@ -68,7 +86,7 @@ func (c *child) authorizeForCall(ctx context.Context) (*conn, error) {
 	if a == nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: MsgReconnecting(c.spec.ID)}
 	}
-	if err := a.Required(ctx, c.spec); err != nil {
+	if err := a.Required(ctx, c.spec, c.authOwner()); err != nil {
 		return nil, err
 	}
 	t := time.NewTimer(c.sup.bootTimeout(c.spec))
@@ -96,7 +114,7 @@ func (c *child) authorizeForCall(ctx context.Context) (*conn, error) {
 // authStatus is the state the child reports: a connected child whose
 // token its server refused needs authorization too.
 func (c *child) authStatus(state string) string {
-	if a := c.sup.opts.Authorizer; a != nil && state == StatusConnected && c.spec.IsHTTP() && a.NeedsAuthorization(c.spec.ID) {
+	if a := c.sup.opts.Authorizer; a != nil && state == StatusConnected && c.spec.IsHTTP() && a.NeedsAuthorization(c.spec.ID, c.authOwner()) {
 		return StatusNeedsAuthorization
 	}
 	return state

@@ -83,8 +83,9 @@ func (c *child) httpTransport(spec config.Server, timeout time.Duration) (mcp.Tr
 	}
 	var h auth.OAuthHandler
 	if a := c.sup.opts.Authorizer; a != nil {
-		// The spec as written: tokens are kept by the server's identity.
-		h = a.Handler(c.spec)
+		// The spec as written: tokens are kept by the server's identity,
+		// and an instance's are its caller's.
+		h = a.Handler(c.spec, c.authOwner())
 	}
 	var rt http.RoundTripper = http.DefaultTransport
 	if len(spec.Headers) > 0 {

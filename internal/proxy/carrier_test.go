@@ -80,12 +80,12 @@ func (b *bearer) Authorize(_ context.Context, _ *http.Request, resp *http.Respon
 // bearer; no child ever needs a login.
 type tokenAuthorizer struct{ tokens *bearer }
 
-func (a tokenAuthorizer) Handler(config.Server) auth.OAuthHandler { return a.tokens }
-func (a tokenAuthorizer) Changed(string) <-chan struct{}          { return nil }
-func (a tokenAuthorizer) Required(context.Context, config.Server) error {
+func (a tokenAuthorizer) Handler(config.Server, string) auth.OAuthHandler { return a.tokens }
+func (a tokenAuthorizer) Changed(string, string) <-chan struct{}          { return nil }
+func (a tokenAuthorizer) Required(context.Context, config.Server, string) error {
 	return errors.New("no login here")
 }
-func (a tokenAuthorizer) NeedsAuthorization(string) bool { return false }
+func (a tokenAuthorizer) NeedsAuthorization(string, string) bool { return false }
 
 // Options.Authorizer plugs into the HTTP carrier's http.Client: its
 // token reaches every request a remote child gets, the calls' included,

@@ -205,7 +205,7 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 	if c.spec.Invalid != "" {
 		return errFatal{errors.New(c.spec.Invalid)}
 	}
-	spec, err := c.spec.Resolve(c.sup.opts.Env)
+	spec, err := c.resolveSpec()
 	if err != nil {
 		return errFatal{err}
 	}
@@ -491,6 +491,15 @@ func (c *child) session(ctx context.Context) (*conn, error) {
 		}
 		if k := c.connected(); k != nil {
 			return k, nil
+		}
+		// The boot waited for found that a user must authorize the
+		// child (a caller's instance meets this on its first call):
+		// this call's caller is asked.
+		c.mu.Lock()
+		state = c.state
+		c.mu.Unlock()
+		if state == StatusNeedsAuthorization {
+			return c.authorizeForCall(ctx)
 		}
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: MsgReconnecting(c.spec.ID)}

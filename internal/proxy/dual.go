@@ -159,7 +159,7 @@ func (c *child) newEraConn(ctx context.Context) *conn {
 // dialNewEra opens a connection of the new era to the child. oldOnly
 // reports a child that answered it in the old era.
 func (c *child) dialNewEra() (k *conn, oldOnly bool, err error) {
-	spec, err := c.spec.Resolve(c.sup.opts.Env)
+	spec, err := c.resolveSpec()
 	if err != nil {
 		return nil, false, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/evokore/evokore/internal/catalog"
+	"github.com/evokore/evokore/internal/childauth"
 	"github.com/evokore/evokore/internal/config"
 	"github.com/evokore/evokore/internal/router"
 	"github.com/evokore/evokore/internal/session"
@@ -67,6 +68,11 @@ type instance struct {
 	// reload that replaces it retires the instance too.
 	template *child
 	c        *child
+	// tenant and subject are the authenticated caller the instance was
+	// started for ("" without one); owner is whose upstream tokens its
+	// connection uses (childauth.OwnerOf them).
+	tenant, subject string
+	owner           childauth.Owner
 
 	// Under instances.mu: the calls open on it and when the last ended.
 	calls int
@@ -117,6 +123,9 @@ func (s *Supervisor) instanceFor(tmpl *child, c *router.Call) (in *instance, don
 	}
 	key := instanceKey{tmpl.spec.ID, caller}
 	set := &s.instances
+	if refusal := s.subjectEnvRefusal(tmpl, key, c.Session); refusal != "" {
+		return nil, nil, refusal
+	}
 	set.mu.Lock()
 	in = set.byKey[key]
 	var stale *instance
@@ -138,7 +147,8 @@ func (s *Supervisor) instanceFor(tmpl *child, c *router.Call) (in *instance, don
 			s.stopInstance(stale)
 			return nil, nil, MsgInstanceCap(tmpl.spec.ID, n)
 		}
-		in = &instance{key: key, template: tmpl}
+		id := c.Session.Identity
+		in = &instance{key: key, template: tmpl, tenant: id.Tenant, subject: id.Subject, owner: childauth.OwnerOf(id.Tenant, id.Subject)}
 		in.c = newChild(s, tmpl.spec)
 		in.c.inst = in
 		if set.byKey == nil {
@@ -171,6 +181,27 @@ func (s *Supervisor) instanceFor(tmpl *child, c *router.Call) (in *instance, don
 		in.idle = time.Now()
 		set.mu.Unlock()
 	}, ""
+}
+
+// subjectEnvRefusal is why a caller's first call of a child with
+// subjectEnv starts no instance (its tenant's file is missing, open to
+// others, or has no entry for it), naming the file; "" when it may, or
+// when the caller's instance runs already.
+func (s *Supervisor) subjectEnvRefusal(tmpl *child, key instanceKey, sess *session.Session) string {
+	if len(tmpl.spec.SubjectEnv) == 0 {
+		return ""
+	}
+	s.instances.mu.Lock()
+	running := s.instances.byKey[key] != nil
+	s.instances.mu.Unlock()
+	if running {
+		return ""
+	}
+	id := session.IdentityOf(sess)
+	if _, err := subjectValues(s.opts.Home, id.Tenant, id.Subject, tmpl.spec); err != nil {
+		return "evokore cannot start an instance of server '" + tmpl.spec.ID + "' for this caller: " + err.Error()
+	}
+	return ""
 }
 
 // session is the caller's latest session.

@@ -221,15 +221,16 @@ func New(opts Options) *Server {
 	po := s.policyOptions(g, failClosed)
 	po.Binders = contrib.Binders
 	s.policy = policy.New(po)
-	s.shareState(s.policy)
+	// evokore's authorization to its HTTP children: their tokens under
+	// EVOKORE_HOME, a login by `evokore auth login` seen as it lands;
+	// callers' own tokens there too, or in Redis when replicas share.
+	authz := childauth.New(childauth.Options{Home: opts.Settings.Home, Env: opts.Settings.Env, Log: s.log})
+	s.shareState(s.policy, authz)
 	s.parts.OnStop(s.policy.Approvals.Close)
 	s.settle(g, s.policy.Rules().RBAC, failClosed)
 	g.profile = s.resolveProfile(g)
 	s.gen.Store(g)
 
-	// evokore's authorization to its HTTP children: their tokens under
-	// EVOKORE_HOME, a login by `evokore auth login` seen as it lands.
-	authz := childauth.New(childauth.Options{Home: opts.Settings.Home, Env: opts.Settings.Env, Log: s.log})
 	s.parts.OnStart(func(ctx context.Context) {
 		s.parts.Go(func() { authz.Watch(ctx, func() []config.Server { return s.Config().Servers }) })
 	})
@@ -407,7 +408,7 @@ func (s *Server) resolveProfile(g *generation) catalog.Resolution {
 // New dials nothing: the dial is a part started at Start, before any
 // session is served. A Redis that does not answer leaves them failing
 // closed, not local.
-func (s *Server) shareState(p *policy.Policy) {
+func (s *Server) shareState(p *policy.Policy, authz *childauth.Manager) {
 	set := s.opts.Settings
 	share := sharedstate.ReadOptions(set.Env, set.Home, set.SessionTTL)
 	if !share.Enabled() {
@@ -417,6 +418,7 @@ func (s *Server) shareState(p *policy.Policy) {
 	// state that should have been shared.
 	notYet := errors.New("shared state not connected yet: the router has not started")
 	sharedstate.AttachUnavailable(p, notYet)
+	authz.UseSharedTokens(nil, notYet)
 	s.tasks.Use(sharedstate.TasksUnavailable{Err: notYet})
 	s.parts.OnStart(func(ctx context.Context) {
 		sh, err := sharedstate.Open(ctx, share)
@@ -431,8 +433,10 @@ func (s *Server) shareState(p *policy.Policy) {
 			s.sharedProblem.Store(&msg)
 			sharedstate.AttachUnavailable(p, err)
 			s.tasks.Use(sharedstate.TasksUnavailable{Err: err})
+			authz.UseSharedTokens(nil, err)
 			return
 		}
+		authz.UseSharedTokens(sharedTokens(sh, share))
 		// A task made through one replica is read and cancelled through
 		// any other.
 		s.tasks.Use(sh.Tasks)
@@ -441,6 +445,17 @@ func (s *Server) shareState(p *policy.Policy) {
 		s.proxy.SetStateKey(sh.Key)
 		s.parts.OnStop(func() { _ = sh.Close() })
 	})
+}
+
+// sharedTokens is where callers' upstream tokens live across replicas:
+// Redis, sealed with a key derived from EVOKORE_APPROVAL_KEY_FILE. A key
+// Redis itself holds would seal nothing from whoever reads Redis, so
+// without the file callers' tokens are refused, naming it.
+func sharedTokens(sh *sharedstate.Shared, share sharedstate.Options) (*childauth.RedisTokens, error) {
+	if share.KeyFile == "" {
+		return nil, fmt.Errorf("callers' own tokens to subject servers are kept in Redis sealed with the key in %s, which is not set; set it on every replica", sharedstate.KeyFileVar)
+	}
+	return childauth.NewRedisTokens(sh.Client, share.Store.Prefix, sh.Key)
 }
 
 func (s *Server) openPins() *policy.Pins {

@@ -61,6 +61,7 @@ const (
 	CodeSelfReference    = "self-reference"
 	CodeOAuth            = "oauth"
 	CodeScopeRoots       = "scope-roots"
+	CodeSharedSubjectEnv = "shared-subject-env"
 )
 
 // maxToolName is the longest tool name clients accept.
@@ -185,6 +186,10 @@ func (c *checker) servers() {
 		if s.PerCaller() && len(s.Roots) > 0 {
 			c.report(config.SeverityWarning, c.cfg.KeyPos(append(s.Path(), "roots")...), CodeScopeRoots,
 				"server '%s' has scope %q: each instance is told its own caller's roots, so its configured roots are never used by a call", s.ID, s.InstanceScope())
+		}
+		if !s.PerCaller() && len(s.SubjectEnv) > 0 {
+			c.report(config.SeverityWarning, c.cfg.KeyPos(append(s.Path(), "subjectEnv")...), CodeSharedSubjectEnv,
+				"server '%s' is shared by every caller: subjectEnv gives a caller's instance its values, and this server has none, so its placeholders are empty; give it scope \"subject\"", s.ID)
 		}
 		if rl := s.RateLimit; rl != nil && rl.MaxTokens != nil && rl.RequestsPerMinute != nil {
 			c.report(config.SeverityWarning, c.cfg.KeyPos(append(s.Path(), "rateLimit")...), CodeMixedRateLimit,

@@ -487,3 +487,28 @@ func TestVetCommandJSON(t *testing.T) {
 		parse(t, out)
 	})
 }
+
+// subjectEnv on a shared server is a positioned warning (its values are
+// a caller's instance's, and it has none); a name that is no variable
+// name is a positioned error.
+func TestSubjectEnvDiagnostics(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "mcp.config.json")
+	text := "{\"servers\": {\n  \"gh\": {\"command\": \"gh-mcp\", \"env\": {\"T\": \"${GH_TOKEN}\"},\n    \"subjectEnv\": [\"GH_TOKEN\"]},\n  \"bad\": {\"command\": \"x\", \"scope\": \"subject\", \"subjectEnv\": [\"1-no\"]}\n}}\n"
+	if err := os.WriteFile(cfg, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ds := vet.Run(vet.Options{ConfigPath: cfg, Env: fixedEnv(map[string]string{"GH_TOKEN": "x"})})
+	var warned, refused bool
+	for _, d := range ds {
+		if d.Code == vet.CodeSharedSubjectEnv && d.Severity == config.SeverityWarning && d.Line == 3 && d.Col == 6 {
+			warned = true
+		}
+		if d.Severity == config.SeverityError && d.Line == 4 && strings.Contains(d.Message, "subjectEnv") {
+			refused = true
+		}
+	}
+	if !warned || !refused {
+		t.Errorf("warned %v, refused %v; diagnostics:\n%s", warned, refused, dump(ds))
+	}
+}

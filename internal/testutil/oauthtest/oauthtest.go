@@ -96,7 +96,13 @@ type Child struct {
 	mu  sync.Mutex
 	// seen are the tokens requests came with, in order, no repeats.
 	seen []string
+	// calls are the calls of the "record" tool, in order.
+	calls []Call
 }
+
+// Call is one call of a child's "record" tool: who its argument named,
+// and the access token the request came with.
+type Call struct{ Who, Token string }
 
 // ChildOptions shape a child.
 type ChildOptions struct {
@@ -115,9 +121,10 @@ var (
 	StepUp     = "email"
 )
 
-// NewChild starts an MCP server with two tools, "whoami" (the token's
-// subject) and "email" (which needs the StepUp scope), whose every
-// request is checked at p's introspection endpoint.
+// NewChild starts an MCP server with three tools, "whoami" (the token's
+// subject), "email" (which needs the StepUp scope) and "record" (which
+// records who called with which token, see Calls), whose every request
+// is checked at p's introspection endpoint.
 func NewChild(t testing.TB, p *Provider, o ChildOptions) *Child {
 	t.Helper()
 	c := &Child{}
@@ -127,6 +134,15 @@ func NewChild(t testing.TB, p *Provider, o ChildOptions) *Child {
 	})
 	mcp.AddTool(server, &mcp.Tool{Name: StepUp, Description: "needs the email scope"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "scopes " + strings.Join(req.Extra.TokenInfo.Scopes, " ")}}}, nil, nil
+	})
+	mcp.AddTool(server, &mcp.Tool{Name: "record", Description: "records who called with which token"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct {
+		Who string `json:"who"`
+	}) (*mcp.CallToolResult, any, error) {
+		token, _ := req.Extra.TokenInfo.Extra["token"].(string)
+		c.mu.Lock()
+		c.calls = append(c.calls, Call{Who: in.Who, Token: token})
+		c.mu.Unlock()
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "recorded " + in.Who}}}, nil, nil
 	})
 	mux := http.NewServeMux()
 	ts := httptest.NewUnstartedServer(mux)
@@ -160,7 +176,7 @@ func NewChild(t testing.TB, p *Provider, o ChildOptions) *Child {
 			return nil, auth.ErrInvalidToken
 		}
 		c.saw(token)
-		return &auth.TokenInfo{Scopes: resp.Scope, Expiration: resp.Expiration.AsTime(), UserID: resp.Subject}, nil
+		return &auth.TokenInfo{Scopes: resp.Scope, Expiration: resp.Expiration.AsTime(), UserID: resp.Subject, Extra: map[string]any{"token": token}}, nil
 	}
 	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
 	mux.Handle("/mcp", auth.RequireBearerToken(verifier, &auth.RequireBearerTokenOptions{ResourceMetadataURL: metaURL, Scopes: BaseScopes[:1]})(stepUp(metaURL, handler)))
@@ -201,6 +217,13 @@ func (c *Child) saw(token string) {
 	if !slices.Contains(c.seen, token) {
 		c.seen = append(c.seen, token)
 	}
+}
+
+// Calls are the calls of the "record" tool, in order.
+func (c *Child) Calls() []Call {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.calls)
 }
 
 // Tokens are the access tokens the child accepted, in order.
