@@ -98,15 +98,17 @@ type heldCalls struct {
 	byID map[string]*parked
 }
 
-// put parks p under a new id.
-func (t *heldCalls) put(p *parked) string {
+// put parks p under a new id, with the timer expire makes (set under
+// the lock, so whoever takes p sees it).
+func (t *heldCalls) put(p *parked, expire func(id string) *time.Timer) string {
 	id := randomHex(16)
 	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.byID == nil {
 		t.byID = map[string]*parked{}
 	}
 	t.byID[id] = p
-	t.mu.Unlock()
+	p.timer = expire(id)
 	return id
 }
 
@@ -183,13 +185,7 @@ func (s *Supervisor) awaitHeld(ctx context.Context, h *heldCall, dest *router.Ra
 	case o := <-h.done:
 		return h.deliver(o, dest)
 	case a := <-h.asks:
-		p := &parked{h: h, ask: a}
-		id := s.held.put(p)
-		p.timer = time.AfterFunc(s.instanceSettings.InputHold, func() {
-			if p := s.held.take(id); p != nil {
-				p.giveUp(fmt.Errorf("the client that called %s did not answer within %s (EVOKORE_INPUT_HOLD_MS)", h.server, s.instanceSettings.InputHold))
-			}
-		})
+		id := s.held.put(&parked{h: h, ask: a}, s.expireHeld)
 		return &mcp.CallToolResult{
 			InputRequests: mcp.InputRequestMap{heldInput: a.req},
 			RequestState:  s.sealState(h.server, h.binding, heldPrefix+id),
@@ -198,6 +194,17 @@ func (s *Supervisor) awaitHeld(ctx context.Context, h *heldCall, dest *router.Ra
 		h.cancel()
 		return nil, ctx.Err()
 	}
+}
+
+// expireHeld is the timer that gives up on the call parked as id once
+// its caller did not retry within the hold.
+func (s *Supervisor) expireHeld(id string) *time.Timer {
+	hold := s.instanceSettings.InputHold
+	return time.AfterFunc(hold, func() {
+		if p := s.held.take(id); p != nil {
+			p.giveUp(fmt.Errorf("the client that called %s did not answer within %s (EVOKORE_INPUT_HOLD_MS)", p.h.server, hold))
+		}
+	})
 }
 
 // deliver is the call's outcome as the request it answers takes it: the
@@ -245,13 +252,10 @@ func (s *Supervisor) resumeHeld(ctx context.Context, c *router.Call, inner strin
 	p.timer.Stop()
 	answer, aerr := decodeAnswer(p.ask.req, responses[heldInput])
 	if aerr != nil {
-		// The retry is refused, and the child's request keeps waiting
-		// for one that answers it.
-		p.timer.Reset(s.instanceSettings.InputHold)
-		s.held.mu.Lock()
-		s.held.byID[id] = p
-		s.held.mu.Unlock()
-		return nil, true, errState(what, "comes without an answer evokore can pass on ("+aerr.Error()+")")
+		// The state is spent once taken: the child's request is
+		// answered with the error, and the caller calls again.
+		p.giveUp(fmt.Errorf("the client that called %s answered with nothing evokore can pass on", server))
+		return nil, true, errState(what, "came without an answer evokore can pass on ("+aerr.Error()+"), and the call it belonged to has ended")
 	}
 	p.ask.reply <- heldReply{res: answer}
 	res, err = s.awaitHeld(ctx, p.h, c.Raw)
