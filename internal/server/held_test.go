@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -88,7 +89,9 @@ func retry(cs *mcp.ClientSession, name string, args map[string]any, first *mcp.C
 	for id := range first.InputRequests {
 		responses[id] = answer
 	}
-	return cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args, InputResponses: responses, RequestState: first.RequestState})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args, InputResponses: responses, RequestState: first.RequestState})
 }
 
 // A 2025-11-25 child's sampling and elicitation requests during calls of
