@@ -133,13 +133,6 @@ func (t *heldCalls) takeAll() []*parked {
 	return all
 }
 
-// count is how many calls are parked, for tests.
-func (t *heldCalls) count() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.byID)
-}
-
 // holds reports whether a call of sess on k runs held: its caller takes
 // no request and k's child asks with requests.
 func holds(k *conn, sess *session.Session) bool {

@@ -1,5 +1,7 @@
 package server_test
 
+//lint:file-ignore SA1019 sampling passes through on purpose; see docs/decisions.md
+
 import (
 	"context"
 	"net/http"
