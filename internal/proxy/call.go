@@ -66,15 +66,15 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	if err != nil {
 		return errorResult(fmt.Sprintf("evokore cannot pass the answers of '%s' on: %v", c.Entry.Name, err)), nil
 	}
-	what := "'" + c.Entry.Name + "'"
-	responses, state, err := s.openInput(c.Input, ch.spec.ID, binding, func() string { return what })
+	what := func() string { return "'" + c.Entry.Name + "'" }
+	responses, state, err := s.openInput(c.Input, ch.spec.ID, binding, what)
 	if err != nil {
 		return nil, err
 	}
 	if res, ok, err := s.resumeHeld(ctx, c, state, responses, ch.spec.ID, binding, what); ok {
 		return res, err
 	}
-	if state == rootsState && in != nil {
+	if state == rootsState {
 		// The answer started the instance (startRoots): the child
 		// itself asked nothing.
 		responses, state = nil, ""

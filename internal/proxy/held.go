@@ -228,19 +228,19 @@ func (p *parked) giveUp(err error) {
 // resumeHeld answers the held call a retry's state names with the
 // retry's answer, and waits for what the call comes to next. ok is false
 // when inner names no held call (it is the child's own state).
-func (s *Supervisor) resumeHeld(ctx context.Context, c *router.Call, inner string, responses mcp.InputResponseMap, server, binding, what string) (res *mcp.CallToolResult, ok bool, err error) {
+func (s *Supervisor) resumeHeld(ctx context.Context, c *router.Call, inner string, responses mcp.InputResponseMap, server, binding string, what func() string) (res *mcp.CallToolResult, ok bool, err error) {
 	id, ok := strings.CutPrefix(inner, heldPrefix)
 	if !ok {
 		return nil, false, nil
 	}
 	p := s.held.take(id)
 	if p == nil {
-		return nil, true, errState(what, "belongs to a call that is no longer held (answered already, not answered within EVOKORE_INPUT_HOLD_MS, or held by another replica)")
+		return nil, true, errState(what(), "belongs to a call that is no longer held (answered already, not answered within EVOKORE_INPUT_HOLD_MS, or held by another replica)")
 	}
 	if p.h.server != server || p.h.binding != binding {
 		// The seal already binds both; a mismatch is a bug, not a caller.
 		p.giveUp(fmt.Errorf("evokore lost track of the call %s asked in", server))
-		return nil, true, errState(what, "belongs to another call")
+		return nil, true, errState(what(), "belongs to another call")
 	}
 	p.timer.Stop()
 	answer, aerr := decodeAnswer(p.ask.req, responses[heldInput])
@@ -248,7 +248,7 @@ func (s *Supervisor) resumeHeld(ctx context.Context, c *router.Call, inner strin
 		// The state is spent once taken: the child's request is
 		// answered with the error, and the caller calls again.
 		p.giveUp(fmt.Errorf("the client that called %s answered with nothing evokore can pass on", server))
-		return nil, true, errState(what, "came without an answer evokore can pass on ("+aerr.Error()+"), and the call it belonged to has ended")
+		return nil, true, errState(what(), "came without an answer evokore can pass on ("+aerr.Error()+"), and the call it belonged to has ended")
 	}
 	p.ask.reply <- heldReply{res: answer}
 	res, err = s.awaitHeld(ctx, p.h, c.Raw)

@@ -177,10 +177,21 @@ func TestHeldCallEndsUnanswered(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no longer held") || !strings.Contains(err.Error(), "send the request again without it") {
 		t.Errorf("a retry past the hold: %v", err)
 	}
-	// Held when the router stops: Close waits for the call, which ends.
-	// (bob calls: alice's refused retry cooled her identical call down.)
+	// A retry that answers nothing under the request's id ends the call
+	// (bob calls: alice's refused retry cooled her identical call down).
 	bob := newEraSubject(t, url, "bob")
 	if first, err = bob.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args}); err != nil || len(first.InputRequests) != 1 {
+		t.Fatalf("%s: %v, %q", tool, err, routertest.Text(first))
+	}
+	_, err = bob.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args, RequestState: first.RequestState,
+		InputResponses: mcp.InputResponseMap{"another-id": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "bob"}}}})
+	if err == nil || !strings.Contains(err.Error(), "came without an answer") {
+		t.Errorf("a retry without the answer: %v", err)
+	}
+	routertest.WaitFor(t, "the call without an answer to end", func() bool { return h.Server.OpenCalls("everything") == 0 })
+	// Held when the router stops: Close waits for the call, which ends.
+	carol := newEraSubject(t, url, "carol")
+	if first, err = carol.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args}); err != nil || len(first.InputRequests) != 1 {
 		t.Fatalf("%s: %v, %q", tool, err, routertest.Text(first))
 	}
 	if n := h.Server.OpenCalls("everything"); n != 1 {
