@@ -5,6 +5,7 @@ package server_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -200,5 +201,43 @@ func TestHeldCallEndsUnanswered(t *testing.T) {
 	_ = h.Server.Close()
 	if n := h.Server.OpenCalls("everything"); n != 0 {
 		t.Errorf("%d calls open after the router stopped", n)
+	}
+}
+
+// A held call behind an approval: the approved retry answers the child's
+// request of 2025-11-25 as input_required, its state wrapped in the
+// approval's continuation, as a 2026-07-28 child's own; the retry with the
+// answer completes the call once, and a replay of it runs nothing.
+func TestHeldCallAfterAnApproval(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{"classic": routertest.Fixture(t, "-era", "2025-11-25")}})
+	testutil.WriteFile(t, dir, "permissions.yml", "rules:\n  classic_elicit: require_approval\n")
+	h := routertest.NewWithConfig(t, dir, cfg, map[string]string{"EVOKORE_TOOL_DISCOVERY_MODE": "legacy"})
+	h.Server.StartChildren(&mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{}})
+	h.Booted()
+	ts := httptest.NewServer(h.HTTP(nil, nil))
+	t.Cleanup(ts.Close)
+	cs := newEraSubject(t, ts.URL, "alice")
+	args := map[string]any{"message": "your name?"}
+	call := func(state string, responses mcp.InputResponseMap) (*mcp.CallToolResult, error) {
+		return cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "classic_elicit", Arguments: args, RequestState: state, InputResponses: responses})
+	}
+	approval, err := call("", nil)
+	if err != nil || approval.InputRequests["evokore_approval"] == nil {
+		t.Fatalf("the gated call did not ask for approval: %v %+v", err, approval)
+	}
+	asked, err := call(approval.RequestState, mcp.InputResponseMap{"evokore_approval": &mcp.ElicitResult{Action: "accept"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, ok := asked.InputRequests["evokore-held"].(*mcp.ElicitParams); !ok || e.Message != "The 'classic' server asks: your name?" || !strings.HasPrefix(asked.RequestState, "evokore-approved.") {
+		t.Fatalf("the approved call did not pass the child's question on: %s %+v %q", routertest.Text(asked), asked.InputRequests, asked.RequestState)
+	}
+	answer := mcp.InputResponseMap{"evokore-held": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "Lin"}}}
+	if res, err := call(asked.RequestState, answer); err != nil || res.IsError || routertest.Text(res) != "accept: Lin" {
+		t.Fatalf("the retry with the child's answer: %v %s", err, routertest.Text(res))
+	}
+	if res, err := call(asked.RequestState, answer); err == nil && !res.IsError {
+		t.Errorf("a replayed retry ran: %s", routertest.Text(res))
 	}
 }
