@@ -134,9 +134,17 @@ func (t *heldCalls) takeAll() []*parked {
 }
 
 // holds reports whether a call of sess on k runs held: its caller takes
-// no request and k's child asks with requests.
+// no request, and k's child asks with requests and was offered something
+// to ask for (a child offered nothing keeps the plain path).
 func holds(k *conn, sess *session.Session) bool {
-	return !k.newEra && roundTrips(sess)
+	return k.asks && !k.newEra && roundTrips(sess)
+}
+
+// offersInput reports whether a child the router's client of opts
+// connects to is offered sampling, elicitation (both by their handlers)
+// or roots.
+func offersInput(opts *mcp.ClientOptions) bool {
+	return opts.CreateMessageHandler != nil || opts.ElicitationHandler != nil || hasRoots(opts.Capabilities)
 }
 
 // hold runs t detached from ctx and answers what it comes to first: its
