@@ -161,10 +161,22 @@ func (s *Supervisor) hold(ctx context.Context, t toolCall, binding string, relea
 	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	h := &heldCall{server: t.ch.spec.ID, binding: binding, raw: raw, cancel: cancel, asks: make(chan heldAsk), done: make(chan heldOutcome, 1)}
 	h.ctx = context.WithValue(dctx, heldKey{}, h)
+	// Close waits for the held call: it is counted only while Close has
+	// not begun (the order launch keeps too).
+	s.reconf.Lock()
+	if s.ctx.Err() != nil {
+		s.reconf.Unlock()
+		cancel()
+		release()
+		return errorResult(fmt.Sprintf("evokore is stopping; '%s' was not called", t.c.Entry.Original)), nil
+	}
+	s.wg.Add(1)
+	s.reconf.Unlock()
 	stopWithSup := context.AfterFunc(s.ctx, cancel)
 	childToken, end := s.routes.begin(h.ctx, t.ch.spec.ID, t.c.Session, t.c.Meta.GetMeta()["progressToken"])
 	t.req.meta = put(t.req.meta, "progressToken", childToken)
-	s.wg.Go(func() {
+	go func() {
+		defer s.wg.Done()
 		defer func() {
 			end()
 			stopWithSup()
@@ -174,7 +186,7 @@ func (s *Supervisor) hold(ctx context.Context, t toolCall, binding string, relea
 		res, _, _, err := t.send(h.ctx, nil, "")
 		res, err = t.outcome(h.ctx, res, err)
 		h.done <- heldOutcome{res, err}
-	})
+	}()
 	return s.awaitHeld(ctx, h, dest)
 }
 
