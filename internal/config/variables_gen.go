@@ -27,6 +27,7 @@ var variables = [...]Variable{
 	{Name: "EVOKORE_PROXY_REQUEST_TIMEOUT_MS", Type: "duration_ms", Default: "60000", HasDefault: true, Doc: "bounds each proxied call", Package: "internal/config", Group: "Timeouts", Use: "setting"},
 	{Name: "EVOKORE_SESSION_TTL_MS", Type: "duration_ms", Default: "3600000", HasDefault: true, Doc: "idle time after which a session (and its activations) is dropped", Package: "internal/config", Group: "Timeouts", Use: "setting"},
 	{Name: "EVOKORE_INSTANCE_IDLE_MS", Type: "duration_ms", Default: "600000", HasDefault: true, Doc: "how long an instance of a child whose scope is subject or session may go without a call before it is stopped (the caller's next call starts a new one)", Package: "internal/proxy", Group: "Per-caller instances", Use: "setting"},
+	{Name: "EVOKORE_INPUT_HOLD_MS", Type: "duration_ms", Default: "60000", HasDefault: true, Doc: "how long a 2025-11-25 child's request for input (elicitation, sampling, roots), passed to a 2026-07-28 caller as input_required, is held for that caller's retry; unanswered by then, the child's request gets an error and its call ends (the call as a whole stays within EVOKORE_PROXY_REQUEST_TIMEOUT_MS)", Package: "internal/proxy", Group: "Per-caller instances", Use: "setting"},
 	{Name: "EVOKORE_INSTANCE_MAX", Type: "int", Default: "64", HasDefault: true, Doc: "the most per-caller instances running at once on a router, every child together: a caller's first call past it is refused, naming this setting", Package: "internal/proxy", Group: "Per-caller instances", Use: "setting"},
 	{Name: "EVOKORE_TASK_TTL_MS", Type: "duration_ms", Default: "3600000", HasDefault: true, Doc: "the longest a task and its result are kept, from its creation (a 2025-11-25 client that asks for less gets less)", Package: "internal/tasks", Group: "Tasks", Use: "setting"},
 	{Name: "EVOKORE_TASK_POLL_MS", Type: "duration_ms", Default: "1000", HasDefault: true, Doc: "the polling interval a task suggests to its client", Package: "internal/tasks", Group: "Tasks", Use: "setting"},
@@ -154,6 +155,8 @@ const (
 	DefaultSessionTTL = 3600000 * time.Millisecond
 	// DefaultInstanceIdle is EVOKORE_INSTANCE_IDLE_MS's default.
 	DefaultInstanceIdle = 600000 * time.Millisecond
+	// DefaultInputHold is EVOKORE_INPUT_HOLD_MS's default.
+	DefaultInputHold = 60000 * time.Millisecond
 	// DefaultInstanceMax is EVOKORE_INSTANCE_MAX's default.
 	DefaultInstanceMax = 64
 	// DefaultTaskTTL is EVOKORE_TASK_TTL_MS's default.

@@ -34,17 +34,23 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: MsgServerRemoved(c.Entry.Name, ch.spec.ID)}
 	}
 	defer ch.leave()
+	release := func() {}
 	var in *instance
 	if ch.spec.PerCaller() {
-		var done func()
+		roots, ask, err := s.startRoots(ch, c)
+		if err != nil || ask != nil {
+			return ask, err
+		}
 		var refusal string
-		if in, done, refusal = s.instanceFor(ch, c); refusal != "" {
+		if in, release, refusal = s.instanceFor(ch, c, roots); refusal != "" {
 			return errorResult(refusal), nil
 		}
-		defer done()
 		ch = in.c
 		ch.awaitRestart(ctx)
 	}
+	// A call held for its caller's retry releases its instance when it
+	// ends, not when this request does (held.go).
+	defer func() { release() }()
 	// A child that needs authorization asks this call's client.
 	ctx = childauth.WithCaller(ctx, c.Session)
 	k, err := ch.connFor(ctx, c.Session)
@@ -56,22 +62,39 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 			return errorResult(held), nil
 		}
 	}
-	childToken, end := s.routes.begin(ctx, ch.spec.ID, c.Session, c.Meta.GetMeta()["progressToken"])
-	defer end()
 	binding, err := k.binding(c)
 	if err != nil {
 		return errorResult(fmt.Sprintf("evokore cannot pass the answers of '%s' on: %v", c.Entry.Name, err)), nil
 	}
-	responses, state, err := s.openInput(c.Input, ch.spec.ID, binding, func() string { return "'" + c.Entry.Name + "'" })
+	what := func() string { return "'" + c.Entry.Name + "'" }
+	responses, state, err := s.openInput(c.Input, ch.spec.ID, binding, what)
 	if err != nil {
 		return nil, err
 	}
+	if res, ok, err := s.resumeHeld(ctx, c, state, responses, ch.spec.ID, binding, what); ok {
+		return res, err
+	}
+	if state == rootsState {
+		// The answer started the instance (startRoots): the child
+		// itself asked nothing.
+		responses, state = nil, ""
+	}
 	t := toolCall{ch: ch, k: k, c: c, timeout: s.requestTimeout(ch.spec)}
 	t.req = toolRequest{name: c.Entry.Original, args: callArgs(c.Args), meta: ch.requestMeta(k, c.Session, c.Meta), deadline: time.Now().Add(t.timeout)}
-	t.req.meta = put(t.req.meta, "progressToken", childToken)
 	if tp, ts := tracing.Inject(ctx, c.Meta); tp != "" {
 		t.req.meta = put(put(t.req.meta, "traceparent", tp), "tracestate", ts)
 	}
+	if holds(k, c.Session) {
+		if binding, err = callBinding(c); err != nil {
+			return errorResult(fmt.Sprintf("evokore cannot pass the answers of '%s' on: %v", c.Entry.Name, err)), nil
+		}
+		keep := release
+		release = func() {}
+		return s.hold(ctx, t, binding, keep)
+	}
+	childToken, end := s.routes.begin(ctx, ch.spec.ID, c.Session, c.Meta.GetMeta()["progressToken"])
+	defer end()
+	t.req.meta = put(t.req.meta, "progressToken", childToken)
 	res, reqs, inner, err := t.send(ctx, responses, state)
 	if err == nil && reqs != nil {
 		return s.rounds(ctx, t, binding, reqs, inner)

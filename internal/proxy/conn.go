@@ -27,6 +27,9 @@ type conn struct {
 	newEra bool
 	// second marks the child's connection of the new era (dual.go).
 	second bool
+	// asks is set when the child was offered sampling, elicitation or
+	// roots: it may ask for them during a call (held.go).
+	asks bool
 }
 
 // errConnectTimeout is a handshake that did not end within the boot
@@ -44,7 +47,7 @@ func (c *child) connect(ctx context.Context, spec config.Server, protocol string
 	if err != nil {
 		return nil, err
 	}
-	k := &conn{proc: proc}
+	k := &conn{proc: proc, asks: offersInput(opts)}
 	if proc != nil {
 		proc.stdout.noted = k.order.sawRead
 	} else if spec.Transport != config.TransportHTTP {

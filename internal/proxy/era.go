@@ -70,14 +70,15 @@ func roundTrips(sess *session.Session) bool {
 }
 
 // takesNoRequest refuses a child's request (sampling, elicitation,
-// roots) during a call from a client of the new era, which takes no
-// request of the router's; nil for a client of the old era.
+// roots) during a request other than a tool call (a prompt, a read) from
+// a client of the new era, which takes no request of the router's; nil
+// for a client of the old era. During a tool call the request reaches
+// the client as input_required (held.go).
 func takesNoRequest(sess *session.Session, server, what string) error {
 	if !roundTrips(sess) {
 		return nil
 	}
-	// The child's request would have to wait for the client's retry.
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "the client that called " + server + " speaks MCP " + era.SessionlessVersion + ", which takes no " + what + " request during a call; evokore does not hold a call open for its retry (a server of that era answers input_required instead)"}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "the client that called " + server + " speaks MCP " + era.SessionlessVersion + ", which takes no " + what + " request; evokore passes one on as input_required during a tool call only"}
 }
 
 // protocol is the version the child is asked for at boot.

@@ -172,16 +172,21 @@ func (s *Supervisor) peerFor(server, what string, allowLone bool, accept func(*m
 	if sess == nil || sess.Peer == nil {
 		return nil, nil, unattributed(server, what)
 	}
-	if what != "log" {
+	peer := sess.Peer
+	if h := heldOf(call); h != nil && what != "log" {
+		// A call of a caller of the new era held for its retry: the
+		// request reaches the caller as input_required (held.go).
+		peer = heldPeer{h: h, caller: peer}
+	} else if what != "log" {
 		if err := takesNoRequest(sess, server, what); err != nil {
 			return nil, nil, err
 		}
 	}
-	ip := sess.Peer.InitializeParams()
+	ip := peer.InitializeParams()
 	if ip == nil || !accept(ip.Capabilities) {
 		return nil, nil, unsupported(what)
 	}
-	return sess.Peer, call, nil
+	return peer, call, nil
 }
 
 func anyCaps(*mcp.ClientCapabilities) bool { return true }

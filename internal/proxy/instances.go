@@ -35,14 +35,19 @@ type InstanceSettings struct {
 	// Max bounds the instances running at once, every child together
 	// (EVOKORE_INSTANCE_MAX).
 	Max int
+	// InputHold is how long a child's request for input, passed to a
+	// caller of 2026-07-28 as input_required, waits for the caller's
+	// retry (EVOKORE_INPUT_HOLD_MS, held.go).
+	InputHold time.Duration
 }
 
 // ReadInstanceSettings reads the instances' variables; v collects what
 // it cannot use.
 func ReadInstanceSettings(v *config.Vars) InstanceSettings {
 	return InstanceSettings{
-		Idle: v.Millis("EVOKORE_INSTANCE_IDLE_MS", 0),
-		Max:  v.Positive("EVOKORE_INSTANCE_MAX"),
+		Idle:      v.Millis("EVOKORE_INSTANCE_IDLE_MS", 0),
+		Max:       v.Positive("EVOKORE_INSTANCE_MAX"),
+		InputHold: v.Millis("EVOKORE_INPUT_HOLD_MS", 0),
 	}
 }
 
@@ -54,6 +59,9 @@ func (s InstanceSettings) withDefaults() InstanceSettings {
 	}
 	if s.Max <= 0 {
 		s.Max = config.DefaultInstanceMax
+	}
+	if s.InputHold <= 0 {
+		s.InputHold = config.DefaultInputHold
 	}
 	return s
 }
@@ -80,6 +88,10 @@ type instance struct {
 	// sess is the caller's latest session, whose roots the instance
 	// is told.
 	sess *session.Session
+	// roots are what a caller of 2026-07-28 answered when the call that
+	// started the instance asked (startRoots): such a caller has no
+	// session to ask when the instance asks.
+	roots *mcp.ListRootsResult
 }
 
 // instances is the supervisor's table of per-caller instances.
@@ -116,7 +128,7 @@ func MsgInstanceCap(server string, running int) string {
 // instanceFor is the instance of tmpl for the caller of c, started on
 // first use; done must be called when the call ends. The error is the
 // text the call answers.
-func (s *Supervisor) instanceFor(tmpl *child, c *router.Call) (in *instance, done func(), refusal string) {
+func (s *Supervisor) instanceFor(tmpl *child, c *router.Call, roots *mcp.ListRootsResult) (in *instance, done func(), refusal string) {
 	caller := callerKey(tmpl.spec, c.Session)
 	if caller == "" {
 		return nil, nil, fmt.Sprintf("evokore cannot call server '%s' without a session: each caller has an instance of its own", tmpl.spec.ID)
@@ -148,7 +160,7 @@ func (s *Supervisor) instanceFor(tmpl *child, c *router.Call) (in *instance, don
 			return nil, nil, MsgInstanceCap(tmpl.spec.ID, n)
 		}
 		id := c.Session.Identity
-		in = &instance{key: key, template: tmpl, tenant: id.Tenant, subject: id.Subject, owner: childauth.OwnerOf(id.Tenant, id.Subject)}
+		in = &instance{key: key, template: tmpl, roots: roots, tenant: id.Tenant, subject: id.Subject, owner: childauth.OwnerOf(id.Tenant, id.Subject)}
 		in.c = newChild(s, tmpl.spec)
 		in.c.inst = in
 		if set.byKey == nil {
@@ -172,6 +184,9 @@ func (s *Supervisor) instanceFor(tmpl *child, c *router.Call) (in *instance, don
 		s.reconf.Unlock()
 	} else {
 		in.sess = c.Session
+		if in.roots == nil {
+			in.roots = roots
+		}
 		in.calls++
 		set.mu.Unlock()
 	}
@@ -313,11 +328,17 @@ func (in *instance) heldByTemplate(tool string) string {
 
 // instanceRoots answers an instance's roots/list with its caller's
 // roots: the caller's latest session's, asked within the open call when
-// there is one; none when that session cannot be asked (a caller of
-// 2026-07-28 without a session, or a client without roots).
+// there is one; for a caller of 2026-07-28, which has no session, what it
+// answered when the instance started (startRoots); none when the caller
+// cannot be asked (a client without roots).
 func (s *Supervisor) instanceRoots(ctx context.Context, in *instance) (*mcp.ListRootsResult, error) {
 	none := &mcp.ListRootsResult{Roots: []*mcp.Root{}}
-	sess := in.session(&s.instances)
+	s.instances.mu.Lock()
+	sess, roots := in.sess, in.roots
+	s.instances.mu.Unlock()
+	if sess != nil && roundTrips(sess) && roots != nil {
+		return roots, nil
+	}
 	if sess == nil || sess.Peer == nil || roundTrips(sess) {
 		return none, nil
 	}
@@ -384,4 +405,60 @@ func (c *child) awaitRestart(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// rootsState is the child's state in the sealed requestState of the
+// roots a call that starts an instance asks its caller for.
+const rootsState = "evokore-roots"
+
+// rootsInput is the id of that input request.
+const rootsInput = "evokore-roots"
+
+// startRoots is what a caller of 2026-07-28 that declared roots is asked,
+// or has answered, when its call would start its instance of tmpl: the
+// instance asks for its roots as it starts, before any call, and such a
+// caller has no session to ask then. So the call that would start it is
+// answered input_required with roots/list first (ask); the retry with
+// the answer (roots) starts it, told those roots. An instance that runs
+// already keeps the roots it started with; one reaped is asked for again.
+// Nothing is asked of a caller of 2025-11-25 (its session is asked) or
+// of one that declared no roots (its instance is told none).
+func (s *Supervisor) startRoots(tmpl *child, c *router.Call) (roots *mcp.ListRootsResult, ask *mcp.CallToolResult, err error) {
+	sess := c.Session
+	if !roundTrips(sess) || sess.Peer == nil || sess.Peer.InitializeParams() == nil || !hasRoots(sess.Peer.InitializeParams().Capabilities) {
+		return nil, nil, nil
+	}
+	binding, err := callBinding(c)
+	if err != nil {
+		return nil, nil, err
+	}
+	if c.Input != nil {
+		// A retry: with the roots asked, or with an answer to the
+		// instance's own question, which goes on to it.
+		responses, state, err := s.openInput(c.Input, tmpl.spec.ID, binding, func() string { return "'" + c.Entry.Name + "'" })
+		if err != nil || state != rootsState {
+			return nil, nil, err
+		}
+		return rootsAnswer(responses), nil, nil
+	}
+	key := instanceKey{tmpl.spec.ID, callerKey(tmpl.spec, sess)}
+	s.instances.mu.Lock()
+	in := s.instances.byKey[key]
+	s.instances.mu.Unlock()
+	if in != nil && in.template == tmpl {
+		return nil, nil, nil
+	}
+	return nil, &mcp.CallToolResult{
+		InputRequests: mcp.InputRequestMap{rootsInput: &mcp.ListRootsParams{}},
+		RequestState:  s.sealState(tmpl.spec.ID, binding, rootsState),
+	}, nil
+}
+
+// rootsAnswer is the caller's answer to startRoots' question; no roots
+// when it answered something else.
+func rootsAnswer(responses mcp.InputResponseMap) *mcp.ListRootsResult {
+	if r, ok := responses[rootsInput].(*mcp.ListRootsResult); ok && r.Roots != nil {
+		return r
+	}
+	return &mcp.ListRootsResult{Roots: []*mcp.Root{}}
 }

@@ -108,6 +108,9 @@ type Supervisor struct {
 	// instanceSettings.
 	instances        instances
 	instanceSettings InstanceSettings
+	// held are the calls of callers of the new era to children of the
+	// old era waiting for their callers' retries (held.go).
+	held heldCalls
 
 	// logLevel is the most verbose level a client asked for; children get
 	// it, so their log messages flow to the router to be passed on.
@@ -240,6 +243,7 @@ func (s *Supervisor) Close() {
 		all = append(all, c)
 	}
 	s.reconf.Unlock()
+	s.closeHeld()
 	var wg sync.WaitGroup
 	wg.Go(s.closeInstances)
 	for _, c := range all {

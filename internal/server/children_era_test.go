@@ -300,22 +300,27 @@ func TestForgottenChildSessionIsOpenedAgain(t *testing.T) {
 }
 
 // A 2025-11-25 child's elicitation during a call from a sessionless
-// caller cannot be passed on (that caller takes no request of the
-// router's): it is refused with a reason, and no other client is asked.
-func TestOldEraChildRequestForASessionlessCallerIsRefused(t *testing.T) {
+// caller (which takes no request of the router's) reaches that caller as
+// input_required, named; the go-sdk client's retry with its answer goes
+// back to the child's waiting request, and the call completes with it.
+// No other client is asked.
+func TestOldEraChildAsksASessionlessCallerByInputRequired(t *testing.T) {
 	h, url := newEraHarness(t)
 	bystander := &answering{answer: "not me"}
 	old := h.Connect(bystander.options(false))
 	h.Booted()
-	caller := &answering{answer: "nor me"}
+	caller := &answering{answer: "me"}
 	fresh := connectNewEra(t, url, caller.options(false))
 	routertest.WaitFor(t, "classic connected", func() bool { return routertest.StatusOf(t, old, "classic") == "connected" })
 	got := routertest.Text(routertest.Call(t, fresh, "classic_elicit", map[string]any{"message": "deploy?"}))
-	if !strings.HasPrefix(got, "elicitation failed: ") || !strings.Contains(got, "speaks MCP 2026-07-28") {
+	if got != "accept: me" {
 		t.Errorf("classic_elicit from a sessionless caller = %q", got)
 	}
-	if q := append(bystander.questions(), caller.questions()...); len(q) != 0 {
-		t.Errorf("a client was asked %q", q)
+	if q := caller.questions(); len(q) != 1 || q[0] != "The 'classic' server asks: deploy?" {
+		t.Errorf("the caller was asked %q", q)
+	}
+	if q := bystander.questions(); len(q) != 0 {
+		t.Errorf("another client was asked %q", q)
 	}
 }
 

@@ -53,19 +53,22 @@ func clientWithRoots(t *testing.T, url, subject, dir string) (*mcp.Client, *mcp.
 
 // A child whose scope is subject gives each subject an instance of its
 // own, told that subject's roots: alice and bob (sessions of 2025-11-25)
-// each see only their own folder on server-filesystem, and carol (of
-// 2026-07-28, whose client takes no request of the router's) is told no
-// roots, so she sees neither alice's nor bob's folder. The catalog lists
-// the child's tools once, and its status says its scope and instances.
+// each see only their own folder on server-filesystem, and so do carol
+// and dave (of 2026-07-28, sessionless: the call that starts each one's
+// instance asks for their roots by input_required first). A shared
+// server-filesystem keeps the folder its arguments give it whoever calls.
+// The catalog lists the child's tools once, and its status says its
+// scope and instances.
 func TestSubjectInstancesSeeOnlyTheirCallersRoots(t *testing.T) {
 	if testing.Short() {
 		t.Skip("npm reference servers: not in -short")
 	}
 	dir := t.TempDir()
-	args, aliceDir, bobDir, carolDir := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+	args, aliceDir, bobDir, carolDir, daveDir, sharedDir := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
 	fs := testutil.NPMServer(t, "server-filesystem")
 	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{
-		"fs": map[string]any{"command": "node", "args": []string{fs, args}, "scope": "subject"},
+		"fs":     map[string]any{"command": "node", "args": []string{fs, args}, "scope": "subject"},
+		"shared": map[string]any{"command": "node", "args": []string{fs, sharedDir}},
 	}})
 	// legacy lists every tool, so the test sees how often fs's are.
 	h, url := instanceRouter(t, dir, cfg, map[string]string{"EVOKORE_CHILD_SERVER_BOOT_TIMEOUT_MS": "20000", "EVOKORE_TOOL_DISCOVERY_MODE": "legacy"})
@@ -73,13 +76,14 @@ func TestSubjectInstancesSeeOnlyTheirCallersRoots(t *testing.T) {
 	h.Booted()
 	bob := connectWithRoots(t, url, "bob", "2025-11-25", bobDir)
 	carol := connectWithRoots(t, url, "carol", "2026-07-28", carolDir)
+	dave := connectWithRoots(t, url, "dave", "2026-07-28", daveDir)
 	// server-filesystem takes its roots once it is initialized, in the
 	// background: each caller's first answer may still be its arguments'.
-	for who, want := range map[*mcp.ClientSession]string{alice: aliceDir, bob: bobDir} {
+	for who, want := range map[*mcp.ClientSession]string{alice: aliceDir, bob: bobDir, carol: carolDir, dave: daveDir} {
 		routertest.WaitFor(t, "an instance told its caller's roots", func() bool { return allowed(t, who, "fs_list_allowed_directories") == want })
-	}
-	if got := allowed(t, carol, "fs_list_allowed_directories"); strings.Contains(got, aliceDir) || strings.Contains(got, bobDir) {
-		t.Errorf("carol sees another subject's folder: %q", got)
+		if got := allowed(t, who, "shared_list_allowed_directories"); got != sharedDir {
+			t.Errorf("the shared child's folders are %q, want %q", got, sharedDir)
+		}
 	}
 	// Each of alice's and bob's instances keeps its own caller's roots
 	// whoever called last.
@@ -105,8 +109,8 @@ func TestSubjectInstancesSeeOnlyTheirCallersRoots(t *testing.T) {
 		t.Errorf("fs_list_allowed_directories listed %d times, want once", n)
 	}
 	st := instanceStatus(t, alice, "fs")
-	if st.Scope != "subject" || st.Instances != 3 {
-		t.Errorf("fs status: scope %q, %d instances; want subject, 3", st.Scope, st.Instances)
+	if st.Scope != "subject" || st.Instances != 4 {
+		t.Errorf("fs status: scope %q, %d instances; want subject, 4", st.Scope, st.Instances)
 	}
 }
 
