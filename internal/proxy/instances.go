@@ -219,13 +219,6 @@ func (s *Supervisor) subjectEnvRefusal(tmpl *child, key instanceKey, sess *sessi
 	return ""
 }
 
-// session is the caller's latest session.
-func (in *instance) session(set *instances) *session.Session {
-	set.mu.Lock()
-	defer set.mu.Unlock()
-	return in.sess
-}
-
 // reapInstances stops the instances idle for longer than the setting,
 // and those of servers a reload replaced, until the supervisor closes.
 func (s *Supervisor) reapInstances() {
