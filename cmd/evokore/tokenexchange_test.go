@@ -2,10 +2,13 @@ package main_test
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -68,12 +71,30 @@ func TestTokenExchangeReachesTheChildAsEachCaller(t *testing.T) {
 		t.Errorf("carol's refused exchange: %s", msg)
 	}
 
+	// Over stdio the caller has no token of its own to trade.
+	stdio := exec.Command(bin, "serve")
+	stdio.Env = []string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + dir, "EVOKORE_HOME=" + filepath.Join(dir, "stdio"),
+		"EVOKORE_MCP_CONFIG_PATH=" + cfg, "REMOTE_SECRET=" + x.ClientSecret, "EVOKORE_TOOL_DISCOVERY_MODE=legacy"}
+	ss, err := mcp.NewClient(&mcp.Implementation{Name: "stdio", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.CommandTransport{Command: stdio, TerminateDuration: 5 * time.Second}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ss.Close() })
+	waitTools(t, ss, "remote_record")
+	res = routertest.Call(t, ss, "remote_record", map[string]any{"who": "stdio"})
+	if msg := routertest.Text(res); !res.IsError || !strings.Contains(msg, "this caller has none") {
+		t.Errorf("a stdio caller's call: %s", msg)
+	}
+
 	byWho := map[string][]oauthtest.Call{}
 	for _, c := range child.Calls() {
 		byWho[c.Who] = append(byWho[c.Who], c)
 	}
-	if len(byWho["carol"]) != 0 {
-		t.Errorf("carol's call reached the child: %+v", byWho["carol"])
+	for _, who := range []string{"carol", "stdio"} {
+		if len(byWho[who]) != 0 {
+			t.Errorf("%s's call reached the child: %+v", who, byWho[who])
+		}
 	}
 	for _, who := range []*subjectCaller{alice, bob} {
 		calls := byWho[who.who]
