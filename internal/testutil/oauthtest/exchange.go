@@ -120,6 +120,14 @@ func (x *Exchanger) Revoke(t testing.TB, token string) {
 	x.mu.Unlock()
 }
 
+// Expire ends an access token the server issued to its client: a child
+// refuses it from now on (401).
+func (x *Exchanger) Expire(token string) {
+	x.mu.Lock()
+	delete(x.tokens, token)
+	x.mu.Unlock()
+}
+
 // Exchanged are the subjects of the exchanges it answered, in order.
 func (x *Exchanger) Exchanged() []string {
 	x.mu.Lock()
