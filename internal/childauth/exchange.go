@@ -165,7 +165,14 @@ func (m *Manager) exchange(ctx context.Context, p principal) error {
 		m.log.Info("[EVOKORE] An authorization server refused to exchange a caller's token", "server", p.spec.ID, "issuer", found.issuer, "err", safeError(err))
 		return fail(fmt.Sprintf("its authorization server %s refused to exchange the caller's token: %s", found.issuer, safeError(err)))
 	}
+	now := time.Now()
 	m.mu.Lock()
+	for k, x := range m.exchanged {
+		// Expired ones go: a churn of callers leaves nothing behind.
+		if !x.token.Expiry.IsZero() && now.After(x.token.Expiry) {
+			delete(m.exchanged, k)
+		}
+	}
 	m.exchanged[key] = &exchanged{identity: p.spec.Identity(), token: tok}
 	m.mu.Unlock()
 	m.setNeeds(key, false)
