@@ -138,7 +138,13 @@ func mcpHandler(srv *server.Server, s config.Settings, store sessionstore.Store,
 		Log:     log,
 		Identify: func(r *http.Request) ingress.SessionOptions {
 			who, _ := httpguard.CallerFrom(r.Context())
-			return ingress.SessionOptions{Role: who.Claim, Identity: session.Identity{Subject: who.Subject, Tenant: who.Tenant}}
+			so := ingress.SessionOptions{Role: who.Claim, Identity: session.Identity{Subject: who.Subject, Tenant: who.Tenant}}
+			if who.Subject != "" {
+				// The guard authenticated this token as the subject: a
+				// token exchange child trades it for its own.
+				so.Inbound, _ = auth.Bearer(r)
+			}
+			return so
 		},
 		// The front checks Host against its own list, which operators
 		// can extend; the SDK's fixed check would refuse those hosts.

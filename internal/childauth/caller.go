@@ -113,6 +113,9 @@ func (m *Manager) authorize(ctx context.Context, p principal, ch *challenge) err
 // the child is booting again.
 func (m *Manager) Required(ctx context.Context, spec config.Server, owner Owner) error {
 	p := principal{spec: spec, owner: owner}
+	if exchanges(spec) && owner != "" {
+		return m.requiredExchange(ctx, p)
+	}
 	e, err := m.load(p)
 	if err != nil {
 		return p.needs(err.Error())

@@ -31,11 +31,17 @@ type NeedsAuthorizationError struct {
 	// (an instance of a subject or session child): no command gives it,
 	// only the caller, asked from a client that opens links.
 	Caller bool
+	// Exchange is set for a child reached with a token exchanged for
+	// the caller's own (token exchange): no one signs in to it.
+	Exchange bool
 }
 
 func (e *NeedsAuthorizationError) Error() string {
 	msg := fmt.Sprintf("The '%s' server needs authorization: run `evokore auth login %s` in a terminal", e.Server, e.Server)
-	if e.Caller {
+	switch {
+	case e.Exchange:
+		msg = fmt.Sprintf("The '%s' server takes a token exchanged for your own, and none could be had", e.Server)
+	case e.Caller:
 		msg = fmt.Sprintf("The '%s' server needs your own authorization: call it from a client that supports URL elicitation, which shows you the link to sign in", e.Server)
 	}
 	if e.Reason != "" {

@@ -65,6 +65,9 @@ type Manager struct {
 	// sources are the token sources handed to transports, by child, so
 	// a login or a logout is seen by the connection in use.
 	sources map[string]*storedSource
+	// exchanged are the tokens of token exchange children, by
+	// principal: memory only (exchange.go).
+	exchanged map[string]*exchanged
 }
 
 // New prepares a manager; nothing starts until Watch.
@@ -78,7 +81,7 @@ func New(opts Options) *Manager {
 	}
 	m := &Manager{opts: opts, log: log, store: NewStore(opts.Home),
 		changed: map[string]chan struct{}{}, needs: map[string]bool{}, challenges: map[string]*challenge{},
-		logins: map[string]*login{}, sources: map[string]*storedSource{}}
+		logins: map[string]*login{}, sources: map[string]*storedSource{}, exchanged: map[string]*exchanged{}}
 	m.subjects.cur = ownerFiles{m.store}
 	return m
 }
@@ -110,6 +113,15 @@ func (m *Manager) Handler(spec config.Server, owner Owner) auth.OAuthHandler {
 	}
 	if spec.OAuth != nil && spec.OAuth.Grant == config.GrantClientCredentials {
 		return m.clientCredentials(spec)
+	}
+	if exchanges(spec) {
+		if owner == "" {
+			// The template lists the tools as the client itself; a
+			// caller without a token of its own is refused before its
+			// call gets here (CallerRefusal).
+			return m.clientCredentials(spec)
+		}
+		return &exchangeHandler{m: m, p: principal{spec: spec, owner: owner}}
 	}
 	return &handler{m: m, p: principal{spec: spec, owner: owner}}
 }

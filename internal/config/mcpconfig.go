@@ -156,7 +156,8 @@ func (s *Server) PerCaller() bool { return s.InstanceScope() != ScopeShared }
 // OAuth is a server's oauth block as written: secrets are ${VAR}
 // placeholders, resolved by [Server.Resolve].
 type OAuth struct {
-	// Grant is GrantAuthorizationCode ("" too) or GrantClientCredentials.
+	// Grant is GrantAuthorizationCode ("" too), GrantClientCredentials
+	// or GrantTokenExchange.
 	Grant             string   `json:"grant,omitempty"`
 	ClientID          string   `json:"clientId,omitempty"`
 	ClientSecret      string   `json:"clientSecret,omitempty"`
@@ -172,6 +173,10 @@ type OAuth struct {
 const (
 	GrantAuthorizationCode = "authorization_code"
 	GrantClientCredentials = "client_credentials"
+	// GrantTokenExchange trades each caller's inbound bearer token for
+	// one of the child's (RFC 8693): a child whose scope is subject or
+	// session, reached as the caller.
+	GrantTokenExchange = "token_exchange"
 )
 
 // Path is where the server is written in its file: servers.<id>, or

@@ -241,6 +241,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if q.e, ok = h.session(w, q); !ok {
 			return
 		}
+		if sess := q.e.v.Session(); q.who.Inbound != "" && q.who.Identity == sess.Identity {
+			// The client's latest token, for a child that trades it
+			// (its earlier one may have expired).
+			sess.SetInbound(q.who.Inbound)
+		}
 		if r.Method == http.MethodPost {
 			q.e.postStarted()
 			defer q.e.postDone()

@@ -72,6 +72,10 @@ type SessionOptions struct {
 	// Role overrides the router's role when set.
 	Role     string
 	Identity session.Identity
+	// Inbound is the bearer token the request was authenticated with,
+	// when it named a subject (session.Session.SetInbound); never
+	// logged or stored.
+	Inbound string
 }
 
 // Call is a call the byte path carries, ready to run.

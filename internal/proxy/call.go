@@ -36,6 +36,9 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	defer ch.leave()
 	release := func() {}
 	var in *instance
+	if refusal := childauth.CallerRefusal(ch.spec, c.Session); refusal != "" {
+		return errorResult(refusal), nil
+	}
 	if ch.spec.PerCaller() {
 		roots, ask, err := s.startRoots(ch, c)
 		if err != nil || ask != nil {

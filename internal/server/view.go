@@ -200,6 +200,7 @@ func (s *Server) newView(so ingress.SessionOptions) *View {
 	}
 	v.sess = session.New("", role)
 	v.sess.Identity = so.Identity
+	v.sess.SetInbound(so.Inbound)
 	v.sess.TTL = s.opts.Settings.SessionTTL
 	return v
 }

@@ -52,6 +52,28 @@ type Session struct {
 	lastSeen    time.Time         // zero until the first Touch of a zero Session
 	active      map[string]uint64 // name → activation order; made on first use
 	seq         uint64
+	// inbound is the bearer token the client's latest request came
+	// with (Inbound).
+	inbound string
+}
+
+// SetInbound records the bearer token the client's latest request was
+// authenticated with, for a child that trades it for its own (token
+// exchange). It lives in this process's memory only: no record, log or
+// store ever holds it.
+func (s *Session) SetInbound(token string) {
+	s.mu.Lock()
+	s.inbound = token
+	s.mu.Unlock()
+}
+
+// Inbound is the bearer token SetInbound recorded, "" when the session's
+// client is not authenticated by one (stdio, HTTP without
+// authentication).
+func (s *Session) Inbound() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inbound
 }
 
 func (s *Session) now() time.Time {

@@ -227,6 +227,12 @@ func (c *checker) oauth(s config.Server) {
 	case o.Grant == config.GrantClientCredentials && (o.ClientID == "" || (o.ClientSecret == "") == (o.PrivateKey == "")):
 		c.report(config.SeverityError, at("grant"), CodeOAuth,
 			"server '%s': the client credentials grant needs oauth.clientId and one of oauth.clientSecret or oauth.privateKey", s.ID)
+	case o.Grant == config.GrantTokenExchange && !s.PerCaller():
+		c.report(config.SeverityError, at("grant"), CodeOAuth,
+			"server '%s': token exchange trades each caller's own token, and a shared child has one for everyone; set its scope to \"subject\"", s.ID)
+	case o.Grant == config.GrantTokenExchange && (o.ClientID == "" || o.ClientSecret == ""):
+		c.report(config.SeverityError, at("grant"), CodeOAuth,
+			"server '%s': token exchange needs oauth.clientId and oauth.clientSecret, the client evokore exchanges as", s.ID)
 	case o.Grant != config.GrantClientCredentials && o.PrivateKey != "":
 		c.report(config.SeverityError, at("privateKey"), CodeOAuth,
 			"server '%s': oauth.privateKey signs client credentials; set oauth.grant to \"client_credentials\"", s.ID)

@@ -101,8 +101,9 @@ type Child struct {
 }
 
 // Call is one call of a child's "record" tool: who its argument named,
-// and the access token the request came with.
-type Call struct{ Who, Token string }
+// the access token the request came with, and the subject its
+// authorization server issued that token for.
+type Call struct{ Who, Token, Subject string }
 
 // ChildOptions shape a child.
 type ChildOptions struct {
@@ -127,6 +128,28 @@ var (
 // is checked at p's introspection endpoint.
 func NewChild(t testing.TB, p *Provider, o ChildOptions) *Child {
 	t.Helper()
+	asURL := p.Issuer
+	if o.AuthorizationServer != "" {
+		asURL = o.AuthorizationServer
+	}
+	return newChild(t, asURL, o.Resource, func(ctx context.Context, token string) (*auth.TokenInfo, error) {
+		r, err := rs.NewResourceServerClientCredentials(ctx, p.Issuer, p.ClientID, p.ClientSecret)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := rs.Introspect[*oidc.IntrospectionResponse](ctx, r, token)
+		if err != nil || !resp.Active {
+			return nil, auth.ErrInvalidToken
+		}
+		return &auth.TokenInfo{Scopes: resp.Scope, Expiration: resp.Expiration.AsTime(), UserID: resp.Subject}, nil
+	})
+}
+
+// newChild starts the child whose protected resource metadata names the
+// authorization server asURL and the resource (its own URL when ""),
+// and whose requests' tokens verify checks.
+func newChild(t testing.TB, asURL, resource string, verify func(ctx context.Context, token string) (*auth.TokenInfo, error)) *Child {
+	t.Helper()
 	c := &Child{}
 	server := mcp.NewServer(&mcp.Implementation{Name: "oauth-child", Version: "1"}, nil)
 	mcp.AddTool(server, &mcp.Tool{Name: "whoami", Description: "who the token is for"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
@@ -140,7 +163,7 @@ func NewChild(t testing.TB, p *Provider, o ChildOptions) *Child {
 	}) (*mcp.CallToolResult, any, error) {
 		token, _ := req.Extra.TokenInfo.Extra["token"].(string)
 		c.mu.Lock()
-		c.calls = append(c.calls, Call{Who: in.Who, Token: token})
+		c.calls = append(c.calls, Call{Who: in.Who, Token: token, Subject: req.Extra.TokenInfo.UserID})
 		c.mu.Unlock()
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "recorded " + in.Who}}}, nil, nil
 	})
@@ -155,28 +178,20 @@ func NewChild(t testing.TB, p *Provider, o ChildOptions) *Child {
 	base := fmt.Sprintf("http://localhost:%d", ln.Addr().(*net.TCPAddr).Port)
 	c.URL = base + "/mcp"
 	metaURL := base + "/.well-known/oauth-protected-resource/mcp"
-	asURL := p.Issuer
-	if o.AuthorizationServer != "" {
-		asURL = o.AuthorizationServer
-	}
-	resource := c.URL
-	if o.Resource != "" {
-		resource = o.Resource
+	if resource == "" {
+		resource = c.URL
 	}
 	mux.Handle("/.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
 		Resource: resource, AuthorizationServers: []string{asURL}, ScopesSupported: BaseScopes,
 	}))
 	verifier := func(ctx context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
-		r, err := rs.NewResourceServerClientCredentials(ctx, p.Issuer, p.ClientID, p.ClientSecret)
+		info, err := verify(ctx, token)
 		if err != nil {
 			return nil, err
 		}
-		resp, err := rs.Introspect[*oidc.IntrospectionResponse](ctx, r, token)
-		if err != nil || !resp.Active {
-			return nil, auth.ErrInvalidToken
-		}
 		c.saw(token)
-		return &auth.TokenInfo{Scopes: resp.Scope, Expiration: resp.Expiration.AsTime(), UserID: resp.Subject, Extra: map[string]any{"token": token}}, nil
+		info.Extra = map[string]any{"token": token}
+		return info, nil
 	}
 	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
 	mux.Handle("/mcp", auth.RequireBearerToken(verifier, &auth.RequireBearerTokenOptions{ResourceMetadataURL: metaURL, Scopes: BaseScopes[:1]})(stepUp(metaURL, handler)))
