@@ -125,11 +125,7 @@ func TestRemoteServerLoginThroughTheBrowser(t *testing.T) {
 	if err := login.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var authURL string
-	for deadline := time.Now().Add(time.Minute); authURL == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		b, _ := os.ReadFile(urlFile)
-		authURL = strings.TrimSpace(string(b))
-	}
+	authURL := openedURL(urlFile)
 	if err := oauthtest.SignIn(ctx)(context.Background(), authURL); err != nil {
 		t.Fatalf("sign in at %s: %v\n%s", authURL, err, loginErr.String())
 	}
@@ -209,4 +205,15 @@ func TestRemoteServerLoginThroughTheBrowser(t *testing.T) {
 			}
 		}
 	}
+}
+
+// openedURL is the URL `auth login` showed through a BROWSER that writes
+// it to urlFile, once it has (a minute at most; "" if never).
+func openedURL(urlFile string) string {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if b, _ := os.ReadFile(urlFile); len(strings.TrimSpace(string(b))) > 0 {
+			return strings.TrimSpace(string(b))
+		}
+	}
+	return ""
 }

@@ -255,11 +255,7 @@ func operatorLogin(t *testing.T, bin, home string, env []string, browser context
 	if err := login.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var authURL string
-	for deadline := time.Now().Add(time.Minute); authURL == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		b, _ := os.ReadFile(urlFile)
-		authURL = strings.TrimSpace(string(b))
-	}
+	authURL := openedURL(urlFile)
 	if err := oauthtest.SignIn(browser)(context.Background(), authURL); err != nil {
 		t.Fatalf("operator sign-in at %q: %v\n%s", authURL, err, out.String())
 	}
