@@ -13,15 +13,21 @@ import (
 // client left.
 func Serve(ctx context.Context, t *Transport, rt ingress.Router) error {
 	v := rt.Open(ingress.SessionOptions{})
+	// The byte path is in place before the connection reads its first
+	// frame: a client answered by the greeting sends its calls at once,
+	// and a call read before it was would go to the SDK path, which
+	// knows nothing of what only the router serves (a task's
+	// params.task is dropped there and the call answered plainly).
+	t.Carry(func(m ingress.Message) (ingress.Call, bool) {
+		return rt.Take(v, m, ingress.Via{Progress: true, Notify: t.Notify})
+	})
 	// ctx ends the serving; the session must not die with it, or the
 	// answers of the calls in flight are lost.
 	ss, err := v.Connect(context.WithoutCancel(ctx), t, nil)
 	if err != nil {
+		t.Carry(nil)
 		return err
 	}
-	t.Carry(func(m ingress.Message) (ingress.Call, bool) {
-		return rt.Take(v, m, ingress.Via{Progress: true, Notify: t.Notify})
-	})
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
 	select {
