@@ -83,7 +83,7 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 		responses, state = nil, ""
 	}
 	t := toolCall{ch: ch, k: k, c: c, timeout: s.requestTimeout(ch.spec)}
-	t.req = toolRequest{name: c.Entry.Original, args: callArgs(c.Args), meta: ch.requestMeta(k, c.Session, c.Meta), deadline: time.Now().Add(t.timeout)}
+	t.req = toolRequest{name: c.Entry.Original, args: callArgs(c.Args), meta: requestMeta(k, c.Session, c.Meta), deadline: time.Now().Add(t.timeout)}
 	if tp, ts := tracing.Inject(ctx, c.Meta); tp != "" {
 		t.req.meta = put(put(t.req.meta, "traceparent", tp), "tracestate", ts)
 	}

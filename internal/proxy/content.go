@@ -374,7 +374,7 @@ func (s *Supervisor) GetPrompt(ctx context.Context, server string, sess *session
 	return forwardContent(s, ctx, server, sess, func(ctx context.Context, ch *child, k *conn) (*mcp.GetPromptResult, error) {
 		return askContent(ctx, s, ch, sess, binding, what, input(p.InputResponses, p.RequestState), exchange[*mcp.GetPromptResult]{
 			send: func(ctx context.Context, responses mcp.InputResponseMap, state string) (*mcp.GetPromptResult, mcp.InputRequestMap, string, error) {
-				res, err := k.cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: ch.requestMeta(k, sess, nil), Name: p.Name, Arguments: p.Arguments, InputResponses: responses, RequestState: state})
+				res, err := k.cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: requestMeta(k, sess, nil), Name: p.Name, Arguments: p.Arguments, InputResponses: responses, RequestState: state})
 				if err != nil {
 					return nil, nil, "", err
 				}
@@ -396,7 +396,7 @@ func (s *Supervisor) ReadResource(ctx context.Context, server string, sess *sess
 	return forwardContent(s, ctx, server, sess, func(ctx context.Context, ch *child, k *conn) (*mcp.ReadResourceResult, error) {
 		return askContent(ctx, s, ch, sess, binding, what, input(p.InputResponses, p.RequestState), exchange[*mcp.ReadResourceResult]{
 			send: func(ctx context.Context, responses mcp.InputResponseMap, state string) (*mcp.ReadResourceResult, mcp.InputRequestMap, string, error) {
-				res, err := k.cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: ch.requestMeta(k, sess, nil), URI: p.URI, InputResponses: responses, RequestState: state})
+				res, err := k.cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: requestMeta(k, sess, nil), URI: p.URI, InputResponses: responses, RequestState: state})
 				if err != nil {
 					return nil, nil, "", err
 				}

@@ -223,15 +223,3 @@ func (c *child) closeNewEra() {
 		k.stop(c.sup.opts.ShutdownGrace)
 	}
 }
-
-// oldEraOnly reports whether the child is known to speak the old era
-// alone: it answered the new era's question with initialize, or it is
-// reached over SSE.
-func (c *child) oldEraOnly() bool {
-	if c.spec.Transport == config.TransportSSE {
-		return true
-	}
-	c.dual.mu.Lock()
-	defer c.dual.mu.Unlock()
-	return c.dual.oldOnly
-}

@@ -148,20 +148,24 @@ func callerMeta(sess *session.Session) mcp.Meta {
 	return meta
 }
 
-// requestMeta is the era's _meta of a request of sess on k: the
-// caller's triple when it is of the new era, with, on a connection of
-// the new era, its log level (from the caller's own _meta, caller),
-// which that era sends per request; nil for a caller of the old era,
-// whose requests the child reads with what the router's connection
-// declared when it opened. A child known to speak the old era alone
-// gets no triple: it would refuse a request that names a version it
-// does not speak (the go-sdk answers -32022).
-func (c *child) requestMeta(k *conn, sess *session.Session, caller mcp.Meta) mcp.Meta {
-	m := callerMeta(sess)
-	if m == nil || c.oldEraOnly() {
+// requestMeta is the era's _meta of a request of sess on k: on a
+// connection of the new era, the caller's triple with its log level
+// (from the caller's own _meta, caller), which that era sends per
+// request. A request on a connection of the old era carries none, even
+// for a caller of the new era (its child's second connection could not
+// be opened, or the child speaks the old era alone): the child reads it
+// with what the router's connection declared when it opened, and a
+// stateful go-sdk server refuses a request that names the new era
+// (-32022) however it would answer the era's question.
+func requestMeta(k *conn, sess *session.Session, caller mcp.Meta) mcp.Meta {
+	if !k.newEra {
 		return nil
 	}
-	if lvl, ok := caller[mcp.MetaKeyLogLevel]; ok && k.newEra {
+	m := callerMeta(sess)
+	if m == nil {
+		return nil
+	}
+	if lvl, ok := caller[mcp.MetaKeyLogLevel]; ok {
 		m[mcp.MetaKeyLogLevel] = lvl
 	}
 	return m
