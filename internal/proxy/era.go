@@ -32,11 +32,12 @@ import (
 // 2026-07-28 (server/discover), and its era is remembered across
 // restarts.
 //
-// A request of a caller of the new era carries that era's _meta triple
-// (protocol version, the client's capabilities and information): the
-// child sees the capabilities of the client that called, not of the
-// first client that connected (a go-sdk child answers -32021 when one it
-// needs is missing). A child of the old era alone gets none.
+// A request of a caller of the new era on a connection of the new era
+// carries that era's _meta triple (protocol version, the client's
+// capabilities and information): the child sees the capabilities of the
+// client that called, not of the first client that connected (a go-sdk
+// child answers -32021 when one it needs is missing). A request on a
+// connection of the old era gets none (requestMeta).
 //
 // A child of the new era asks for input by answering input_required. For
 // a caller of the old era the router plays the new era's client: it asks
