@@ -257,6 +257,9 @@ func TestConnectProjectWorksOnATeammatesMachine(t *testing.T) {
   }
 }
 `)
+	// This machine's PATH, without any evokore a developer installed:
+	// the note is for a PATH that has none.
+	e.env = append(e.env, "PATH="+pathWithout(t, "evokore"))
 	r := e.run("connect", "claude-code", "--project", "--import")
 	projectConfig := filepath.Join(e.wd, "mcp.config.json")
 	if r.code != 0 || !strings.Contains(r.stdout, "imported into "+projectConfig+": docs") {
@@ -296,6 +299,20 @@ func TestConnectProjectWorksOnATeammatesMachine(t *testing.T) {
 	clientEnv := map[string]string{"HOME": filepath.Join(mate, "home"), "EVOKORE_HOME": filepath.Join(mate, "evokore"), "PATH": path, "REMOTE_TOKEN": remoteToken}
 	cs, stderr := launchAsClient(t, "claude-code", entry, command, clone, clientEnv)
 	callThrough(t, cs, stderr, "docs")
+}
+
+// pathWithout is the test's PATH without the directories that hold an
+// executable named name.
+func pathWithout(t *testing.T, name string) string {
+	t.Helper()
+	var keep []string
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if st, err := os.Stat(filepath.Join(dir, name)); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			continue
+		}
+		keep = append(keep, dir)
+	}
+	return strings.Join(keep, string(os.PathListSeparator))
 }
 
 // lookPath finds a command as a process with PATH path would.
