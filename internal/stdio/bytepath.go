@@ -27,7 +27,7 @@ type bytePath struct {
 // Carry installs the byte path: from then on each clean request (and
 // each notifications/cancelled) the connection reads is offered to take,
 // in reading order, on the reading goroutine, before the SDK decodes it;
-// take must not block. A call it takes runs on the goroutine that read
+// take must not block (Serve's waits, once, for its session to connect). A call it takes runs on the goroutine that read
 // it, answered through the connection with the client's id and the
 // result as bytes, while reading goes on on another, so calls run
 // concurrently as the SDK runs its own. It may be called at any time;

@@ -36,9 +36,8 @@ func (a *answerWatch) Write(p []byte) (int, error) {
 }
 
 // slowConnect is a router whose sessions return from Connect only once
-// the client's second request was answered, one way or the other: the
-// widest the window between the first read and the end of Connect can
-// be. The rest of ingress.Router and ingress.View is not called by Serve.
+// the client's second request was answered, or a second passed: the
+// window between the first read and the end of Connect held wide open. The rest of ingress.Router and ingress.View is not called by Serve.
 type slowConnect struct {
 	ingress.Router
 	answered <-chan struct{}
@@ -59,9 +58,11 @@ func (r *slowConnect) Take(_ ingress.View, m ingress.Message, _ ingress.Via) (in
 func (v slowView) Connect(ctx context.Context, t mcp.Transport, _ *mcp.ServerSessionState) (*mcp.ServerSession, error) {
 	server := mcp.NewServer(&mcp.Implementation{Name: "t", Version: "1"}, nil)
 	ss, err := server.Connect(ctx, t, nil)
+	// The call the client sent meanwhile is answered here only when the
+	// SDK path took it; the byte path waits for Connect to return.
 	select {
 	case <-v.rt.answered:
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Second):
 	}
 	return ss, err
 }
