@@ -179,11 +179,13 @@ func TestAValueTooDeepIsTheProgramsError(t *testing.T) {
 // raceLimits are the limits with the CPU time a test binary built with
 // -race needs (the sandbox is this binary, several times slower there)
 // for a program that moves megabytes: the tests using it bound frames
-// and values, not CPU.
+// and values, not CPU, nor the wall time, which a loaded machine
+// stretches (a 17 MiB frame once took over 20 s at a load of 10).
 func raceLimits() codemode.Limits {
 	l := limits
 	if testutil.Race {
 		l.CPU *= 6
+		l.Wall *= 3
 	}
 	return l
 }
