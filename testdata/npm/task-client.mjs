@@ -9,6 +9,9 @@
 //   {"op":"get"|"result"|"cancel","taskId":"…"}        → {"reply":…}
 //   {"op":"list"}                                       → {"reply":{"tasks":[…]}}
 //   {"op":"tools"}                                      → {"reply":{"tools":[…]}}
+//   {"op":"plain","name":"…","arguments":{…}}           → {"reply":<the result>}
+//     (a plain tools/call, no task: the SDK's callTool, which refuses a
+//     tool the last tools list said runs only as a task)
 //
 // A request that fails answers {"error":{"code":N,"message":"…"}}. Each
 // notifications/tasks/status the server sends is printed as
@@ -57,6 +60,7 @@ try {
     cancel: (q) => tasks.cancelTask(q.taskId),
     list: () => tasks.listTasks(),
     tools: () => client.listTools(),
+    plain: (q) => client.callTool({ name: q.name, arguments: q.arguments || {} }),
   };
   for await (const line of createInterface({ input: process.stdin })) {
     if (!line.trim()) continue;
