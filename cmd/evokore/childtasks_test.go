@@ -118,6 +118,26 @@ func TestAChildsOwnTaskRunsThroughTheRouter(t *testing.T) {
 		t.Fatalf("the task ended %+v: %s %s", end, res, msg)
 	}
 
+	// A task that asks for input (input_required): its elicitation
+	// reaches the client, named as the child's, and the task goes on
+	// with the answer (the client accepts the first choice).
+	asking := c.start(tool, map[string]any{"topic": "python", "ambiguous": true}, 0)
+	seen = append(seen, asking.TaskID)
+	end, _ = c.await(asking.TaskID, time.Minute, "completed", "failed", "cancelled")
+	res, msg = do("result", map[string]any{"taskId": asking.TaskID})
+	if text := toolText(t, res); end.Status != "completed" || msg != "" || !strings.Contains(text, "**Clarification**: programming") {
+		t.Errorf("the task that asked for input ended %+v: %s %s", end, res, msg)
+	}
+	c.mu.Lock()
+	elicited := c.elicited
+	c.mu.Unlock()
+	if len(elicited) != 1 || !strings.Contains(string(elicited[0]), `The 'ev' server asks: The research query \"python\" could have multiple interpretations`) {
+		t.Errorf("the elicitations the client got: %s", elicited)
+	}
+	for _, e := range elicited {
+		seen = append(seen, string(e))
+	}
+
 	// Plainly: the router runs the child's task and answers the call.
 	res, msg = do("plain", map[string]any{"name": tool, "arguments": map[string]any{"topic": "reefs"}})
 	if msg != "" || !strings.Contains(toolText(t, res), "# Research Report: reefs") {

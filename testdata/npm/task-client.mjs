@@ -16,7 +16,8 @@
 // A request that fails answers {"error":{"code":N,"message":"…"}}. Each
 // notifications/tasks/status the server sends is printed as
 // {"status":{…}} when it arrives; an elicitation the server sends is
-// accepted and printed as {"elicited":{…}}. The first line, once
+// accepted (each required field with its first choice) and printed as
+// {"elicited":{…}}. The first line, once
 // connected, is {"ready":"<session id>","tasks":<the server's tasks
 // capability>}.
 import { createInterface } from "node:readline";
@@ -44,7 +45,14 @@ try {
   client.setNotificationHandler(TaskStatusNotificationSchema, (n) => print({ status: n.params }));
   client.setRequestHandler(ElicitRequestSchema, (req) => {
     print({ elicited: req.params });
-    return { action: "accept", content: {} };
+    // Each required field gets its first choice (oneOf, enum) or "".
+    const schema = req.params.requestedSchema || {};
+    const content = {};
+    for (const name of schema.required || []) {
+      const p = (schema.properties || {})[name] || {};
+      content[name] = p.oneOf?.[0]?.const ?? p.enum?.[0] ?? "";
+    }
+    return { action: "accept", content };
   });
   await client.connect(transport);
   print({ ready: transport.sessionId || "", tasks: client.getServerCapabilities()?.tasks ?? null });
