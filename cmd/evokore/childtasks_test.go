@@ -197,3 +197,38 @@ func TestAChildsOwnTaskRunsThroughTheRouter(t *testing.T) {
 		}
 	}
 }
+
+// The same tool through `evokore serve --http` for 2026-07-28 callers:
+// one that declares the tasks extension gets a router task whose
+// tasks/get inlines the child's task's result; one that does not is
+// answered plainly with it.
+func TestAChildsOwnTaskFor2026Callers(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testutil.WriteJSON(t, dir, "mcp.config.json", map[string]any{"servers": map[string]any{
+		"ev": map[string]any{"command": "node", "args": []string{testutil.NPMServer(t, "server-everything"), "stdio"}}}})
+	base, _, stderr := httpRouter(t, "EVOKORE_MCP_CONFIG_PATH="+cfg, "EVOKORE_TOOL_DISCOVERY_MODE=legacy", "EVOKORE_TASK_POLL_MS=250")
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("router output:\n%s", stderr.String())
+		}
+	})
+	r := &replica{addr: strings.TrimPrefix(base, "http://")}
+	const tool = "ev_simulate-research-query"
+
+	made := call26(t, r, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{"topic": "tides"}})
+	if made.ResultType != "task" || made.TaskID == "" {
+		t.Fatalf("a call that declares the extension: %+v", made)
+	}
+	done := await26(t, r, made.TaskID, "completed", time.Minute)
+	if !strings.Contains(string(done.Result), "# Research Report: tides") {
+		t.Errorf("the task's result: %s", done.Result)
+	}
+
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":{"topic":"reefs"},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},` +
+		`"io.modelcontextprotocol/clientCapabilities":{}}}}`
+	_, _, got := do(t, "POST", base+"/mcp", "", map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": tool}, body)
+	if !strings.Contains(got, "# Research Report: reefs") || strings.Contains(got, "related-task") {
+		t.Errorf("a plain call: %s", got)
+	}
+}
