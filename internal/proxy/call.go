@@ -84,6 +84,12 @@ func (s *Supervisor) CallTool(ctx context.Context, c *router.Call) (*mcp.CallToo
 	}
 	t := toolCall{ch: ch, k: k, c: c, timeout: s.requestTimeout(ch.spec)}
 	t.req = toolRequest{name: c.Entry.Original, args: callArgs(c.Args), meta: requestMeta(k, c.Session, c.Meta), deadline: time.Now().Add(t.timeout)}
+	if ttl, ok := t.taskTTL(); ok {
+		// The child's own task (childtask.go): a router task's lasts
+		// as long as the router task may.
+		t.req.taskTTL = ttl
+		t.req.deadline = time.Now().Add(ttl)
+	}
 	if tp, ts := tracing.Inject(ctx, c.Meta); tp != "" {
 		t.req.meta = put(put(t.req.meta, "traceparent", tp), "tracestate", ts)
 	}
@@ -140,7 +146,7 @@ type toolCall struct {
 func (t *toolCall) send(ctx context.Context, responses mcp.InputResponseMap, state string) (*mcp.CallToolResult, mcp.InputRequestMap, string, error) {
 	req := t.req
 	req.responses, req.state = responses, state
-	a, err := t.k.carrier.carry(ctx, req)
+	a, err := t.carry(ctx, req)
 	if errors.Is(err, mcp.ErrSessionMissing) && ctx.Err() == nil && t.k.reopenedByRunLoop() {
 		// The server answered that it forgot the session, so it did not
 		// run the call: send it again on the session the run loop opens.
@@ -157,6 +163,15 @@ func (t *toolCall) send(ctx context.Context, responses mcp.InputResponseMap, sta
 	}
 	res := t.k.result(t.c, a, t.ch.spec.ID)
 	return res, res.InputRequests, res.RequestState, nil
+}
+
+// carry takes req to the child on the connection's carrier, as the
+// child's own task when req asks for one.
+func (t *toolCall) carry(ctx context.Context, req toolRequest) (answer, error) {
+	if tc, ok := t.k.carrier.(taskCarrier); ok && req.taskTTL > 0 {
+		return carryTask(ctx, tc, req, t.timeout)
+	}
+	return t.k.carrier.carry(ctx, req)
 }
 
 // outcome is what the call answers: the child's result once the log and

@@ -45,6 +45,9 @@ type toolRequest struct {
 	responses mcp.InputResponseMap
 	state     string
 	deadline  time.Time
+	// taskTTL, when set, asks the child to run the call as a task of
+	// that lifetime (childtask.go): its answer is the task created.
+	taskTTL time.Duration
 }
 
 // answer is a child's result as its carrier brings it: the bytes the

@@ -42,6 +42,10 @@ type child struct {
 	lastPing   time.Time
 	toolCount  int
 	lastTools  []*mcp.Tool
+	// taskTools holds the tools the child runs as its own tasks, by
+	// their support ("optional", "required"), when the router can pass
+	// them through (childtask.go).
+	taskTools map[string]string
 	// conn is the connection while the child is up, nil between boots.
 	conn *conn
 	// ready is closed when the boot attempt in progress ends, either way.
@@ -234,6 +238,7 @@ func (c *child) boot(ctx context.Context, caps *mcp.ClientCapabilities) error {
 		c.mu.Unlock()
 		return err
 	}
+	c.readTaskSupport(ctx, k)
 	if level, ok := c.sup.logLevel.Load().(mcp.LoggingLevel); ok {
 		c.applyLogLevel(k.cs, level)
 	}
@@ -352,6 +357,12 @@ func (c *child) relist() {
 	if err != nil {
 		c.sup.log.Info("[EVOKORE] Cannot re-list tools", "server", c.spec.ID, "err", c.redact.Replace(err.Error()))
 		return
+	}
+	c.mu.Lock()
+	k := c.conn
+	c.mu.Unlock()
+	if k != nil {
+		c.readTaskSupport(c.ctx, k)
 	}
 	c.sup.register(c, tools, true)
 	if c.sup.opts.Home != "" && c.inst == nil {

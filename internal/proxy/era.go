@@ -225,29 +225,7 @@ func completeBytes(res []byte) (out []byte, ok bool) {
 	if !bytes.Contains(res, []byte(mcp.MetaKeyServerInfo)) {
 		return res, true
 	}
-	out = append(make([]byte, 0, len(res)), '{')
-	sep := ""
-	_ = rawjson.RawMembers(res, func(name, v []byte) bool {
-		if string(rawjson.Name(name)) == "_meta" {
-			meta := []byte{'{'}
-			msep := ""
-			_ = rawjson.RawMembers(v, func(k, mv []byte) bool {
-				if string(rawjson.Name(k)) != mcp.MetaKeyServerInfo {
-					meta = append(append(append(append(meta, msep...), k...), ':'), mv...)
-					msep = ","
-				}
-				return true
-			})
-			if msep == "" {
-				return true // nothing else in _meta
-			}
-			v = append(meta, '}')
-		}
-		out = append(append(append(append(out, sep...), name...), ':'), v...)
-		sep = ","
-		return true
-	})
-	return append(out, '}'), true
+	return withoutMeta(res, mcp.MetaKeyServerInfo), true
 }
 
 // exchange is one request to a child that may answer input_required
@@ -304,13 +282,15 @@ func roundTrip[R any](ctx context.Context, s *Supervisor, ch *child, x exchange[
 }
 
 // named is an elicitation with the asking server named first, so a child
-// cannot dress its question as evokore's own approval prompt.
+// cannot dress its question as evokore's own approval prompt, and
+// without the id of the child's own task it may be for (childtask.go).
 func named(server string, p *mcp.ElicitParams) *mcp.ElicitParams {
 	if p == nil {
 		return nil
 	}
 	cp := *p
 	cp.Message = fmt.Sprintf("The '%s' server asks: %s", server, p.Message)
+	cp.Meta = withoutRelated(p.Meta)
 	return &cp
 }
 

@@ -243,7 +243,9 @@ func (c *child) clientOptions(caps *mcp.ClientCapabilities) *mcp.ClientOptions {
 			}
 			ctx, cancel := callContext(call, ctx)
 			defer cancel()
-			return peer.CreateMessage(ctx, req.Params)
+			p := *req.Params
+			p.Meta = withoutRelated(p.Meta) // the child's own task (childtask.go)
+			return peer.CreateMessage(ctx, &p)
 		}
 	}
 	if hasElicitation(caps) {

@@ -305,7 +305,7 @@ func (s *Supervisor) register(c *child, tools []*mcp.Tool, announce bool) {
 	// Each definition is hashed once, for its entry; the pins compare
 	// the entries' hashes.
 	entries := catalog.PrefixedEntries(c.spec.ID, c.spec.NamePrefix(), tools)
-	catalog.DeclareTasks(entries, c.spec.Tasks)
+	catalog.DeclareTasks(entries, c.listedSupport())
 	if tools != nil {
 		if s.opts.Pins != nil && c.spec.PinningEnabled() {
 			held, problem := s.opts.Pins.Check(c.spec, entries)

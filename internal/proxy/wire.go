@@ -42,6 +42,12 @@ type wire struct {
 	pending map[string]chan<- wireReply
 	// closed is closed when the child's stdout ends.
 	closed chan struct{}
+
+	// greeted is set once the child's answer to the handshake went by,
+	// tasks when that answer declared task-augmented tools/call
+	// (capabilities.tasks.requests.tools.call, 2025-11-25), which the
+	// SDK's client does not keep (childtask.go).
+	greeted, tasks atomic.Bool
 }
 
 // wireReply is how a request ended: a response with exactly one of
@@ -91,6 +97,9 @@ func (wr *wire) giveUp(id string) bool {
 // the SDK then never sees. A line without our prefix costs one
 // bytes.Contains.
 func (wr *wire) take(line []byte) bool {
+	if !wr.greeted.Load() {
+		wr.greet(line)
+	}
 	if !bytes.Contains(line, []byte(wireIDPrefix)) {
 		return false
 	}
@@ -169,6 +178,21 @@ func (wr *wire) send(line []byte) error {
 	return err
 }
 
+// greet reads the child's answer to the handshake, the first response
+// that holds a result with capabilities, for its tasks capability.
+func (wr *wire) greet(line []byte) {
+	if !bytes.Contains(line, []byte(`"capabilities"`)) || rawjson.Member(line, "method") != nil {
+		return
+	}
+	caps := rawjson.Member(rawjson.Member(line, "result"), "capabilities")
+	if caps == nil {
+		return
+	}
+	call := rawjson.Member(rawjson.Member(rawjson.Member(rawjson.Member(caps, "tasks"), "requests"), "tools"), "call")
+	wr.tasks.Store(firstNonSpace(call) == '{')
+	wr.greeted.Store(true)
+}
+
 // carry writes the call req as one line under an id of the wire's own
 // and waits for its answer, the end of the child's output, its deadline
 // or the end of ctx. Whoever takes the id out of the pending set owns the
@@ -197,9 +221,18 @@ func (wr *wire) carry(ctx context.Context, req toolRequest) (answer, error) {
 		}
 		return answer{}, errLost
 	}
+	raw, err := wr.await(ctx, id, reply, timer)
+	return answer{raw: raw}, err
+}
+
+// await waits for the answer to the request id, the end of the child's
+// output, the timer or the end of ctx, and tells the child when it gave
+// up (see carry).
+func (wr *wire) await(ctx context.Context, id string, reply <-chan wireReply, timer *time.Timer) ([]byte, error) {
 	var (
 		r      wireReply
 		reason string
+		err    error
 	)
 	select {
 	case r = <-reply:
@@ -211,17 +244,45 @@ func (wr *wire) carry(ctx context.Context, req toolRequest) (answer, error) {
 	if reason != "" {
 		if wr.giveUp(id) {
 			go wr.cancel(id, reason)
-			return answer{}, err
+			return nil, err
 		}
 		r = <-reply // the answer won the race
 	}
 	switch {
 	case r.lost:
-		return answer{}, errLost
+		return nil, errLost
 	case r.err != nil:
-		return answer{}, r.err
+		return nil, r.err
 	}
-	return answer{raw: r.result}, nil
+	return r.result, nil
+}
+
+// request sends the request method with params (a JSON object) as one
+// line under an id of the wire's own and returns its result, as carry
+// does for a tools/call: the tasks/* requests of a child's own task
+// (childtask.go) and the tools list they read.
+func (wr *wire) request(ctx context.Context, method string, params []byte, deadline time.Time) ([]byte, error) {
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	id, reply, ok := wr.begin()
+	if !ok {
+		return nil, errLost
+	}
+	line := make([]byte, 0, len(params)+len(method)+64)
+	line = append(line, `{"jsonrpc":"2.0","id":"`...)
+	line = append(line, id...)
+	line = append(line, `","method":`...)
+	line = rawjson.Quote(line, method)
+	line = append(line, `,"params":`...)
+	line = append(line, params...)
+	line = append(line, "}\n"...)
+	if err := wr.send(line); err != nil && wr.giveUp(id) {
+		if errors.Is(err, errStoppedReading) {
+			return nil, err
+		}
+		return nil, errLost
+	}
+	return wr.await(ctx, id, reply, timer)
 }
 
 // callLine is the tools/call req as one line under id. The arguments go
@@ -268,6 +329,11 @@ func callLine(id string, req *toolRequest) ([]byte, error) {
 	if req.state != "" {
 		line = append(line, `,"requestState":`...)
 		line = rawjson.Quote(line, req.state)
+	}
+	if req.taskTTL > 0 {
+		line = append(line, `,"task":{"ttl":`...)
+		line = strconv.AppendInt(line, req.taskTTL.Milliseconds(), 10)
+		line = append(line, '}')
 	}
 	return append(line, "}}\n"...), nil
 }

@@ -40,6 +40,10 @@ type run struct {
 // ID implements Handle.
 func (r *run) ID() string { return r.id }
 
+// TTL is how long the task lives from its creation: a task the call
+// makes of its own (a child's, package proxy) need not outlive it.
+func (r *run) TTL() time.Duration { return r.ttl }
+
 // Hold implements Handle.
 func (r *run) Hold(why string) func() {
 	r.setHeld(true, why)

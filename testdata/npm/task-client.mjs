@@ -9,11 +9,15 @@
 //   {"op":"get"|"result"|"cancel","taskId":"…"}        → {"reply":…}
 //   {"op":"list"}                                       → {"reply":{"tasks":[…]}}
 //   {"op":"tools"}                                      → {"reply":{"tools":[…]}}
+//   {"op":"plain","name":"…","arguments":{…}}           → {"reply":<the result>}
+//     (a plain tools/call, no task: the SDK's callTool, which refuses a
+//     tool the last tools list said runs only as a task)
 //
 // A request that fails answers {"error":{"code":N,"message":"…"}}. Each
 // notifications/tasks/status the server sends is printed as
 // {"status":{…}} when it arrives; an elicitation the server sends is
-// accepted and printed as {"elicited":{…}}. The first line, once
+// accepted (each required field with its first choice) and printed as
+// {"elicited":{…}}. The first line, once
 // connected, is {"ready":"<session id>","tasks":<the server's tasks
 // capability>}.
 import { createInterface } from "node:readline";
@@ -41,7 +45,14 @@ try {
   client.setNotificationHandler(TaskStatusNotificationSchema, (n) => print({ status: n.params }));
   client.setRequestHandler(ElicitRequestSchema, (req) => {
     print({ elicited: req.params });
-    return { action: "accept", content: {} };
+    // Each required field gets its first choice (oneOf, enum) or "".
+    const schema = req.params.requestedSchema || {};
+    const content = {};
+    for (const name of schema.required || []) {
+      const p = (schema.properties || {})[name] || {};
+      content[name] = p.oneOf?.[0]?.const ?? p.enum?.[0] ?? "";
+    }
+    return { action: "accept", content };
   });
   await client.connect(transport);
   print({ ready: transport.sessionId || "", tasks: client.getServerCapabilities()?.tasks ?? null });
@@ -57,6 +68,7 @@ try {
     cancel: (q) => tasks.cancelTask(q.taskId),
     list: () => tasks.listTasks(),
     tools: () => client.listTools(),
+    plain: (q) => client.callTool({ name: q.name, arguments: q.arguments || {} }),
   };
   for await (const line of createInterface({ input: process.stdin })) {
     if (!line.trim()) continue;
