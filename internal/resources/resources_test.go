@@ -53,9 +53,13 @@ func TestEverySkillResourceReadsBack(t *testing.T) {
 			t.Errorf("resource %d = %+v, want %s first", i, res.Resources[i], uri)
 		}
 	}
-	skillCount, deep := 0, 0
+	// The older resources (the body alone), then each skill's SKILL.md as
+	// the Skills Extension maps it (the whole file, named by its
+	// frontmatter).
+	skillCount, deep, extension := 0, 0, 0
 	for _, r := range res.Resources[3:] {
-		if !strings.HasPrefix(r.URI, "skill://") || r.MIMEType != "text/markdown" || !strings.HasPrefix(r.Name, "Skill: ") || r.Description == "" {
+		ext := strings.HasSuffix(r.URI, "/SKILL.md")
+		if !strings.HasPrefix(r.URI, "skill://") || r.MIMEType != "text/markdown" || strings.HasPrefix(r.Name, "Skill: ") == ext || r.Description == "" {
 			t.Errorf("skill resource %+v", r)
 		}
 		got, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: r.URI})
@@ -63,13 +67,21 @@ func TestEverySkillResourceReadsBack(t *testing.T) {
 			t.Errorf("%s: %v", r.URI, err)
 			continue
 		}
-		if len(got.Contents) != 1 || got.Contents[0].URI != r.URI || strings.TrimSpace(got.Contents[0].Text) == "" {
+		if len(got.Contents) != 1 || got.Contents[0].URI != r.URI || strings.TrimSpace(got.Contents[0].Text) == "" ||
+			strings.HasPrefix(got.Contents[0].Text, "---\n") != ext || ext && int64(len(got.Contents[0].Text)) != r.Size {
 			t.Errorf("%s read back as %+v", r.URI, got.Contents)
+		}
+		if ext {
+			extension++
+			continue
 		}
 		skillCount++
 		if strings.Count(r.URI, "/") > 3 {
 			deep++ // skill://cat/sub/name: a subcategory
 		}
+	}
+	if extension != skillCount {
+		t.Errorf("%d skills listed by their SKILL.md, %d by the older URI; the starter library's are all both", extension, skillCount)
 	}
 	if deep == 0 {
 		t.Error("the starter library has skills in subcategories; none was listed")
