@@ -173,3 +173,42 @@ func TestExcludedSkillsAreNeitherListedNorReadAsResources(t *testing.T) {
 		}
 	}
 }
+
+// A directory of more children than a page holds is read a page at a
+// time, every child once, and a cursor the router did not give is -32602.
+func TestSkillDirectoriesArePaged(t *testing.T) {
+	lib := map[string]string{"dev/many/SKILL.md": "---\nname: many\ndescription: Many templates.\n---\n# Many\n"}
+	for i := range 120 {
+		lib[fmt.Sprintf("dev/many/templates/t%03d.md", i)] = fmt.Sprintf("template %d\n", i)
+	}
+	h, _ := skillRouterWith(t, lib, nil, "")
+	cs := extClient(t, serveHTTP(t, h, ""), "2025-11-25")
+	h.Booted()
+	const dir = "skill://dev/many/templates"
+	seen := map[string]bool{}
+	var sizes []int
+	p := &extDirParams{URI: dir}
+	for range 10 {
+		res, err := mcp.CallCustomMethod[*extDirParams, *extDirResult](context.Background(), cs, "resources/directory/read", p)
+		if err != nil {
+			t.Fatalf("resources/directory/read %s: %v", dir, err)
+		}
+		sizes = append(sizes, len(res.Resources))
+		for _, r := range res.Resources {
+			if seen[r.URI] {
+				t.Errorf("%s is listed twice", r.URI)
+			}
+			seen[r.URI] = true
+		}
+		if res.NextCursor == "" {
+			break
+		}
+		p = &extDirParams{URI: dir, Cursor: res.NextCursor}
+	}
+	if fmt.Sprint(sizes) != "[100 20]" || len(seen) != 120 || !seen[dir+"/t000.md"] || !seen[dir+"/t119.md"] {
+		t.Errorf("pages of %v, %d children", sizes, len(seen))
+	}
+	if _, err := mcp.CallCustomMethod[*extDirParams, *extDirResult](context.Background(), cs, "resources/directory/read", &extDirParams{URI: dir, Cursor: "not-a-cursor"}); err == nil || !strings.Contains(err.Error(), "-32602") && !strings.Contains(err.Error(), "Invalid cursor") {
+		t.Errorf("a forged cursor: %v", err)
+	}
+}
