@@ -32,9 +32,9 @@ func Options(instructions string) *mcp.ServerOptions {
 			// The router serves MCP tasks itself (package tasks): the
 			// extension of 2026-07-28 here, the experimental capability of
 			// 2025-11-25 by Middleware.
-			// It serves the Skills Extension (SEP-2640) too, without
+			// It serves the Skills Extension (SEP-2640) too, with
 			// resources/directory/read.
-			Extensions: map[string]any{tasksExtension: map[string]any{}, skillsExtension: map[string]any{}},
+			Extensions: map[string]any{tasksExtension: map[string]any{}, skillsExtension: map[string]any{"directoryRead": true}},
 		},
 	}
 }

@@ -53,23 +53,22 @@ func TestEverySkillResourceReadsBack(t *testing.T) {
 			t.Errorf("resource %d = %+v, want %s first", i, res.Resources[i], uri)
 		}
 	}
-	skillCount, deep := 0, 0
+	// The older resources (the body alone), then each skill's SKILL.md as
+	// the Skills Extension maps it (the whole file, named by its
+	// frontmatter).
+	skillCount, deep, extension := 0, 0, 0
 	for _, r := range res.Resources[3:] {
-		if !strings.HasPrefix(r.URI, "skill://") || r.MIMEType != "text/markdown" || !strings.HasPrefix(r.Name, "Skill: ") || r.Description == "" {
-			t.Errorf("skill resource %+v", r)
-		}
-		got, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: r.URI})
-		if err != nil {
-			t.Errorf("%s: %v", r.URI, err)
+		if readsBack(t, cs, r) {
+			extension++
 			continue
-		}
-		if len(got.Contents) != 1 || got.Contents[0].URI != r.URI || strings.TrimSpace(got.Contents[0].Text) == "" {
-			t.Errorf("%s read back as %+v", r.URI, got.Contents)
 		}
 		skillCount++
 		if strings.Count(r.URI, "/") > 3 {
 			deep++ // skill://cat/sub/name: a subcategory
 		}
+	}
+	if extension != skillCount {
+		t.Errorf("%d skills listed by their SKILL.md, %d by the older URI; the starter library's are all both", extension, skillCount)
 	}
 	if deep == 0 {
 		t.Error("the starter library has skills in subcategories; none was listed")
@@ -100,6 +99,27 @@ func TestEverySkillResourceReadsBack(t *testing.T) {
 	if cats.TotalSkills != skillCount || sum != skillCount || len(cats.Categories) < 8 || cats.Categories[0].Name != "code-review" {
 		t.Errorf("categories %+v (skills listed: %d)", cats, skillCount)
 	}
+}
+
+// readsBack checks a listed skill resource and reads it back: an older
+// one ("Skill: <name>") as its body, an extension's SKILL.md (reported
+// by ext) as the whole file, of its listed size.
+func readsBack(t *testing.T, cs *mcp.ClientSession, r *mcp.Resource) (ext bool) {
+	t.Helper()
+	ext = strings.HasSuffix(r.URI, "/SKILL.md")
+	if !strings.HasPrefix(r.URI, "skill://") || r.MIMEType != "text/markdown" || strings.HasPrefix(r.Name, "Skill: ") == ext || r.Description == "" {
+		t.Errorf("skill resource %+v", r)
+	}
+	got, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: r.URI})
+	if err != nil {
+		t.Errorf("%s: %v", r.URI, err)
+		return ext
+	}
+	if len(got.Contents) != 1 || got.Contents[0].URI != r.URI || strings.TrimSpace(got.Contents[0].Text) == "" ||
+		strings.HasPrefix(got.Contents[0].Text, "---\n") != ext || ext && int64(len(got.Contents[0].Text)) != r.Size {
+		t.Errorf("%s read back as %+v", r.URI, got.Contents)
+	}
+	return ext
 }
 
 func readJSON(t *testing.T, cs *mcp.ClientSession, uri string, v any) string {

@@ -35,15 +35,7 @@ func (v *View) contentMethod(ctx context.Context, method string, req mcp.Request
 	c := v.srv.content
 	switch method {
 	case "resources/list":
-		var list []*mcp.Resource
-		if c != nil {
-			list = c.Resources()
-		}
-		list = append(slices.Clip(list), v.srv.children.Resources(v.sess)...)
-		if list == nil {
-			list = []*mcp.Resource{}
-		}
-		return &mcp.ListResourcesResult{Resources: list, Cacheable: roleScoped}, true, nil
+		return &mcp.ListResourcesResult{Resources: v.resources(), Cacheable: roleScoped}, true, nil
 	case "resources/templates/list":
 		var list []*mcp.ResourceTemplate
 		if c != nil {
@@ -108,17 +100,27 @@ func (v *View) contentMethod(ctx context.Context, method string, req mcp.Request
 	return nil, false, nil
 }
 
+// resources are what resources/list shows the session: the router's own
+// (less the skills it is not served), the SKILL.md of every skill the
+// Skills Extension serves it, then the children's.
+func (v *View) resources() []*mcp.Resource {
+	var list []*mcp.Resource
+	if c := v.srv.content; c != nil {
+		list = v.srv.visibleContent(v.sess, c.Resources())
+	}
+	list = append(list, v.srv.skillResources(v.sess)...)
+	list = append(list, v.srv.children.Resources(v.sess)...)
+	if list == nil {
+		list = []*mcp.Resource{}
+	}
+	return list
+}
+
 // syncResources mirrors the resource URIs into the SDK registry so that a
 // change reaches this session as notifications/resources/list_changed.
 func (v *View) syncResources() {
-	c := v.srv.content
 	now := map[string]*mcp.Resource{}
-	if c != nil {
-		for _, r := range c.Resources() {
-			now[r.URI] = r
-		}
-	}
-	for _, r := range v.srv.children.Resources(v.sess) {
+	for _, r := range v.resources() {
 		now[r.URI] = r
 	}
 	if v.resourcesStale {

@@ -48,6 +48,8 @@ func (s *Server) skillMethods() ingress.Methods {
 	return ingress.Methods{
 		"skills/list": s.skillMethod(s.listSkills),
 		"skills/get":  s.skillMethod(s.getSkill),
+		// Reading Directories; declared by directoryRead (package handshake).
+		"resources/directory/read": s.skillMethod(s.readSkillDirectory),
 	}
 }
 
@@ -131,27 +133,37 @@ func (s *Server) listSkills(_ context.Context, sess *session.Session, sessionles
 	if len(params) > 0 && json.Unmarshal(params, &p) != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "skills/list params must be an object with an optional string cursor"}
 	}
-	all := s.skillsFor(sess)
-	offset := 0
-	if p.Cursor != nil {
-		c, ok := decodeCursor(*p.Cursor)
-		if !ok || c.Offset < 0 || c.Offset > len(all) {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid cursor"}
-		}
-		offset = c.Offset
+	pg, next, err := page(s.skillsFor(sess), p.Cursor)
+	if err != nil {
+		return nil, err
 	}
-	end := min(offset+skillPage, len(all))
-	res := skillsResult{Skills: make([]*skills.Entry, 0, end-offset)}
-	for _, sk := range all[offset:end] {
+	res := skillsResult{Skills: make([]*skills.Entry, 0, len(pg)), NextCursor: next}
+	for _, sk := range pg {
 		res.Skills = append(res.Skills, sk.entry)
-	}
-	if end < len(all) {
-		res.NextCursor = cursor{Offset: end}.encode()
 	}
 	if sessionless {
 		res.ResultType, res.cacheHint = "complete", &cacheHint{CacheScope: "private"}
 	}
 	return json.Marshal(res)
+}
+
+// page is the page of all a cursor (nil: the first) names, and the
+// cursor of the next page ("" after the last).
+func page[T any](all []T, cur *string) ([]T, string, error) {
+	offset := 0
+	if cur != nil {
+		c, ok := decodeCursor(*cur)
+		if !ok || c.Offset > len(all) {
+			return nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Invalid cursor"}
+		}
+		offset = c.Offset
+	}
+	end := min(offset+skillPage, len(all))
+	next := ""
+	if end < len(all) {
+		next = cursor{Offset: end}.encode()
+	}
+	return all[offset:end], next, nil
 }
 
 // skillNotFound is the error for a skill URI the session is not served:
@@ -186,7 +198,8 @@ func (s *Server) getSkill(_ context.Context, sess *session.Session, sessionless 
 }
 
 // readSkillFile answers resources/read of a file of a skill the
-// extension serves; ok is false for any other URI, which the other
+// extension serves, and refuses the older skill:// URI of a skill the
+// session is not served; ok is false for any other URI, which the other
 // resources answer.
 func (v *View) readSkillFile(ctx context.Context, p *mcp.ReadResourceParams) (res *mcp.ReadResourceResult, ok bool, err error) {
 	s := v.srv
@@ -202,6 +215,9 @@ func (v *View) readSkillFile(ctx context.Context, p *mcp.ReadResourceParams) (re
 			}
 			return fileContents(p.URI, b), true, nil
 		}
+	}
+	if s.skillLib != nil && s.legacyHidden(v.sess, s.skillLib.Index(), p.URI) {
+		return nil, true, skillNotFound(p.URI) // the older URI of a skill the session is not served
 	}
 	list := s.proxy.Skills()
 	sk, childURI, digest, found := proxy.SkillFile(list, p.URI)

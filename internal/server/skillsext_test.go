@@ -50,6 +50,17 @@ type (
 		mcp.ResultBase
 		Skill extSkill `json:"skill"`
 	}
+	extDirParams struct {
+		mcp.ParamsBase
+		URI    string `json:"uri"`
+		Cursor string `json:"cursor,omitempty"`
+	}
+	extDirResult struct {
+		mcp.ResultBase
+		Resources  []mcp.Resource `json:"resources"`
+		NextCursor string         `json:"nextCursor,omitempty"`
+		ResultType string         `json:"resultType,omitempty"`
+	}
 )
 
 func writeFile(t *testing.T, path, text string) {
@@ -80,9 +91,19 @@ const (
 // permissions.yml. identify gives every HTTP session its role.
 func skillRouter(t *testing.T, extra map[string]any, perms string, childArgs ...string) (h *routertest.Harness, childDir string) {
 	t.Helper()
+	return skillRouterWith(t, nil, extra, perms, childArgs...)
+}
+
+// skillRouterWith is skillRouter whose library has the files of lib too
+// (paths below SKILLS/).
+func skillRouterWith(t *testing.T, lib map[string]string, extra map[string]any, perms string, childArgs ...string) (h *routertest.Harness, childDir string) {
+	t.Helper()
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "SKILLS/dev/code-check/SKILL.md"), localSkill)
 	writeFile(t, filepath.Join(dir, "SKILLS/dev/code-check/references/guide.md"), localGuide)
+	for rel, text := range lib {
+		writeFile(t, filepath.Join(dir, "SKILLS", rel), text)
+	}
 	childDir = filepath.Join(dir, "child")
 	writeFile(t, filepath.Join(childDir, "git-flow/SKILL.md"), childSkill)
 	writeFile(t, filepath.Join(childDir, "deploy-notes/SKILL.md"), childOther)
@@ -116,6 +137,9 @@ func extClient(t *testing.T, url, version string) *mcp.ClientSession {
 		t.Fatal(err)
 	}
 	if err := mcp.AddSendingCustomMethod[*extGetParams, *extGetResult](c, "skills/get"); err != nil {
+		t.Fatal(err)
+	}
+	if err := mcp.AddSendingCustomMethod[*extDirParams, *extDirResult](c, "resources/directory/read"); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -35,7 +35,8 @@ import (
 //
 // The older skill://cat/sub/name URIs (the body alone, the natives' and
 // resources/list's) are untouched: a client that does not use the
-// extension sees what it saw before.
+// extension sees what it saw before, and resources/list shows each
+// served SKILL.md after them (package server).
 //
 // A skill the extension cannot carry is left out of it and reported: a
 // name the Agent Skills rules refuse (1 to 64 lower-case letters, digits
