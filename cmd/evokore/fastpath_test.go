@@ -68,6 +68,11 @@ func startFastRouterWith(t *testing.T, o fastRouterOptions) *fastRouter {
 		buffer = 4096
 	}
 	r.stdin, r.lines, r.stderr = routertest.StartLines(t, cmd, buffer)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("router stderr:\n%s", r.stderr.String())
+		}
+	})
 	r.send(t, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"fastpath-test","version":"1"}}}`)
 	r.response(t)
 	r.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
