@@ -190,7 +190,10 @@ func tap(t *testing.T, target, in, out string) string {
 // The same tool of the npm server-everything over streamable HTTP
 // ("type": "http"), with a proxy between the router and the child that
 // records what goes by: the router's own POSTs in the child's session
-// run the child's task, polled to its result; a plain call is bridged;
+// run the child's task, polled to its result; the elicitation of a task
+// that asks for input, sent on the event stream answering such a POST,
+// reaches the client and the task goes on with its answer; a plain call
+// is bridged;
 // a router task cancelled mid-run sends the child tasks/cancel, which
 // the child answers with its task cancelled; and no id of the child's
 // tasks reaches the client.
@@ -203,7 +206,7 @@ func TestAChildsOwnTaskOverStreamableHTTP(t *testing.T) {
 	c := startTaskClientWith(t, []string{"PATH=" + os.Getenv("PATH"), testutil.RaceEnv, "HOME=" + dir,
 		"EVOKORE_HOME=" + filepath.Join(dir, "home"), "EVOKORE_MCP_CONFIG_PATH=" + cfg, "EVOKORE_TOOL_DISCOVERY_MODE=legacy"},
 		"stdio", testutil.Evokore(t), "serve")
-	ownTaskThroughTheRouter(t, c, in, out, false)
+	ownTaskThroughTheRouter(t, c, in, out, true)
 }
 
 // everythingOverHTTP starts the npm server-everything serving

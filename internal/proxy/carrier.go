@@ -174,17 +174,19 @@ func clientOf(rt http.RoundTripper) *http.Client {
 // (its Mcp-Session-Id and negotiated MCP-Protocol-Version), over the
 // same headers and authorization. The answer is application/json or a
 // text/event-stream read until the response to the request; a request
-// the child sends on that stream is refused (a ping is answered), as
-// its notifications are dropped: the SDK's handlers, which route a
-// child's requests to the caller, see only what comes through the
-// SDK's own streams. So a child's task that asks for input fails over
-// HTTP, where over stdio it reaches the caller.
+// the child sends on that stream (a task's input: elicitation, sampling,
+// roots) is answered as the SDK's client answers one on its own
+// streams, through the same middleware and handlers, so it reaches the
+// caller as over stdio; notifications on that stream are dropped.
 //
 // tasks is what the handshake's answer declared (handshakeTasks), which
 // the SDK's client reads through the greeter.
 type poster struct {
 	url    string
 	client *http.Client
+	// receive answers the child's requests on a poster's streams, as
+	// the SDK's client does on its own (receiving).
+	receive mcp.MethodHandler
 	// greeted is set once the first POST's answer, the handshake's, was
 	// read.
 	greeted, tasks atomic.Bool
@@ -296,7 +298,7 @@ func (p *poster) events(ctx context.Context, cs *mcp.ClientSession, body io.Read
 		if res, err := responseTo(msg, id); res != nil || err != nil {
 			return res, err
 		}
-		p.refuse(ctx, cs, msg)
+		p.answer(ctx, cs, msg)
 	}
 }
 
@@ -319,25 +321,94 @@ func responseTo(msg, id []byte) ([]byte, error) {
 	return nil, errors.New("the server answered without a result")
 }
 
-// refuse answers msg when it is a request of the child's (a ping with
-// an empty result, any other with an error), in the same session.
-func (p *poster) refuse(ctx context.Context, cs *mcp.ClientSession, msg []byte) {
+// answer answers msg when it is a request of the child's, in the same
+// session: as the SDK's client answers one on its own streams (the
+// poster's receive: the connection's receiving middleware over the
+// client's handlers), a ping with an empty result.
+func (p *poster) answer(ctx context.Context, cs *mcp.ClientSession, msg []byte) {
 	id, method := rawjson.Member(msg, "id"), rawjson.Member(msg, "method")
 	if id == nil || method == nil {
 		return // a notification
 	}
+	m, _ := rawjson.String(method)
+	var res any = struct{}{}
+	var err error
+	if m != "ping" {
+		var req mcp.Request
+		if req, err = clientRequest(cs, m, rawjson.Member(msg, "params")); err == nil && p.receive == nil {
+			err = &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "evokore does not answer " + m + " here"}
+		} else if err == nil {
+			res, err = p.receive(ctx, m, req)
+		}
+	}
 	body := append(append([]byte(`{"jsonrpc":"2.0","id":`), bytes.TrimSpace(id)...), ',')
-	if m, _ := rawjson.String(method); m == "ping" {
-		body = append(body, `"result":{}}`...)
+	var out []byte
+	if err == nil {
+		out, err = json.Marshal(res)
+	}
+	if err == nil {
+		body = append(append(append(body, `"result":`...), out...), '}')
 	} else {
-		body = append(body, `"error":{"code":-32600,"message":`...)
-		body = rawjson.Quote(body, "evokore does not pass on a request an HTTP server sends while running its own task ("+m+")")
-		body = append(body, "}}"...)
+		we := &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		errors.As(err, &we)
+		out, _ = json.Marshal(we)
+		body = append(append(append(body, `"error":`...), out...), '}')
 	}
 	if resp, err := p.post(ctx, cs, body); err == nil {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 		_ = resp.Body.Close()
 	}
+}
+
+// clientRequest is the child's request method with params as the SDK's
+// client hands one to its handlers: an elicitation, a sampling request
+// or a roots list; any other is refused.
+func clientRequest(cs *mcp.ClientSession, method string, params []byte) (mcp.Request, error) {
+	if params == nil {
+		params = []byte("{}")
+	}
+	var req mcp.Request
+	var p any
+	switch method {
+	case "elicitation/create":
+		ep := new(mcp.ElicitParams)
+		req, p = &mcp.ElicitRequest{Session: cs, Params: ep}, ep
+	case "sampling/createMessage":
+		cp := new(mcp.CreateMessageParams)
+		req, p = &mcp.CreateMessageRequest{Session: cs, Params: cp}, cp
+	case "roots/list":
+		rp := new(mcp.ListRootsParams)
+		req, p = &mcp.ListRootsRequest{Session: cs, Params: rp}, rp
+	default:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "evokore does not answer " + method + " from a server's task"}
+	}
+	if err := json.Unmarshal(params, p); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	return req, nil
+}
+
+// receiving is how a poster answers a child's request: through mw (the
+// connection's receiving middleware, the first outermost, as the SDK
+// applies it) over the client's handlers in opts.
+func receiving(opts *mcp.ClientOptions, mw []mcp.Middleware) mcp.MethodHandler {
+	h := mcp.MethodHandler(func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch r := req.(type) {
+		case *mcp.ElicitRequest:
+			if opts.ElicitationHandler != nil {
+				return opts.ElicitationHandler(ctx, r)
+			}
+		case *mcp.CreateMessageRequest:
+			if opts.CreateMessageHandler != nil {
+				return opts.CreateMessageHandler(ctx, r)
+			}
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "evokore does not answer " + method + " from this server"}
+	})
+	for i := len(mw) - 1; i >= 0; i-- {
+		h = mw[i](h)
+	}
+	return h
 }
 
 // greeter is the RoundTripper of the SDK's client to a streamable HTTP

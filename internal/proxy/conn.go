@@ -57,6 +57,9 @@ func (c *child) connect(ctx context.Context, spec config.Server, protocol string
 	registerSkillMethods(client)
 	k.client = client
 	client.AddReceivingMiddleware(append(mw, k.order.middleware)...)
+	if post != nil {
+		post.receive = receiving(opts, mw)
+	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	k.cs, err = client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
