@@ -155,7 +155,7 @@ func (t *toolCall) send(ctx context.Context, responses mcp.InputResponseMap, sta
 		defer cancel()
 		if next := t.ch.reconnected(wait, t.k); next != nil {
 			t.k = next
-			a, err = next.carrier.carry(ctx, req)
+			a, err = t.carry(ctx, req)
 		}
 	}
 	if err != nil {

@@ -45,10 +45,12 @@ import (
 // a plain call's requests do (routes, peerFor; held.go for a caller of
 // 2026-07-28).
 //
-// Only the line wire (a stdio child) carries a child's tasks: the SDK's
-// client, which carries an HTTP child's calls, has no task-augmented
-// tools/call, and does not keep the capability or a tool's execution.
-// An HTTP child's tools are called plainly, as before.
+// The line wire (a stdio child) carries a child's tasks, and so does a
+// streamable HTTP child's carrier, whose SDK client has no
+// task-augmented tools/call and keeps neither the capability nor a
+// tool's execution: its poster sends them as POSTs in the client's
+// session, and its greeter reads the capability from the handshake's
+// answer as it goes by (carrier.go). An SSE child's tools are called plainly.
 
 // Bounds of the interval at which a child's task is polled.
 const (

@@ -43,7 +43,7 @@ func (e errConnectTimeout) Unwrap() error { return e.error }
 // the receiving middleware mw.
 func (c *child) connect(ctx context.Context, spec config.Server, protocol string, opts *mcp.ClientOptions, mw ...mcp.Middleware) (*conn, error) {
 	timeout := c.sup.bootTimeout(c.spec)
-	transport, proc, err := c.dial(spec, timeout)
+	transport, proc, post, err := c.dial(spec, timeout)
 	if err != nil {
 		return nil, err
 	}
@@ -57,6 +57,9 @@ func (c *child) connect(ctx context.Context, spec config.Server, protocol string
 	registerSkillMethods(client)
 	k.client = client
 	client.AddReceivingMiddleware(append(mw, k.order.middleware)...)
+	if post != nil {
+		post.receive = receiving(opts, mw)
+	}
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	k.cs, err = client.Connect(cctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: protocol})
@@ -72,21 +75,22 @@ func (c *child) connect(ctx context.Context, spec config.Server, protocol string
 	if proc != nil {
 		k.carrier = proc.wire
 	} else {
-		k.carrier = httpCarrier{k.cs}
+		k.carrier = httpCarrier{cs: k.cs, post: post}
 	}
 	k.newEra = childNewEra(k.cs)
 	return k, nil
 }
 
-// dial opens a transport to the child: to its URL, or to a process
-// started from its command (in its environment and sandbox).
-func (c *child) dial(spec config.Server, timeout time.Duration) (mcp.Transport, *process, error) {
+// dial opens a transport to the child: to its URL (with the poster of a
+// streamable HTTP child), or to a process started from its command (in
+// its environment and sandbox).
+func (c *child) dial(spec config.Server, timeout time.Duration) (mcp.Transport, *process, *poster, error) {
 	if spec.IsHTTP() {
-		t, err := c.httpTransport(spec, timeout)
-		return t, nil, err
+		t, post, err := c.httpTransport(spec, timeout)
+		return t, nil, post, err
 	}
 	if spec.Command == "" {
-		return nil, nil, errFatal{errors.New(MsgNoCommand(spec.ID))}
+		return nil, nil, nil, errFatal{errors.New(MsgNoCommand(spec.ID))}
 	}
 	// A child that takes no input for a whole request timeout is broken:
 	// it is stopped, and restarted as a crashed one would be.
@@ -97,9 +101,9 @@ func (c *child) dial(spec config.Server, timeout time.Duration) (mcp.Transport, 
 		c.stoppedReading(proc)
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return &mcp.IOTransport{Reader: proc.stdout, Writer: proc.stdin}, proc, nil
+	return &mcp.IOTransport{Reader: proc.stdout, Writer: proc.stdin}, proc, nil, nil
 }
 
 // abandon ends a connection that will not be used: its session and its

@@ -26,7 +26,10 @@
 // goes through the SDK's client on the same connection (initialize,
 // lists, prompts, resources, completions, subscriptions, log levels, and
 // what the child sends besides its answers to the wire: notifications
-// and its requests to the client).
+// and its requests to the client). A child's own task (childtask.go)
+// goes on the carrier too: the wire's lines, or a streamable HTTP
+// child's poster, which POSTs what the SDK's client cannot send in that
+// client's session (carrier.go).
 //
 // As net/http splits Client from RoundTripper, the carrier (carrier.go)
 // only takes a call to the child and back; what the call means is read

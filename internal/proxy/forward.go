@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -287,4 +288,55 @@ func (s *Supervisor) OpenCalls(server string) int {
 		n += len(calls)
 	}
 	return n
+}
+
+// clientRequest is the child's request method with params as the SDK's
+// client hands one to its handlers: an elicitation, a sampling request
+// or a roots list; any other is refused.
+func clientRequest(cs *mcp.ClientSession, method string, params []byte) (mcp.Request, error) {
+	if params == nil {
+		params = []byte("{}")
+	}
+	var req mcp.Request
+	var p any
+	switch method {
+	case "elicitation/create":
+		ep := new(mcp.ElicitParams)
+		req, p = &mcp.ElicitRequest{Session: cs, Params: ep}, ep
+	case "sampling/createMessage":
+		cp := new(mcp.CreateMessageParams)
+		req, p = &mcp.CreateMessageRequest{Session: cs, Params: cp}, cp
+	case "roots/list":
+		rp := new(mcp.ListRootsParams)
+		req, p = &mcp.ListRootsRequest{Session: cs, Params: rp}, rp
+	default:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "evokore does not answer " + method + " from a server's task"}
+	}
+	if err := json.Unmarshal(params, p); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	return req, nil
+}
+
+// receiving is how a poster answers a child's request: through mw (the
+// connection's receiving middleware, the first outermost, as the SDK
+// applies it) over the client's handlers in opts.
+func receiving(opts *mcp.ClientOptions, mw []mcp.Middleware) mcp.MethodHandler {
+	h := mcp.MethodHandler(func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch r := req.(type) {
+		case *mcp.ElicitRequest:
+			if opts.ElicitationHandler != nil {
+				return opts.ElicitationHandler(ctx, r)
+			}
+		case *mcp.CreateMessageRequest:
+			if opts.CreateMessageHandler != nil {
+				return opts.CreateMessageHandler(ctx, r)
+			}
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "evokore does not answer " + method + " from this server"}
+	})
+	for i := len(mw) - 1; i >= 0; i-- {
+		h = mw[i](h)
+	}
+	return h
 }

@@ -181,16 +181,27 @@ func (wr *wire) send(line []byte) error {
 // greet reads the child's answer to the handshake, the first response
 // that holds a result with capabilities, for its tasks capability.
 func (wr *wire) greet(line []byte) {
-	if !bytes.Contains(line, []byte(`"capabilities"`)) || rawjson.Member(line, "method") != nil {
-		return
+	if tasks, ok := handshakeTasks(line); ok {
+		wr.tasks.Store(tasks)
+		wr.greeted.Store(true)
 	}
-	caps := rawjson.Member(rawjson.Member(line, "result"), "capabilities")
+}
+
+// handshakeTasks reads msg, a message from a child, as its answer to the
+// handshake: ok when it is one (a response whose result holds
+// capabilities), tasks when those declare task-augmented tools/call
+// (capabilities.tasks.requests.tools.call, 2025-11-25), which the SDK's
+// client does not keep.
+func handshakeTasks(msg []byte) (tasks, ok bool) {
+	if !bytes.Contains(msg, []byte(`"capabilities"`)) || rawjson.Member(msg, "method") != nil {
+		return false, false
+	}
+	caps := rawjson.Member(rawjson.Member(msg, "result"), "capabilities")
 	if caps == nil {
-		return
+		return false, false
 	}
 	call := rawjson.Member(rawjson.Member(rawjson.Member(rawjson.Member(caps, "tasks"), "requests"), "tools"), "call")
-	wr.tasks.Store(firstNonSpace(call) == '{')
-	wr.greeted.Store(true)
+	return firstNonSpace(call) == '{', true
 }
 
 // carry writes the call req as one line under an id of the wire's own
