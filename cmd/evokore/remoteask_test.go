@@ -87,18 +87,6 @@ func TestACallerIsAskedToAuthorizeARemoteServer(t *testing.T) {
 		return routertest.Text(res)
 	}
 
-	if os.Getenv("DBG26") != "" {
-		dbg, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": map[string]any{
-			"name": "remote_whoami",
-			"_meta": map[string]any{
-				"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
-				"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw", "version": "1"},
-				"io.modelcontextprotocol/clientCapabilities": map[string]any{"elicitation": map[string]any{"url": map[string]any{}}},
-			}}})
-		st, _, a := do(t, "POST", "http://"+r.addr+"/mcp", "", map[string]string{
-			"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "remote_whoami"}, string(dbg))
-		t.Fatalf("DBG %d %s\n%s", st, a, r.out.String())
-	}
 	// 2025-11-25: asked over the session, within the call.
 	logout()
 	if got := whoami(); !strings.HasPrefix(got, "subject ") {
